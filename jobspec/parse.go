@@ -1,0 +1,107 @@
+package jobspec
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/nomad/api"
+)
+
+// rootSchema is everything allowed at the top level of a job file.
+var rootSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "job", LabelNames: []string{"id"}},
+		{Type: "variable", LabelNames: []string{"name"}},
+		{Type: "locals"},
+	},
+}
+
+// Parse parses the HCL2 job specification src into an api.Job.
+//
+// filename is used only in error messages. vars supplies values for the
+// file's variable blocks; each string is converted to the variable's declared
+// type. Every provided name must be declared, and every declared variable
+// without a default must be provided.
+//
+// The returned error, when it comes from the HCL layer, is an hcl.Diagnostics
+// whose text starts with "filename:line,col-col:"; use errors.As to inspect
+// individual diagnostics. The job is not canonicalized.
+func Parse(filename string, src []byte, vars map[string]string) (*api.Job, error) {
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, errorsOnly(diags)
+	}
+	body := file.Body.(*hclsyntax.Body)
+
+	// Must run before anything is evaluated: it rewrites the AST so that
+	// client-side interpolations such as "${attr.kernel.name}" stay literal.
+	if diags := keepRuntimeInterpolations(body, src); diags.HasErrors() {
+		return nil, errorsOnly(diags)
+	}
+
+	content, diags := body.Content(rootSchema)
+	if diags.HasErrors() {
+		return nil, errorsOnly(diags)
+	}
+
+	var jobBlock *hcl.Block
+	var varBlocks, localBlocks []*hcl.Block
+	for _, b := range content.Blocks {
+		switch b.Type {
+		case "job":
+			if jobBlock != nil {
+				return nil, hcl.Diagnostics{{
+					Severity: hcl.DiagError,
+					Summary:  "Duplicate job block",
+					Detail: fmt.Sprintf("Only one job block is allowed in a file; the first was defined at %s.",
+						jobBlock.DefRange),
+					Subject: b.DefRange.Ptr(),
+				}}
+			}
+			jobBlock = b
+		case "variable":
+			varBlocks = append(varBlocks, b)
+		case "locals":
+			localBlocks = append(localBlocks, b)
+		}
+	}
+	if jobBlock == nil {
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Missing job block",
+			Detail:   `A job file must contain exactly one job "<id>" { ... } block.`,
+			Subject:  body.MissingItemRange().Ptr(),
+		}}
+	}
+
+	ctx, diags := evalContext(filename, varBlocks, localBlocks, vars)
+	if diags.HasErrors() {
+		return nil, errorsOnly(diags)
+	}
+
+	job := &api.Job{}
+	if diags := decodeBody(jobBlock.Body, ctx, reflect.ValueOf(job).Elem()); diags.HasErrors() {
+		return nil, errorsOnly(diags)
+	}
+	id := jobBlock.Labels[0]
+	job.ID = &id
+	if job.Name == nil {
+		name := id
+		job.Name = &name
+	}
+	return job, nil
+}
+
+// errorsOnly drops warnings so that the error text always starts with the
+// first real error.
+func errorsOnly(diags hcl.Diagnostics) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -1,0 +1,673 @@
+package nomad
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/go-uuid"
+	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// ACL is the ACL RPC endpoint: bootstrap, policies, tokens and roles.
+type ACL struct {
+	srv *Server
+}
+
+// aclBootstrapResetFile in the data dir holds the reset index an operator copied from the
+// "already done" error to allow one more bootstrap.
+const aclBootstrapResetFile = "acl-bootstrap-reset"
+
+func (a *ACL) requireEnabled() error {
+	if !a.srv.config.ACLEnabled {
+		return structs.BadRequest("%s", structs.ErrACLDisabled.Error())
+	}
+	return nil
+}
+
+// requireManagement resolves the caller and insists on a management token.
+func (a *ACL) requireManagement(secret, what string) (*structs.Actor, error) {
+	if err := a.requireEnabled(); err != nil {
+		return nil, err
+	}
+	aclObj, actor, err := a.srv.resolveACL(secret)
+	if err != nil {
+		return nil, err
+	}
+	if !aclObj.IsManagement() {
+		return nil, structs.PermissionDenied("management token required to %s", what)
+	}
+	return actor, nil
+}
+
+// BootstrapRequest asks for the first management token, optionally with a chosen secret.
+type BootstrapRequest struct {
+	BootstrapSecret string
+	structs.WriteRequest
+}
+
+// Bootstrap creates the initial management token once; afterwards it fails with the reset
+// index, which an operator writes into acl-bootstrap-reset to allow exactly one more.
+func (a *ACL) Bootstrap(args *BootstrapRequest, reply *structs.ACLTokenUpsertResponse) error {
+	if err := a.requireEnabled(); err != nil {
+		return err
+	}
+	if err := a.srv.checkLeader(); err != nil {
+		return err
+	}
+	last := a.srv.State().ACLBootstrapIndex()
+	var resetIndex uint64
+	if last != 0 {
+		resetIndex = a.readBootstrapReset()
+		if resetIndex != last {
+			return structs.BadRequest("ACL bootstrap already done (reset index: %d)", last)
+		}
+	}
+	token, err := a.newToken(&structs.ACLToken{Name: "Bootstrap Token", Type: structs.ACLManagementToken, Global: true}, args.BootstrapSecret)
+	if err != nil {
+		return err
+	}
+	index, err := a.srv.raftApply(structs.ACLTokenBootstrapRequestType, &structs.ACLTokenBootstrapRequest{Token: token, ResetIndex: resetIndex})
+	if err != nil {
+		return err
+	}
+	stored, err := a.srv.State().ACLTokenByAccessorID(nil, token.AccessorID)
+	if err != nil {
+		return err
+	}
+	reply.Tokens = []*structs.ACLToken{stored}
+	reply.Index = index
+	return nil
+}
+
+func (a *ACL) readBootstrapReset() uint64 {
+	if a.srv.config.DataDir == "" {
+		return 0
+	}
+	raw, err := os.ReadFile(filepath.Join(a.srv.config.DataDir, aclBootstrapResetFile))
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(raw)), 10, 64)
+	if err != nil {
+		a.srv.logger.Warn("ignoring unreadable ACL bootstrap reset file", "error", err)
+		return 0
+	}
+	return n
+}
+
+// newToken fixes a token's IDs and times before the Raft apply.
+func (a *ACL) newToken(t *structs.ACLToken, secret string) (*structs.ACLToken, error) {
+	var err error
+	if t.AccessorID, err = uuid.GenerateUUID(); err != nil {
+		return nil, err
+	}
+	if secret != "" {
+		if _, err := uuid.ParseUUID(secret); err != nil {
+			return nil, structs.BadRequest("BootstrapSecret must be a UUID")
+		}
+		t.SecretID = secret
+	} else if t.SecretID, err = uuid.GenerateUUID(); err != nil {
+		return nil, err
+	}
+	t.CreateTime = now().UTC()
+	if t.ExpirationTTL != 0 {
+		exp := t.CreateTime.Add(t.ExpirationTTL)
+		t.ExpirationTime = &exp
+	}
+	t.SetHash()
+	return t, nil
+}
+
+// UpsertPolicies writes policies after checking their rules parse.
+func (a *ACL) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply *structs.GenericResponse) error {
+	actor, err := a.requireManagement(args.AuthToken, "write ACL policies")
+	if err != nil {
+		return err
+	}
+	if len(args.Policies) == 0 {
+		return structs.BadRequest("must specify as least one policy")
+	}
+	for i, p := range args.Policies {
+		if !validPolicyName(p.Name) {
+			return structs.BadRequest("policy %d invalid: invalid name %q", i, p.Name)
+		}
+		if len(p.Description) > 256 {
+			return structs.BadRequest("policy %d invalid: description longer than 256", i)
+		}
+		if _, err := acl.Parse(p.Rules); err != nil {
+			return structs.BadRequest("policy %d invalid: failed to parse rules: %v", i, err)
+		}
+		p.RulesJSON = nil
+		p.SetHash()
+	}
+	if err := a.srv.checkLeader(); err != nil {
+		return err
+	}
+	args.Actor = actor
+	reply.Index, err = a.srv.raftApply(structs.ACLPolicyUpsertRequestType, args)
+	return err
+}
+
+func validPolicyName(name string) bool {
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for _, r := range name {
+		if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// DeletePolicies deletes policies.
+func (a *ACL) DeletePolicies(args *structs.ACLPolicyDeleteRequest, reply *structs.GenericResponse) error {
+	actor, err := a.requireManagement(args.AuthToken, "delete ACL policies")
+	if err != nil {
+		return err
+	}
+	if len(args.Names) == 0 {
+		return structs.BadRequest("must specify as least one policy")
+	}
+	if err := a.srv.checkLeader(); err != nil {
+		return err
+	}
+	args.Actor = actor
+	reply.Index, err = a.srv.raftApply(structs.ACLPolicyDeleteRequestType, args)
+	return err
+}
+
+// PolicySpecificRequest reads one policy.
+type PolicySpecificRequest struct {
+	Name string
+	structs.QueryOptions
+}
+
+// SinglePolicyResponse answers PolicySpecificRequest.
+type SinglePolicyResponse struct {
+	Policy *structs.ACLPolicy
+	structs.QueryMeta
+}
+
+// tokenPolicyNames returns the policies a token holds directly and through roles.
+func (a *ACL) tokenPolicyNames(secret string) (map[string]bool, bool, error) {
+	if secret == "" {
+		return map[string]bool{structs.AnonymousPolicyName: true}, false, nil
+	}
+	store := a.srv.State()
+	token, err := store.ACLTokenBySecretID(nil, secret)
+	if err != nil {
+		return nil, false, err
+	}
+	if token == nil {
+		return nil, false, structs.PermissionDenied("%s", structs.ErrTokenNotFound.Error())
+	}
+	if token.IsExpired(now()) {
+		return nil, false, structs.PermissionDenied("%s", structs.ErrTokenExpired.Error())
+	}
+	names := map[string]bool{}
+	for _, p := range token.Policies {
+		names[p] = true
+	}
+	for _, link := range token.Roles {
+		role, err := store.ACLRoleByID(nil, link.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		if role != nil {
+			for _, p := range role.Policies {
+				names[p.Name] = true
+			}
+		}
+	}
+	return names, token.IsManagement(), nil
+}
+
+// GetPolicy reads a policy: management, or a policy the caller's token holds.
+func (a *ACL) GetPolicy(args *PolicySpecificRequest, reply *SinglePolicyResponse) error {
+	if err := a.requireEnabled(); err != nil {
+		return err
+	}
+	held, mgmt, err := a.tokenPolicyNames(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !mgmt && !held[args.Name] {
+		return structs.PermissionDenied("management token or a token holding policy %q required", args.Name)
+	}
+	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		p, err := store.ACLPolicyByName(ws, args.Name)
+		if err != nil {
+			return 0, err
+		}
+		reply.Policy = nil
+		if p != nil {
+			c := *p
+			if parsed, err := acl.Parse(c.Rules); err == nil {
+				c.RulesJSON = parsed
+			}
+			reply.Policy = &c
+		}
+		return store.Index("acl_policy"), nil
+	})
+}
+
+// PolicyListResponse answers ListPolicies.
+type PolicyListResponse struct {
+	Policies []*structs.ACLPolicyListStub
+	structs.QueryMeta
+}
+
+// ListPolicies lists every policy for management, else the caller's own policies.
+func (a *ACL) ListPolicies(args *structs.QueryOptions, reply *PolicyListResponse) error {
+	if err := a.requireEnabled(); err != nil {
+		return err
+	}
+	held, mgmt, err := a.tokenPolicyNames(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	return a.srv.blockingRPC(args, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		all, err := store.ACLPolicies(ws, args.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		reply.Policies = make([]*structs.ACLPolicyListStub, 0, len(all))
+		for _, p := range all {
+			if mgmt || held[p.Name] {
+				reply.Policies = append(reply.Policies, p.Stub())
+			}
+		}
+		return store.Index("acl_policy"), nil
+	})
+}
+
+// UpsertTokens creates tokens (no AccessorID) or updates them (AccessorID set).
+func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.ACLTokenUpsertResponse) error {
+	actor, err := a.requireManagement(args.AuthToken, "write ACL tokens")
+	if err != nil {
+		return err
+	}
+	if len(args.Tokens) != 1 {
+		return structs.BadRequest("must specify exactly one token")
+	}
+	store := a.srv.State()
+	in := args.Tokens[0]
+	switch in.Type {
+	case structs.ACLClientToken:
+		if len(in.Policies) == 0 && len(in.Roles) == 0 {
+			return structs.BadRequest("client token missing policies or roles")
+		}
+	case structs.ACLManagementToken:
+		if len(in.Policies) != 0 || len(in.Roles) != 0 {
+			return structs.BadRequest("management token cannot be associated with policies or roles")
+		}
+	default:
+		return structs.BadRequest("token type must be client or management")
+	}
+	if len(in.Name) > 256 {
+		return structs.BadRequest("token name too long")
+	}
+	for _, p := range in.Policies {
+		pol, err := store.ACLPolicyByName(nil, p)
+		if err != nil {
+			return err
+		}
+		if pol == nil {
+			return structs.BadRequest("cannot find policy %s", p)
+		}
+	}
+	roles, err := a.resolveRoleLinks(store, in.Roles)
+	if err != nil {
+		return err
+	}
+	var token *structs.ACLToken
+	if in.AccessorID == "" {
+		if in.ExpirationTTL < 0 {
+			return structs.BadRequest("ExpirationTTL must not be negative")
+		}
+		if in.ExpirationTTL != 0 {
+			if in.ExpirationTTL < a.srv.config.ACLTokenMinExpirationTTL || in.ExpirationTTL > a.srv.config.ACLTokenMaxExpirationTTL {
+				return structs.BadRequest("expiration time cannot be less than %s or more than %s",
+					a.srv.config.ACLTokenMinExpirationTTL, a.srv.config.ACLTokenMaxExpirationTTL)
+			}
+		}
+		if in.ExpirationTime != nil && in.ExpirationTTL == 0 {
+			if !in.ExpirationTime.After(now()) {
+				return structs.BadRequest("ExpirationTime must be in the future")
+			}
+		}
+		exp := in.ExpirationTime
+		token, err = a.newToken(&structs.ACLToken{Name: in.Name, Type: in.Type, Policies: in.Policies, Roles: roles, Global: in.Global, ExpirationTTL: in.ExpirationTTL}, "")
+		if err != nil {
+			return err
+		}
+		if token.ExpirationTime == nil && exp != nil {
+			token.ExpirationTime = exp
+			token.SetHash()
+		}
+	} else {
+		existing, err := store.ACLTokenByAccessorID(nil, in.AccessorID)
+		if err != nil {
+			return err
+		}
+		if existing == nil {
+			return structs.NewErrCode(404, "ACL token %q not found", in.AccessorID)
+		}
+		if existing.Global != in.Global {
+			return structs.BadRequest("cannot toggle global mode")
+		}
+		c := *existing
+		c.Name, c.Type, c.Policies, c.Roles = in.Name, in.Type, in.Policies, roles
+		c.SetHash()
+		token = &c
+	}
+	if err := a.srv.checkLeader(); err != nil {
+		return err
+	}
+	index, err := a.srv.raftApply(structs.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{token}, Actor: actor})
+	if err != nil {
+		return err
+	}
+	stored, err := a.srv.State().ACLTokenByAccessorID(nil, token.AccessorID)
+	if err != nil {
+		return err
+	}
+	reply.Tokens = []*structs.ACLToken{stored}
+	reply.Index = index
+	return nil
+}
+
+// resolveRoleLinks fills role links given by ID or name with both.
+func (a *ACL) resolveRoleLinks(store *state.StateStore, links []*structs.ACLTokenRoleLink) ([]*structs.ACLTokenRoleLink, error) {
+	var out []*structs.ACLTokenRoleLink
+	for _, link := range links {
+		var role *structs.ACLRole
+		var err error
+		if link.ID != "" {
+			role, err = store.ACLRoleByID(nil, link.ID)
+		} else {
+			role, err = store.ACLRoleByName(nil, link.Name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if role == nil {
+			return nil, structs.BadRequest("cannot find role %s%s", link.ID, link.Name)
+		}
+		out = append(out, &structs.ACLTokenRoleLink{ID: role.ID, Name: role.Name})
+	}
+	return out, nil
+}
+
+// DeleteTokens deletes tokens and closes their event subscriptions.
+func (a *ACL) DeleteTokens(args *structs.ACLTokenDeleteRequest, reply *structs.GenericResponse) error {
+	actor, err := a.requireManagement(args.AuthToken, "delete ACL tokens")
+	if err != nil {
+		return err
+	}
+	if len(args.AccessorIDs) == 0 {
+		return structs.BadRequest("must specify as least one token")
+	}
+	if err := a.srv.checkLeader(); err != nil {
+		return err
+	}
+	args.Actor = actor
+	reply.Index, err = a.srv.raftApply(structs.ACLTokenDeleteRequestType, args)
+	return err
+}
+
+// TokenSpecificRequest reads one token by AccessorID.
+type TokenSpecificRequest struct {
+	AccessorID string
+	structs.QueryOptions
+}
+
+// SingleTokenResponse answers TokenSpecificRequest.
+type SingleTokenResponse struct {
+	Token *structs.ACLToken
+	structs.QueryMeta
+}
+
+// GetToken reads a token: management sees any token with its secret; a token may read itself.
+func (a *ACL) GetToken(args *TokenSpecificRequest, reply *SingleTokenResponse) error {
+	if err := a.requireEnabled(); err != nil {
+		return err
+	}
+	aclObj, actor, err := a.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.IsManagement() && (actor == nil || actor.AccessorID != args.AccessorID) {
+		return structs.PermissionDenied("management token required to read other tokens")
+	}
+	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		t, err := store.ACLTokenByAccessorID(ws, args.AccessorID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Token = t
+		return store.Index("acl_token"), nil
+	})
+}
+
+// ResolveSelf returns the caller's own token, secret included.
+func (a *ACL) ResolveSelf(args *structs.QueryOptions, reply *SingleTokenResponse) error {
+	if err := a.requireEnabled(); err != nil {
+		return err
+	}
+	if args.AuthToken == "" {
+		return structs.PermissionDenied("%s", structs.ErrTokenNotFound.Error())
+	}
+	if _, _, err := a.srv.resolveACL(args.AuthToken); err != nil {
+		return err
+	}
+	t, err := a.srv.State().ACLTokenBySecretID(nil, args.AuthToken)
+	if err != nil {
+		return err
+	}
+	reply.Token = t
+	reply.Index = a.srv.State().Index("acl_token")
+	a.srv.setQueryMeta(&reply.QueryMeta)
+	return nil
+}
+
+// TokenListResponse answers ListTokens; stubs carry no secrets.
+type TokenListResponse struct {
+	Tokens []*structs.ACLTokenListStub
+	structs.QueryMeta
+}
+
+// ListTokens lists tokens (management only).
+func (a *ACL) ListTokens(args *structs.QueryOptions, reply *TokenListResponse) error {
+	if _, err := a.requireManagement(args.AuthToken, "list ACL tokens"); err != nil {
+		return err
+	}
+	return a.srv.blockingRPC(args, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		all, err := store.ACLTokens(ws, args.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		reply.Tokens = make([]*structs.ACLTokenListStub, 0, len(all))
+		for _, t := range all {
+			reply.Tokens = append(reply.Tokens, t.Stub())
+		}
+		return store.Index("acl_token"), nil
+	})
+}
+
+// UpsertRoles creates (no ID) or updates roles.
+func (a *ACL) UpsertRoles(args *structs.ACLRoleUpsertRequest, reply *structs.ACLRoleUpsertResponse) error {
+	actor, err := a.requireManagement(args.AuthToken, "write ACL roles")
+	if err != nil {
+		return err
+	}
+	if len(args.Roles) == 0 {
+		return structs.BadRequest("must specify at least one role")
+	}
+	for _, r := range args.Roles {
+		if !validPolicyName(r.Name) {
+			return structs.BadRequest("invalid role name %q", r.Name)
+		}
+		if len(r.Policies) == 0 {
+			return structs.BadRequest("role %q must have at least one policy", r.Name)
+		}
+		if r.ID == "" {
+			if r.ID, err = uuid.GenerateUUID(); err != nil {
+				return err
+			}
+		} else if existing, err := a.srv.State().ACLRoleByID(nil, r.ID); err != nil {
+			return err
+		} else if existing == nil {
+			return structs.NewErrCode(404, "ACL role %q not found", r.ID)
+		}
+		r.SetHash()
+	}
+	if err := a.srv.checkLeader(); err != nil {
+		return err
+	}
+	args.Actor = actor
+	index, err := a.srv.raftApply(structs.ACLRoleUpsertRequestType, args)
+	if err != nil {
+		return err
+	}
+	for _, r := range args.Roles {
+		stored, err := a.srv.State().ACLRoleByID(nil, r.ID)
+		if err != nil {
+			return err
+		}
+		reply.Roles = append(reply.Roles, stored)
+	}
+	reply.Index = index
+	return nil
+}
+
+// DeleteRoles deletes roles by ID.
+func (a *ACL) DeleteRoles(args *structs.ACLRoleDeleteRequest, reply *structs.GenericResponse) error {
+	actor, err := a.requireManagement(args.AuthToken, "delete ACL roles")
+	if err != nil {
+		return err
+	}
+	if err := a.srv.checkLeader(); err != nil {
+		return err
+	}
+	args.Actor = actor
+	reply.Index, err = a.srv.raftApply(structs.ACLRoleDeleteRequestType, args)
+	return err
+}
+
+// RoleSpecificRequest reads a role by ID or by name.
+type RoleSpecificRequest struct {
+	ID   string
+	Name string
+	structs.QueryOptions
+}
+
+// SingleRoleResponse answers RoleSpecificRequest.
+type SingleRoleResponse struct {
+	Role *structs.ACLRole
+	structs.QueryMeta
+}
+
+// GetRole reads a role: management, or a role linked to the caller's token.
+func (a *ACL) GetRole(args *RoleSpecificRequest, reply *SingleRoleResponse) error {
+	if err := a.requireEnabled(); err != nil {
+		return err
+	}
+	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	store := a.srv.State()
+	var role *structs.ACLRole
+	if args.ID != "" {
+		role, err = store.ACLRoleByID(nil, args.ID)
+	} else {
+		role, err = store.ACLRoleByName(nil, args.Name)
+	}
+	if err != nil {
+		return err
+	}
+	if !aclObj.IsManagement() {
+		if role == nil || !a.tokenHoldsRole(args.AuthToken, role.ID) {
+			return structs.PermissionDenied("management token or a token linked to the role required")
+		}
+	}
+	reply.Role = role
+	reply.Index = store.Index("acl_roles")
+	a.srv.setQueryMeta(&reply.QueryMeta)
+	return nil
+}
+
+func (a *ACL) tokenHoldsRole(secret, roleID string) bool {
+	t, err := a.srv.State().ACLTokenBySecretID(nil, secret)
+	if err != nil || t == nil {
+		return false
+	}
+	for _, link := range t.Roles {
+		if link.ID == roleID {
+			return true
+		}
+	}
+	return false
+}
+
+// RoleListResponse answers ListRoles.
+type RoleListResponse struct {
+	Roles []*structs.ACLRole
+	structs.QueryMeta
+}
+
+// ListRoles lists roles (management only).
+func (a *ACL) ListRoles(args *structs.QueryOptions, reply *RoleListResponse) error {
+	if _, err := a.requireManagement(args.AuthToken, "list ACL roles"); err != nil {
+		return err
+	}
+	return a.srv.blockingRPC(args, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		roles, err := store.ACLRoles(ws)
+		if err != nil {
+			return 0, err
+		}
+		reply.Roles = make([]*structs.ACLRole, 0, len(roles))
+		for _, r := range roles {
+			if args.Prefix == "" || strings.HasPrefix(r.ID, args.Prefix) {
+				reply.Roles = append(reply.Roles, r)
+			}
+		}
+		return store.Index("acl_roles"), nil
+	})
+}
+
+// expiredTokenReapBatch bounds one Raft entry of expired-token deletes.
+const expiredTokenReapBatch = 256
+
+// reapExpiredTokens deletes expired tokens through Raft; the leader calls it periodically.
+func (s *Server) reapExpiredTokens() error {
+	tokens, err := s.State().ACLTokens(nil, "")
+	if err != nil {
+		return err
+	}
+	t := time.Now()
+	var expired []string
+	for _, tok := range tokens {
+		if tok.IsExpired(t) {
+			expired = append(expired, tok.AccessorID)
+		}
+		if len(expired) == expiredTokenReapBatch {
+			break
+		}
+	}
+	if len(expired) == 0 {
+		return nil
+	}
+	_, err = s.raftApply(structs.ACLTokenDeleteRequestType, &structs.ACLTokenDeleteRequest{
+		AccessorIDs: expired, Actor: &structs.Actor{Type: structs.ActorTypeSystem, Name: "token-expiry"},
+	})
+	return err
+}

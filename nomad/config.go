@@ -1,0 +1,66 @@
+package nomad
+
+import (
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Config configures a server.
+type Config struct {
+	NodeName   string
+	NodeID     string
+	Region     string
+	Datacenter string
+	// DataDir holds the Raft log (raft-wal) and snapshots. Empty keeps everything in memory.
+	DataDir string
+	// RaftBindAddr is where the Raft transport listens (the RPC address). Empty with
+	// BootstrapExpect <= 1 uses an in-memory transport.
+	RaftBindAddr      string
+	RaftAdvertiseAddr string
+	BootstrapExpect   int
+	// RetryJoin lists Raft addresses of other servers to join.
+	RetryJoin []string
+
+	JobGCInterval         time.Duration
+	JobGCThreshold        time.Duration
+	EvalGCThreshold       time.Duration
+	JobTrackedVersions    int
+	PurgeHistoryRetention time.Duration
+
+	ACLEnabled bool
+	// ACLTokenMin/MaxExpirationTTL bound ExpirationTTL of created tokens.
+	ACLTokenMinExpirationTTL time.Duration
+	ACLTokenMaxExpirationTTL time.Duration
+
+	EnableEventBroker bool
+	EventBufferSize   int64
+
+	// ReapInterval is how often the leader removes expired tokens and purge records past
+	// retention.
+	ReapInterval time.Duration
+
+	// FastRaft shortens Raft timeouts; for dev agents and tests on one machine.
+	FastRaft bool
+
+	Logger hclog.Logger
+}
+
+// DefaultConfig returns upstream's defaults.
+func DefaultConfig() *Config {
+	return &Config{
+		NodeName:                 "nomad",
+		Region:                   "global",
+		Datacenter:               "dc1",
+		BootstrapExpect:          1,
+		JobGCInterval:            5 * time.Minute,
+		JobGCThreshold:           4 * time.Hour,
+		EvalGCThreshold:          time.Hour,
+		JobTrackedVersions:       6,
+		PurgeHistoryRetention:    720 * time.Hour,
+		ACLTokenMinExpirationTTL: time.Minute,
+		ACLTokenMaxExpirationTTL: 24 * time.Hour * 365,
+		EnableEventBroker:        true,
+		EventBufferSize:          100,
+	}
+}

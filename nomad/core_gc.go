@@ -1,0 +1,105 @@
+package nomad
+
+import (
+	"time"
+
+	"github.com/hashicorp/go-uuid"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// jobGCBatch bounds the jobs removed by one Raft entry.
+const jobGCBatch = 64
+
+// jobGCEligible reports whether the GC may remove job at t. Only stopped jobs (and finished
+// batch jobs) qualify; a service or system job scaled to zero is dead but kept, and a job with
+// any tagged version is kept whatever its state.
+func jobGCEligible(job *structs.Job, versions []*structs.Job, threshold time.Duration, t time.Time, force bool) bool {
+	if job.Status != structs.JobStatusDead {
+		return false
+	}
+	if job.IsPeriodic() || job.IsParameterized() {
+		if !job.Stop {
+			return false
+		}
+	} else if !job.Stop && job.Type != structs.JobTypeBatch && job.Type != structs.JobTypeSysBatch {
+		return false
+	}
+	for _, v := range versions {
+		if v.VersionTag != nil {
+			return false
+		}
+	}
+	if force {
+		return true
+	}
+	return t.Sub(time.Unix(0, job.SubmitTime)) >= threshold
+}
+
+// runJobGC removes eligible jobs through Raft in batches, each removal with its purge record
+// and a JobBatchDeregistered event whose actor is the job GC.
+func (s *Server) runJobGC(force bool) (int, error) {
+	store := s.State()
+	jobs, err := store.Jobs(nil, structs.AllNamespacesSentinel, "")
+	if err != nil {
+		return 0, err
+	}
+	t := time.Now()
+	var batch []*structs.JobBatchDeregisterItem
+	removed := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		_, err := s.raftApply(structs.JobBatchDeregisterRequestType, &structs.JobBatchDeregisterRequest{
+			Jobs: batch, PurgeTime: t.UnixNano(), Actor: structs.ActorJobGC,
+		})
+		removed += len(batch)
+		batch = nil
+		return err
+	}
+	for _, job := range jobs {
+		versions, err := store.JobVersionsByID(nil, job.Namespace, job.ID)
+		if err != nil {
+			return removed, err
+		}
+		if !jobGCEligible(job, versions, s.config.JobGCThreshold, t, force) {
+			continue
+		}
+		id, err := uuid.GenerateUUID()
+		if err != nil {
+			return removed, err
+		}
+		batch = append(batch, &structs.JobBatchDeregisterItem{Namespace: job.Namespace, JobID: job.ID, PurgeRecordID: id})
+		if len(batch) == jobGCBatch {
+			if err := flush(); err != nil {
+				return removed, err
+			}
+		}
+	}
+	return removed, flush()
+}
+
+// System is the endpoint of cluster-wide operations.
+type System struct {
+	srv *Server
+}
+
+// GarbageCollect forces a job GC now, ignoring the threshold but keeping tagged and
+// scaled-to-zero jobs. Management only.
+func (sys *System) GarbageCollect(args *structs.WriteRequest, reply *structs.GenericResponse) error {
+	aclObj, _, err := sys.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.IsManagement() && !aclObj.IsDisabled() {
+		return structs.PermissionDenied("management token required to force garbage collection")
+	}
+	if err := sys.srv.checkLeader(); err != nil {
+		return err
+	}
+	if _, err := sys.srv.runJobGC(true); err != nil {
+		return err
+	}
+	reply.Index = sys.srv.State().LatestIndex()
+	return nil
+}

@@ -1,0 +1,75 @@
+package nomad
+
+import (
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Eval is the evaluation RPC endpoint.
+type Eval struct {
+	srv *Server
+}
+
+// GetEval reads one evaluation; read-job in its namespace is needed.
+func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleEvalResponse) error {
+	aclObj, _, err := e.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	err = e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		eval, err := store.EvalByID(ws, args.EvalID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Eval = eval
+		if eval != nil {
+			return eval.ModifyIndex, nil
+		}
+		return store.Index("evals"), nil
+	})
+	if err != nil {
+		return err
+	}
+	if reply.Eval != nil && !aclObj.AllowNamespaceOperation(reply.Eval.Namespace, acl.NamespaceCapabilityReadJob) {
+		reply.Eval = nil
+		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
+	}
+	return nil
+}
+
+// List lists evaluations in the namespace ("*": those the caller may read).
+func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListResponse) error {
+	aclObj, _, err := e.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	all := args.Namespace == structs.AllNamespacesSentinel
+	if !all && !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityReadJob) {
+		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
+	}
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		evals, err := store.Evals(ws, args.Namespace, args.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		reply.Evaluations = make([]*structs.Evaluation, 0, len(evals))
+		for _, ev := range evals {
+			if args.JobID != "" && ev.JobID != args.JobID {
+				continue
+			}
+			if args.Status != "" && ev.Status != args.Status {
+				continue
+			}
+			if all && !aclObj.AllowNamespaceOperation(ev.Namespace, acl.NamespaceCapabilityReadJob) {
+				continue
+			}
+			reply.Evaluations = append(reply.Evaluations, ev)
+		}
+		return store.Index("evals"), nil
+	})
+}

@@ -1,0 +1,86 @@
+package nomad
+
+import (
+	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/nomad/stream"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Event is the event stream endpoint.
+type Event struct {
+	srv *Server
+}
+
+// EventStreamRequest asks for a subscription. Index is inclusive: the stream starts with the
+// batch at Index (0 = oldest retained), as upstream's index parameter does.
+type EventStreamRequest struct {
+	Topics    map[structs.Topic][]string
+	Namespace string
+	Index     uint64
+	AuthToken string
+}
+
+// Subscribe authorizes and opens a subscription. A denial is a 403 before any streaming.
+func (e *Event) Subscribe(args *EventStreamRequest) (*stream.Subscription, error) {
+	if e.srv.broker == nil {
+		return nil, structs.BadRequest("event broker is disabled on this server (enable_event_broker = false)")
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	if len(args.Topics) == 0 {
+		args.Topics = map[structs.Topic][]string{structs.TopicAll: {"*"}}
+	}
+	_, actor, err := e.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return nil, err
+	}
+	req := &stream.SubscribeRequest{
+		Topics:    args.Topics,
+		Namespace: args.Namespace,
+		Token:     args.AuthToken,
+	}
+	if args.Index > 0 {
+		req.Index = args.Index - 1
+	}
+	if actor != nil {
+		req.TokenAccessorID = actor.AccessorID
+	}
+	if missing := e.srv.subscriptionDenied(req); missing != "" {
+		return nil, structs.PermissionDenied("%s", missing)
+	}
+	return e.srv.broker.Subscribe(req)
+}
+
+// subscriptionAllowed re-checks an open subscription after an ACL change.
+func (s *Server) subscriptionAllowed(req *stream.SubscribeRequest) bool {
+	return s.subscriptionDenied(req) == ""
+}
+
+// subscriptionDenied returns what the subscriber lacks, or "" when every topic is allowed.
+// Job-like topics need read-job in the namespace (with "*", in every namespace, which only a
+// policy covering "*" or management gives); Node needs node read; the rest need management.
+func (s *Server) subscriptionDenied(req *stream.SubscribeRequest) string {
+	aclObj, _, err := s.resolveACL(req.Token)
+	if err != nil {
+		return err.Error()
+	}
+	if aclObj.IsManagement() || aclObj.IsDisabled() {
+		return ""
+	}
+	for topic := range req.Topics {
+		switch topic {
+		case structs.TopicJob, structs.TopicEvaluation, structs.TopicAllocation, structs.TopicDeployment, structs.TopicService:
+			if !aclObj.AllowNamespaceOperation(req.Namespace, acl.NamespaceCapabilityReadJob) {
+				return "read-job capability required in namespace \"" + req.Namespace + "\" for topic " + string(topic)
+			}
+		case structs.TopicNode:
+			if !aclObj.AllowNodeRead() {
+				return "node read required for topic Node"
+			}
+		default:
+			return "management token required for topic " + string(topic)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,111 @@
+package nomad
+
+import (
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// commandHandler applies one decoded Raft entry in one write transaction. It returns nil or a
+// domain error, which becomes the apply's response; it never reads clocks or makes IDs.
+type commandHandler func(buf []byte, index uint64) any
+
+// FSM applies the Raft log to the state store through a dispatch table.
+type FSM struct {
+	logger      hclog.Logger
+	stateConfig state.Config
+	store       atomic.Pointer[state.StateStore]
+	commitHook  state.CommitHook
+	handlers    map[structs.MessageType]commandHandler
+}
+
+// NewFSM returns an FSM over an empty store. commitHook may be nil.
+func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHook) (*FSM, error) {
+	store, err := state.NewStateStore(config)
+	if err != nil {
+		return nil, err
+	}
+	if commitHook != nil {
+		store.SetCommitHook(commitHook)
+	}
+	f := &FSM{logger: logger, stateConfig: config, commitHook: commitHook, handlers: map[structs.MessageType]commandHandler{}}
+	f.store.Store(store)
+	f.registerJobCommands()
+	f.registerEvalCommands()
+	f.registerNamespaceCommands()
+	f.registerACLCommands()
+	f.registerPurgeHistoryCommands()
+	return f, nil
+}
+
+func (f *FSM) registerCommand(t structs.MessageType, h commandHandler) {
+	if _, dup := f.handlers[t]; dup {
+		panic(fmt.Sprintf("fsm: handler for %s registered twice", t))
+	}
+	f.handlers[t] = h
+}
+
+// State returns the current store; a restore replaces it.
+func (f *FSM) State() *state.StateStore { return f.store.Load() }
+
+// Apply implements raft.FSM.
+func (f *FSM) Apply(log *raft.Log) any {
+	if log.Type != raft.LogCommand || len(log.Data) == 0 {
+		return nil
+	}
+	t := structs.MessageType(log.Data[0])
+	h, ok := f.handlers[t]
+	if !ok {
+		// A type this binary does not know means a newer server wrote the log: applying past
+		// it would diverge from the other servers.
+		panic(fmt.Sprintf("fsm: no handler for message type %d at index %d", t, log.Index))
+	}
+	return h(log.Data[1:], log.Index)
+}
+
+// decode reads an entry body or panics: an entry that does not decode is log corruption, and
+// skipping it would let this server's state diverge.
+func decode(buf []byte, out any, t structs.MessageType, index uint64) {
+	if err := structs.Decode(buf, out); err != nil {
+		panic(fmt.Sprintf("fsm: corrupt %s entry at index %d: %v", t, index, err))
+	}
+}
+
+// Snapshot implements raft.FSM.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	return &fsmSnapshot{snap: f.State().Snapshot()}, nil
+}
+
+// Restore implements raft.FSM: it builds a new store from the snapshot and swaps it in.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	store, err := state.Restore(f.stateConfig, rc)
+	if err != nil {
+		return err
+	}
+	if f.commitHook != nil {
+		store.SetCommitHook(f.commitHook)
+	}
+	old := f.store.Swap(store)
+	old.Abandon()
+	return nil
+}
+
+type fsmSnapshot struct {
+	snap *state.StateSnapshot
+}
+
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := s.snap.Persist(sink); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() {}

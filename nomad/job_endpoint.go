@@ -1,0 +1,545 @@
+package nomad
+
+import (
+	"fmt"
+	"strings"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/go-uuid"
+	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Job is the job RPC endpoint.
+type Job struct {
+	srv *Server
+}
+
+// Register creates or updates a job and its evaluation in one Raft entry.
+func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) error {
+	if args.Job == nil {
+		return structs.BadRequest("Job must be specified")
+	}
+	args.Job.Canonicalize()
+	if args.Namespace == "" {
+		args.Namespace = args.Job.Namespace
+	}
+	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	ns := args.Job.Namespace
+	if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilitySubmitJob) &&
+		!aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityRegisterJob) {
+		return structs.PermissionDenied("submit-job capability required in namespace %q", ns)
+	}
+	return j.register(args, actor, reply)
+}
+
+// register validates and applies a register whose caller is already authorized; revert and
+// scale reach it with their own capability checks.
+func (j *Job) register(args *structs.JobRegisterRequest, actor *structs.Actor, reply *structs.JobRegisterResponse) error {
+	args.Job.Canonicalize()
+	ns := args.Job.Namespace
+	if err := args.Job.Validate(); err != nil {
+		return structs.BadRequest("%s", err.Error())
+	}
+	if args.EvalPriority != 0 && (args.EvalPriority < structs.JobMinPriority || args.EvalPriority > structs.JobMaxPriority) {
+		return structs.BadRequest("eval priority must be between [%d, %d]", structs.JobMinPriority, structs.JobMaxPriority)
+	}
+	if err := j.srv.checkLeader(); err != nil {
+		return err
+	}
+	store := j.srv.State()
+	ns0, err := store.NamespaceByName(nil, ns)
+	if err != nil {
+		return err
+	}
+	if ns0 == nil {
+		return structs.BadRequest("namespace %q does not exist", ns)
+	}
+	existing, err := store.JobByID(nil, ns, args.Job.ID)
+	if err != nil {
+		return err
+	}
+	if args.PreserveCounts && existing != nil {
+		args.Job.CopyTaskGroups()
+		for _, tg := range args.Job.TaskGroups {
+			if prev := existing.LookupTaskGroup(*tg.Name); prev != nil && prev.Count != nil {
+				count := *prev.Count
+				tg.Count = &count
+			}
+		}
+	}
+	if actor != nil {
+		args.Job.NomadTokenID = actor.AccessorID
+	}
+	t := now()
+	args.Job.SubmitTime = t.UnixNano()
+	args.Actor = actor
+	if !args.Job.IsPeriodic() && !args.Job.IsParameterized() {
+		args.Eval, err = newEval(args.Job, structs.EvalTriggerJobRegister, args.EvalPriority, t.UnixNano())
+		if err != nil {
+			return err
+		}
+	}
+	index, err := j.srv.raftApply(structs.JobRegisterRequestType, args)
+	if err != nil {
+		return err
+	}
+	stored, err := j.srv.State().JobByID(nil, ns, args.Job.ID)
+	if err != nil {
+		return err
+	}
+	reply.JobModifyIndex = index
+	if stored != nil {
+		reply.JobModifyIndex = stored.JobModifyIndex
+	}
+	if args.Eval != nil {
+		reply.EvalID = args.Eval.ID
+		reply.EvalCreateIndex = index
+	}
+	reply.Index = index
+	j.srv.setQueryMeta(&reply.QueryMeta)
+	return nil
+}
+
+func newEval(job *structs.Job, trigger string, priority int, nowNanos int64) (*structs.Evaluation, error) {
+	id, err := uuid.GenerateUUID()
+	if err != nil {
+		return nil, err
+	}
+	if priority == 0 {
+		priority = job.Priority
+	}
+	return &structs.Evaluation{
+		ID:          id,
+		Namespace:   job.Namespace,
+		Priority:    priority,
+		Type:        job.Type,
+		TriggeredBy: trigger,
+		JobID:       job.ID,
+		Status:      structs.EvalStatusPending,
+		CreateTime:  nowNanos,
+		ModifyTime:  nowNanos,
+	}, nil
+}
+
+// Deregister stops a job, or purges it when args.Purge is set. A stop needs submit-job,
+// deregister-job or purge-job; a purge needs purge-job: unlike upstream, submit-job alone
+// cannot purge.
+func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobDeregisterResponse) error {
+	if args.JobID == "" {
+		return structs.BadRequest("missing job ID for deregistering")
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	ns := args.Namespace
+	if args.Purge {
+		if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityPurgeJob) {
+			return structs.PermissionDenied("purge-job capability required in namespace %q", ns)
+		}
+	} else if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilitySubmitJob) &&
+		!aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityDeregisterJob) &&
+		!aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityPurgeJob) {
+		return structs.PermissionDenied("submit-job, deregister-job or purge-job capability required in namespace %q", ns)
+	}
+	if args.EvalPriority != 0 && (args.EvalPriority < structs.JobMinPriority || args.EvalPriority > structs.JobMaxPriority) {
+		return structs.BadRequest("eval priority must be between [%d, %d]", structs.JobMinPriority, structs.JobMaxPriority)
+	}
+	if err := j.srv.checkLeader(); err != nil {
+		return err
+	}
+	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return structs.NotFound(structs.ErrJobNotFound)
+	}
+	t := now()
+	args.Actor = actor
+	args.StopTime = t.UnixNano()
+	if args.Purge {
+		if args.PurgeRecordID, err = uuid.GenerateUUID(); err != nil {
+			return err
+		}
+		args.PurgeTime = t.UnixNano()
+	}
+	if !job.IsPeriodic() && !job.IsParameterized() {
+		if args.Eval, err = newEval(job, structs.EvalTriggerJobDeregister, args.EvalPriority, t.UnixNano()); err != nil {
+			return err
+		}
+	}
+	index, err := j.srv.raftApply(structs.JobDeregisterRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.JobModifyIndex = index
+	if args.Eval != nil {
+		reply.EvalID = args.Eval.ID
+		reply.EvalCreateIndex = index
+	}
+	reply.Index = index
+	j.srv.setQueryMeta(&reply.QueryMeta)
+	return nil
+}
+
+// readJob authorizes a read of jobs in the request's namespace.
+func (j *Job) authorizeRead(opts *structs.QueryOptions) error {
+	aclObj, _, err := j.srv.resolveACL(opts.AuthToken)
+	if err != nil {
+		return err
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = structs.DefaultNamespace
+	}
+	if !aclObj.AllowNamespaceOperation(opts.Namespace, acl.NamespaceCapabilityReadJob) {
+		return structs.PermissionDenied("read-job capability required in namespace %q", opts.Namespace)
+	}
+	return nil
+}
+
+// GetJob reads the current version of a job.
+func (j *Job) GetJob(args *structs.JobSpecificRequest, reply *structs.SingleJobResponse) error {
+	if err := j.authorizeRead(&args.QueryOptions); err != nil {
+		return err
+	}
+	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		job, err := store.JobByID(ws, args.Namespace, args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Job = job
+		if job != nil {
+			return job.ModifyIndex, nil
+		}
+		return store.Index("jobs"), nil
+	})
+}
+
+// List lists jobs; with namespace "*" only those in namespaces the caller may list.
+func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse) error {
+	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	all := args.Namespace == structs.AllNamespacesSentinel
+	if !all && !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityListJobs) {
+		return structs.PermissionDenied("list-jobs capability required in namespace %q", args.Namespace)
+	}
+	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		jobs, err := store.Jobs(ws, args.Namespace, args.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		reply.Jobs = make([]*structs.JobListStub, 0, len(jobs))
+		for _, job := range jobs {
+			if all && !aclObj.AllowNamespaceOperation(job.Namespace, acl.NamespaceCapabilityListJobs) {
+				continue
+			}
+			summary, err := store.JobSummaryByID(ws, job.Namespace, job.ID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Jobs = append(reply.Jobs, job.Stub(summary, args.WithMeta))
+		}
+		return maxIndex(store, "jobs", "job_summary"), nil
+	})
+}
+
+// Versions lists a job's stored versions, newest first, with optional diffs.
+func (j *Job) Versions(args *structs.JobVersionsRequest, reply *structs.JobVersionsResponse) error {
+	if err := j.authorizeRead(&args.QueryOptions); err != nil {
+		return err
+	}
+	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		versions, err := store.JobVersionsByID(ws, args.Namespace, args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		if len(versions) == 0 {
+			return 0, structs.NotFound(structs.ErrJobNotFound)
+		}
+		reply.Versions = versions
+		reply.Diffs = nil
+		if args.Diffs || args.DiffVersion != nil || args.DiffTag != "" {
+			reply.Diffs, err = versionDiffs(versions, args.DiffVersion, args.DiffTag)
+			if err != nil {
+				return 0, err
+			}
+		}
+		return store.Index("job_version"), nil
+	})
+}
+
+// versionDiffs diffs each version against the one before it, or against the chosen version.
+func versionDiffs(versions []*structs.Job, diffVersion *uint64, diffTag string) ([]*structs.JobDiff, error) {
+	var base *structs.Job
+	switch {
+	case diffTag != "":
+		for _, v := range versions {
+			if v.VersionTag != nil && v.VersionTag.Name == diffTag {
+				base = v
+			}
+		}
+		if base == nil {
+			return nil, structs.BadRequest("tag %q not found", diffTag)
+		}
+	case diffVersion != nil:
+		for _, v := range versions {
+			if v.Version == *diffVersion {
+				base = v
+			}
+		}
+		if base == nil {
+			return nil, structs.BadRequest("version %d not found", *diffVersion)
+		}
+	}
+	var diffs []*structs.JobDiff
+	for i, v := range versions {
+		old := base
+		if old == nil {
+			if i+1 >= len(versions) {
+				break
+			}
+			old = versions[i+1]
+		}
+		d, err := old.Diff(v, true)
+		if err != nil {
+			return nil, fmt.Errorf("diffing versions %d and %d: %w", old.Version, v.Version, err)
+		}
+		diffs = append(diffs, d)
+	}
+	return diffs, nil
+}
+
+// Summary reads a job's allocation summary.
+func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummaryResponse) error {
+	if err := j.authorizeRead(&args.QueryOptions); err != nil {
+		return err
+	}
+	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		summary, err := store.JobSummaryByID(ws, args.Namespace, args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		reply.JobSummary = summary
+		if summary != nil {
+			return summary.ModifyIndex, nil
+		}
+		return store.Index("job_summary"), nil
+	})
+}
+
+// Evaluations lists a job's evaluations.
+func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.EvalListResponse) error {
+	if err := j.authorizeRead(&args.QueryOptions); err != nil {
+		return err
+	}
+	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		evals, err := store.EvalsByJob(ws, args.Namespace, args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Evaluations = evals
+		return store.Index("evals"), nil
+	})
+}
+
+// Revert registers the spec of an earlier version as a new version.
+func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterResponse) error {
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) &&
+		!aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityRevertJob) {
+		return structs.PermissionDenied("submit-job or revert-job capability required in namespace %q", args.Namespace)
+	}
+	store := j.srv.State()
+	current, err := store.JobByID(nil, args.Namespace, args.JobID)
+	if err != nil {
+		return err
+	}
+	if current == nil {
+		return structs.NotFound(structs.ErrJobNotFound)
+	}
+	if args.EnforcePriorVersion != nil && current.Version != *args.EnforcePriorVersion {
+		return structs.Conflict("Current job has version %d; enforcing version %d", current.Version, *args.EnforcePriorVersion)
+	}
+	if current.Version == args.JobVersion {
+		return structs.BadRequest("can't revert to current version")
+	}
+	target, err := store.JobByIDAndVersion(nil, args.Namespace, args.JobID, args.JobVersion)
+	if err != nil {
+		return err
+	}
+	if target == nil {
+		return structs.NewErrCode(404, "job %q at version %d not found", args.JobID, args.JobVersion)
+	}
+	job := target.Copy()
+	// A revert makes a new version: the old version's tag stays where it is.
+	job.VersionTag = nil
+	return j.register(&structs.JobRegisterRequest{Job: job, WriteRequest: args.WriteRequest}, actor, reply)
+}
+
+// Scale changes one group's count. Scaling to 0 keeps the job registered.
+func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterResponse) error {
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityScaleJob) &&
+		!aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) {
+		return structs.PermissionDenied("scale-job or submit-job capability required in namespace %q", args.Namespace)
+	}
+	group := args.Target["Group"]
+	if group == "" {
+		return structs.BadRequest("missing task group name for scaling action")
+	}
+	if args.Count != nil && *args.Count < 0 {
+		return structs.BadRequest("scaling action count can't be negative")
+	}
+	if args.Count == nil && args.Message == "" && !args.Error {
+		return structs.BadRequest("scaling action should not contain count if error is true, and must contain a message otherwise")
+	}
+	store := j.srv.State()
+	current, err := store.JobByID(nil, args.Namespace, args.JobID)
+	if err != nil {
+		return err
+	}
+	if current == nil {
+		return structs.NotFound(structs.ErrJobNotFound)
+	}
+	if args.JobModifyIndex != 0 && args.JobModifyIndex != current.JobModifyIndex {
+		return structs.Conflict("job modify index %d is not current (%d)", args.JobModifyIndex, current.JobModifyIndex)
+	}
+	if current.LookupTaskGroup(group) == nil {
+		return structs.BadRequest("task group %q specified for scaling does not exist in job", group)
+	}
+	if args.Count == nil {
+		// A scaling event without a count records a message only; nothing changes.
+		reply.JobModifyIndex = current.JobModifyIndex
+		reply.Index = store.LatestIndex()
+		j.srv.setQueryMeta(&reply.QueryMeta)
+		return nil
+	}
+	job := current.Copy()
+	job.CopyTaskGroups()
+	count := int(*args.Count)
+	job.LookupTaskGroup(group).Count = &count
+	return j.register(&structs.JobRegisterRequest{Job: job, WriteRequest: args.WriteRequest}, actor, reply)
+}
+
+// ScaleStatus reports each group's desired count.
+func (j *Job) ScaleStatus(args *structs.JobSpecificRequest, reply *structs.JobScaleStatusResponse) error {
+	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityReadJobScaling) &&
+		!aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityReadJob) {
+		return structs.PermissionDenied("read-job-scaling or read-job capability required in namespace %q", args.Namespace)
+	}
+	job, err := j.srv.State().JobByID(nil, args.Namespace, args.JobID)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return structs.NotFound(structs.ErrJobNotFound)
+	}
+	reply.JobID = job.ID
+	reply.Namespace = job.Namespace
+	reply.JobCreateIndex = job.CreateIndex
+	reply.JobModifyIndex = job.JobModifyIndex
+	reply.JobStopped = job.Stop
+	reply.TaskGroups = map[string]structs.TaskGroupScaleStatus{}
+	for _, tg := range job.TaskGroups {
+		st := structs.TaskGroupScaleStatus{}
+		if tg.Count != nil {
+			st.Desired = *tg.Count
+		}
+		reply.TaskGroups[*tg.Name] = st
+	}
+	return nil
+}
+
+// TagVersion names a version (or removes a name with args.Unset).
+func (j *Job) TagVersion(args *structs.JobTagRequest, reply *structs.JobTagResponse) error {
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) &&
+		!aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityTagJobVersion) {
+		return structs.PermissionDenied("submit-job or tag-job-version capability required in namespace %q", args.Namespace)
+	}
+	if args.Name == "" {
+		return structs.BadRequest("missing tag name")
+	}
+	if len(args.Name) > 128 || strings.ContainsAny(args.Name, "/ \t\n") {
+		return structs.BadRequest("invalid tag name %q: at most 128 characters, no slashes or whitespace", args.Name)
+	}
+	if err := j.srv.checkLeader(); err != nil {
+		return err
+	}
+	job, err := j.srv.State().JobByID(nil, args.Namespace, args.JobID)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return structs.NotFound(structs.ErrJobNotFound)
+	}
+	args.Actor = actor
+	if !args.Unset {
+		args.Tag = &structs.JobVersionTag{Name: args.Name, Description: args.Description, TaggedTime: now().UnixNano()}
+	}
+	index, err := j.srv.raftApply(structs.JobVersionTagRequestType, args)
+	if err != nil {
+		return err
+	}
+	if args.Tag != nil {
+		reply.Name, reply.Description, reply.TaggedTime = args.Tag.Name, args.Tag.Description, args.Tag.TaggedTime
+	}
+	reply.Index = index
+	j.srv.setQueryMeta(&reply.QueryMeta)
+	return nil
+}
+
+// AuthorizeParse checks that the caller may parse job specs in the namespace.
+func (j *Job) AuthorizeParse(token, namespace string) error {
+	aclObj, _, err := j.srv.resolveACL(token)
+	if err != nil {
+		return err
+	}
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+	if !aclObj.AllowNamespaceOperation(namespace, acl.NamespaceCapabilityParseJob) &&
+		!aclObj.AllowNamespaceOperation(namespace, acl.NamespaceCapabilitySubmitJob) {
+		return structs.PermissionDenied("parse-job or submit-job capability required in namespace %q", namespace)
+	}
+	return nil
+}

@@ -1,0 +1,336 @@
+package nomad
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-uuid"
+	"github.com/hashicorp/raft"
+	wal "github.com/hashicorp/raft-wal"
+	"github.com/nomadfork/nomad/nomad/stream"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Server is one Nomad server: Raft, the FSM and state store, the RPC endpoints and the
+// leader's duties.
+type Server struct {
+	config *Config
+	logger hclog.Logger
+
+	fsm       *FSM
+	raft      *raft.Raft
+	transport raft.Transport
+	walStore  *wal.WAL
+	raftAddr  raft.ServerAddress
+
+	broker   *stream.EventBroker
+	aclCache *aclCache
+
+	// Endpoints are the RPC methods, called in-process by the HTTP agent.
+	Endpoints *Endpoints
+
+	shutdownCtx    context.Context
+	shutdownCancel context.CancelFunc
+	shutdownOnce   sync.Once
+	leaderWG       sync.WaitGroup
+}
+
+// Endpoints groups the RPC endpoints by resource.
+type Endpoints struct {
+	Job         *Job
+	Eval        *Eval
+	Namespace   *Namespace
+	Status      *Status
+	ACL         *ACL
+	Event       *Event
+	PurgeRecord *PurgeHistory
+	System      *System
+}
+
+// NewServer starts a server. It returns once Raft is running; leadership follows shortly.
+func NewServer(config *Config) (*Server, error) {
+	if config.Logger == nil {
+		config.Logger = hclog.NewNullLogger()
+	}
+	if config.NodeID == "" {
+		id, err := loadOrCreateNodeID(config.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		config.NodeID = id
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		config:         config,
+		logger:         config.Logger.Named("server"),
+		shutdownCtx:    ctx,
+		shutdownCancel: cancel,
+	}
+	if config.EnableEventBroker {
+		s.broker = stream.NewEventBroker(ctx, stream.EventBrokerConfig{
+			EventBufferSize: config.EventBufferSize,
+			Logger:          s.logger.Named("events"),
+		})
+	}
+	s.aclCache = newACLCache()
+	fsm, err := NewFSM(s.logger.Named("fsm"), state.Config{JobTrackedVersions: config.JobTrackedVersions}, s.onCommit)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s.fsm = fsm
+	s.Endpoints = &Endpoints{
+		Job:         &Job{srv: s},
+		Eval:        &Eval{srv: s},
+		Namespace:   &Namespace{srv: s},
+		Status:      &Status{srv: s},
+		ACL:         &ACL{srv: s},
+		Event:       &Event{srv: s},
+		PurgeRecord: &PurgeHistory{srv: s},
+		System:      &System{srv: s},
+	}
+	if err := s.setupRaft(); err != nil {
+		cancel()
+		return nil, err
+	}
+	s.leaderWG.Add(1)
+	go s.monitorLeadership()
+	return s, nil
+}
+
+func loadOrCreateNodeID(dataDir string) (string, error) {
+	if dataDir == "" {
+		return uuid.GenerateUUID()
+	}
+	path := filepath.Join(dataDir, "server", "node-id")
+	if raw, err := os.ReadFile(path); err == nil {
+		return string(raw), nil
+	}
+	id, err := uuid.GenerateUUID()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", fmt.Errorf("creating server data dir: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(id), 0o600); err != nil {
+		return "", fmt.Errorf("writing node id: %w", err)
+	}
+	return id, nil
+}
+
+func (s *Server) setupRaft() error {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(s.config.NodeID)
+	rc.Logger = s.logger.Named("raft")
+	rc.SnapshotThreshold = 8192
+	rc.TrailingLogs = 10240
+	if s.config.FastRaft {
+		rc.HeartbeatTimeout = 100 * time.Millisecond
+		rc.ElectionTimeout = 100 * time.Millisecond
+		rc.LeaderLeaseTimeout = 100 * time.Millisecond
+		rc.CommitTimeout = 5 * time.Millisecond
+	}
+
+	var logs raft.LogStore
+	var stable raft.StableStore
+	var snaps raft.SnapshotStore
+	if s.config.DataDir == "" {
+		mem := raft.NewInmemStore()
+		logs, stable = mem, mem
+		snaps = raft.NewInmemSnapshotStore()
+	} else {
+		dir := filepath.Join(s.config.DataDir, "server", "raft")
+		if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o700); err != nil {
+			return fmt.Errorf("creating raft dir: %w", err)
+		}
+		w, err := wal.Open(filepath.Join(dir, "wal"), wal.WithLogger(s.logger.Named("wal")))
+		if err != nil {
+			return fmt.Errorf("opening raft log: %w", err)
+		}
+		s.walStore = w
+		logs, stable = w, w
+		fss, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, s.logger.Named("snapshots"))
+		if err != nil {
+			return fmt.Errorf("opening snapshot store: %w", err)
+		}
+		snaps = fss
+	}
+
+	if s.config.RaftBindAddr == "" {
+		addr, trans := raft.NewInmemTransport(raft.ServerAddress("inmem-" + s.config.NodeID))
+		s.transport, s.raftAddr = trans, addr
+	} else {
+		advertise := s.config.RaftAdvertiseAddr
+		if advertise == "" {
+			advertise = s.config.RaftBindAddr
+		}
+		adv, err := net.ResolveTCPAddr("tcp", advertise)
+		if err != nil {
+			return fmt.Errorf("resolving raft advertise address %q: %w", advertise, err)
+		}
+		trans, err := raft.NewTCPTransportWithLogger(s.config.RaftBindAddr, adv, 3, 10*time.Second, s.logger.Named("raft-net"))
+		if err != nil {
+			return fmt.Errorf("starting raft transport: %w", err)
+		}
+		s.transport, s.raftAddr = trans, trans.LocalAddr()
+	}
+
+	existing, err := raft.HasExistingState(logs, stable, snaps)
+	if err != nil {
+		return fmt.Errorf("reading raft state: %w", err)
+	}
+	if !existing && s.config.BootstrapExpect <= 1 && len(s.config.RetryJoin) == 0 {
+		cfg := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: s.raftAddr}}}
+		if err := raft.BootstrapCluster(rc, logs, stable, snaps, s.transport, cfg); err != nil {
+			return fmt.Errorf("bootstrapping raft: %w", err)
+		}
+	}
+	r, err := raft.NewRaft(rc, s.fsm, logs, stable, snaps, s.transport)
+	if err != nil {
+		return fmt.Errorf("starting raft: %w", err)
+	}
+	s.raft = r
+	return nil
+}
+
+// State returns the current state store.
+func (s *Server) State() *state.StateStore { return s.fsm.State() }
+
+// Config returns the server's configuration.
+func (s *Server) Config() *Config { return s.config }
+
+// IsLeader reports whether this server leads the cluster.
+func (s *Server) IsLeader() bool { return s.raft.State() == raft.Leader }
+
+// Leader returns the leader's Raft address, or "" when there is none.
+func (s *Server) Leader() string {
+	addr, _ := s.raft.LeaderWithID()
+	return string(addr)
+}
+
+// RaftAddr is the address other servers reach this one's Raft on.
+func (s *Server) RaftAddr() string { return string(s.raftAddr) }
+
+// Peers lists the Raft addresses of the voters.
+func (s *Server) Peers() ([]string, error) {
+	f := s.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, srv := range f.Configuration().Servers {
+		out = append(out, string(srv.Address))
+	}
+	return out, nil
+}
+
+// AddPeer adds a voter; only the leader can.
+func (s *Server) AddPeer(id, addr string) error {
+	return s.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error()
+}
+
+// LastContact is how long since this server heard from the leader (0 on the leader).
+func (s *Server) LastContact() time.Duration {
+	if s.IsLeader() {
+		return 0
+	}
+	last := s.raft.LastContact()
+	if last.IsZero() {
+		return 0
+	}
+	return time.Since(last)
+}
+
+// EventBroker returns the broker, nil when disabled.
+func (s *Server) EventBroker() *stream.EventBroker { return s.broker }
+
+// raftApplyTimeout bounds how long a write waits for commit.
+const raftApplyTimeout = 30 * time.Second
+
+// raftApply writes one entry and waits for it to be applied. A domain error returned by the FSM
+// handler is returned as the error.
+func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
+	buf, err := structs.Encode(t, msg)
+	if err != nil {
+		return 0, err
+	}
+	future := s.raft.Apply(buf, raftApplyTimeout)
+	if err := future.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+			return 0, structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
+		}
+		return 0, err
+	}
+	if resp := future.Response(); resp != nil {
+		if err, ok := resp.(error); ok {
+			return future.Index(), err
+		}
+	}
+	return future.Index(), nil
+}
+
+// checkLeader refuses writes on followers. Multi-server clusters forward at the HTTP agent.
+func (s *Server) checkLeader() error {
+	if s.IsLeader() {
+		return nil
+	}
+	if s.Leader() == "" {
+		return structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
+	}
+	return &NotLeaderError{Leader: s.Leader()}
+}
+
+// NotLeaderError tells the caller which server to send a write to.
+type NotLeaderError struct{ Leader string }
+
+func (e *NotLeaderError) Error() string { return "not the leader; leader is " + e.Leader }
+
+// WaitForLeader blocks until the cluster has a leader or ctx ends.
+func (s *Server) WaitForLeader(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if s.Leader() != "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Shutdown stops the server; it is safe to call twice.
+func (s *Server) Shutdown() error {
+	var err error
+	s.shutdownOnce.Do(func() {
+		s.shutdownCancel()
+		if s.raft != nil {
+			err = s.raft.Shutdown().Error()
+		}
+		s.leaderWG.Wait()
+		if closer, ok := s.transport.(interface{ Close() error }); ok {
+			_ = closer.Close()
+		}
+		if s.walStore != nil {
+			_ = s.walStore.Close()
+		}
+	})
+	return err
+}
+
+// queryMeta fills the read metadata every response carries.
+func (s *Server) setQueryMeta(m *structs.QueryMeta) {
+	m.KnownLeader = s.Leader() != ""
+	m.LastContact = s.LastContact()
+}

@@ -1,0 +1,235 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+// DefaultEventBufferSize is the number of batches retained when the configuration leaves it
+// unset; it matches the default of the server option event_buffer_size.
+const DefaultEventBufferSize = 100
+
+var (
+	// ErrSubscriptionClosed ends a subscription the server closed: its token was deleted or
+	// expired, an ACL change no longer allows it, it was unsubscribed, or the broker stopped.
+	// The text is what Nomad clients see; keep it.
+	ErrSubscriptionClosed = errors.New("subscription closed by server, client should resubscribe")
+
+	// ErrSlowSubscriber ends a subscription that fell so far behind that batches it had not yet
+	// read were dropped from the buffer. Resubscribing from the last index received continues
+	// from the oldest batch still retained.
+	ErrSlowSubscriber = errors.New("subscriber fell behind the event buffer and missed events; resubscribe from the last index received")
+
+	// ErrIndexNotRetained refuses a SubscribeRequest with StartExactlyAtIndex when batches
+	// after the requested index were already dropped from the buffer.
+	ErrIndexNotRetained = errors.New("events after the requested index are no longer in the event buffer")
+)
+
+// EventBrokerConfig configures NewEventBroker.
+type EventBrokerConfig struct {
+	// EventBufferSize is how many batches (one per Raft apply, not per event) are retained for
+	// subscribers to catch up on; DefaultEventBufferSize when <= 0.
+	EventBufferSize int64
+	Logger          hclog.Logger
+}
+
+// EventBroker fans published event batches out to subscriptions.
+//
+// Lock order: EventBroker.mu may be held while closing a Subscription (which takes only the
+// subscription's sync.Once); nothing takes EventBroker.mu while holding the buffer's lock.
+type EventBroker struct {
+	buf    *eventBuffer
+	logger hclog.Logger
+
+	mu         sync.Mutex
+	subs       map[*Subscription]struct{}
+	byAccessor map[string]map[*Subscription]struct{}
+	stopped    bool
+}
+
+// NewEventBroker returns a broker whose subscriptions are all closed with
+// ErrSubscriptionClosed once ctx is done.
+func NewEventBroker(ctx context.Context, cfg EventBrokerConfig) *EventBroker {
+	size := cfg.EventBufferSize
+	if size <= 0 {
+		size = DefaultEventBufferSize
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	b := &EventBroker{
+		buf:        newEventBuffer(size),
+		logger:     logger.Named("event_broker"),
+		subs:       make(map[*Subscription]struct{}),
+		byAccessor: make(map[string]map[*Subscription]struct{}),
+	}
+	context.AfterFunc(ctx, b.stop)
+	return b
+}
+
+// Publish appends one batch to the buffer, dropping the oldest batch when the buffer is full.
+// It never waits on subscribers: it is called from the FSM. The broker takes ownership of
+// events; neither the slice nor the payloads may be modified afterwards, since subscribers
+// share them. Empty batches are ignored.
+func (b *EventBroker) Publish(events *structs.Events) {
+	if events == nil || len(events.Events) == 0 {
+		return
+	}
+	b.buf.append(*events)
+}
+
+// Len reports how many batches are retained.
+func (b *EventBroker) Len() int { return b.buf.len() }
+
+// SubscribeRequest selects the events a subscription receives.
+type SubscribeRequest struct {
+	// Topics maps each topic to the keys wanted; a key matches an event's Key or any of its
+	// FilterKeys, and the key "*" matches every event of the topic. The topic structs.TopicAll
+	// applies its keys to every topic.
+	Topics map[structs.Topic][]string
+	// Namespace is the namespace whose events are wanted, or "*" for all. Events with an
+	// empty Namespace (objects outside namespaces) pass any namespace filter.
+	Namespace string
+	// Index is the last index the subscriber received: it gets batches with a greater Index.
+	// 0 starts at the oldest retained batch. When batches after Index were already dropped,
+	// the subscription starts at the oldest retained batch (Nomad's behaviour), unless
+	// StartExactlyAtIndex is set, in which case Subscribe fails with ErrIndexNotRetained.
+	Index               uint64
+	StartExactlyAtIndex bool
+	// Token is the caller's secret, kept only so that CheckSubscriptionsAgainst can
+	// re-evaluate the subscription's ACL. Never log it; String omits it.
+	Token string
+	// TokenAccessorID identifies the subscription for CloseSubscriptionsForTokens; empty
+	// when ACLs are disabled.
+	TokenAccessorID string
+}
+
+// Subscribe registers a subscription. It takes no ACL decision: the caller authorises req
+// first.
+func (b *EventBroker) Subscribe(req *SubscribeRequest) (*Subscription, error) {
+	if req == nil {
+		return nil, structs.BadRequest("missing subscribe request")
+	}
+	filter, err := newEventFilter(req)
+	if err != nil {
+		return nil, err
+	}
+
+	head := b.buf.head.Load()
+	if head.events.Index > req.Index {
+		// head.events.Index is the newest dropped batch: something after req.Index is gone.
+		if req.StartExactlyAtIndex {
+			return nil, ErrIndexNotRetained
+		}
+		if req.Index > 0 {
+			b.logger.Debug("requested index is older than the event buffer, starting at the oldest retained batch",
+				"requested_index", req.Index, "dropped_through_index", head.events.Index)
+		}
+	}
+
+	stored := *req
+	stored.Topics = maps.Clone(req.Topics)
+	for topic, keys := range stored.Topics {
+		stored.Topics[topic] = slices.Clone(keys)
+	}
+	sub := &Subscription{
+		broker:    b,
+		req:       stored,
+		filter:    filter,
+		cursor:    head,
+		seenIndex: max(req.Index, head.events.Index),
+		closed:    make(chan struct{}),
+	}
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return nil, ErrSubscriptionClosed
+	}
+	b.subs[sub] = struct{}{}
+	if id := stored.TokenAccessorID; id != "" {
+		if b.byAccessor[id] == nil {
+			b.byAccessor[id] = make(map[*Subscription]struct{})
+		}
+		b.byAccessor[id][sub] = struct{}{}
+	}
+	return sub, nil
+}
+
+// CloseSubscriptionsForTokens closes, with ErrSubscriptionClosed, every subscription made with
+// one of the given token accessor IDs; call it when tokens are deleted or expire.
+func (b *EventBroker) CloseSubscriptionsForTokens(accessorIDs []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range accessorIDs {
+		for sub := range b.byAccessor[id] {
+			b.removeLocked(sub)
+			sub.close(ErrSubscriptionClosed)
+		}
+	}
+}
+
+// CheckSubscriptionsAgainst closes, with ErrSubscriptionClosed, every subscription for which
+// allowed returns false; call it after an ACL policy, role or token changed. allowed is called
+// without broker locks held, so it may resolve tokens against state; it must treat the
+// request as read-only.
+func (b *EventBroker) CheckSubscriptionsAgainst(allowed func(req *SubscribeRequest) bool) {
+	b.mu.Lock()
+	subs := slices.Collect(maps.Keys(b.subs))
+	b.mu.Unlock()
+
+	var denied []*Subscription
+	for _, sub := range subs {
+		req := sub.req
+		if !allowed(&req) {
+			denied = append(denied, sub)
+		}
+	}
+	if len(denied) == 0 {
+		return
+	}
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, sub := range denied {
+		b.removeLocked(sub)
+		sub.close(ErrSubscriptionClosed)
+	}
+}
+
+// stop closes every subscription and refuses new ones.
+func (b *EventBroker) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopped = true
+	for sub := range b.subs {
+		sub.close(ErrSubscriptionClosed)
+	}
+	clear(b.subs)
+	clear(b.byAccessor)
+}
+
+func (b *EventBroker) remove(sub *Subscription) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.removeLocked(sub)
+}
+
+func (b *EventBroker) removeLocked(sub *Subscription) {
+	delete(b.subs, sub)
+	id := sub.req.TokenAccessorID
+	if set, ok := b.byAccessor[id]; ok {
+		delete(set, sub)
+		if len(set) == 0 {
+			delete(b.byAccessor, id)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package stream
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+// bufferItem is one published batch in a singly linked list that only grows at the tail.
+// Everything but next is immutable once the item is reachable; next is written exactly once,
+// and ready is closed right after, so a reader that finds next nil can wait on ready.
+type bufferItem struct {
+	events structs.Events
+	// seq numbers items 1, 2, 3 … in publish order. Raft indexes cannot serve: they have
+	// gaps, and a dropped item must be recognisable by position alone.
+	seq   uint64
+	next  atomic.Pointer[bufferItem]
+	ready chan struct{}
+}
+
+// closedCh is the ready channel of items created already linked (head markers).
+var closedCh = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+// eventBuffer retains the newest maxLen batches.
+//
+// head is a marker item that is never delivered: its next is the oldest retained batch, and
+// its seq and events.Index are those of the newest batch dropped so far (0 before any drop).
+// Subscribers start from the marker, and compare the seq of the item they are about to read
+// with head's seq to tell whether it was dropped. Dropping allocates a new marker instead of
+// editing the old one, because subscribers may hold the old marker as their cursor.
+//
+// The list is read without locks; mu only serialises writers (Publish) with each other, so a
+// publish costs O(1) whatever the subscribers do.
+type eventBuffer struct {
+	mu     sync.Mutex
+	tail   *bufferItem // guarded by mu
+	head   atomic.Pointer[bufferItem]
+	length atomic.Int64
+	maxLen int64
+}
+
+func newEventBuffer(maxLen int64) *eventBuffer {
+	marker := &bufferItem{ready: make(chan struct{})}
+	b := &eventBuffer{tail: marker, maxLen: maxLen}
+	b.head.Store(marker)
+	return b
+}
+
+// append links events after the tail and drops the oldest batch when over the bound.
+func (b *eventBuffer) append(events structs.Events) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	item := &bufferItem{events: events, seq: b.tail.seq + 1, ready: make(chan struct{})}
+	// Store before close: a reader woken by ready must find next set.
+	b.tail.next.Store(item)
+	close(b.tail.ready)
+	b.tail = item
+
+	n := b.length.Load() + 1
+	if n <= b.maxLen {
+		b.length.Store(n)
+		return
+	}
+	// Over the bound means at least two batches are retained (maxLen >= 1), so the oldest one
+	// has a successor for the new marker to point at.
+	oldest := b.head.Load().next.Load()
+	marker := &bufferItem{
+		events: structs.Events{Index: oldest.events.Index},
+		seq:    oldest.seq,
+		ready:  closedCh,
+	}
+	marker.next.Store(oldest.next.Load())
+	b.head.Store(marker)
+	// Stored once, after the drop, so Len never reports more than maxLen.
+	b.length.Store(n - 1)
+}
+
+func (b *eventBuffer) len() int { return int(b.length.Load()) }

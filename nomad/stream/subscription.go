@@ -1,0 +1,208 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Subscription follows the broker's buffer from a cursor. Next must be called from one
+// goroutine at a time; Unsubscribe and the broker's close calls may come from any goroutine.
+type Subscription struct {
+	broker *EventBroker
+	req    SubscribeRequest // private copy; read-only after Subscribe
+	filter *eventFilter
+
+	// Owned by the goroutine calling Next.
+	cursor *bufferItem // last item passed over; its successor is read next
+	// seenIndex is the highest Index the subscriber has passed over or chose to skip (the
+	// requested start, or what was dropped before it began). Losing a batch at or below it
+	// loses nothing.
+	seenIndex uint64
+	// started is set once the cursor moved past a published batch. Before that the start
+	// position is not yet fixed, and a non-exact subscription may still move it forward.
+	started bool
+
+	closeOnce sync.Once
+	closeErr  error // written once before closed is closed
+	closed    chan struct{}
+}
+
+// Next blocks until a batch with at least one event that passes the filter is published, and
+// returns only those events. Batches are returned in publish order and never twice.
+//
+// It returns ctx's error when ctx is done, the close error once the subscription was closed
+// (ErrSubscriptionClosed, or ErrSlowSubscriber), and ErrSlowSubscriber when batches it had not
+// yet read were dropped from the buffer. The start position is fixed by the first read: if the
+// batches after the requested index were dropped before that, a subscription without
+// StartExactlyAtIndex starts at the oldest retained batch, like a request for an index older
+// than the buffer.
+//
+// The returned events and their payloads are shared with other subscribers: read-only.
+func (s *Subscription) Next(ctx context.Context) (structs.Events, error) {
+	for {
+		// A closed subscription stops at once, even with batches pending: it may have been
+		// closed because its token no longer allows them.
+		select {
+		case <-s.closed:
+			return structs.Events{}, s.closeErr
+		default:
+		}
+
+		next := s.cursor.next.Load()
+		if next == nil {
+			select {
+			case <-s.cursor.ready:
+				continue
+			case <-s.closed:
+				return structs.Events{}, s.closeErr
+			case <-ctx.Done():
+				return structs.Events{}, ctx.Err()
+			}
+		}
+
+		// Items are only ever dropped from the head, so one comparison against the head
+		// marker tells whether next is still retained.
+		if head := s.broker.buf.head.Load(); next.seq <= head.seq {
+			lost := head.events.Index > s.seenIndex
+			if lost && (s.started || s.req.StartExactlyAtIndex) {
+				s.broker.logger.Warn("subscriber fell behind the event buffer, closing it",
+					"accessor_id", s.req.TokenAccessorID, "last_index", s.seenIndex,
+					"dropped_through_index", head.events.Index)
+				s.close(ErrSlowSubscriber)
+				s.broker.remove(s)
+				return structs.Events{}, ErrSlowSubscriber
+			}
+			s.cursor = head
+			s.seenIndex = max(s.seenIndex, head.events.Index)
+			continue
+		}
+
+		s.cursor = next
+		s.started = true
+		if next.events.Index <= s.seenIndex {
+			continue
+		}
+		s.seenIndex = next.events.Index
+		if out, ok := s.filter.apply(next.events); ok {
+			return out, nil
+		}
+	}
+}
+
+// Unsubscribe closes the subscription and releases its place in the broker. Next then
+// returns ErrSubscriptionClosed. Safe to call more than once.
+func (s *Subscription) Unsubscribe() {
+	s.close(ErrSubscriptionClosed)
+	s.broker.remove(s)
+}
+
+func (s *Subscription) close(err error) {
+	s.closeOnce.Do(func() {
+		s.closeErr = err
+		close(s.closed)
+	})
+}
+
+// String describes the request for logs without its secret token.
+func (r SubscribeRequest) String() string {
+	return fmt.Sprintf("SubscribeRequest{Topics:%v Namespace:%q Index:%d StartExactlyAtIndex:%t TokenAccessorID:%q}",
+		r.Topics, r.Namespace, r.Index, r.StartExactlyAtIndex, r.TokenAccessorID)
+}
+
+// GoString keeps %#v from printing the token too.
+func (r SubscribeRequest) GoString() string { return r.String() }
+
+// keySet is the key filter of one topic.
+type keySet struct {
+	all  bool
+	keys map[string]struct{}
+}
+
+func (k *keySet) matches(e *structs.Event) bool {
+	if k == nil {
+		return false
+	}
+	if k.all {
+		return true
+	}
+	if _, ok := k.keys[e.Key]; ok {
+		return true
+	}
+	for _, fk := range e.FilterKeys {
+		if _, ok := k.keys[fk]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// eventFilter is a SubscribeRequest compiled for matching.
+type eventFilter struct {
+	everything bool // topic "*" with key "*" in namespace "*": no event is filtered out
+	namespace  string
+	topics     map[structs.Topic]*keySet
+	anyTopic   *keySet // keys given for structs.TopicAll
+}
+
+func newEventFilter(req *SubscribeRequest) (*eventFilter, error) {
+	if len(req.Topics) == 0 {
+		return nil, structs.BadRequest("subscribe request has no topics")
+	}
+	if req.Namespace == "" {
+		return nil, structs.BadRequest("subscribe request has no namespace")
+	}
+	f := &eventFilter{
+		namespace: req.Namespace,
+		topics:    make(map[structs.Topic]*keySet, len(req.Topics)),
+	}
+	for topic, keys := range req.Topics {
+		if len(keys) == 0 {
+			return nil, structs.BadRequest("topic %q has no keys", topic)
+		}
+		set := &keySet{keys: make(map[string]struct{}, len(keys))}
+		for _, key := range keys {
+			if key == "*" {
+				set.all = true
+			}
+			set.keys[key] = struct{}{}
+		}
+		if topic == structs.TopicAll {
+			f.anyTopic = set
+		} else {
+			f.topics[topic] = set
+		}
+	}
+	f.everything = f.anyTopic != nil && f.anyTopic.all && f.namespace == structs.AllNamespacesSentinel
+	return f, nil
+}
+
+func (f *eventFilter) matches(e *structs.Event) bool {
+	if f.namespace != structs.AllNamespacesSentinel && e.Namespace != "" && e.Namespace != f.namespace {
+		return false
+	}
+	return f.anyTopic.matches(e) || f.topics[e.Topic].matches(e)
+}
+
+// apply returns the events of batch that pass the filter and whether there are any. When all
+// pass, the batch's own slice is returned rather than a copy.
+func (f *eventFilter) apply(batch structs.Events) (structs.Events, bool) {
+	if f.everything {
+		return batch, true
+	}
+	var kept []structs.Event
+	for i := range batch.Events {
+		if f.matches(&batch.Events[i]) {
+			kept = append(kept, batch.Events[i])
+		}
+	}
+	switch len(kept) {
+	case 0:
+		return structs.Events{}, false
+	case len(batch.Events):
+		return batch, true
+	}
+	return structs.Events{Index: batch.Index, Events: kept}, true
+}

@@ -1,0 +1,248 @@
+package state
+
+import (
+	"fmt"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// UpsertACLPoliciesTxn writes policies.
+func (s *StateStore) UpsertACLPoliciesTxn(txn *Txn, policies []*structs.ACLPolicy) error {
+	for _, p := range policies {
+		existing, err := txn.First(tableACLPolicies, indexID, p.Name)
+		if err != nil {
+			return fmt.Errorf("state: policy lookup: %w", err)
+		}
+		p.CreateIndex, p.ModifyIndex = txn.Index, txn.Index
+		if existing != nil {
+			p.CreateIndex = existing.(*structs.ACLPolicy).CreateIndex
+		}
+		if err := txn.Insert(tableACLPolicies, p); err != nil {
+			return fmt.Errorf("state: policy insert: %w", err)
+		}
+	}
+	return txn.bumpIndex(tableACLPolicies)
+}
+
+// DeleteACLPoliciesTxn deletes policies; an unknown name is an error so a typo is noticed.
+func (s *StateStore) DeleteACLPoliciesTxn(txn *Txn, names []string) error {
+	for _, name := range names {
+		existing, err := txn.First(tableACLPolicies, indexID, name)
+		if err != nil {
+			return fmt.Errorf("state: policy lookup: %w", err)
+		}
+		if existing == nil {
+			return structs.NewErrCode(404, "ACL policy %q not found", name)
+		}
+		if err := txn.Delete(tableACLPolicies, existing); err != nil {
+			return fmt.Errorf("state: policy delete: %w", err)
+		}
+	}
+	return txn.bumpIndex(tableACLPolicies)
+}
+
+// ACLPolicyByName reads one policy; nil when unknown.
+func (s *StateStore) ACLPolicyByName(ws memdb.WatchSet, name string) (*structs.ACLPolicy, error) {
+	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableACLPolicies, indexID, name)
+	if err != nil {
+		return nil, fmt.Errorf("state: policy lookup: %w", err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.ACLPolicy), nil
+}
+
+// ACLPolicies lists policies by name.
+func (s *StateStore) ACLPolicies(ws memdb.WatchSet, prefix string) ([]*structs.ACLPolicy, error) {
+	iter, err := s.db.Txn(false).Get(tableACLPolicies, indexID+"_prefix", prefix)
+	if err != nil {
+		return nil, fmt.Errorf("state: policy list: %w", err)
+	}
+	ws.Add(iter.WatchCh())
+	var out []*structs.ACLPolicy
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*structs.ACLPolicy))
+	}
+	return out, nil
+}
+
+// UpsertACLTokensTxn writes tokens, keeping CreateIndex of existing ones.
+func (s *StateStore) UpsertACLTokensTxn(txn *Txn, tokens []*structs.ACLToken) error {
+	for _, t := range tokens {
+		existing, err := txn.First(tableACLTokens, indexID, t.AccessorID)
+		if err != nil {
+			return fmt.Errorf("state: token lookup: %w", err)
+		}
+		t.CreateIndex, t.ModifyIndex = txn.Index, txn.Index
+		if existing != nil {
+			t.CreateIndex = existing.(*structs.ACLToken).CreateIndex
+		}
+		if err := txn.Insert(tableACLTokens, t); err != nil {
+			return fmt.Errorf("state: token insert: %w", err)
+		}
+	}
+	return txn.bumpIndex(tableACLTokens)
+}
+
+// DeleteACLTokensTxn deletes tokens by AccessorID; unknown ones are an error.
+func (s *StateStore) DeleteACLTokensTxn(txn *Txn, accessorIDs []string) error {
+	for _, id := range accessorIDs {
+		existing, err := txn.First(tableACLTokens, indexID, id)
+		if err != nil {
+			return fmt.Errorf("state: token lookup: %w", err)
+		}
+		if existing == nil {
+			return structs.NewErrCode(404, "ACL token %q not found", id)
+		}
+		if err := txn.Delete(tableACLTokens, existing); err != nil {
+			return fmt.Errorf("state: token delete: %w", err)
+		}
+	}
+	return txn.bumpIndex(tableACLTokens)
+}
+
+// BootstrapACLTokenTxn stores the bootstrap token if bootstrap is allowed at resetIndex: when
+// no bootstrap happened (resetIndex 0), or the operator reset exactly the last bootstrap.
+func (s *StateStore) BootstrapACLTokenTxn(txn *Txn, resetIndex uint64, token *structs.ACLToken) error {
+	last := indexOf(txn.Txn, aclBootstrapKey)
+	if last != 0 && last != resetIndex {
+		return structs.BadRequest("ACL bootstrap already done (reset index: %d)", last)
+	}
+	if err := s.UpsertACLTokensTxn(txn, []*structs.ACLToken{token}); err != nil {
+		return err
+	}
+	return txn.bumpIndex(aclBootstrapKey)
+}
+
+// ACLBootstrapIndex is the index of the last bootstrap, 0 when never bootstrapped.
+func (s *StateStore) ACLBootstrapIndex() uint64 { return s.Index(aclBootstrapKey) }
+
+// ACLTokenBySecretID resolves a secret; nil when unknown.
+func (s *StateStore) ACLTokenBySecretID(ws memdb.WatchSet, secret string) (*structs.ACLToken, error) {
+	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableACLTokens, indexSecret, secret)
+	if err != nil {
+		return nil, fmt.Errorf("state: token lookup: %w", err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.ACLToken), nil
+}
+
+// ACLTokenByAccessorID reads one token; nil when unknown.
+func (s *StateStore) ACLTokenByAccessorID(ws memdb.WatchSet, id string) (*structs.ACLToken, error) {
+	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableACLTokens, indexID, id)
+	if err != nil {
+		return nil, fmt.Errorf("state: token lookup: %w", err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.ACLToken), nil
+}
+
+// ACLTokens lists tokens by AccessorID prefix.
+func (s *StateStore) ACLTokens(ws memdb.WatchSet, prefix string) ([]*structs.ACLToken, error) {
+	iter, err := s.db.Txn(false).Get(tableACLTokens, indexID+"_prefix", prefix)
+	if err != nil {
+		return nil, fmt.Errorf("state: token list: %w", err)
+	}
+	ws.Add(iter.WatchCh())
+	var out []*structs.ACLToken
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*structs.ACLToken))
+	}
+	return out, nil
+}
+
+// UpsertACLRolesTxn writes roles. Role names are unique; every linked policy must exist.
+func (s *StateStore) UpsertACLRolesTxn(txn *Txn, roles []*structs.ACLRole) error {
+	for _, r := range roles {
+		for _, link := range r.Policies {
+			p, err := txn.First(tableACLPolicies, indexID, link.Name)
+			if err != nil {
+				return fmt.Errorf("state: policy lookup: %w", err)
+			}
+			if p == nil {
+				return structs.BadRequest("cannot find policy %s", link.Name)
+			}
+		}
+		byName, err := txn.First(tableACLRoles, indexName, r.Name)
+		if err != nil {
+			return fmt.Errorf("state: role lookup: %w", err)
+		}
+		if byName != nil && byName.(*structs.ACLRole).ID != r.ID {
+			return structs.BadRequest("ACL role with name %s already exists", r.Name)
+		}
+		existing, err := txn.First(tableACLRoles, indexID, r.ID)
+		if err != nil {
+			return fmt.Errorf("state: role lookup: %w", err)
+		}
+		r.CreateIndex, r.ModifyIndex = txn.Index, txn.Index
+		if existing != nil {
+			r.CreateIndex = existing.(*structs.ACLRole).CreateIndex
+		}
+		if err := txn.Insert(tableACLRoles, r); err != nil {
+			return fmt.Errorf("state: role insert: %w", err)
+		}
+	}
+	return txn.bumpIndex(tableACLRoles)
+}
+
+// DeleteACLRolesTxn deletes roles by ID.
+func (s *StateStore) DeleteACLRolesTxn(txn *Txn, ids []string) error {
+	for _, id := range ids {
+		existing, err := txn.First(tableACLRoles, indexID, id)
+		if err != nil {
+			return fmt.Errorf("state: role lookup: %w", err)
+		}
+		if existing == nil {
+			return structs.NewErrCode(404, "ACL role %q not found", id)
+		}
+		if err := txn.Delete(tableACLRoles, existing); err != nil {
+			return fmt.Errorf("state: role delete: %w", err)
+		}
+	}
+	return txn.bumpIndex(tableACLRoles)
+}
+
+// ACLRoleByID reads a role; nil when unknown.
+func (s *StateStore) ACLRoleByID(ws memdb.WatchSet, id string) (*structs.ACLRole, error) {
+	return s.aclRoleBy(ws, indexID, id)
+}
+
+// ACLRoleByName reads a role by name; nil when unknown.
+func (s *StateStore) ACLRoleByName(ws memdb.WatchSet, name string) (*structs.ACLRole, error) {
+	return s.aclRoleBy(ws, indexName, name)
+}
+
+func (s *StateStore) aclRoleBy(ws memdb.WatchSet, index, value string) (*structs.ACLRole, error) {
+	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableACLRoles, index, value)
+	if err != nil {
+		return nil, fmt.Errorf("state: role lookup: %w", err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.ACLRole), nil
+}
+
+// ACLRoles lists roles by name.
+func (s *StateStore) ACLRoles(ws memdb.WatchSet) ([]*structs.ACLRole, error) {
+	iter, err := s.db.Txn(false).Get(tableACLRoles, indexName)
+	if err != nil {
+		return nil, fmt.Errorf("state: role list: %w", err)
+	}
+	ws.Add(iter.WatchCh())
+	var out []*structs.ACLRole
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*structs.ACLRole))
+	}
+	return out, nil
+}

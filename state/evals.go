@@ -1,0 +1,104 @@
+package state
+
+import (
+	"fmt"
+	"sort"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/structs"
+)
+
+func init() {
+	registerTable(&memdb.TableSchema{
+		Name: tableEvals,
+		Indexes: map[string]*memdb.IndexSchema{
+			indexID:  {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			indexJob: {Name: indexJob, Indexer: namespacedIDIndex("JobID")},
+		},
+	}, &structs.Evaluation{})
+}
+
+// UpsertEvalsTxn stores evaluations, keeping CreateIndex of ones already stored.
+func (s *StateStore) UpsertEvalsTxn(txn *Txn, evals []*structs.Evaluation) error {
+	for _, eval := range evals {
+		existing, err := txn.First(tableEvals, indexID, eval.ID)
+		if err != nil {
+			return fmt.Errorf("state: eval lookup: %w", err)
+		}
+		eval.ModifyIndex = txn.Index
+		if existing != nil {
+			eval.CreateIndex = existing.(*structs.Evaluation).CreateIndex
+		} else {
+			eval.CreateIndex = txn.Index
+		}
+		if err := txn.Insert(tableEvals, eval); err != nil {
+			return fmt.Errorf("state: eval insert: %w", err)
+		}
+	}
+	if len(evals) == 0 {
+		return nil
+	}
+	return txn.bumpIndex(tableEvals)
+}
+
+// DeleteEvalsTxn removes evaluations by ID; unknown IDs are ignored.
+func (s *StateStore) DeleteEvalsTxn(txn *Txn, ids []string) error {
+	for _, id := range ids {
+		if _, err := txn.DeleteAll(tableEvals, indexID, id); err != nil {
+			return fmt.Errorf("state: eval delete: %w", err)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return txn.bumpIndex(tableEvals)
+}
+
+// EvalByID reads one evaluation; nil when unknown.
+func (s *StateStore) EvalByID(ws memdb.WatchSet, id string) (*structs.Evaluation, error) {
+	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableEvals, indexID, id)
+	if err != nil {
+		return nil, fmt.Errorf("state: eval lookup: %w", err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.Evaluation), nil
+}
+
+// EvalsByJob lists a job's evaluations, newest first.
+func (s *StateStore) EvalsByJob(ws memdb.WatchSet, namespace, jobID string) ([]*structs.Evaluation, error) {
+	iter, err := s.db.Txn(false).Get(tableEvals, indexJob, namespace, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("state: evals of job: %w", err)
+	}
+	ws.Add(iter.WatchCh())
+	return collectEvals(iter), nil
+}
+
+// Evals lists evaluations in namespace ("*" for all), newest first, filtered by ID prefix.
+func (s *StateStore) Evals(ws memdb.WatchSet, namespace, prefix string) ([]*structs.Evaluation, error) {
+	iter, err := s.db.Txn(false).Get(tableEvals, indexID+"_prefix", prefix)
+	if err != nil {
+		return nil, fmt.Errorf("state: eval list: %w", err)
+	}
+	ws.Add(iter.WatchCh())
+	all := collectEvals(iter)
+	out := all[:0]
+	for _, e := range all {
+		if namespace == structs.AllNamespacesSentinel || e.Namespace == namespace {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func collectEvals(iter memdb.ResultIterator) []*structs.Evaluation {
+	var out []*structs.Evaluation
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*structs.Evaluation))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreateIndex > out[j].CreateIndex })
+	return out
+}

@@ -1,0 +1,107 @@
+package state
+
+import (
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// eventConverter turns one changed row of its table into events. It sees the transaction for
+// its message type and request metadata (purge flag, actor).
+type eventConverter func(txn *Txn, change memdb.Change) []structs.Event
+
+// eventConverters has one entry per table; nil marks a table that deliberately publishes no
+// events. TestEventConverters_CoverEveryTable fails when a table is in neither state.
+var eventConverters = map[string]eventConverter{
+	tableIndex:        nil, // bookkeeping, not an object
+	tableJobs:         jobEvents,
+	tableJobVersion:   nil, // a version is visible through the job event of the same change
+	tableJobSummary:   nil, // derived counts; the Job and Allocation events carry the cause
+	tableEvals:        evalEvents,
+	tableNamespaces:   namespaceEvents,
+	tableACLPolicies:  aclPolicyEvents,
+	tableACLTokens:    aclTokenEvents,
+	tableACLRoles:     aclRoleEvents,
+	tablePurgeHistory: nil, // a record is visible through the job event of its removal
+}
+
+// EventsFromChanges derives the batch of events of one committed transaction. A transaction
+// whose message type has no event Type publishes nothing.
+func EventsFromChanges(txn *Txn, changes memdb.Changes) *structs.Events {
+	eventType := structs.MessageTypes[txn.MsgType].EventType
+	if eventType == "" {
+		return nil
+	}
+	var events []structs.Event
+	for _, change := range changes {
+		conv := eventConverters[change.Table]
+		if conv == nil {
+			continue
+		}
+		for _, e := range conv(txn, change) {
+			e.Type = eventType
+			e.Index = txn.Index
+			events = append(events, e)
+		}
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	return &structs.Events{Index: txn.Index, Events: events}
+}
+
+func jobEvents(txn *Txn, change memdb.Change) []structs.Event {
+	var job *structs.Job
+	payload := &structs.JobEvent{Actor: txn.Meta.Actor}
+	if change.Deleted() {
+		// The job as it was just before removal; the flag is true exactly when the row is gone.
+		job = change.Before.(*structs.Job)
+		payload.Purge, payload.Deleted = true, true
+	} else {
+		job = change.After.(*structs.Job)
+	}
+	payload.Job = job
+	return []structs.Event{{Topic: structs.TopicJob, Key: job.ID, Namespace: job.Namespace, Payload: payload}}
+}
+
+func evalEvents(_ *Txn, change memdb.Change) []structs.Event {
+	if change.Deleted() {
+		return nil
+	}
+	eval := change.After.(*structs.Evaluation)
+	return []structs.Event{{
+		Topic:      structs.TopicEvaluation,
+		Key:        eval.ID,
+		Namespace:  eval.Namespace,
+		FilterKeys: []string{eval.JobID, eval.DeploymentID},
+		Payload:    &structs.EvaluationEvent{Evaluation: eval},
+	}}
+}
+
+func namespaceEvents(_ *Txn, change memdb.Change) []structs.Event {
+	ns := rowOf[*structs.Namespace](change)
+	return []structs.Event{{Topic: structs.TopicNamespace, Key: ns.Name, Payload: &structs.NamespaceEvent{Namespace: ns}}}
+}
+
+func aclPolicyEvents(_ *Txn, change memdb.Change) []structs.Event {
+	p := rowOf[*structs.ACLPolicy](change)
+	return []structs.Event{{Topic: structs.TopicACLPolicy, Key: p.Name, Payload: &structs.ACLPolicyEvent{ACLPolicy: p}}}
+}
+
+func aclTokenEvents(_ *Txn, change memdb.Change) []structs.Event {
+	t := rowOf[*structs.ACLToken](change)
+	// Subscribers must never see a secret: publish a copy without it.
+	return []structs.Event{{Topic: structs.TopicACLToken, Key: t.AccessorID, Payload: &structs.ACLTokenEvent{ACLToken: t.Sanitized()}}}
+}
+
+func aclRoleEvents(_ *Txn, change memdb.Change) []structs.Event {
+	r := rowOf[*structs.ACLRole](change)
+	return []structs.Event{{Topic: structs.TopicACLRole, Key: r.ID, FilterKeys: []string{r.Name}, Payload: &structs.ACLRoleEvent{ACLRole: r}}}
+}
+
+// rowOf returns the row after the change, or before it for a delete.
+func rowOf[T any](change memdb.Change) T {
+	if change.Deleted() {
+		return change.Before.(T)
+	}
+	return change.After.(T)
+}

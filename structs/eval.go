@@ -1,0 +1,120 @@
+package structs
+
+import "time"
+
+// Evaluation statuses.
+const (
+	EvalStatusPending   = "pending"
+	EvalStatusBlocked   = "blocked"
+	EvalStatusComplete  = "complete"
+	EvalStatusFailed    = "failed"
+	EvalStatusCancelled = "canceled"
+)
+
+// What triggered an evaluation.
+const (
+	EvalTriggerJobRegister   = "job-register"
+	EvalTriggerJobDeregister = "job-deregister"
+	EvalTriggerScaling       = "job-scaling"
+)
+
+// Evaluation records that the scheduler must reconcile a job with its allocations.
+type Evaluation struct {
+	ID                string
+	Namespace         string
+	Priority          int
+	Type              string
+	TriggeredBy       string
+	JobID             string
+	JobModifyIndex    uint64
+	NodeID            string
+	NodeModifyIndex   uint64
+	DeploymentID      string
+	Status            string
+	StatusDescription string
+	Wait              time.Duration
+	WaitUntil         time.Time
+	NextEval          string
+	PreviousEval      string
+	BlockedEval       string
+	RelatedEvals      []*EvaluationStub
+	FailedTGAllocs    map[string]any
+	ClassEligibility  map[string]bool
+	// EscapedComputedClass and QuotaLimitReached keep the upstream shape the CLI decodes.
+	EscapedComputedClass bool
+	QuotaLimitReached    string
+	AnnotatePlan         bool
+	QueuedAllocations    map[string]int
+	SnapshotIndex        uint64
+	CreateIndex          uint64
+	ModifyIndex          uint64
+	CreateTime           int64
+	ModifyTime           int64
+}
+
+// EvaluationStub is the short form used in RelatedEvals.
+type EvaluationStub struct {
+	ID          string
+	Namespace   string
+	Priority    int
+	Type        string
+	TriggeredBy string
+	JobID       string
+	Status      string
+	CreateIndex uint64
+}
+
+// TerminalStatus reports whether the evaluation will not be processed again.
+func (e *Evaluation) TerminalStatus() bool {
+	switch e.Status {
+	case EvalStatusComplete, EvalStatusFailed, EvalStatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Copy returns a copy safe to change at the top level.
+func (e *Evaluation) Copy() *Evaluation {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	return &c
+}
+
+// EvalSpecificRequest reads one evaluation.
+type EvalSpecificRequest struct {
+	EvalID string
+	QueryOptions
+}
+
+// SingleEvalResponse answers EvalSpecificRequest.
+type SingleEvalResponse struct {
+	Eval *Evaluation
+	QueryMeta
+}
+
+// EvalListRequest lists evaluations, optionally of one job.
+type EvalListRequest struct {
+	JobID  string
+	Status string
+	QueryOptions
+}
+
+// EvalListResponse answers EvalListRequest.
+type EvalListResponse struct {
+	Evaluations []*Evaluation
+	QueryMeta
+}
+
+// EvalUpdateRequest upserts evaluations.
+type EvalUpdateRequest struct {
+	Evals []*Evaluation
+	WriteRequest
+}
+
+// EvalDeleteRequest deletes evaluations by ID (eval GC).
+type EvalDeleteRequest struct {
+	Evals []string
+	WriteRequest
+}

@@ -1,0 +1,79 @@
+package structs
+
+// Topic is the kind of object an event describes. Topic strings are part of the wire format of
+// GET /v1/event/stream (they appear in events and in the ?topic= filter): never rename one.
+type Topic string
+
+// Event topics. TopicAll is only meaningful in a subscription filter, where it matches events
+// of every topic; no event is published with it.
+const (
+	TopicJob        Topic = "Job"
+	TopicEvaluation Topic = "Evaluation"
+	TopicAllocation Topic = "Allocation"
+	TopicDeployment Topic = "Deployment"
+	TopicNode       Topic = "Node"
+	TopicNodePool   Topic = "NodePool"
+	TopicACLToken   Topic = "ACLToken"
+	TopicACLPolicy  Topic = "ACLPolicy"
+	TopicACLRole    Topic = "ACLRole"
+	TopicService    Topic = "Service"
+	TopicNamespace  Topic = "Namespace"
+	TopicOperator   Topic = "Operator"
+	TopicAll        Topic = "*"
+)
+
+// Event is one change to one object, derived from a committed state-store transaction. The
+// field names and their order are the wire envelope Nomad clients decode, so FilterKeys stays
+// without omitempty (clients see null when there are none).
+type Event struct {
+	Topic Topic
+	// Type says why the object changed; it comes from the Raft message type of the transaction
+	// (MessageTypes), so every event of one transaction shares it.
+	Type string
+	// Key is the object's primary identifier (job ID, eval ID, token AccessorID, …).
+	Key string
+	// Namespace is empty for objects that do not live in a namespace; such events pass every
+	// namespace filter.
+	Namespace string
+	// FilterKeys are secondary identifiers a topic filter also matches, e.g. an evaluation's
+	// JobID so that "Evaluation:web" follows the evaluations of job web.
+	FilterKeys []string
+	Index      uint64
+	// Payload wraps the object in a topic-specific struct (JobEvent, EvaluationEvent, …). It
+	// is shared by every subscriber and must be treated as read-only once published.
+	Payload any
+}
+
+// Events is the batch of events produced by one Raft apply, all at the same Index. The broker
+// buffers and delivers whole batches; one batch is one line of the NDJSON stream.
+type Events struct {
+	Index  uint64
+	Events []Event
+}
+
+// JobEvent is the payload of events on TopicJob.
+type JobEvent struct {
+	// Job is the job after the change, or, when it was removed from state, as it was just
+	// before removal.
+	Job *Job
+	// Purge is the deregister request's purge flag, carried through the Raft log. It is true
+	// exactly when the job row no longer exists after the transaction (API purge or GC), and
+	// is omitted otherwise so a plain stop looks the same as before the flag existed.
+	Purge bool `json:",omitempty"`
+	// Deleted states the same fact under the name released upstream Nomad 2.x uses, so that
+	// consumers written against upstream work unchanged. It always equals Purge.
+	Deleted bool `json:",omitempty"`
+	// Actor is who caused the write; omitted for API writes when ACLs are disabled. It never
+	// carries a SecretID.
+	Actor *Actor `json:",omitempty"`
+}
+
+// EvaluationEvent is the payload of events on TopicEvaluation.
+type EvaluationEvent struct {
+	Evaluation *Evaluation
+}
+
+// NamespaceEvent is the payload of events on TopicNamespace.
+type NamespaceEvent struct {
+	Namespace *Namespace
+}
