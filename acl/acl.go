@@ -190,13 +190,26 @@ func (a *ACL) AllowHostVolumeOperation(name, capability string) bool {
 	return set.allows(capability)
 }
 
-func (a *ACL) AllowNodeRead() bool  { return a != nil && (a.bypass() || atLeast(a.node, PolicyRead)) }
-func (a *ACL) AllowNodeWrite() bool { return a != nil && (a.bypass() || atLeast(a.node, PolicyWrite)) }
-func (a *ACL) AllowAgentRead() bool { return a != nil && (a.bypass() || atLeast(a.agent, PolicyRead)) }
+func (a *ACL) AllowNodeRead() bool {
+	return a != nil && (a.bypass() || atLeast(a.node, PolicyRead))
+}
+
+func (a *ACL) AllowNodeWrite() bool {
+	return a != nil && (a.bypass() || atLeast(a.node, PolicyWrite))
+}
+
+func (a *ACL) AllowAgentRead() bool {
+	return a != nil && (a.bypass() || atLeast(a.agent, PolicyRead))
+}
+
 func (a *ACL) AllowAgentWrite() bool {
 	return a != nil && (a.bypass() || atLeast(a.agent, PolicyWrite))
 }
-func (a *ACL) AllowQuotaRead() bool { return a != nil && (a.bypass() || atLeast(a.quota, PolicyRead)) }
+
+func (a *ACL) AllowQuotaRead() bool {
+	return a != nil && (a.bypass() || atLeast(a.quota, PolicyRead))
+}
+
 func (a *ACL) AllowQuotaWrite() bool {
 	return a != nil && (a.bypass() || atLeast(a.quota, PolicyWrite))
 }

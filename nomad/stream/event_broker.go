@@ -141,12 +141,12 @@ func (b *EventBroker) Subscribe(req *SubscribeRequest) (*Subscription, error) {
 		stored.Topics[topic] = slices.Clone(keys)
 	}
 	sub := &Subscription{
-		broker:    b,
-		req:       stored,
-		filter:    filter,
-		cursor:    head,
-		seenIndex: max(req.Index, head.events.Index),
-		closed:    make(chan struct{}),
+		broker:     b,
+		req:        stored,
+		filter:     filter,
+		cursor:     head,
+		startAfter: req.Index,
+		closed:     make(chan struct{}),
 	}
 
 	b.mu.Lock()

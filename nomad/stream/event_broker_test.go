@@ -64,6 +64,11 @@ func TestEventBroker_IndexResume(t *testing.T) {
 			publish: []uint64{10, 20, 30, 40}, index: 20, exact: true, want: []uint64{30, 40},
 		},
 		{
+			name: "exact start survives drops of batches up to its index", size: 3,
+			publish: []uint64{10, 20, 30}, index: 30, exact: true,
+			then: []uint64{40, 50}, want: []uint64{40, 50},
+		},
+		{
 			name: "exact start older than the buffer is refused", size: 2,
 			publish: []uint64{10, 20, 30, 40}, index: 10, exact: true,
 			wantErr: ErrIndexNotRetained,

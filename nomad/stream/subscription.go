@@ -17,13 +17,12 @@ type Subscription struct {
 
 	// Owned by the goroutine calling Next.
 	cursor *bufferItem // last item passed over; its successor is read next
-	// seenIndex is the highest Index the subscriber has passed over or chose to skip (the
-	// requested start, or what was dropped before it began). Losing a batch at or below it
-	// loses nothing.
-	seenIndex uint64
-	// started is set once the cursor moved past a published batch. Before that the start
-	// position is not yet fixed, and a non-exact subscription may still move it forward.
-	started bool
+	// startAfter is the requested Index: batches up to it are passed over until the
+	// subscription is positioned, i.e. has read its first batch past it. From then on every
+	// batch is considered in list order, so a batch published out of Index order is never
+	// skipped.
+	startAfter uint64
+	positioned bool
 
 	closeOnce sync.Once
 	closeErr  error // written once before closed is closed
@@ -35,10 +34,10 @@ type Subscription struct {
 //
 // It returns ctx's error when ctx is done, the close error once the subscription was closed
 // (ErrSubscriptionClosed, or ErrSlowSubscriber), and ErrSlowSubscriber when batches it had not
-// yet read were dropped from the buffer. The start position is fixed by the first read: if the
-// batches after the requested index were dropped before that, a subscription without
-// StartExactlyAtIndex starts at the oldest retained batch, like a request for an index older
-// than the buffer.
+// yet read were dropped from the buffer. The start position is fixed when the first batch past
+// the requested index is read: if batches after that index were dropped before then, a
+// subscription without StartExactlyAtIndex starts at the oldest retained batch, like a request
+// for an index older than the buffer.
 //
 // The returned events and their payloads are shared with other subscribers: read-only.
 func (s *Subscription) Next(ctx context.Context) (structs.Events, error) {
@@ -66,26 +65,28 @@ func (s *Subscription) Next(ctx context.Context) (structs.Events, error) {
 		// Items are only ever dropped from the head, so one comparison against the head
 		// marker tells whether next is still retained.
 		if head := s.broker.buf.head.Load(); next.seq <= head.seq {
-			lost := head.events.Index > s.seenIndex
-			if lost && (s.started || s.req.StartExactlyAtIndex) {
+			// Once positioned, every dropped item is one the subscriber should have read.
+			// Before that, only dropped batches past startAfter count (head's Index is the
+			// newest dropped one; Raft indexes grow), and only an exact start must fail for
+			// them: otherwise the stream starts at the oldest retained batch.
+			if s.positioned || (s.req.StartExactlyAtIndex && head.events.Index > s.startAfter) {
 				s.broker.logger.Warn("subscriber fell behind the event buffer, closing it",
-					"accessor_id", s.req.TokenAccessorID, "last_index", s.seenIndex,
-					"dropped_through_index", head.events.Index)
+					"accessor_id", s.req.TokenAccessorID, "dropped_through_index", head.events.Index)
 				s.close(ErrSlowSubscriber)
 				s.broker.remove(s)
 				return structs.Events{}, ErrSlowSubscriber
 			}
 			s.cursor = head
-			s.seenIndex = max(s.seenIndex, head.events.Index)
 			continue
 		}
 
 		s.cursor = next
-		s.started = true
-		if next.events.Index <= s.seenIndex {
-			continue
+		if !s.positioned {
+			if next.events.Index <= s.startAfter {
+				continue
+			}
+			s.positioned = true
 		}
-		s.seenIndex = next.events.Index
 		if out, ok := s.filter.apply(next.events); ok {
 			return out, nil
 		}

@@ -1,0 +1,129 @@
+package command
+
+import (
+	"strings"
+
+	"github.com/hashicorp/cli"
+)
+
+// Commands returns every CLI command except "agent", which main.go adds so
+// that this package never depends on the server.
+func Commands(ui cli.Ui) map[string]cli.CommandFactory {
+	meta := func() Meta { return Meta{Ui: ui} }
+	group := func(synopsis, help string) cli.CommandFactory {
+		return func() (cli.Command, error) { return &groupCommand{synopsis: synopsis, help: help}, nil }
+	}
+	return map[string]cli.CommandFactory{
+		"version": func() (cli.Command, error) { return &VersionCommand{Ui: ui}, nil },
+		"status":  func() (cli.Command, error) { return &StatusCommand{Meta: meta()}, nil },
+
+		"job":          group("Interact with jobs", jobHelp),
+		"job run":      func() (cli.Command, error) { return &JobRunCommand{Meta: meta()}, nil },
+		"job stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: meta()}, nil },
+		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: meta()}, nil },
+		"job inspect":  func() (cli.Command, error) { return &JobInspectCommand{Meta: meta()}, nil },
+		"job history":  func() (cli.Command, error) { return &JobHistoryCommand{Meta: meta()}, nil },
+		"job revert":   func() (cli.Command, error) { return &JobRevertCommand{Meta: meta()}, nil },
+		"job scale":    func() (cli.Command, error) { return &JobScaleCommand{Meta: meta()}, nil },
+		"job tag":      group("Manage job version tags", jobTagHelp),
+		"job tag apply": func() (cli.Command, error) {
+			return &JobTagApplyCommand{Meta: meta()}, nil
+		},
+		"job tag unset": func() (cli.Command, error) {
+			return &JobTagUnsetCommand{Meta: meta()}, nil
+		},
+		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: meta()}, nil },
+		"job purged":   func() (cli.Command, error) { return &JobPurgedCommand{Meta: meta()}, nil },
+		"job restore":  func() (cli.Command, error) { return &JobRestoreCommand{Meta: meta()}, nil },
+
+		"namespace":        group("Interact with namespaces", namespaceHelp),
+		"namespace apply":  func() (cli.Command, error) { return &NamespaceApplyCommand{Meta: meta()}, nil },
+		"namespace list":   func() (cli.Command, error) { return &NamespaceListCommand{Meta: meta()}, nil },
+		"namespace status": func() (cli.Command, error) { return &NamespaceStatusCommand{Meta: meta()}, nil },
+		"namespace delete": func() (cli.Command, error) { return &NamespaceDeleteCommand{Meta: meta()}, nil },
+
+		"acl":                group("Interact with ACL policies, tokens and roles", aclHelp),
+		"acl bootstrap":      func() (cli.Command, error) { return &ACLBootstrapCommand{Meta: meta()}, nil },
+		"acl policy":         group("Interact with ACL policies", aclPolicyHelp),
+		"acl policy apply":   func() (cli.Command, error) { return &ACLPolicyApplyCommand{Meta: meta()}, nil },
+		"acl policy info":    func() (cli.Command, error) { return &ACLPolicyInfoCommand{Meta: meta()}, nil },
+		"acl policy list":    func() (cli.Command, error) { return &ACLPolicyListCommand{Meta: meta()}, nil },
+		"acl policy delete":  func() (cli.Command, error) { return &ACLPolicyDeleteCommand{Meta: meta()}, nil },
+		"acl token":          group("Interact with ACL tokens", aclTokenHelp),
+		"acl token create":   func() (cli.Command, error) { return &ACLTokenCreateCommand{Meta: meta()}, nil },
+		"acl token list":     func() (cli.Command, error) { return &ACLTokenListCommand{Meta: meta()}, nil },
+		"acl token info":     func() (cli.Command, error) { return &ACLTokenInfoCommand{Meta: meta()}, nil },
+		"acl token self":     func() (cli.Command, error) { return &ACLTokenSelfCommand{Meta: meta()}, nil },
+		"acl token update":   func() (cli.Command, error) { return &ACLTokenUpdateCommand{Meta: meta()}, nil },
+		"acl token delete":   func() (cli.Command, error) { return &ACLTokenDeleteCommand{Meta: meta()}, nil },
+		"acl role":           group("Interact with ACL roles", aclRoleHelp),
+		"acl role create":    func() (cli.Command, error) { return &ACLRoleCreateCommand{Meta: meta()}, nil },
+		"acl role list":      func() (cli.Command, error) { return &ACLRoleListCommand{Meta: meta()}, nil },
+		"acl role info":      func() (cli.Command, error) { return &ACLRoleInfoCommand{Meta: meta()}, nil },
+		"acl role update":    func() (cli.Command, error) { return &ACLRoleUpdateCommand{Meta: meta()}, nil },
+		"acl role delete":    func() (cli.Command, error) { return &ACLRoleDeleteCommand{Meta: meta()}, nil },
+		"event":              group("Interact with the event stream", eventHelp),
+		"event stream":       func() (cli.Command, error) { return &EventStreamCommand{Meta: meta()}, nil },
+	}
+}
+
+// groupCommand stands for a noun with subcommands ("job", "acl token"):
+// run alone it shows its help, which lists the subcommands.
+type groupCommand struct {
+	synopsis string
+	help     string
+}
+
+func (c *groupCommand) Help() string     { return strings.TrimSpace(c.help) }
+func (c *groupCommand) Synopsis() string { return c.synopsis }
+func (c *groupCommand) Run([]string) int { return cli.RunResultHelp }
+
+const jobHelp = `
+Usage: nomad job <subcommand> [options] [args]
+
+  Submit, inspect, change and remove jobs. Run a subcommand with -h for its
+  own options.
+`
+
+const jobTagHelp = `
+Usage: nomad job tag <subcommand> [options] <job>
+
+  Name a job version so it can be found, reverted to, and kept from garbage
+  collection.
+`
+
+const namespaceHelp = `
+Usage: nomad namespace <subcommand> [options] [args]
+
+  Create, list, read and delete namespaces.
+`
+
+const aclHelp = `
+Usage: nomad acl <subcommand> [options] [args]
+
+  Bootstrap the ACL system and manage its policies, tokens and roles.
+`
+
+const aclPolicyHelp = `
+Usage: nomad acl policy <subcommand> [options] [args]
+
+  Write, read, list and delete ACL policies.
+`
+
+const aclTokenHelp = `
+Usage: nomad acl token <subcommand> [options] [args]
+
+  Create, read, update and delete ACL tokens.
+`
+
+const aclRoleHelp = `
+Usage: nomad acl role <subcommand> [options] [args]
+
+  Create, read, update and delete ACL roles.
+`
+
+const eventHelp = `
+Usage: nomad event <subcommand> [options]
+
+  Follow the cluster's event stream.
+`

@@ -1,0 +1,196 @@
+package command
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/jobspec"
+)
+
+// JobRunCommand registers a job from a file.
+type JobRunCommand struct {
+	Meta
+
+	// Stdin is read when the file argument is "-"; nil means os.Stdin.
+	Stdin io.Reader
+}
+
+func (c *JobRunCommand) Help() string {
+	return helpText(`
+Usage: nomad job run [options] <path>
+
+  Submit a job file to the cluster, creating the job or updating it. The
+  file is HCL unless -json is given or its name ends in ".json"; a path of
+  "-" reads the job from standard input.
+
+  Unless -detach is given, the command follows the evaluation the
+  registration created for a few seconds and reports its status.
+`, `
+Run Options:
+
+  -detach
+    Print the evaluation ID and return without monitoring.
+
+  -check-index=<index>
+    Register only if the job's modify index is still <index>. An index of 0
+    registers only if the job does not exist yet. Use the "Job Modify Index"
+    printed by "nomad job plan" or the JobModifyIndex of "nomad job inspect".
+
+  -json
+    Parse the file as JSON ({"Job": {...}} or a bare job object).
+
+  -var 'key=value'
+    Value for a variable declared in the job file. Repeatable.
+
+  -eval-priority=<priority>
+    Priority for the evaluation the registration creates.
+
+  -preserve-counts
+    Keep the current count of each existing task group.
+
+  -policy-override
+    Ask the cluster to override soft-mandatory policy failures.
+
+  -output
+    Print the job as the JSON the API accepts, and do not submit it.
+`)
+}
+
+func (c *JobRunCommand) Synopsis() string { return "Run a new job or update an existing job" }
+
+func (c *JobRunCommand) Run(args []string) int {
+	var detach, asJSON, output, preserveCounts, policyOverride bool
+	var checkIndex string
+	var evalPriority int
+	vars := varFlag{}
+	fs := c.FlagSet("job run")
+	fs.BoolVar(&detach, "detach", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.BoolVar(&output, "output", false, "")
+	fs.BoolVar(&preserveCounts, "preserve-counts", false, "")
+	fs.BoolVar(&policyOverride, "policy-override", false, "")
+	fs.StringVar(&checkIndex, "check-index", "", "")
+	fs.IntVar(&evalPriority, "eval-priority", 0, "")
+	fs.Var(vars, "var", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <path>")
+	}
+
+	var enforce bool
+	var modifyIndex uint64
+	if checkIndex != "" {
+		n, err := strconv.ParseUint(checkIndex, 10, 64)
+		if err != nil {
+			return c.fail("Invalid -check-index %q: must be a non-negative integer", checkIndex)
+		}
+		enforce, modifyIndex = true, n
+	}
+
+	job, err := loadJob(pos[0], asJSON, vars, c.Stdin)
+	if err != nil {
+		return c.fail("Error getting job struct: %v", err)
+	}
+	// A namespace written in the job file wins over the flag and the
+	// environment, as it does upstream; otherwise the job lands where the
+	// command points.
+	if str(job.Namespace) == "" {
+		if ns := c.Namespace(); ns != "" {
+			job.Namespace = &ns
+		}
+	}
+
+	if output {
+		out, err := prettyJSON(struct{ Job *api.Job }{job})
+		if err != nil {
+			return c.fail("Error encoding job: %v", err)
+		}
+		c.Ui.Output(out)
+		return 0
+	}
+
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	opts := &api.RegisterOptions{
+		EnforceIndex:   enforce,
+		ModifyIndex:    modifyIndex,
+		PolicyOverride: policyOverride,
+		PreserveCounts: preserveCounts,
+		EvalPriority:   evalPriority,
+	}
+	var wopts *api.WriteOptions
+	if ns := str(job.Namespace); ns != "" {
+		wopts = &api.WriteOptions{Namespace: ns}
+	}
+	resp, _, err := client.Jobs().RegisterOpts(job, opts, wopts)
+	if err != nil {
+		return c.fail("Error submitting job: %v", err)
+	}
+	if w := strings.TrimSpace(resp.Warnings); w != "" {
+		c.Ui.Warn("Job Warnings:\n" + w)
+	}
+	if detach || resp.EvalID == "" {
+		c.Ui.Output("Job registration successful")
+	}
+	return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
+}
+
+// loadJob reads and parses a job file for run and validate.
+func loadJob(path string, asJSON bool, vars map[string]string, stdin io.Reader) (*api.Job, error) {
+	var src []byte
+	var err error
+	name := path
+	if path == "-" {
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		src, err = io.ReadAll(stdin)
+		name = "<stdin>"
+	} else {
+		src, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if asJSON || strings.EqualFold(filepath.Ext(path), ".json") {
+		if len(vars) > 0 {
+			return nil, fmt.Errorf("-var applies only to HCL job files")
+		}
+		return jobspec.ParseJSONJob(src)
+	}
+	return jobspec.Parse(name, src, vars)
+}
+
+// varFlag collects repeated -var key=value flags.
+type varFlag map[string]string
+
+func (v varFlag) String() string { return "" }
+
+func (v varFlag) Set(s string) error {
+	k, val, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("invalid variable %q: expected key=value", s)
+	}
+	v[k] = val
+	return nil
+}
+
+// stringsFlag collects a repeatable string flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string { return strings.Join(*s, ",") }
+
+func (s *stringsFlag) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}

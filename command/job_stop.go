@@ -1,0 +1,100 @@
+package command
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// JobStopCommand stops a job, or purges it with -purge.
+type JobStopCommand struct {
+	Meta
+}
+
+func (c *JobStopCommand) Help() string {
+	return helpText(`
+Usage: nomad job stop [options] <job>
+
+  Stop a running job. Its allocations are stopped; the job itself stays
+  readable, marked stopped, until garbage collection removes it.
+
+  With -purge the job is removed at once, together with its versions and
+  allocations. Purging needs the "purge-job" capability, asks for
+  confirmation unless -yes is given, and leaves a purge record that
+  "nomad job purged" lists and "nomad job restore" can re-register.
+`, `
+Stop Options:
+
+  -purge
+    Remove the job from the cluster immediately instead of waiting for
+    garbage collection.
+
+  -yes
+    Do not ask for confirmation.
+
+  -detach
+    Print the evaluation ID and return without monitoring.
+
+  -global
+    Stop a multi-region job in every region.
+
+  -no-shutdown-delay
+    Ignore the shutdown_delay of the job's groups and tasks.
+
+  -eval-priority=<priority>
+    Priority for the evaluation the stop creates.
+`)
+}
+
+func (c *JobStopCommand) Synopsis() string { return "Stop a running job" }
+
+func (c *JobStopCommand) Run(args []string) int {
+	var purge, yes, detach, global, noShutdownDelay bool
+	var evalPriority int
+	fs := c.FlagSet("job stop")
+	fs.BoolVar(&purge, "purge", false, "")
+	fs.BoolVar(&yes, "yes", false, "")
+	fs.BoolVar(&yes, "y", false, "")
+	fs.BoolVar(&detach, "detach", false, "")
+	fs.BoolVar(&global, "global", false, "")
+	fs.BoolVar(&noShutdownDelay, "no-shutdown-delay", false, "")
+	fs.IntVar(&evalPriority, "eval-priority", 0, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <job>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	jobID, ok := c.resolveJob(client, pos[0])
+	if !ok {
+		return 1
+	}
+
+	// Purging cannot be undone from the job's own history, so it is the one
+	// stop that asks first.
+	if purge && !yes {
+		proceed, code := c.confirm(fmt.Sprintf("Are you sure you want to purge job %q?", jobID))
+		if !proceed {
+			if code == 0 {
+				c.Ui.Output("Cancelling job purge")
+			}
+			return code
+		}
+	}
+
+	evalID, _, err := client.Jobs().DeregisterOpts(jobID, &api.DeregisterOptions{
+		Purge:           purge,
+		Global:          global,
+		EvalPriority:    evalPriority,
+		NoShutdownDelay: noShutdownDelay,
+	}, nil)
+	if err != nil {
+		return c.fail("Error deregistering job: %v", err)
+	}
+	return c.finishEval(client, evalID, detach, evalID)
+}

@@ -1,0 +1,168 @@
+package command
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/cli"
+	"github.com/hashicorp/nomad/api"
+)
+
+// Meta carries what every command shares: the UI and the connection flags.
+// Environment variables (NOMAD_ADDR, NOMAD_TOKEN, NOMAD_NAMESPACE,
+// NOMAD_REGION) are read by api.DefaultConfig; a flag, when given, wins.
+type Meta struct {
+	Ui cli.Ui
+
+	address   string
+	token     string
+	namespace string
+	region    string
+	noColor   bool
+
+	// monitorTimeout bounds how long a command follows its evaluation when
+	// not detached. The scheduler may never pick an evaluation up, so an
+	// unbounded wait would hang the terminal. Zero means defaultMonitorWait.
+	monitorTimeout time.Duration
+}
+
+const defaultMonitorWait = 5 * time.Second
+
+// FlagSet returns a flag set that already knows the connection flags. Flag
+// errors are reported by the caller through the UI, never printed by the
+// flag package itself.
+func (m *Meta) FlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&m.address, "address", "", "")
+	fs.StringVar(&m.token, "token", "", "")
+	fs.StringVar(&m.namespace, "namespace", "", "")
+	fs.StringVar(&m.region, "region", "", "")
+	fs.BoolVar(&m.noColor, "no-color", false, "")
+	return fs
+}
+
+// Client builds an API client from the environment and the parsed flags.
+func (m *Meta) Client() (*api.Client, error) {
+	cfg := api.DefaultConfig()
+	if m.address != "" {
+		cfg.Address = m.address
+	}
+	if m.token != "" {
+		cfg.SecretID = m.token
+	}
+	if m.namespace != "" {
+		cfg.Namespace = m.namespace
+	}
+	if m.region != "" {
+		cfg.Region = m.region
+	}
+	return api.NewClient(cfg)
+}
+
+// Namespace is the namespace the command addresses: the flag, else the
+// environment, else empty (the agent then uses "default").
+func (m *Meta) Namespace() string {
+	if m.namespace != "" {
+		return m.namespace
+	}
+	return os.Getenv("NOMAD_NAMESPACE")
+}
+
+// parse parses args and returns the positional arguments. Unlike the flag
+// package alone it accepts flags after positional arguments, so both
+// "acl policy info -json NAME" and "acl policy info NAME -json" work; "--"
+// ends flag parsing. ok is false when the caller must return code.
+func (m *Meta) parse(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, cli.RunResultHelp, false
+			}
+			m.Ui.Error(fmt.Sprintf("Error parsing flags: %v", err))
+			return nil, 1, false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, 0, true
+		}
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), 0, true
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// fail prints one error line and returns the failure exit code.
+func (m *Meta) fail(format string, a ...any) int {
+	m.Ui.Error(fmt.Sprintf(format, a...))
+	return 1
+}
+
+// client is Client with the error already reported.
+func (m *Meta) client() (*api.Client, bool) {
+	c, err := m.Client()
+	if err != nil {
+		m.fail("Error initializing client: %v", err)
+		return nil, false
+	}
+	return c, true
+}
+
+// confirm asks a yes/no question; only "y" or "yes" proceeds. An answer
+// that is neither yes nor no is an error, so a typo never counts as consent.
+func (m *Meta) confirm(question string) (yes bool, code int) {
+	answer, err := m.Ui.Ask(question + " [y/N]")
+	if err != nil {
+		return false, m.fail("Failed to read answer: %v", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return true, 0
+	case "", "n", "no":
+		return false, 0
+	default:
+		return false, m.fail("Unexpected answer %q", answer)
+	}
+}
+
+// isNotFound reports whether err is an HTTP 404 from the agent.
+func isNotFound(err error) bool {
+	var ue api.UnexpectedResponseError
+	return errors.As(err, &ue) && ue.StatusCode() == 404
+}
+
+// generalOptions is the help shared by every command that talks to an agent.
+const generalOptions = `
+General Options:
+
+  -address=<addr>
+    Address of the Nomad agent. Overrides NOMAD_ADDR; the default is
+    http://127.0.0.1:4646.
+
+  -token=<secret-id>
+    ACL token secret sent with each request. Overrides NOMAD_TOKEN.
+
+  -namespace=<namespace>
+    Namespace to act in. Overrides NOMAD_NAMESPACE; the agent uses
+    "default" when neither is set.
+
+  -region=<region>
+    Region to forward requests to. Overrides NOMAD_REGION.
+
+  -no-color
+    Accepted for compatibility; output is never colored.
+`
+
+// helpText joins a command's own help with the general options.
+func helpText(usage, options string) string {
+	return strings.TrimSpace(usage) + "\n" + generalOptions + options
+}

@@ -1,0 +1,100 @@
+package command
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// monitor follows an evaluation until it is terminal or monitorTimeout has
+// passed, printing each status change. It returns 0 for a completed
+// evaluation or one still waiting, and 2 for a failed or canceled one, as
+// upstream does when the scheduler could not place the work.
+func (m *Meta) monitor(client *api.Client, evalID string) int {
+	now := func() string { return formatTime(time.Now()) }
+	m.Ui.Output(fmt.Sprintf("==> %s: Monitoring evaluation %q", now(), shortID(evalID)))
+
+	wait := m.monitorTimeout
+	if wait == 0 {
+		wait = defaultMonitorWait
+	}
+	deadline := time.Now().Add(wait)
+	var last string
+	for first := true; ; first = false {
+		eval, _, err := client.Evaluations().Info(evalID, nil)
+		if err != nil {
+			return m.fail("Error reading evaluation: %v", err)
+		}
+		if first && eval.JobID != "" {
+			m.Ui.Output(fmt.Sprintf("    %s: Evaluation triggered by job %q", now(), eval.JobID))
+		}
+		if eval.Status != last {
+			if last == "" {
+				m.Ui.Output(fmt.Sprintf("    %s: Evaluation status is %q", now(), eval.Status))
+			} else {
+				m.Ui.Output(fmt.Sprintf("    %s: Evaluation status changed: %q -> %q", now(), last, eval.Status))
+			}
+			last = eval.Status
+		}
+		switch eval.Status {
+		case "complete":
+			m.Ui.Output(fmt.Sprintf("==> %s: Evaluation %q finished with status %q", now(), shortID(evalID), eval.Status))
+			return 0
+		case "failed", "canceled":
+			m.Ui.Output(fmt.Sprintf("==> %s: Evaluation %q finished with status %q", now(), shortID(evalID), eval.Status))
+			return 2
+		}
+		if time.Now().After(deadline) {
+			m.Ui.Output(fmt.Sprintf("==> %s: Evaluation %q is still %q; no longer waiting (use -detach to skip monitoring)",
+				now(), shortID(evalID), eval.Status))
+			return 0
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// finishEval reports the evaluation a write created: when detached it prints
+// detachLine (upstream prints "Evaluation ID: <id>" after job run and the
+// bare ID after job stop, and scripts capture both), otherwise it monitors.
+// Writes that create no evaluation (periodic or parameterized parents) need
+// nothing more.
+func (m *Meta) finishEval(client *api.Client, evalID string, detach bool, detachLine string) int {
+	if evalID == "" {
+		return 0
+	}
+	if detach {
+		m.Ui.Output(detachLine)
+		return 0
+	}
+	return m.monitor(client, evalID)
+}
+
+// resolveJob turns a job ID or unique ID prefix into the exact ID, as
+// upstream's commands accept prefixes.
+func (m *Meta) resolveJob(client *api.Client, prefix string) (string, bool) {
+	jobs, _, err := client.Jobs().List(&api.QueryOptions{Prefix: prefix})
+	if err != nil {
+		m.fail("Error querying job prefix %q: %v", prefix, err)
+		return "", false
+	}
+	for _, j := range jobs {
+		if j.ID == prefix {
+			return j.ID, true
+		}
+	}
+	switch len(jobs) {
+	case 0:
+		m.fail("No job(s) with prefix or ID %q found", prefix)
+		return "", false
+	case 1:
+		return jobs[0].ID, true
+	default:
+		ids := make([]string, len(jobs))
+		for i, j := range jobs {
+			ids[i] = j.ID
+		}
+		m.fail("Prefix %q matched multiple jobs: %v", prefix, ids)
+		return "", false
+	}
+}

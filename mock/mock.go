@@ -1,0 +1,44 @@
+// Package mock builds valid objects for tests.
+package mock
+
+import (
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Job returns a canonical, valid service job "web" with one group of one raw_exec task.
+func Job() *structs.Job {
+	return JobWithID("web")
+}
+
+// JobWithID returns Job with another ID.
+func JobWithID(id string) *structs.Job {
+	in := &api.Job{
+		ID:          &id,
+		Name:        &id,
+		Type:        new("service"),
+		Datacenters: []string{"dc1"},
+		Meta:        map[string]string{"owner": "team-a"},
+		TaskGroups: []*api.TaskGroup{{
+			Name:  new("web"),
+			Count: new(1),
+			Tasks: []*api.Task{{
+				Name:      "server",
+				Driver:    "raw_exec",
+				Config:    map[string]any{"command": "/bin/sleep", "args": []any{"600"}},
+				Resources: &api.Resources{CPU: new(50), MemoryMB: new(32)},
+			}},
+		}},
+	}
+	in.Canonicalize()
+	j := structs.JobFromAPI(in)
+	j.Canonicalize()
+	return j
+}
+
+// BatchJob returns a batch variant of Job.
+func BatchJob(id string) *structs.Job {
+	j := JobWithID(id)
+	j.Type = structs.JobTypeBatch
+	return j
+}

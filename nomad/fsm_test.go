@@ -1,0 +1,132 @@
+package nomad
+
+import (
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/nomadfork/nomad/mock"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
+	"github.com/shoenig/test/must"
+)
+
+func testFSM(t *testing.T) *FSM {
+	t.Helper()
+	f, err := NewFSM(hclog.NewNullLogger(), state.Config{JobTrackedVersions: 6}, nil)
+	must.NoError(t, err)
+	return f
+}
+
+func applyEntry(t *testing.T, f *FSM, index uint64, mt structs.MessageType, req any) any {
+	t.Helper()
+	buf, err := structs.Encode(mt, req)
+	must.NoError(t, err)
+	return f.Apply(&raft.Log{Index: index, Type: raft.LogCommand, Data: buf})
+}
+
+func TestFSM_EveryMessageTypeHasAHandler(t *testing.T) {
+	f := testFSM(t)
+	for mt, info := range structs.MessageTypes {
+		_, ok := f.handlers[mt]
+		must.True(t, ok, must.Sprintf("message type %s (%d) has no FSM handler", info.Name, mt))
+	}
+	for mt := range f.handlers {
+		_, ok := structs.MessageTypes[mt]
+		must.True(t, ok, must.Sprintf("handler for %d is missing from structs.MessageTypes", mt))
+	}
+}
+
+func TestFSM_UnknownMessageTypePanics(t *testing.T) {
+	f := testFSM(t)
+	must.Panic(t, func() {
+		f.Apply(&raft.Log{Index: 5, Type: raft.LogCommand, Data: []byte{250, 0x80}})
+	})
+}
+
+func TestFSM_CorruptEntryPanics(t *testing.T) {
+	f := testFSM(t)
+	must.Panic(t, func() {
+		f.Apply(&raft.Log{Index: 5, Type: raft.LogCommand, Data: []byte{byte(structs.JobRegisterRequestType), 0xc1, 0xff}})
+	})
+}
+
+func TestFSM_PurgeWritesRecordInSameTransaction(t *testing.T) {
+	f := testFSM(t)
+	job := mock.Job()
+	must.Nil(t, applyEntry(t, f, 10, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job}))
+
+	actor := &structs.Actor{AccessorID: "a-1", Name: "alice", Type: "client"}
+	resp := applyEntry(t, f, 11, structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{
+		JobID: job.ID, Purge: true, Actor: actor, PurgeRecordID: "rec-1", PurgeTime: 1234,
+		WriteRequest: structs.WriteRequest{Namespace: job.Namespace},
+	})
+	must.Nil(t, resp)
+
+	got, err := f.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.Nil(t, got)
+	rec, err := f.State().PurgeRecordByID(nil, "rec-1")
+	must.NoError(t, err)
+	must.NotNil(t, rec)
+	must.Eq(t, structs.PurgeReasonPurge, rec.Reason)
+	must.Eq(t, actor, rec.Actor)
+	must.Eq(t, int64(1234), rec.PurgeTime)
+	must.Eq(t, uint64(11), rec.CreateIndex)
+	must.Eq(t, job.ID, rec.Job.ID)
+}
+
+func TestFSM_PurgeWithoutRecordIDChangesNothing(t *testing.T) {
+	f := testFSM(t)
+	job := mock.Job()
+	must.Nil(t, applyEntry(t, f, 10, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job}))
+	resp := applyEntry(t, f, 11, structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{
+		JobID: job.ID, Purge: true, WriteRequest: structs.WriteRequest{Namespace: job.Namespace},
+	})
+	must.NotNil(t, resp)
+	got, err := f.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.NotNil(t, got)
+	records, err := f.State().PurgeRecords(nil)
+	must.NoError(t, err)
+	must.SliceEmpty(t, records)
+}
+
+func TestFSM_EnforceIndexIsCheckedInTheTransaction(t *testing.T) {
+	f := testFSM(t)
+	job := mock.Job()
+	must.Nil(t, applyEntry(t, f, 10, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, EnforceIndex: true}))
+	// A second create-only register loses the check-and-set.
+	resp := applyEntry(t, f, 11, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mock.Job(), EnforceIndex: true})
+	must.NotNil(t, resp)
+	must.Eq(t, 409, structs.ErrorCode(resp.(error)))
+	resp = applyEntry(t, f, 12, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mock.Job(), EnforceIndex: true, JobModifyIndex: 10})
+	must.Nil(t, resp)
+}
+
+func TestFSM_SnapshotRestoreRoundTrip(t *testing.T) {
+	f := testFSM(t)
+	job := mock.Job()
+	must.Nil(t, applyEntry(t, f, 10, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job}))
+	must.Nil(t, applyEntry(t, f, 11, structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{
+		JobID: job.ID, WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}))
+
+	snap, err := f.Snapshot()
+	must.NoError(t, err)
+	sink := &memSink{}
+	must.NoError(t, snap.Persist(sink))
+
+	f2 := testFSM(t)
+	old := f2.State()
+	must.NoError(t, f2.Restore(sink))
+	select {
+	case <-old.AbandonCh():
+	default:
+		t.Fatal("restore did not abandon the old store")
+	}
+	got, err := f2.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.NotNil(t, got)
+	must.True(t, got.Stop)
+	must.Eq(t, uint64(1), got.Version)
+}

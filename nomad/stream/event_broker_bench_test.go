@@ -1,0 +1,75 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+// BenchmarkPublish publishes one-event batches into a default-sized buffer while every
+// subscriber reads as fast as it can, resubscribing from its last index when it falls behind,
+// as a client would. ns/op runs until every subscriber has read the last batch; events/s is
+// the publish rate alone, which must not depend on the number of subscribers much.
+func BenchmarkPublish(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("subscribers=%d", n), func(b *testing.B) {
+			broker := newTestBroker(b, DefaultEventBufferSize)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+
+			last := uint64(b.N)
+			var delivered, resubscribes atomic.Int64
+			var consumers sync.WaitGroup
+			for range n {
+				sub := subscribe(b, broker, allReq(0))
+				consumers.Go(func() {
+					consume(ctx, broker, sub, last, &delivered, &resubscribes)
+				})
+			}
+			event := ev(structs.TopicJob, "default", "web")
+
+			b.ResetTimer()
+			start := time.Now()
+			for i := range b.N {
+				broker.Publish(batch(uint64(i+1), event))
+			}
+			published := time.Since(start)
+			consumers.Wait()
+			b.StopTimer()
+			if ctx.Err() != nil {
+				b.Fatal("subscribers did not catch up")
+			}
+
+			b.ReportMetric(float64(b.N)/published.Seconds(), "events/s")
+			b.ReportMetric(float64(delivered.Load())/time.Since(start).Seconds(), "deliveries/s")
+			b.ReportMetric(float64(resubscribes.Load())/float64(n), "resubscribes/subscriber")
+		})
+	}
+}
+
+func consume(ctx context.Context, broker *EventBroker, sub *Subscription, last uint64,
+	delivered, resubscribes *atomic.Int64) {
+	var received uint64
+	for received < last {
+		events, err := sub.Next(ctx)
+		switch {
+		case errors.Is(err, ErrSlowSubscriber):
+			resubscribes.Add(1)
+			if sub, err = broker.Subscribe(allReq(received)); err != nil {
+				return
+			}
+			defer sub.Unsubscribe()
+		case err != nil:
+			return
+		default:
+			received = events.Index
+			delivered.Add(int64(len(events.Events)))
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package nomad
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/structs"
+	"github.com/shoenig/test/must"
+)
+
+// TestServer starts an in-memory single-server cluster for tests and waits for it to lead.
+// cb may change the config first.
+func TestServer(t testing.TB, cb func(*Config)) *Server {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.FastRaft = true
+	cfg.NodeName = t.Name()
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn, Output: testWriter{t}})
+	if cb != nil {
+		cb(cfg)
+	}
+	srv, err := NewServer(cfg)
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must.NoError(t, srv.WaitForLeader(ctx))
+	// Leadership is known before the leader can commit; wait until a write goes through.
+	for !srv.IsLeader() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("server never became leader")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	must.NoError(t, srv.raft.Barrier(5*time.Second).Error())
+	return srv
+}
+
+// TestACLServer starts a server with ACLs on and returns it with a bootstrap management
+// token's secret.
+func TestACLServer(t testing.TB, cb func(*Config)) (*Server, string) {
+	t.Helper()
+	srv := TestServer(t, func(c *Config) {
+		c.ACLEnabled = true
+		if cb != nil {
+			cb(c)
+		}
+	})
+	var reply structs.ACLTokenUpsertResponse
+	must.NoError(t, srv.Endpoints.ACL.Bootstrap(&BootstrapRequest{}, &reply))
+	return srv, reply.Tokens[0].SecretID
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(string(p))
+	return len(p), nil
+}
