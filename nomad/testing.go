@@ -17,7 +17,7 @@ func TestServer(t testing.TB, cb func(*Config)) *Server {
 	cfg := DefaultConfig()
 	cfg.FastRaft = true
 	cfg.NodeName = t.Name()
-	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn, Output: testWriter{t}})
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Error, Output: testWriter{t}})
 	if cb != nil {
 		cb(cfg)
 	}

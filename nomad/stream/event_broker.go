@@ -113,7 +113,8 @@ type SubscribeRequest struct {
 }
 
 // Subscribe registers a subscription. It takes no ACL decision: the caller authorises req
-// first.
+// first. The caller must Unsubscribe when it stops reading (a subscription the server closed
+// is already released, but Unsubscribe is harmless then).
 func (b *EventBroker) Subscribe(req *SubscribeRequest) (*Subscription, error) {
 	if req == nil {
 		return nil, structs.BadRequest("missing subscribe request")

@@ -442,3 +442,31 @@ func TestEventBroker_Concurrent(t *testing.T) {
 		must.Eq(t, order, got[i])
 	}
 }
+
+// A subscriber that stops reading must not keep every later batch alive: once the batches
+// after its position are dropped, the links from its position are cut.
+func TestEventBroker_StalledSubscriberPinsOnlyItsPosition(t *testing.T) {
+	const size = 3
+	b := newTestBroker(t, size)
+	positioned := subscribe(t, b, allReq(0))
+	fresh := subscribe(t, b, allReq(0))
+	publishIndexes(b, 1)
+	mustNextIndexes(t, positioned, 1)
+
+	for i := uint64(2); i <= 2+3*size; i++ {
+		publishIndexes(b, i)
+	}
+	must.Nil(t, positioned.cursor.next.Load())
+	must.Nil(t, fresh.cursor.next.Load())
+
+	// Walking from the head reaches exactly the retained batches.
+	var retained []uint64
+	for item := b.buf.head.Load().next.Load(); item != nil; item = item.next.Load() {
+		retained = append(retained, item.events.Index)
+	}
+	must.Eq(t, []uint64{9, 10, 11}, retained)
+
+	_, err := next(t, positioned)
+	must.ErrorIs(t, err, ErrSlowSubscriber)
+	mustNextIndexes(t, fresh, 9, 10, 11)
+}

@@ -8,8 +8,10 @@ import (
 )
 
 // bufferItem is one published batch in a singly linked list that only grows at the tail.
-// Everything but next is immutable once the item is reachable; next is written exactly once,
-// and ready is closed right after, so a reader that finds next nil can wait on ready.
+// Everything but next is immutable once the item is reachable. next is set once, and ready is
+// closed right after, so a reader that finds next nil can wait on ready; later next is cut
+// back to nil when the successor is dropped (see eventBuffer). So "ready closed but next nil"
+// means the successor is gone.
 type bufferItem struct {
 	events structs.Events
 	// seq numbers items 1, 2, 3 … in publish order. Raft indexes cannot serve: they have
@@ -34,14 +36,19 @@ var closedCh = func() chan struct{} {
 // with head's seq to tell whether it was dropped. Dropping allocates a new marker instead of
 // editing the old one, because subscribers may hold the old marker as their cursor.
 //
+// Dropping an item also cuts the links into it (from its dropped predecessor and from the
+// previous marker). A subscriber that stopped reading then pins only the item it holds, not
+// every batch published since: without the cut, memory would grow with each stalled stream.
+//
 // The list is read without locks; mu only serialises writers (Publish) with each other, so a
 // publish costs O(1) whatever the subscribers do.
 type eventBuffer struct {
-	mu     sync.Mutex
-	tail   *bufferItem // guarded by mu
-	head   atomic.Pointer[bufferItem]
-	length atomic.Int64
-	maxLen int64
+	mu          sync.Mutex
+	tail        *bufferItem // guarded by mu
+	lastDropped *bufferItem // guarded by mu; its next is the oldest retained item
+	head        atomic.Pointer[bufferItem]
+	length      atomic.Int64
+	maxLen      int64
 }
 
 func newEventBuffer(maxLen int64) *eventBuffer {
@@ -69,14 +76,22 @@ func (b *eventBuffer) append(events structs.Events) {
 	}
 	// Over the bound means at least two batches are retained (maxLen >= 1), so the oldest one
 	// has a successor for the new marker to point at.
-	oldest := b.head.Load().next.Load()
+	oldMarker := b.head.Load()
+	oldest := oldMarker.next.Load()
 	marker := &bufferItem{
 		events: structs.Events{Index: oldest.events.Index},
 		seq:    oldest.seq,
 		ready:  closedCh,
 	}
 	marker.next.Store(oldest.next.Load())
+	// The new head is visible before any link is cut, so a reader that finds a cut link
+	// also finds the head that explains it.
 	b.head.Store(marker)
+	oldMarker.next.Store(nil)
+	if b.lastDropped != nil {
+		b.lastDropped.next.Store(nil)
+	}
+	b.lastDropped = oldest
 	// Stored once, after the drop, so Len never reports more than maxLen.
 	b.length.Store(n - 1)
 }

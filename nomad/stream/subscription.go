@@ -54,17 +54,19 @@ func (s *Subscription) Next(ctx context.Context) (structs.Events, error) {
 		if next == nil {
 			select {
 			case <-s.cursor.ready:
-				continue
 			case <-s.closed:
 				return structs.Events{}, s.closeErr
 			case <-ctx.Done():
 				return structs.Events{}, ctx.Err()
 			}
+			// Still nil after ready was closed: the link was cut because the successor was
+			// dropped.
+			next = s.cursor.next.Load()
 		}
 
 		// Items are only ever dropped from the head, so one comparison against the head
 		// marker tells whether next is still retained.
-		if head := s.broker.buf.head.Load(); next.seq <= head.seq {
+		if head := s.broker.buf.head.Load(); next == nil || next.seq <= head.seq {
 			// Once positioned, every dropped item is one the subscriber should have read.
 			// Before that, only dropped batches past startAfter count (head's Index is the
 			// newest dropped one; Raft indexes grow), and only an exact start must fail for

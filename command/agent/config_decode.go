@@ -1,0 +1,546 @@
+package agent
+
+import (
+	"fmt"
+	"maps"
+	"math/big"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// The file* types are the decode targets for gohcl. Scalars are pointers so
+// an absent key stays nil, durations are expressions so a bad one can be
+// reported at its own position, and a key unknown to these structs is an
+// error from gohcl naming the file, line and key.
+type fileConfig struct {
+	Name             *string `hcl:"name,optional"`
+	Region           *string `hcl:"region,optional"`
+	Datacenter       *string `hcl:"datacenter,optional"`
+	DataDir          *string `hcl:"data_dir,optional"`
+	PluginDir        *string `hcl:"plugin_dir,optional"`
+	BindAddr         *string `hcl:"bind_addr,optional"`
+	LogLevel         *string `hcl:"log_level,optional"`
+	LogJSON          *bool   `hcl:"log_json,optional"`
+	EnableDebug      *bool   `hcl:"enable_debug,optional"`
+	LeaveOnInterrupt *bool   `hcl:"leave_on_interrupt,optional"`
+	LeaveOnTerminate *bool   `hcl:"leave_on_terminate,optional"`
+
+	Ports     *fileAddrs     `hcl:"ports,block"`
+	Addresses *fileAddrs     `hcl:"addresses,block"`
+	Advertise *fileAddrs     `hcl:"advertise,block"`
+	Server    *fileServer    `hcl:"server,block"`
+	Client    *fileClient    `hcl:"client,block"`
+	ACL       *fileACL       `hcl:"acl,block"`
+	UI        *fileUI        `hcl:"ui,block"`
+	Limits    *fileLimits    `hcl:"limits,block"`
+	Plugins   []*filePlugin  `hcl:"plugin,block"`
+	Telemetry *ignoredBlock  `hcl:"telemetry,block"`
+	Consul    []ignoredBlock `hcl:"consul,block"`
+	Vault     []ignoredBlock `hcl:"vault,block"`
+
+	// Accepted so existing configurations load, and deliberately ignored:
+	// this agent never calls home, so there is no update check to disable.
+	DisableUpdateCheck *bool `hcl:"disable_update_check,optional"`
+}
+
+// ignoredBlock accepts any content. It is used only for blocks this agent
+// accepts from Nomad configurations but has no feature behind: telemetry
+// (no metrics sinks), consul and vault (no integrations), the server's
+// default_scheduler_config (scheduler configuration is set through the API).
+type ignoredBlock struct {
+	Body hcl.Body `hcl:",remain"`
+}
+
+// fileAddrs serves ports (numbers) and addresses/advertise (strings): the
+// keys are the same, and gohcl converts the values to the field types.
+type fileAddrs struct {
+	HTTP hcl.Expression `hcl:"http,optional"`
+	RPC  hcl.Expression `hcl:"rpc,optional"`
+	Serf hcl.Expression `hcl:"serf,optional"`
+}
+
+type fileServer struct {
+	Enabled               *bool          `hcl:"enabled,optional"`
+	BootstrapExpect       *int           `hcl:"bootstrap_expect,optional"`
+	NumSchedulers         *int           `hcl:"num_schedulers,optional"`
+	RetryJoin             *[]string      `hcl:"retry_join,optional"`
+	RetryMax              *int           `hcl:"retry_max,optional"`
+	RetryInterval         hcl.Expression `hcl:"retry_interval,optional"`
+	ServerJoin            *fileJoin      `hcl:"server_join,block"`
+	JobGCInterval         hcl.Expression `hcl:"job_gc_interval,optional"`
+	JobGCThreshold        hcl.Expression `hcl:"job_gc_threshold,optional"`
+	EvalGCThreshold       hcl.Expression `hcl:"eval_gc_threshold,optional"`
+	JobTrackedVersions    *int           `hcl:"job_tracked_versions,optional"`
+	EventBufferSize       *int           `hcl:"event_buffer_size,optional"`
+	EnableEventBroker     *bool          `hcl:"enable_event_broker,optional"`
+	PurgeHistoryRetention hcl.Expression `hcl:"purge_history_retention,optional"`
+	HeartbeatGrace        hcl.Expression `hcl:"heartbeat_grace,optional"`
+	AuthoritativeRegion   *string        `hcl:"authoritative_region,optional"`
+	Encrypt               *string        `hcl:"encrypt,optional"`
+
+	// Accepted and ignored: only one Raft protocol is spoken, and scheduler
+	// configuration is set through the API (see ignoredBlock).
+	RaftProtocol           *int          `hcl:"raft_protocol,optional"`
+	DefaultSchedulerConfig *ignoredBlock `hcl:"default_scheduler_config,block"`
+}
+
+type fileJoin struct {
+	RetryJoin     *[]string      `hcl:"retry_join,optional"`
+	RetryMax      *int           `hcl:"retry_max,optional"`
+	RetryInterval hcl.Expression `hcl:"retry_interval,optional"`
+}
+
+type fileClient struct {
+	Enabled           *bool             `hcl:"enabled,optional"`
+	Servers           *[]string         `hcl:"servers,optional"`
+	NodeClass         *string           `hcl:"node_class,optional"`
+	NodePool          *string           `hcl:"node_pool,optional"`
+	DisableRemoteExec *bool             `hcl:"disable_remote_exec,optional"`
+	StateDir          *string           `hcl:"state_dir,optional"`
+	AllocDir          *string           `hcl:"alloc_dir,optional"`
+	NetworkInterface  *string           `hcl:"network_interface,optional"`
+	HostVolumes       []*fileHostVolume `hcl:"host_volume,block"`
+
+	// Rest holds meta and options, which Nomad configurations write both as
+	// blocks (meta { rack = "r1" }) and as arguments (options = { "a.b" =
+	// "1" }, the only way to quote a key in HCL 2). gohcl cannot accept both
+	// forms for one name, so decodeStringMaps does, and rejects anything else.
+	Rest hcl.Body `hcl:",remain"`
+}
+
+type fileHostVolume struct {
+	Name     string `hcl:"name,label"`
+	Path     string `hcl:"path"`
+	ReadOnly *bool  `hcl:"read_only,optional"`
+}
+
+type fileACL struct {
+	Enabled               *bool          `hcl:"enabled,optional"`
+	TokenTTL              hcl.Expression `hcl:"token_ttl,optional"`
+	PolicyTTL             hcl.Expression `hcl:"policy_ttl,optional"`
+	RoleTTL               hcl.Expression `hcl:"role_ttl,optional"`
+	TokenMinExpirationTTL hcl.Expression `hcl:"token_min_expiration_ttl,optional"`
+	TokenMaxExpirationTTL hcl.Expression `hcl:"token_max_expiration_ttl,optional"`
+}
+
+type fileUI struct {
+	Enabled *bool `hcl:"enabled,optional"`
+
+	// The rest of Nomad's ui block (content_security_policy, consul, vault,
+	// label) styles and links a UI this agent serves as is; it is ignored.
+	Rest hcl.Body `hcl:",remain"`
+}
+
+type fileLimits struct {
+	HTTPMaxConnsPerClient *int           `hcl:"http_max_conns_per_client,optional"`
+	RPCMaxConnsPerClient  *int           `hcl:"rpc_max_conns_per_client,optional"`
+	HTTPSHandshakeTimeout hcl.Expression `hcl:"https_handshake_timeout,optional"`
+	RPCHandshakeTimeout   hcl.Expression `hcl:"rpc_handshake_timeout,optional"`
+}
+
+type filePlugin struct {
+	Name   string        `hcl:"name,label"`
+	Args   *[]string     `hcl:"args,optional"`
+	Config *ignoredBlock `hcl:"config,block"` // decoded by bodyToMap
+}
+
+// assigner collects one closure per key a file sets; see Config.assignments.
+type assigner struct {
+	list  []func(*Config)
+	diags hcl.Diagnostics
+}
+
+func assign[T any](a *assigner, v *T, field func(*Config) *T) {
+	if v == nil {
+		return
+	}
+	val := *v
+	a.list = append(a.list, func(c *Config) { *field(c) = val })
+}
+
+func assignList(a *assigner, v *[]string, field func(*Config) *[]string) {
+	if v == nil {
+		return
+	}
+	val := slices.Clone(*v)
+	a.list = append(a.list, func(c *Config) { *field(c) = slices.Clone(val) })
+}
+
+// assignMap merges keys into the target map, copying it first: the map in a
+// Config may be shared with the Config it was merged from.
+func assignMap(a *assigner, m map[string]string, ok bool, field func(*Config) *map[string]string) {
+	if !ok {
+		return
+	}
+	a.list = append(a.list, func(c *Config) {
+		dst := field(c)
+		merged := maps.Clone(*dst)
+		if merged == nil {
+			merged = make(map[string]string, len(m))
+		}
+		maps.Copy(merged, m)
+		*dst = merged
+	})
+}
+
+// assignExpr decodes a non-duration attribute (ports, addresses) into T.
+func assignExpr[T any](a *assigner, expr hcl.Expression, field func(*Config) *T) {
+	if isAbsent(expr) {
+		return
+	}
+	var val T
+	diags := gohcl.DecodeExpression(expr, nil, &val)
+	a.diags = append(a.diags, diags...)
+	if !diags.HasErrors() {
+		assign(a, &val, field)
+	}
+}
+
+func assignDuration(a *assigner, expr hcl.Expression, key string, field func(*Config) *time.Duration) {
+	if isAbsent(expr) {
+		return
+	}
+	v, diags := expr.Value(nil)
+	a.diags = append(a.diags, diags...)
+	if diags.HasErrors() {
+		return
+	}
+	rng := expr.Range()
+	s, err := convert.Convert(v, cty.String)
+	if err != nil || !s.IsKnown() {
+		a.diags = append(a.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  fmt.Sprintf("invalid duration for %s: want a string such as \"5m\"", key),
+			Subject:  &rng,
+		})
+		return
+	}
+	d, err := time.ParseDuration(s.AsString())
+	if err != nil {
+		a.diags = append(a.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  fmt.Sprintf("invalid duration for %s: %q", key, s.AsString()),
+			Subject:  &rng,
+		})
+		return
+	}
+	assign(a, &d, field)
+}
+
+// isAbsent reports whether gohcl left a placeholder for a missing attribute
+// (a static null) or the file wrote null.
+func isAbsent(expr hcl.Expression) bool {
+	if expr == nil {
+		return true
+	}
+	v, diags := expr.Value(nil)
+	return !diags.HasErrors() && v.IsNull()
+}
+
+// assignments turns a decoded file into the closures that apply it. Every
+// exported Config field must be reachable from here; the full-file test
+// fails for any that is not.
+func (f *fileConfig) assignments() ([]func(*Config), hcl.Diagnostics) {
+	a := &assigner{}
+	assign(a, f.Name, func(c *Config) *string { return &c.Name })
+	assign(a, f.Region, func(c *Config) *string { return &c.Region })
+	assign(a, f.Datacenter, func(c *Config) *string { return &c.Datacenter })
+	assign(a, f.DataDir, func(c *Config) *string { return &c.DataDir })
+	assign(a, f.PluginDir, func(c *Config) *string { return &c.PluginDir })
+	assign(a, f.BindAddr, func(c *Config) *string { return &c.BindAddr })
+	assign(a, f.LogLevel, func(c *Config) *string { return &c.LogLevel })
+	assign(a, f.LogJSON, func(c *Config) *bool { return &c.LogJSON })
+	assign(a, f.EnableDebug, func(c *Config) *bool { return &c.EnableDebug })
+	assign(a, f.LeaveOnInterrupt, func(c *Config) *bool { return &c.LeaveOnInterrupt })
+	assign(a, f.LeaveOnTerminate, func(c *Config) *bool { return &c.LeaveOnTerminate })
+
+	if p := f.Ports; p != nil {
+		assignExpr(a, p.HTTP, func(c *Config) *int { return &ensure(&c.Ports).HTTP })
+		assignExpr(a, p.RPC, func(c *Config) *int { return &ensure(&c.Ports).RPC })
+		assignExpr(a, p.Serf, func(c *Config) *int { return &ensure(&c.Ports).Serf })
+	}
+	if p := f.Addresses; p != nil {
+		assignExpr(a, p.HTTP, func(c *Config) *string { return &ensure(&c.Addresses).HTTP })
+		assignExpr(a, p.RPC, func(c *Config) *string { return &ensure(&c.Addresses).RPC })
+		assignExpr(a, p.Serf, func(c *Config) *string { return &ensure(&c.Addresses).Serf })
+	}
+	if p := f.Advertise; p != nil {
+		assignExpr(a, p.HTTP, func(c *Config) *string { return &ensure(&c.Advertise).HTTP })
+		assignExpr(a, p.RPC, func(c *Config) *string { return &ensure(&c.Advertise).RPC })
+		assignExpr(a, p.Serf, func(c *Config) *string { return &ensure(&c.Advertise).Serf })
+	}
+	if s := f.Server; s != nil {
+		assignServer(a, s)
+	}
+	if cl := f.Client; cl != nil {
+		assignClient(a, cl)
+	}
+	if acl := f.ACL; acl != nil {
+		assign(a, acl.Enabled, func(c *Config) *bool { return &ensure(&c.ACL).Enabled })
+		assignDuration(a, acl.TokenTTL, "token_ttl", func(c *Config) *time.Duration { return &ensure(&c.ACL).TokenTTL })
+		assignDuration(a, acl.PolicyTTL, "policy_ttl", func(c *Config) *time.Duration { return &ensure(&c.ACL).PolicyTTL })
+		assignDuration(a, acl.RoleTTL, "role_ttl", func(c *Config) *time.Duration { return &ensure(&c.ACL).RoleTTL })
+		assignDuration(a, acl.TokenMinExpirationTTL, "token_min_expiration_ttl",
+			func(c *Config) *time.Duration { return &ensure(&c.ACL).TokenMinExpirationTTL })
+		assignDuration(a, acl.TokenMaxExpirationTTL, "token_max_expiration_ttl",
+			func(c *Config) *time.Duration { return &ensure(&c.ACL).TokenMaxExpirationTTL })
+	}
+	if ui := f.UI; ui != nil {
+		assign(a, ui.Enabled, func(c *Config) *bool { return &ensure(&c.UI).Enabled })
+	}
+	if l := f.Limits; l != nil {
+		assign(a, l.HTTPMaxConnsPerClient, func(c *Config) *int { return &ensure(&c.Limits).HTTPMaxConnsPerClient })
+		assign(a, l.RPCMaxConnsPerClient, func(c *Config) *int { return &ensure(&c.Limits).RPCMaxConnsPerClient })
+		assignDuration(a, l.HTTPSHandshakeTimeout, "https_handshake_timeout",
+			func(c *Config) *time.Duration { return &ensure(&c.Limits).HTTPSHandshakeTimeout })
+		assignDuration(a, l.RPCHandshakeTimeout, "rpc_handshake_timeout",
+			func(c *Config) *time.Duration { return &ensure(&c.Limits).RPCHandshakeTimeout })
+	}
+
+	seen := map[string]bool{}
+	for _, p := range f.Plugins {
+		if seen[p.Name] {
+			a.diags = append(a.diags, duplicateDiag(fmt.Sprintf("plugin %q", p.Name)))
+			continue
+		}
+		seen[p.Name] = true
+		plugin := &PluginConfig{Name: p.Name}
+		if p.Args != nil {
+			plugin.Args = slices.Clone(*p.Args)
+		}
+		if p.Config != nil {
+			m, diags := bodyToMap(p.Config.Body)
+			a.diags = append(a.diags, diags...)
+			plugin.Config = m
+		}
+		a.list = append(a.list, func(c *Config) {
+			c.Plugins = upsertNamed(c.Plugins, plugin).([]*PluginConfig)
+		})
+	}
+	return a.list, a.diags
+}
+
+func assignServer(a *assigner, s *fileServer) {
+	assign(a, s.Enabled, func(c *Config) *bool { return &ensure(&c.Server).Enabled })
+	assign(a, s.BootstrapExpect, func(c *Config) *int { return &ensure(&c.Server).BootstrapExpect })
+	assign(a, s.NumSchedulers, func(c *Config) *int { return &ensure(&c.Server).NumSchedulers })
+	assign(a, s.JobTrackedVersions, func(c *Config) *int { return &ensure(&c.Server).JobTrackedVersions })
+	assign(a, s.EventBufferSize, func(c *Config) *int { return &ensure(&c.Server).EventBufferSize })
+	assign(a, s.EnableEventBroker, func(c *Config) *bool { return &ensure(&c.Server).EnableEventBroker })
+	assign(a, s.AuthoritativeRegion, func(c *Config) *string { return &ensure(&c.Server).AuthoritativeRegion })
+	assign(a, s.Encrypt, func(c *Config) *string { return &ensure(&c.Server).EncryptKey })
+	assignDuration(a, s.JobGCInterval, "job_gc_interval",
+		func(c *Config) *time.Duration { return &ensure(&c.Server).JobGCInterval })
+	assignDuration(a, s.JobGCThreshold, "job_gc_threshold",
+		func(c *Config) *time.Duration { return &ensure(&c.Server).JobGCThreshold })
+	assignDuration(a, s.EvalGCThreshold, "eval_gc_threshold",
+		func(c *Config) *time.Duration { return &ensure(&c.Server).EvalGCThreshold })
+	assignDuration(a, s.PurgeHistoryRetention, "purge_history_retention",
+		func(c *Config) *time.Duration { return &ensure(&c.Server).PurgeHistoryRetention })
+	assignDuration(a, s.HeartbeatGrace, "heartbeat_grace",
+		func(c *Config) *time.Duration { return &ensure(&c.Server).HeartbeatGrace })
+
+	// The server_join block is Nomad's newer spelling of the same three keys.
+	assignJoin(a, s.RetryJoin, s.RetryMax, s.RetryInterval)
+	if j := s.ServerJoin; j != nil {
+		if s.RetryJoin != nil && j.RetryJoin != nil {
+			a.diags = append(a.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "retry_join is set in both server and server.server_join; use only server_join",
+			})
+		}
+		assignJoin(a, j.RetryJoin, j.RetryMax, j.RetryInterval)
+	}
+}
+
+func assignJoin(a *assigner, retryJoin *[]string, retryMax *int, interval hcl.Expression) {
+	assignList(a, retryJoin, func(c *Config) *[]string { return &ensure(&c.Server).RetryJoin })
+	assign(a, retryMax, func(c *Config) *int { return &ensure(&c.Server).RetryMaxAttempts })
+	assignDuration(a, interval, "retry_interval", func(c *Config) *time.Duration { return &ensure(&c.Server).RetryInterval })
+}
+
+func assignClient(a *assigner, cl *fileClient) {
+	assign(a, cl.Enabled, func(c *Config) *bool { return &ensure(&c.Client).Enabled })
+	assignList(a, cl.Servers, func(c *Config) *[]string { return &ensure(&c.Client).Servers })
+	assign(a, cl.NodeClass, func(c *Config) *string { return &ensure(&c.Client).NodeClass })
+	assign(a, cl.NodePool, func(c *Config) *string { return &ensure(&c.Client).NodePool })
+	assign(a, cl.DisableRemoteExec, func(c *Config) *bool { return &ensure(&c.Client).DisableRemoteExec })
+	assign(a, cl.StateDir, func(c *Config) *string { return &ensure(&c.Client).StateDir })
+	assign(a, cl.AllocDir, func(c *Config) *string { return &ensure(&c.Client).AllocDir })
+	assign(a, cl.NetworkInterface, func(c *Config) *string { return &ensure(&c.Client).NetworkInterface })
+
+	kv, diags := decodeStringMaps(cl.Rest, "meta", "options")
+	a.diags = append(a.diags, diags...)
+	meta, ok := kv["meta"]
+	assignMap(a, meta, ok, func(c *Config) *map[string]string { return &ensure(&c.Client).Meta })
+	options, ok := kv["options"]
+	assignMap(a, options, ok, func(c *Config) *map[string]string { return &ensure(&c.Client).Options })
+
+	seen := map[string]bool{}
+	for _, v := range cl.HostVolumes {
+		if seen[v.Name] {
+			a.diags = append(a.diags, duplicateDiag(fmt.Sprintf("client host_volume %q", v.Name)))
+			continue
+		}
+		seen[v.Name] = true
+		vol := &HostVolumeConfig{Name: v.Name, Path: v.Path, ReadOnly: v.ReadOnly != nil && *v.ReadOnly}
+		a.list = append(a.list, func(c *Config) {
+			ensure(&c.Client).HostVolumes = upsertNamed(ensure(&c.Client).HostVolumes, vol).([]*HostVolumeConfig)
+		})
+	}
+}
+
+func duplicateDiag(what string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  fmt.Sprintf("duplicate %s block", what),
+	}
+}
+
+// decodeStringMaps reads each named map of strings from body, written either
+// as an argument or as a block of arguments, and reports any other content
+// of body as unsupported.
+func decodeStringMaps(body hcl.Body, names ...string) (map[string]map[string]string, hcl.Diagnostics) {
+	attrSchema := &hcl.BodySchema{}
+	blockSchema := &hcl.BodySchema{}
+	for _, n := range names {
+		attrSchema.Attributes = append(attrSchema.Attributes, hcl.AttributeSchema{Name: n})
+		blockSchema.Blocks = append(blockSchema.Blocks, hcl.BlockHeaderSchema{Type: n})
+	}
+	// Arguments first: in JSON an object is read as whatever the schema asks
+	// for, and an argument is the natural reading.
+	attrs, rest, diags := body.PartialContent(attrSchema)
+	blocks, moreDiags := rest.Content(blockSchema)
+	diags = append(diags, moreDiags...)
+
+	out := map[string]map[string]string{}
+	for _, n := range names {
+		attr, ok := attrs.Attributes[n]
+		if !ok {
+			continue
+		}
+		var m map[string]string
+		diags = append(diags, gohcl.DecodeExpression(attr.Expr, nil, &m)...)
+		out[n] = m
+	}
+	for _, b := range blocks.Blocks {
+		if _, dup := out[b.Type]; dup {
+			rng := b.DefRange
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  fmt.Sprintf("duplicate %s", b.Type),
+				Detail:   fmt.Sprintf("%s is already defined in this block; define it once", b.Type),
+				Subject:  &rng,
+			})
+			continue
+		}
+		battrs, d := b.Body.JustAttributes()
+		diags = append(diags, d...)
+		m := make(map[string]string, len(battrs))
+		for name, attr := range battrs {
+			var s string
+			diags = append(diags, gohcl.DecodeExpression(attr.Expr, nil, &s)...)
+			m[name] = s
+		}
+		out[b.Type] = m
+	}
+	return out, diags
+}
+
+// bodyToMap decodes a schema-less body (plugin config) into Go values, as
+// described on PluginConfig. Native HCL bodies are walked through their syntax
+// tree because JustAttributes rejects nested blocks; JSON bodies have no
+// blocks without a schema, so JustAttributes reads them whole.
+func bodyToMap(body hcl.Body) (map[string]any, hcl.Diagnostics) {
+	out := map[string]any{}
+	native, ok := body.(*hclsyntax.Body)
+	if !ok {
+		attrs, diags := body.JustAttributes()
+		for _, name := range slices.Sorted(maps.Keys(attrs)) {
+			v, d := attrs[name].Expr.Value(nil)
+			diags = append(diags, d...)
+			out[name] = ctyToGo(v)
+		}
+		return out, diags
+	}
+
+	var diags hcl.Diagnostics
+	for _, name := range slices.Sorted(maps.Keys(native.Attributes)) {
+		v, d := native.Attributes[name].Expr.Value(nil)
+		diags = append(diags, d...)
+		out[name] = ctyToGo(v)
+	}
+	blocks := map[string][]any{}
+	var order []string
+	for _, b := range native.Blocks {
+		if _, clash := native.Attributes[b.Type]; clash {
+			rng := b.DefRange()
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  fmt.Sprintf("duplicate %s", b.Type),
+				Detail:   fmt.Sprintf("%s is set both as an argument and as a block", b.Type),
+				Subject:  &rng,
+			})
+			continue
+		}
+		m, d := bodyToMap(b.Body)
+		diags = append(diags, d...)
+		var val any = m
+		for i := len(b.Labels) - 1; i >= 0; i-- {
+			val = map[string]any{b.Labels[i]: val}
+		}
+		if _, ok := blocks[b.Type]; !ok {
+			order = append(order, b.Type)
+		}
+		blocks[b.Type] = append(blocks[b.Type], val)
+	}
+	for _, t := range order {
+		if len(blocks[t]) == 1 {
+			out[t] = blocks[t][0]
+		} else {
+			out[t] = blocks[t]
+		}
+	}
+	return out, diags
+}
+
+func ctyToGo(v cty.Value) any {
+	if v.IsNull() || !v.IsKnown() {
+		return nil
+	}
+	t := v.Type()
+	switch {
+	case t == cty.String:
+		return v.AsString()
+	case t == cty.Bool:
+		return v.True()
+	case t == cty.Number:
+		bf := v.AsBigFloat()
+		if i, acc := bf.Int64(); acc == big.Exact {
+			return int(i)
+		}
+		f, _ := bf.Float64()
+		return f
+	case t.IsListType() || t.IsTupleType() || t.IsSetType():
+		out := make([]any, 0, v.LengthInt())
+		for it := v.ElementIterator(); it.Next(); {
+			_, e := it.Element()
+			out = append(out, ctyToGo(e))
+		}
+		return out
+	case t.IsMapType() || t.IsObjectType():
+		out := make(map[string]any, v.LengthInt())
+		for it := v.ElementIterator(); it.Next(); {
+			k, e := it.Element()
+			out[k.AsString()] = ctyToGo(e)
+		}
+		return out
+	}
+	return nil
+}

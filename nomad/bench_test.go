@@ -1,0 +1,148 @@
+package nomad
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/nomadfork/nomad/mock"
+	"github.com/nomadfork/nomad/nomad/stream"
+	"github.com/nomadfork/nomad/structs"
+	"github.com/shoenig/test/must"
+)
+
+// benchServer is a server whose Raft log is raft-wal on disk, as in production.
+func benchServer(b *testing.B) *Server {
+	return TestServer(b, func(c *Config) {
+		c.DataDir = b.TempDir()
+		c.EventBufferSize = 100
+	})
+}
+
+// subscribeAll attaches n subscribers to the Job topic that drain their streams, and returns
+// a function that waits until each has seen index.
+func subscribeAll(b *testing.B, srv *Server, n int) func(index uint64) {
+	subs := make([]*stream.Subscription, n)
+	seen := make([]chan uint64, n)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	for i := range subs {
+		sub, err := srv.Endpoints.Event.Subscribe(&EventStreamRequest{
+			Topics: map[structs.Topic][]string{structs.TopicJob: {"*"}}, Namespace: "default",
+			Index: srv.State().LatestIndex() + 1,
+		})
+		must.NoError(b, err)
+		b.Cleanup(sub.Unsubscribe)
+		subs[i] = sub
+		seen[i] = make(chan uint64, 1024)
+		go func(sub *stream.Subscription, out chan uint64) {
+			for {
+				batch, err := sub.Next(ctx)
+				if err != nil {
+					return
+				}
+				select {
+				case out <- batch.Index:
+				default:
+					// The waiter only needs the newest index.
+					<-out
+					out <- batch.Index
+				}
+			}
+		}(sub, seen[i])
+	}
+	return func(index uint64) {
+		for _, ch := range seen {
+			for got := range ch {
+				if got >= index {
+					break
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkEventFanout measures events per second from the Raft apply to every subscriber.
+func BenchmarkEventFanout(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("subscribers=%d", n), func(b *testing.B) {
+			srv := benchServer(b)
+			waitAll := subscribeAll(b, srv, n)
+			job := mock.Job()
+			b.ReportAllocs()
+			b.ResetTimer()
+			var last uint64
+			for i := 0; i < b.N; i++ {
+				j := job.Copy()
+				j.Meta = map[string]string{"i": fmt.Sprint(i)}
+				last = registerJobB(b, srv, j)
+			}
+			waitAll(last)
+			b.StopTimer()
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "deliveries/s")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkRegisterWithSubscribers measures register throughput with and without 1,000
+// subscribers attached: the difference is what the event stream costs the write path.
+func BenchmarkRegisterWithSubscribers(b *testing.B) {
+	for _, n := range []int{0, 1000} {
+		b.Run(fmt.Sprintf("subscribers=%d", n), func(b *testing.B) {
+			srv := benchServer(b)
+			if n > 0 {
+				subscribeAll(b, srv, n)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				j := mock.JobWithID(fmt.Sprintf("job-%d", i))
+				registerJobB(b, srv, j)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "registers/s")
+		})
+	}
+}
+
+// BenchmarkRegisterPurgeConcurrent registers and purges jobs from 1 and 8 concurrent callers
+// through the RPC endpoints, Raft (raft-wal on disk), the FSM and memdb.
+func BenchmarkRegisterPurgeConcurrent(b *testing.B) {
+	for _, workers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("clients=%d", workers), func(b *testing.B) {
+			srv := benchServer(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			per := b.N/workers + 1
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					for i := 0; i < per; i++ {
+						id := fmt.Sprintf("job-%d-%d", w, i)
+						registerJobB(b, srv, mock.JobWithID(id))
+						var reply structs.JobDeregisterResponse
+						if err := srv.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: id, Purge: true,
+							WriteRequest: structs.WriteRequest{Namespace: "default"}}, &reply); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}(w)
+			}
+			wg.Wait()
+			b.ReportMetric(float64(per*workers*2)/b.Elapsed().Seconds(), "writes/s")
+		})
+	}
+}
+
+func registerJobB(b *testing.B, srv *Server, job *structs.Job) uint64 {
+	var reply structs.JobRegisterResponse
+	if err := srv.Endpoints.Job.Register(&structs.JobRegisterRequest{Job: job,
+		WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}, &reply); err != nil {
+		b.Fatal(err)
+	}
+	return reply.Index
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Enforces the import direction of STYLE.md: structs <- state <- nomad <- command/agent;
+# acl imports nothing of ours; the CLI (command/) never imports state or the server.
+set -euo pipefail
+mod=$(go list -m)
+bad=$(go list -f '{{.ImportPath}} {{join .Imports " "}}' ./... | awk -v m="$mod" '
+  { pkg=$1; rel=pkg; sub("^" m "/?", "", rel)
+    for (i = 2; i <= NF; i++) {
+      imp=$i; if (index(imp, m "/") != 1) continue
+      t=imp; sub("^" m "/", "", t)
+      if (rel ~ /^structs/ && t !~ /^structs/) print rel " imports " t
+      if (rel ~ /^acl/ && t !~ /^acl/) print rel " imports " t
+      if (rel ~ /^state/ && t ~ /^(nomad|command|client|scheduler)/) print rel " imports " t
+      if (rel ~ /^command/ && rel !~ /^command\/agent/ && t ~ /^(state|nomad)(\/|$)/) print rel " imports " t
+      if (rel ~ /^jobspec/ && t !~ /^jobspec/) print rel " imports " t
+    } }')
+if [ -n "$bad" ]; then
+  echo "imports against the house direction:"; echo "$bad"; exit 1
+fi
+echo "import direction ok"
