@@ -61,7 +61,7 @@ Run Options:
 `)
 }
 
-func (c *JobRunCommand) Synopsis() string { return "Run a new job or update an existing job" }
+func (c *JobRunCommand) Synopsis() string { return "Submit a job file" }
 
 func (c *JobRunCommand) Run(args []string) int {
 	var detach, asJSON, output, preserveCounts, policyOverride bool
@@ -169,28 +169,4 @@ func loadJob(path string, asJSON bool, vars map[string]string, stdin io.Reader) 
 		return jobspec.ParseJSONJob(src)
 	}
 	return jobspec.Parse(name, src, vars)
-}
-
-// varFlag collects repeated -var key=value flags.
-type varFlag map[string]string
-
-func (v varFlag) String() string { return "" }
-
-func (v varFlag) Set(s string) error {
-	k, val, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("invalid variable %q: expected key=value", s)
-	}
-	v[k] = val
-	return nil
-}
-
-// stringsFlag collects a repeatable string flag.
-type stringsFlag []string
-
-func (s *stringsFlag) String() string { return strings.Join(*s, ",") }
-
-func (s *stringsFlag) Set(v string) error {
-	*s = append(*s, v)
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ type Meta struct {
 	monitorTimeout time.Duration
 }
 
-const defaultMonitorWait = 5 * time.Second
+const defaultMonitorWait = 2 * time.Second
 
 // FlagSet returns a flag set that already knows the connection flags. Flag
 // errors are reported by the caller through the UI, never printed by the
@@ -81,6 +82,13 @@ func (m *Meta) Namespace() string {
 // ends flag parsing. ok is false when the caller must return code.
 func (m *Meta) parse(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
 	for {
+		// A negative number is an argument, not a flag, so that "job scale
+		// web -1" reaches the command's own validation.
+		if len(args) > 0 && isNegativeNumber(args[0]) {
+			pos = append(pos, args[0])
+			args = args[1:]
+			continue
+		}
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, cli.RunResultHelp, false
@@ -99,6 +107,11 @@ func (m *Meta) parse(fs *flag.FlagSet, args []string) (pos []string, code int, o
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+func isNegativeNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return len(s) > 1 && s[0] == '-' && err == nil
 }
 
 // fail prints one error line and returns the failure exit code.

@@ -15,7 +15,7 @@ Usage: nomad status [options] [job]
 `, jobStatusOptions)
 }
 
-func (c *StatusCommand) Synopsis() string { return "Display the status of jobs" }
+func (c *StatusCommand) Synopsis() string { return "List jobs or show one" }
 
 func (c *StatusCommand) Run(args []string) int {
 	js := &JobStatusCommand{Meta: c.Meta}

@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"time"
+
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/stream"
 	"github.com/nomadfork/nomad/structs"
@@ -22,8 +24,15 @@ type EventStreamRequest struct {
 
 // Subscribe authorizes and opens a subscription. A denial is a 403 before any streaming.
 func (e *Event) Subscribe(args *EventStreamRequest) (*stream.Subscription, error) {
+	sub, _, err := e.SubscribeUntil(args)
+	return sub, err
+}
+
+// SubscribeUntil is Subscribe that also returns when the caller's token expires (nil: never),
+// so the stream can end at that moment rather than when the leader reaps the token.
+func (e *Event) SubscribeUntil(args *EventStreamRequest) (*stream.Subscription, *time.Time, error) {
 	if e.srv.broker == nil {
-		return nil, structs.BadRequest("event broker is disabled on this server (enable_event_broker = false)")
+		return nil, nil, structs.BadRequest("event broker is disabled on this server (enable_event_broker = false)")
 	}
 	if args.Namespace == "" {
 		args.Namespace = structs.DefaultNamespace
@@ -33,7 +42,7 @@ func (e *Event) Subscribe(args *EventStreamRequest) (*stream.Subscription, error
 	}
 	_, actor, err := e.srv.resolveACL(args.AuthToken)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req := &stream.SubscribeRequest{
 		Topics:    args.Topics,
@@ -47,9 +56,16 @@ func (e *Event) Subscribe(args *EventStreamRequest) (*stream.Subscription, error
 		req.TokenAccessorID = actor.AccessorID
 	}
 	if missing := e.srv.subscriptionDenied(req); missing != "" {
-		return nil, structs.PermissionDenied("%s", missing)
+		return nil, nil, structs.PermissionDenied("%s", missing)
 	}
-	return e.srv.broker.Subscribe(req)
+	var expires *time.Time
+	if e.srv.config.ACLEnabled && args.AuthToken != "" {
+		if tok, err := e.srv.State().ACLTokenBySecretID(nil, args.AuthToken); err == nil && tok != nil {
+			expires = tok.ExpirationTime
+		}
+	}
+	sub, err := e.srv.broker.Subscribe(req)
+	return sub, expires, err
 }
 
 // subscriptionAllowed re-checks an open subscription after an ACL change.
@@ -63,7 +79,7 @@ func (s *Server) subscriptionAllowed(req *stream.SubscribeRequest) bool {
 func (s *Server) subscriptionDenied(req *stream.SubscribeRequest) string {
 	aclObj, _, err := s.resolveACL(req.Token)
 	if err != nil {
-		return err.Error()
+		return "the subscription's token is no longer valid"
 	}
 	if aclObj.IsManagement() || aclObj.IsDisabled() {
 		return ""

@@ -156,8 +156,16 @@ func (s *StateStore) DeleteJobTxn(txn *Txn, namespace, id string) error {
 	if err := txn.Delete(tableJobs, existing); err != nil {
 		return fmt.Errorf("state: job delete: %w", err)
 	}
-	if _, err := txn.DeleteAll(tableJobVersion, indexID+"_prefix", namespace, id); err != nil {
-		return fmt.Errorf("state: job versions delete: %w", err)
+	// Not DeleteAll on the prefix index: it would also match jobs whose ID extends this one
+	// ("web" and "web2"); jobVersionsTxn keeps only exact matches.
+	versions, err := jobVersionsTxn(txn.Txn, nil, namespace, id)
+	if err != nil {
+		return err
+	}
+	for _, v := range versions {
+		if err := txn.Delete(tableJobVersion, v); err != nil {
+			return fmt.Errorf("state: job versions delete: %w", err)
+		}
 	}
 	if _, err := txn.DeleteAll(tableJobSummary, indexID, namespace, id); err != nil {
 		return fmt.Errorf("state: job summary delete: %w", err)
@@ -329,6 +337,11 @@ func (s *StateStore) TagJobVersionTxn(txn *Txn, namespace, id string, version *u
 	if err != nil {
 		return err
 	}
+	if tag != nil && version == nil && len(versions) > 0 {
+		// No version named: the tag goes on the newest.
+		latest := versions[0].Version
+		version = &latest
+	}
 	var target *structs.Job
 	for _, v := range versions {
 		if tag == nil && v.VersionTag != nil && v.VersionTag.Name == name {
@@ -340,9 +353,6 @@ func (s *StateStore) TagJobVersionTxn(txn *Txn, namespace, id string, version *u
 		if tag != nil && version != nil && v.Version == *version {
 			target = v
 		}
-	}
-	if tag != nil && version == nil {
-		target = versions[0]
 	}
 	if target == nil {
 		if tag == nil {

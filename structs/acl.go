@@ -3,6 +3,7 @@ package structs
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"time"
 )
 
@@ -43,6 +44,7 @@ type JobACL struct {
 type ACLPolicyListStub struct {
 	Name        string
 	Description string
+	JobACL      *JobACL
 	Hash        []byte
 	CreateIndex uint64
 	ModifyIndex uint64
@@ -50,7 +52,7 @@ type ACLPolicyListStub struct {
 
 // Stub returns the list form.
 func (p *ACLPolicy) Stub() *ACLPolicyListStub {
-	return &ACLPolicyListStub{Name: p.Name, Description: p.Description, Hash: p.Hash, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}
+	return &ACLPolicyListStub{Name: p.Name, Description: p.Description, JobACL: p.JobACL, Hash: p.Hash, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}
 }
 
 // SetHash computes the policy's content hash.
@@ -73,10 +75,70 @@ type ACLToken struct {
 	Global         bool
 	Hash           []byte
 	CreateTime     time.Time
-	ExpirationTime *time.Time    `json:",omitempty"`
-	ExpirationTTL  time.Duration `json:",omitempty"`
+	ExpirationTime *time.Time
+	ExpirationTTL  time.Duration
 	CreateIndex    uint64
 	ModifyIndex    uint64
+}
+
+// aclTokenWire is the token's JSON: ExpirationTTL travels as a duration string ("" when
+// unset), as upstream and the official client write it.
+type aclTokenWire struct {
+	ExpirationTTL  string
+	AccessorID     string
+	SecretID       string
+	Name           string
+	Type           string
+	Policies       []string
+	Roles          []*ACLTokenRoleLink
+	Global         bool
+	Hash           []byte
+	CreateTime     time.Time
+	ExpirationTime *time.Time
+	CreateIndex    uint64
+	ModifyIndex    uint64
+}
+
+// MarshalJSON writes the upstream wire shape.
+func (t *ACLToken) MarshalJSON() ([]byte, error) {
+	w := aclTokenWire{
+		AccessorID: t.AccessorID, SecretID: t.SecretID, Name: t.Name, Type: t.Type, Policies: t.Policies,
+		Roles: t.Roles, Global: t.Global, Hash: t.Hash, CreateTime: t.CreateTime,
+		ExpirationTime: t.ExpirationTime, CreateIndex: t.CreateIndex, ModifyIndex: t.ModifyIndex,
+	}
+	if t.ExpirationTTL != 0 {
+		w.ExpirationTTL = t.ExpirationTTL.String()
+	}
+	return json.Marshal(&w)
+}
+
+// UnmarshalJSON accepts ExpirationTTL as a duration string or as nanoseconds.
+func (t *ACLToken) UnmarshalJSON(data []byte) error {
+	type plain ACLToken
+	aux := struct {
+		*plain
+		ExpirationTTL any
+	}{plain: (*plain)(t)}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return err
+	}
+	switch v := aux.ExpirationTTL.(type) {
+	case nil:
+	case string:
+		if v == "" {
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return BadRequest("invalid ExpirationTTL %q: %v", v, err)
+		}
+		t.ExpirationTTL = d
+	case float64:
+		t.ExpirationTTL = time.Duration(v)
+	default:
+		return BadRequest("invalid ExpirationTTL: must be a duration string")
+	}
+	return nil
 }
 
 // ACLTokenRoleLink names a role a token holds.
@@ -142,7 +204,7 @@ type ACLTokenListStub struct {
 	Global         bool
 	Hash           []byte
 	CreateTime     time.Time
-	ExpirationTime *time.Time `json:",omitempty"`
+	ExpirationTime *time.Time
 	CreateIndex    uint64
 	ModifyIndex    uint64
 }

@@ -69,6 +69,9 @@ type Config struct {
 	// the zero value in the exported field. Built once per file by
 	// fileConfig.assignments and never mutated afterwards.
 	assignments []func(*Config)
+
+	// eventHeartbeat overrides how often an idle event stream sends `{}`; tests shorten it.
+	eventHeartbeat time.Duration
 }
 
 // Ports are the TCP ports the agent listens on.

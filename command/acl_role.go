@@ -1,0 +1,337 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+func formatRole(r *api.ACLRole) string {
+	return formatKV([]string{
+		"ID|" + r.ID,
+		"Name|" + r.Name,
+		"Description|" + orNone(r.Description),
+		"Policies|" + rolePolicyNames(r.Policies),
+		fmt.Sprintf("Create Index|%d", r.CreateIndex),
+		fmt.Sprintf("Modify Index|%d", r.ModifyIndex),
+	})
+}
+
+func rolePolicyNames(links []*api.ACLRolePolicyLink) string {
+	names := make([]string, len(links))
+	for i, l := range links {
+		names[i] = l.Name
+	}
+	return strings.Join(names, ",")
+}
+
+func policyLinks(names []string) []*api.ACLRolePolicyLink {
+	links := make([]*api.ACLRolePolicyLink, len(names))
+	for i, n := range names {
+		links[i] = &api.ACLRolePolicyLink{Name: n}
+	}
+	return links
+}
+
+func (m *Meta) printRole(r *api.ACLRole, asJSON bool) int {
+	if asJSON {
+		return m.printJSON(r)
+	}
+	m.Ui.Output(formatRole(r))
+	return 0
+}
+
+// ACLRoleCreateCommand creates a role.
+type ACLRoleCreateCommand struct {
+	Meta
+}
+
+func (c *ACLRoleCreateCommand) Help() string {
+	return helpText(`
+Usage: nomad acl role create [options]
+
+  Create an ACL role: a named set of policies that tokens can be linked to.
+`, `
+Create Options:
+
+  -name=<name>
+    Name of the role. Required.
+
+  -description=<text>
+    Human-readable description of the role.
+
+  -policy=<name>
+    Policy the role grants. Repeatable; at least one is required.
+
+  -json
+    Print the role as JSON.
+`)
+}
+
+func (c *ACLRoleCreateCommand) Synopsis() string { return "Define a named set of policies" }
+
+func (c *ACLRoleCreateCommand) Run(args []string) int {
+	var name, description string
+	var asJSON bool
+	var policies stringsFlag
+	fs := c.FlagSet("acl role create")
+	fs.StringVar(&name, "name", "", "")
+	fs.StringVar(&description, "description", "", "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.Var(&policies, "policy", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return c.fail("This command takes no arguments")
+	}
+	if name == "" {
+		return c.fail("ACL role name must be specified using the -name flag")
+	}
+	if len(policies) == 0 {
+		return c.fail("At least one policy must be specified using the -policy flag")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	role, _, err := client.ACLRoles().Create(&api.ACLRole{
+		Name: name, Description: description, Policies: policyLinks(policies),
+	}, nil)
+	if err != nil {
+		return c.fail("Error creating ACL role: %v", err)
+	}
+	return c.printRole(role, asJSON)
+}
+
+// ACLRoleListCommand lists roles.
+type ACLRoleListCommand struct {
+	Meta
+}
+
+func (c *ACLRoleListCommand) Help() string {
+	return helpText(`
+Usage: nomad acl role list [options]
+
+  List ACL roles.
+`, `
+List Options:
+
+  -json
+    Print the roles as JSON.
+`)
+}
+
+func (c *ACLRoleListCommand) Synopsis() string { return "List ACL roles" }
+
+func (c *ACLRoleListCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("acl role list")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return c.fail("This command takes no arguments")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	roles, _, err := client.ACLRoles().List(nil)
+	if err != nil {
+		return c.fail("Error listing ACL roles: %v", err)
+	}
+	if asJSON {
+		return c.printJSON(roles)
+	}
+	if len(roles) == 0 {
+		c.Ui.Output("No ACL roles found")
+		return 0
+	}
+	rows := []string{"ID|Name|Description|Policies"}
+	for _, r := range roles {
+		rows = append(rows, fmt.Sprintf("%s|%s|%s|%s", r.ID, r.Name, r.Description, rolePolicyNames(r.Policies)))
+	}
+	c.Ui.Output(formatList(rows))
+	return 0
+}
+
+// ACLRoleInfoCommand shows a role.
+type ACLRoleInfoCommand struct {
+	Meta
+}
+
+func (c *ACLRoleInfoCommand) Help() string {
+	return helpText(`
+Usage: nomad acl role info [options] <id>
+
+  Show an ACL role, looked up by ID or, with -by-name, by name.
+`, `
+Info Options:
+
+  -by-name
+    Treat the argument as the role's name.
+
+  -json
+    Print the role as JSON.
+`)
+}
+
+func (c *ACLRoleInfoCommand) Synopsis() string { return "Show an ACL role" }
+
+func (c *ACLRoleInfoCommand) Run(args []string) int {
+	var byName, asJSON bool
+	fs := c.FlagSet("acl role info")
+	fs.BoolVar(&byName, "by-name", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <id>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	var role *api.ACLRole
+	var err error
+	if byName {
+		role, _, err = client.ACLRoles().GetByName(pos[0], nil)
+	} else {
+		role, _, err = client.ACLRoles().Get(pos[0], nil)
+	}
+	if err != nil {
+		return c.fail("Error reading ACL role: %v", err)
+	}
+	return c.printRole(role, asJSON)
+}
+
+// ACLRoleUpdateCommand changes a role.
+type ACLRoleUpdateCommand struct {
+	Meta
+}
+
+func (c *ACLRoleUpdateCommand) Help() string {
+	return helpText(`
+Usage: nomad acl role update [options] <id>
+
+  Change an ACL role. Settings not given keep their values; -policy adds to
+  the current policies unless -no-merge is given, in which case the given
+  policies replace them.
+`, `
+Update Options:
+
+  -name=<name>
+    New name of the role.
+
+  -description=<text>
+    New description of the role.
+
+  -policy=<name>
+    Policy to grant. Repeatable.
+
+  -no-merge
+    Replace the role's policies with those given instead of adding to them.
+
+  -json
+    Print the role as JSON.
+`)
+}
+
+func (c *ACLRoleUpdateCommand) Synopsis() string { return "Change an ACL role" }
+
+func (c *ACLRoleUpdateCommand) Run(args []string) int {
+	name, description := optString{}, optString{}
+	var noMerge, asJSON bool
+	var policies stringsFlag
+	fs := c.FlagSet("acl role update")
+	fs.Var(&name, "name", "")
+	fs.Var(&description, "description", "")
+	fs.BoolVar(&noMerge, "no-merge", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.Var(&policies, "policy", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <id>")
+	}
+	if noMerge && len(policies) == 0 {
+		return c.fail("-no-merge needs at least one -policy")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	role, _, err := client.ACLRoles().Get(pos[0], nil)
+	if err != nil {
+		return c.fail("Error reading ACL role: %v", err)
+	}
+	if name.set {
+		role.Name = name.v
+	}
+	if description.set {
+		role.Description = description.v
+	}
+	if noMerge {
+		role.Policies = policyLinks(policies)
+	} else {
+		have := map[string]bool{}
+		for _, l := range role.Policies {
+			have[l.Name] = true
+		}
+		for _, p := range policies {
+			if !have[p] {
+				role.Policies = append(role.Policies, &api.ACLRolePolicyLink{Name: p})
+				have[p] = true
+			}
+		}
+	}
+	updated, _, err := client.ACLRoles().Update(role, nil)
+	if err != nil {
+		return c.fail("Error updating ACL role: %v", err)
+	}
+	return c.printRole(updated, asJSON)
+}
+
+// ACLRoleDeleteCommand deletes a role.
+type ACLRoleDeleteCommand struct {
+	Meta
+}
+
+func (c *ACLRoleDeleteCommand) Help() string {
+	return helpText(`
+Usage: nomad acl role delete [options] <id>
+
+  Delete an ACL role. Tokens linked to it lose the policies it granted.
+`, "")
+}
+
+func (c *ACLRoleDeleteCommand) Synopsis() string { return "Remove an ACL role" }
+
+func (c *ACLRoleDeleteCommand) Run(args []string) int {
+	fs := c.FlagSet("acl role delete")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <id>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	if _, err := client.ACLRoles().Delete(pos[0], nil); err != nil {
+		return c.fail("Error deleting ACL role: %v", err)
+	}
+	c.Ui.Output(fmt.Sprintf("ACL role %s successfully deleted", pos[0]))
+	return 0
+}

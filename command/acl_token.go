@@ -1,0 +1,459 @@
+package command
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// formatToken is the key/value block every token command prints.
+func formatToken(t *api.ACLToken) string {
+	expiry := "<none>"
+	if t.ExpirationTime != nil && !t.ExpirationTime.IsZero() {
+		expiry = t.ExpirationTime.String()
+	}
+	policies := t.Policies
+	if policies == nil {
+		policies = []string{}
+	}
+	kv := formatKV([]string{
+		"Accessor ID|" + t.AccessorID,
+		"Secret ID|" + t.SecretID,
+		"Name|" + t.Name,
+		"Type|" + t.Type,
+		fmt.Sprintf("Global|%t", t.Global),
+		fmt.Sprintf("Create Time|%v", t.CreateTime),
+		"Expiry Time|" + expiry,
+		fmt.Sprintf("Create Index|%d", t.CreateIndex),
+		fmt.Sprintf("Modify Index|%d", t.ModifyIndex),
+		fmt.Sprintf("Policies|%v", policies),
+	})
+	return kv + "\n\nRoles\n" + formatRoleLinks(t.Roles)
+}
+
+func formatRoleLinks(roles []*api.ACLTokenRoleLink) string {
+	if len(roles) == 0 {
+		return "<none>"
+	}
+	rows := []string{"ID|Name"}
+	for _, r := range roles {
+		rows = append(rows, r.ID+"|"+r.Name)
+	}
+	return formatList(rows)
+}
+
+// printToken prints a token as a block or, with asJSON, as JSON.
+func (m *Meta) printToken(t *api.ACLToken, asJSON bool) int {
+	if asJSON {
+		return m.printJSON(t)
+	}
+	m.Ui.Output(formatToken(t))
+	return 0
+}
+
+// ACLBootstrapCommand creates the first management token.
+type ACLBootstrapCommand struct {
+	Meta
+}
+
+func (c *ACLBootstrapCommand) Help() string {
+	return helpText(`
+Usage: nomad acl bootstrap [options] [<path>]
+
+  Create the cluster's initial management token. This works once; keep the
+  Secret ID it prints. If <path> is given, the file holds the Secret ID to
+  use instead of a generated one.
+`, `
+Bootstrap Options:
+
+  -json
+    Print the token as JSON.
+`)
+}
+
+func (c *ACLBootstrapCommand) Synopsis() string { return "Create the first management token" }
+
+func (c *ACLBootstrapCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("acl bootstrap")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 1 {
+		return c.fail("This command takes at most one argument: <path>")
+	}
+	var secret string
+	if len(pos) == 1 {
+		b, err := os.ReadFile(pos[0])
+		if err != nil {
+			return c.fail("Error reading bootstrap secret: %v", err)
+		}
+		secret = strings.TrimSpace(string(b))
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	token, _, err := client.ACLTokens().BootstrapOpts(secret, nil)
+	if err != nil {
+		return c.fail("Error bootstrapping: %v", err)
+	}
+	return c.printToken(token, asJSON)
+}
+
+// ACLTokenCreateCommand creates a token.
+type ACLTokenCreateCommand struct {
+	Meta
+}
+
+func (c *ACLTokenCreateCommand) Help() string {
+	return helpText(`
+Usage: nomad acl token create [options]
+
+  Create an ACL token. A client token needs at least one policy or role; a
+  management token may do everything and takes neither.
+`, `
+Create Options:
+
+  -name=<name>
+    Human-readable name of the token.
+
+  -type=<client|management>
+    Kind of token. Defaults to client.
+
+  -policy=<name>
+    Policy to attach. Repeatable.
+
+  -role-name=<name>, -role-id=<id>
+    Role to attach, by name or ID. Repeatable.
+
+  -ttl=<duration>
+    Lifetime of the token, e.g. "8h". Without it the token does not expire.
+
+  -global
+    Replicate the token to every region.
+
+  -json
+    Print the token as JSON.
+`)
+}
+
+func (c *ACLTokenCreateCommand) Synopsis() string { return "Issue an ACL token" }
+
+func (c *ACLTokenCreateCommand) Run(args []string) int {
+	var name, tokenType, ttl string
+	var global, asJSON bool
+	var policies, roleNames, roleIDs stringsFlag
+	fs := c.FlagSet("acl token create")
+	fs.StringVar(&name, "name", "", "")
+	fs.StringVar(&tokenType, "type", "client", "")
+	fs.StringVar(&ttl, "ttl", "", "")
+	fs.BoolVar(&global, "global", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.Var(&policies, "policy", "")
+	fs.Var(&roleNames, "role-name", "")
+	fs.Var(&roleIDs, "role-id", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return c.fail("This command takes no arguments")
+	}
+	token := &api.ACLToken{
+		Name:     name,
+		Type:     tokenType,
+		Policies: policies,
+		Global:   global,
+		Roles:    roleLinks(roleNames, roleIDs),
+	}
+	if ttl != "" {
+		d, err := time.ParseDuration(ttl)
+		if err != nil {
+			return c.fail("Invalid -ttl %q: %v", ttl, err)
+		}
+		token.ExpirationTTL = d
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	created, _, err := client.ACLTokens().Create(token, nil)
+	if err != nil {
+		return c.fail("Error creating token: %v", err)
+	}
+	return c.printToken(created, asJSON)
+}
+
+func roleLinks(names, ids []string) []*api.ACLTokenRoleLink {
+	var links []*api.ACLTokenRoleLink
+	for _, n := range names {
+		links = append(links, &api.ACLTokenRoleLink{Name: n})
+	}
+	for _, id := range ids {
+		links = append(links, &api.ACLTokenRoleLink{ID: id})
+	}
+	return links
+}
+
+// ACLTokenListCommand lists tokens.
+type ACLTokenListCommand struct {
+	Meta
+}
+
+func (c *ACLTokenListCommand) Help() string {
+	return helpText(`
+Usage: nomad acl token list [options]
+
+  List ACL tokens, without their secrets. Needs a management token.
+`, `
+List Options:
+
+  -json
+    Print the tokens as JSON.
+`)
+}
+
+func (c *ACLTokenListCommand) Synopsis() string { return "List ACL tokens" }
+
+func (c *ACLTokenListCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("acl token list")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return c.fail("This command takes no arguments")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	tokens, _, err := client.ACLTokens().List(nil)
+	if err != nil {
+		return c.fail("Error listing tokens: %v", err)
+	}
+	if asJSON {
+		return c.printJSON(tokens)
+	}
+	if len(tokens) == 0 {
+		c.Ui.Output("No tokens found")
+		return 0
+	}
+	now := time.Now()
+	rows := []string{"Name|Type|Global|Accessor ID|Expired"}
+	for _, t := range tokens {
+		expired := t.ExpirationTime != nil && !t.ExpirationTime.IsZero() && t.ExpirationTime.Before(now)
+		rows = append(rows, fmt.Sprintf("%s|%s|%t|%s|%t", t.Name, t.Type, t.Global, t.AccessorID, expired))
+	}
+	c.Ui.Output(formatList(rows))
+	return 0
+}
+
+// ACLTokenInfoCommand shows a token.
+type ACLTokenInfoCommand struct {
+	Meta
+}
+
+func (c *ACLTokenInfoCommand) Help() string {
+	return helpText(`
+Usage: nomad acl token info [options] <accessor-id>
+
+  Show an ACL token. Needs a management token, or the token itself.
+`, `
+Info Options:
+
+  -json
+    Print the token as JSON.
+`)
+}
+
+func (c *ACLTokenInfoCommand) Synopsis() string { return "Show an ACL token" }
+
+func (c *ACLTokenInfoCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("acl token info")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <accessor-id>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	token, _, err := client.ACLTokens().Info(pos[0], nil)
+	if err != nil {
+		return c.fail("Error fetching token: %v", err)
+	}
+	return c.printToken(token, asJSON)
+}
+
+// ACLTokenSelfCommand shows the token the command runs with.
+type ACLTokenSelfCommand struct {
+	Meta
+}
+
+func (c *ACLTokenSelfCommand) Help() string {
+	return helpText(`
+Usage: nomad acl token self [options]
+
+  Show the token given by -token or NOMAD_TOKEN.
+`, `
+Self Options:
+
+  -json
+    Print the token as JSON.
+`)
+}
+
+func (c *ACLTokenSelfCommand) Synopsis() string { return "Show the token this command runs with" }
+
+func (c *ACLTokenSelfCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("acl token self")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return c.fail("This command takes no arguments")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	token, _, err := client.ACLTokens().Self(nil)
+	if err != nil {
+		return c.fail("Error fetching self token: %v", err)
+	}
+	return c.printToken(token, asJSON)
+}
+
+// ACLTokenUpdateCommand changes a token's name, type, policies or roles.
+type ACLTokenUpdateCommand struct {
+	Meta
+}
+
+func (c *ACLTokenUpdateCommand) Help() string {
+	return helpText(`
+Usage: nomad acl token update [options] <accessor-id>
+
+  Change an existing token. Only the settings given change; -policy,
+  -role-name and -role-id replace the whole list they name. Whether a token
+  is global cannot be changed.
+`, `
+Update Options:
+
+  -name=<name>
+    New name of the token.
+
+  -type=<client|management>
+    New kind of token.
+
+  -policy=<name>
+    Policy to attach. Repeatable; replaces the current policies.
+
+  -role-name=<name>, -role-id=<id>
+    Role to attach. Repeatable; replaces the current roles.
+
+  -json
+    Print the token as JSON.
+`)
+}
+
+func (c *ACLTokenUpdateCommand) Synopsis() string { return "Change an ACL token" }
+
+func (c *ACLTokenUpdateCommand) Run(args []string) int {
+	name, tokenType := optString{}, optString{}
+	var asJSON bool
+	var policies, roleNames, roleIDs stringsFlag
+	fs := c.FlagSet("acl token update")
+	fs.Var(&name, "name", "")
+	fs.Var(&tokenType, "type", "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.Var(&policies, "policy", "")
+	fs.Var(&roleNames, "role-name", "")
+	fs.Var(&roleIDs, "role-id", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <accessor-id>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	token, _, err := client.ACLTokens().Info(pos[0], nil)
+	if err != nil {
+		return c.fail("Error fetching token: %v", err)
+	}
+	if name.set {
+		token.Name = name.v
+	}
+	if tokenType.set {
+		token.Type = tokenType.v
+	}
+	if len(policies) > 0 {
+		token.Policies = policies
+	}
+	if len(roleNames)+len(roleIDs) > 0 {
+		token.Roles = roleLinks(roleNames, roleIDs)
+	}
+	// The TTL was an input to the original expiry; sending it again would
+	// be read as a request to change it.
+	token.ExpirationTTL = 0
+	updated, _, err := client.ACLTokens().Update(token, nil)
+	if err != nil {
+		return c.fail("Error updating token: %v", err)
+	}
+	return c.printToken(updated, asJSON)
+}
+
+// ACLTokenDeleteCommand deletes a token.
+type ACLTokenDeleteCommand struct {
+	Meta
+}
+
+func (c *ACLTokenDeleteCommand) Help() string {
+	return helpText(`
+Usage: nomad acl token delete [options] <accessor-id>
+
+  Delete an ACL token; its secret stops working at once.
+`, "")
+}
+
+func (c *ACLTokenDeleteCommand) Synopsis() string { return "Revoke an ACL token" }
+
+func (c *ACLTokenDeleteCommand) Run(args []string) int {
+	fs := c.FlagSet("acl token delete")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <accessor-id>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	if _, err := client.ACLTokens().Delete(pos[0], nil); err != nil {
+		return c.fail("Error deleting token: %v", err)
+	}
+	c.Ui.Output(fmt.Sprintf("Token %s successfully deleted", pos[0]))
+	return 0
+}

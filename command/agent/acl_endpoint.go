@@ -1,0 +1,230 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerACLRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/acl/bootstrap", methods{"PUT": s.aclBootstrap, "POST": s.aclBootstrap})
+	s.handle(mux, "/v1/acl/policies", methods{"GET": s.aclPolicyList})
+	s.handle(mux, "/v1/acl/policy/{name}", methods{
+		"GET": s.aclPolicyRead, "PUT": s.aclPolicyWrite, "POST": s.aclPolicyWrite, "DELETE": s.aclPolicyDelete,
+	})
+	s.handle(mux, "/v1/acl/tokens", methods{"GET": s.aclTokenList})
+	s.handle(mux, "/v1/acl/token", methods{"PUT": s.aclTokenWrite, "POST": s.aclTokenWrite})
+	s.handle(mux, "/v1/acl/token/self", methods{"GET": s.aclTokenSelf})
+	s.handle(mux, "/v1/acl/token/{accessor}", methods{
+		"GET": s.aclTokenRead, "PUT": s.aclTokenWrite, "POST": s.aclTokenWrite, "DELETE": s.aclTokenDelete,
+	})
+	s.handle(mux, "/v1/acl/roles", methods{"GET": s.aclRoleList})
+	s.handle(mux, "/v1/acl/role", methods{"PUT": s.aclRoleWrite, "POST": s.aclRoleWrite})
+	s.handle(mux, "/v1/acl/role/name/{name}", methods{"GET": s.aclRoleReadByName})
+	s.handle(mux, "/v1/acl/role/{id}", methods{
+		"GET": s.aclRoleRead, "PUT": s.aclRoleWrite, "POST": s.aclRoleWrite, "DELETE": s.aclRoleDelete,
+	})
+}
+
+func (s *HTTPServer) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args nomad.BootstrapRequest
+	if err := decodeOptionalBody(r, &args); err != nil {
+		return nil, err
+	}
+	args.WriteRequest = writeRequest(r)
+	var reply structs.ACLTokenUpsertResponse
+	if err := s.srv.Endpoints.ACL.Bootstrap(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply.Tokens[0], nil
+}
+
+func (s *HTTPServer) aclPolicyList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := queryOptions(r)
+	var reply nomad.PolicyListResponse
+	if err := s.srv.Endpoints.ACL.ListPolicies(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Policies), nil
+}
+
+func (s *HTTPServer) aclPolicyRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := nomad.PolicySpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
+	var reply nomad.SinglePolicyResponse
+	if err := s.srv.Endpoints.ACL.GetPolicy(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.Policy == nil {
+		return nil, structs.NewErrCode(http.StatusNotFound, "ACL policy not found")
+	}
+	return reply.Policy, nil
+}
+
+func (s *HTTPServer) aclPolicyWrite(w http.ResponseWriter, r *http.Request) (any, error) {
+	var policy structs.ACLPolicy
+	if err := decodeBody(r, &policy); err != nil {
+		return nil, err
+	}
+	name := r.PathValue("name")
+	if policy.Name == "" {
+		policy.Name = name
+	}
+	if policy.Name != name {
+		return nil, structs.BadRequest("Policy name does not match request path")
+	}
+	args := structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{&policy}, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.ACL.UpsertPolicies(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}
+
+func (s *HTTPServer) aclPolicyDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.ACLPolicyDeleteRequest{Names: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.ACL.DeletePolicies(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}
+
+func (s *HTTPServer) aclTokenList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := queryOptions(r)
+	var reply nomad.TokenListResponse
+	if err := s.srv.Endpoints.ACL.ListTokens(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Tokens), nil
+}
+
+// aclTokenWrite creates (PUT /v1/acl/token) or updates (PUT /v1/acl/token/:accessor) a token.
+func (s *HTTPServer) aclTokenWrite(w http.ResponseWriter, r *http.Request) (any, error) {
+	var token structs.ACLToken
+	if err := decodeBody(r, &token); err != nil {
+		return nil, err
+	}
+	if accessor := r.PathValue("accessor"); accessor != "" {
+		if token.AccessorID == "" {
+			token.AccessorID = accessor
+		}
+		if token.AccessorID != accessor {
+			return nil, structs.BadRequest("Token accessor ID does not match request path")
+		}
+	} else if token.AccessorID != "" {
+		return nil, structs.BadRequest("AccessorID must be empty when creating a token")
+	}
+	// A caller never chooses a secret here; bootstrap is the only place that allows it.
+	token.SecretID = ""
+	args := structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{&token}, WriteRequest: writeRequest(r)}
+	var reply structs.ACLTokenUpsertResponse
+	if err := s.srv.Endpoints.ACL.UpsertTokens(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply.Tokens[0], nil
+}
+
+func (s *HTTPServer) aclTokenRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := nomad.TokenSpecificRequest{AccessorID: r.PathValue("accessor"), QueryOptions: queryOptions(r)}
+	var reply nomad.SingleTokenResponse
+	if err := s.srv.Endpoints.ACL.GetToken(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.Token == nil {
+		return nil, structs.NewErrCode(http.StatusNotFound, "ACL token not found")
+	}
+	return reply.Token, nil
+}
+
+func (s *HTTPServer) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := queryOptions(r)
+	var reply nomad.SingleTokenResponse
+	if err := s.srv.Endpoints.ACL.ResolveSelf(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return reply.Token, nil
+}
+
+func (s *HTTPServer) aclTokenDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.ACLTokenDeleteRequest{AccessorIDs: []string{r.PathValue("accessor")}, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.ACL.DeleteTokens(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}
+
+func (s *HTTPServer) aclRoleList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := queryOptions(r)
+	var reply nomad.RoleListResponse
+	if err := s.srv.Endpoints.ACL.ListRoles(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Roles), nil
+}
+
+func (s *HTTPServer) aclRoleWrite(w http.ResponseWriter, r *http.Request) (any, error) {
+	var role structs.ACLRole
+	if err := decodeBody(r, &role); err != nil {
+		return nil, err
+	}
+	if id := r.PathValue("id"); id != "" {
+		if role.ID == "" {
+			role.ID = id
+		}
+		if role.ID != id {
+			return nil, structs.BadRequest("ACL role ID does not match request path")
+		}
+	} else if role.ID != "" {
+		return nil, structs.BadRequest("ID must be empty when creating an ACL role")
+	}
+	args := structs.ACLRoleUpsertRequest{Roles: []*structs.ACLRole{&role}, WriteRequest: writeRequest(r)}
+	var reply structs.ACLRoleUpsertResponse
+	if err := s.srv.Endpoints.ACL.UpsertRoles(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply.Roles[0], nil
+}
+
+func (s *HTTPServer) aclRoleRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.aclRoleGet(w, r, &nomad.RoleSpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)})
+}
+
+func (s *HTTPServer) aclRoleReadByName(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.aclRoleGet(w, r, &nomad.RoleSpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)})
+}
+
+func (s *HTTPServer) aclRoleGet(w http.ResponseWriter, _ *http.Request, args *nomad.RoleSpecificRequest) (any, error) {
+	var reply nomad.SingleRoleResponse
+	if err := s.srv.Endpoints.ACL.GetRole(args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.Role == nil {
+		return nil, structs.NewErrCode(http.StatusNotFound, "ACL role not found")
+	}
+	return reply.Role, nil
+}
+
+func (s *HTTPServer) aclRoleDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.ACLRoleDeleteRequest{IDs: []string{r.PathValue("id")}, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.ACL.DeleteRoles(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}

@@ -1,0 +1,157 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/nomad"
+)
+
+// httpShutdownTimeout is how long shutdown waits for requests in flight before closing their
+// connections.
+const httpShutdownTimeout = 5 * time.Second
+
+// Agent is one running `nomad agent`: a server and the HTTP API in front of it. There is no
+// client half yet; a configuration that enables it runs the server only.
+type Agent struct {
+	config *Config
+	logger hclog.Logger
+	server *nomad.Server
+	http   *HTTPServer
+
+	// ctx ends at shutdown; HTTP requests derive from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	shutdownOnce sync.Once
+}
+
+// NewAgent starts the server and the HTTP listener described by cfg, which is taken as
+// already merged and validated; NewAgent works on a copy. An HTTP port of 0 picks a free
+// port (tests); HTTPAddr reports the one bound. It returns without waiting for a leader.
+func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
+	if cfg == nil {
+		return nil, errors.New("agent: no configuration")
+	}
+	cfg = cfg.Copy()
+	cfg.NormalizeAddrs()
+	if cfg.Server == nil || !cfg.Server.Enabled {
+		return nil, errors.New("this agent can only run as a server: set server.enabled or -server")
+	}
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel}
+	if cfg.Client != nil && cfg.Client.Enabled {
+		logger.Warn("client mode is not implemented; running the server only")
+	}
+
+	srv, err := nomad.NewServer(serverConfig(cfg, logger))
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("starting server: %w", err)
+	}
+	a.server = srv
+
+	addr := net.JoinHostPort(cfg.Addresses.HTTP, strconv.Itoa(cfg.Ports.HTTP))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		cancel()
+		_ = srv.Shutdown()
+		return nil, fmt.Errorf("starting HTTP listener on %s: %w", addr, err)
+	}
+	a.http = newHTTPServer(a, ln)
+	go a.http.serve()
+	return a, nil
+}
+
+// serverConfig derives the server's configuration from the agent's.
+func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
+	sc := nomad.DefaultConfig()
+	sc.NodeName = cfg.Name
+	sc.Region = cfg.Region
+	sc.Datacenter = cfg.Datacenter
+	sc.DataDir = cfg.DataDir
+	sc.Logger = logger
+
+	server := cfg.Server
+	sc.BootstrapExpect = server.BootstrapExpect
+	sc.RetryJoin = joinAddrs(server.RetryJoin, cfg.Ports.RPC)
+	if server.JobGCInterval > 0 {
+		sc.JobGCInterval = server.JobGCInterval
+	}
+	sc.JobGCThreshold = server.JobGCThreshold
+	sc.EvalGCThreshold = server.EvalGCThreshold
+	if server.JobTrackedVersions > 0 {
+		sc.JobTrackedVersions = server.JobTrackedVersions
+	}
+	sc.PurgeHistoryRetention = server.PurgeHistoryRetention
+	sc.EnableEventBroker = server.EnableEventBroker
+	sc.EventBufferSize = int64(server.EventBufferSize)
+
+	if acl := cfg.ACL; acl != nil {
+		sc.ACLEnabled = acl.Enabled
+		if acl.TokenMinExpirationTTL > 0 {
+			sc.ACLTokenMinExpirationTTL = acl.TokenMinExpirationTTL
+		}
+		if acl.TokenMaxExpirationTTL > 0 {
+			sc.ACLTokenMaxExpirationTTL = acl.TokenMaxExpirationTTL
+		}
+	}
+
+	// A dev agent that is a cluster of one keeps Raft in memory, on an in-memory transport:
+	// nothing to bind, nothing left behind. Anything else speaks Raft on the RPC address.
+	singleDev := cfg.DevMode && server.BootstrapExpect <= 1 && len(server.RetryJoin) == 0
+	sc.FastRaft = cfg.DevMode
+	if !singleDev {
+		sc.RaftBindAddr = net.JoinHostPort(cfg.Addresses.RPC, strconv.Itoa(cfg.Ports.RPC))
+		sc.RaftAdvertiseAddr = cfg.Advertise.RPC
+	}
+	return sc
+}
+
+// joinAddrs gives each join address the default RPC port if it names none.
+func joinAddrs(addrs []string, port int) []string {
+	var out []string
+	for _, a := range addrs {
+		if _, _, err := net.SplitHostPort(a); err == nil {
+			out = append(out, a)
+			continue
+		}
+		out = append(out, net.JoinHostPort(a, strconv.Itoa(port)))
+	}
+	return out
+}
+
+// Server returns the agent's server.
+func (a *Agent) Server() *nomad.Server { return a.server }
+
+// Config returns the agent's effective configuration (after NormalizeAddrs). Callers must not
+// change it.
+func (a *Agent) Config() *Config { return a.config }
+
+// HTTPAddr is the address the HTTP API listens on, as host:port.
+func (a *Agent) HTTPAddr() string { return a.http.listener.Addr().String() }
+
+// Shutdown stops the HTTP API, waiting a little for requests in flight, then the server. It
+// is safe to call more than once.
+func (a *Agent) Shutdown() {
+	a.shutdownOnce.Do(func() {
+		a.logger.Info("shutting down agent")
+		a.cancel()
+		ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
+		a.http.shutdown(ctx)
+		cancel()
+		if err := a.server.Shutdown(); err != nil {
+			a.logger.Error("server shutdown failed", "error", err)
+		}
+	})
+}

@@ -1,0 +1,117 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// defaultEventHeartbeat is how often an idle event stream sends `{}` so clients and proxies
+// know it is alive.
+const defaultEventHeartbeat = 30 * time.Second
+
+func (s *HTTPServer) registerEventRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/event/stream", methods{"GET": s.eventStream})
+}
+
+// parseTopics reads repeated topic=Topic[:Key] parameters; no parameter means every topic.
+func parseTopics(values []string) (map[structs.Topic][]string, error) {
+	topics := map[structs.Topic][]string{}
+	for _, v := range values {
+		parts := strings.Split(v, ":")
+		if len(parts) > 2 || parts[0] == "" {
+			return nil, structs.BadRequest("Invalid topic query: %q: expected Topic or Topic:Key", v)
+		}
+		key := "*"
+		if len(parts) == 2 {
+			if parts[1] == "" {
+				return nil, structs.BadRequest("Invalid topic query: %q: empty key", v)
+			}
+			key = parts[1]
+		}
+		t := structs.Topic(parts[0])
+		topics[t] = append(topics[t], key)
+	}
+	if len(topics) == 0 {
+		topics[structs.TopicAll] = []string{"*"}
+	}
+	return topics, nil
+}
+
+// eventStream streams NDJSON: `{}` at once and on every heartbeat, then one line
+// {"Index":N,"Events":[…]} per batch that passes the filter. Errors before the first byte are
+// ordinary HTTP errors (a denial is 403); a subscription the server closes ends the stream
+// with a final {"Error": "..."} line.
+func (s *HTTPServer) eventStream(w http.ResponseWriter, r *http.Request) (any, error) {
+	q := queryOptions(r)
+	topics, err := parseTopics(r.URL.Query()["topic"])
+	if err != nil {
+		return nil, err
+	}
+	sub, expires, err := s.srv.Endpoints.Event.SubscribeUntil(&nomad.EventStreamRequest{
+		Topics: topics, Namespace: q.Namespace, Index: q.MinQueryIndex, AuthToken: q.AuthToken,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+
+	ctx := r.Context()
+	if expires != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, *expires)
+		defer cancel()
+	}
+	heartbeat := s.agent.config.eventHeartbeat
+	if heartbeat <= 0 {
+		heartbeat = defaultEventHeartbeat
+	}
+
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Del("Content-Encoding")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) bool {
+		if err := enc.Encode(v); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	if !send(struct{}{}) {
+		return nil, nil
+	}
+	for {
+		waitCtx, cancel := context.WithTimeout(ctx, heartbeat)
+		batch, err := sub.Next(waitCtx)
+		cancel()
+		switch {
+		case err == nil:
+			if !send(&batch) {
+				return nil, nil
+			}
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			if !send(struct{}{}) {
+				return nil, nil
+			}
+		case ctx.Err() != nil && r.Context().Err() == nil:
+			// The token expired while streaming.
+			send(map[string]string{"Error": structs.ErrTokenExpired.Error() + ": subscription closed by server, client should resubscribe"})
+			return nil, nil
+		case r.Context().Err() != nil:
+			return nil, nil
+		default:
+			send(map[string]string{"Error": err.Error()})
+			return nil, nil
+		}
+	}
+}

@@ -1,0 +1,439 @@
+package agent
+
+import (
+	"net/http"
+	"strconv"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/jobspec"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
+	"github.com/zclconf/go-cty/cty"
+)
+
+func (s *HTTPServer) registerJobRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/jobs", methods{"GET": s.jobList, "PUT": s.jobsRegister, "POST": s.jobsRegister})
+	s.handle(mux, "/v1/jobs/parse", methods{"PUT": s.jobsParse, "POST": s.jobsParse})
+	s.handle(mux, "/v1/job/{id}", methods{"GET": s.jobRead, "PUT": s.jobUpdate, "POST": s.jobUpdate, "DELETE": s.jobDeregister})
+	s.handle(mux, "/v1/job/{id}/versions", methods{"GET": s.jobVersions})
+	s.handle(mux, "/v1/job/{id}/versions/{tag}/tag", methods{"PUT": s.jobTag, "POST": s.jobTag, "DELETE": s.jobTag})
+	s.handle(mux, "/v1/job/{id}/summary", methods{"GET": s.jobSummary})
+	s.handle(mux, "/v1/job/{id}/revert", methods{"PUT": s.jobRevert, "POST": s.jobRevert})
+	s.handle(mux, "/v1/job/{id}/scale", methods{"GET": s.jobScaleStatus, "PUT": s.jobScale, "POST": s.jobScale})
+	s.handle(mux, "/v1/job/{id}/evaluations", methods{"GET": s.jobEvaluations})
+	s.handle(mux, "/v1/job/{id}/allocations", methods{"GET": s.jobAllocations})
+	s.handle(mux, "/v1/job/{id}/deployment", methods{"GET": s.jobDeployment})
+	s.handle(mux, "/v1/job/{id}/deployments", methods{"GET": s.jobDeployments})
+}
+
+// jobID is the {id} path segment. ServeMux has already unescaped it (a%2Fb is "a/b"), so
+// unescaping again would corrupt IDs that contain '%'.
+func jobID(r *http.Request) string { return r.PathValue("id") }
+
+func (s *HTTPServer) jobList(w http.ResponseWriter, r *http.Request) (any, error) {
+	withMeta, err := boolQuery(r, "meta")
+	if err != nil {
+		return nil, err
+	}
+	args := structs.JobListRequest{WithMeta: withMeta, QueryOptions: queryOptions(r)}
+	var reply structs.JobListResponse
+	if err := s.srv.Endpoints.Job.List(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Jobs), nil
+}
+
+func (s *HTTPServer) jobsRegister(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.registerJob(w, r, "")
+}
+
+func (s *HTTPServer) jobUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.registerJob(w, r, jobID(r))
+}
+
+// registerJob decodes the wire job, fills the client library's defaults (as upstream's agent
+// does, so a job registered with curl reads back like one from the CLI) and registers it.
+// pathID, when set, must be the body's job ID.
+func (s *HTTPServer) registerJob(w http.ResponseWriter, r *http.Request, pathID string) (any, error) {
+	var body api.JobRegisterRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if body.Job == nil {
+		return nil, structs.BadRequest("Job must be specified")
+	}
+	if pathID != "" && (body.Job.ID == nil || *body.Job.ID != pathID) {
+		return nil, structs.BadRequest("Job ID does not match name")
+	}
+	wr := writeRequest(r)
+	if body.Job.Namespace == nil || *body.Job.Namespace == "" {
+		body.Job.Namespace = &wr.Namespace
+	}
+	if body.Job.Region == nil || *body.Job.Region == "" {
+		body.Job.Region = &s.agent.config.Region
+	}
+	if err := canonicalizeJob(body.Job); err != nil {
+		return nil, err
+	}
+	job := structs.JobFromAPI(body.Job)
+	wr.Namespace = job.Namespace
+
+	args := structs.JobRegisterRequest{
+		Job:            job,
+		Submission:     body.Submission,
+		EnforceIndex:   body.EnforceIndex,
+		JobModifyIndex: body.JobModifyIndex,
+		PreserveCounts: body.PreserveCounts,
+		PolicyOverride: body.PolicyOverride,
+		EvalPriority:   body.EvalPriority,
+		WriteRequest:   wr,
+	}
+	var reply structs.JobRegisterResponse
+	if err := s.srv.Endpoints.Job.Register(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply, nil
+}
+
+// canonicalizeJob runs the client library's canonicalisation. It dereferences whatever the
+// submitter sent, so a shape it does not expect (a null group, say) is the submitter's
+// mistake: a 400, not a crash.
+func canonicalizeJob(job *api.Job) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = structs.BadRequest("Invalid job: %v", p)
+		}
+	}()
+	for i, tg := range job.TaskGroups {
+		if tg == nil {
+			return structs.BadRequest("Invalid job: task group %d is null", i)
+		}
+		for k, task := range tg.Tasks {
+			if task == nil {
+				return structs.BadRequest("Invalid job: task %d of task group %d is null", k, i)
+			}
+		}
+	}
+	job.Canonicalize()
+	return nil
+}
+
+func (s *HTTPServer) jobsParse(_ http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.JobsParseRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	q := queryOptions(r)
+	if err := s.srv.Endpoints.Job.AuthorizeParse(q.AuthToken, q.Namespace); err != nil {
+		return nil, err
+	}
+	if body.JobHCL == "" {
+		return nil, structs.BadRequest("Job spec is empty")
+	}
+	vars, err := parseVariablesFile(body.Variables)
+	if err != nil {
+		return nil, structs.BadRequest("Failed to parse variables: %v", err)
+	}
+	job, err := jobspec.Parse("input.hcl", []byte(body.JobHCL), vars)
+	if err != nil {
+		return nil, structs.BadRequest("Failed to parse job: %v", err)
+	}
+	if body.Canonicalize {
+		if err := canonicalizeJob(job); err != nil {
+			return nil, err
+		}
+	}
+	return job, nil
+}
+
+// parseVariablesFile reads the content of a variables file ("name = value" lines) into the
+// string form jobspec.Parse takes: strings as they are, other values as their HCL source so
+// that jobspec converts them to each variable's declared type.
+func parseVariablesFile(src string) (map[string]string, error) {
+	if src == "" {
+		return nil, nil
+	}
+	file, diags := hclsyntax.ParseConfig([]byte(src), "variables.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	attrs, diags := file.Body.JustAttributes()
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	out := make(map[string]string, len(attrs))
+	for name, attr := range attrs {
+		v, diags := attr.Expr.Value(nil)
+		if diags.HasErrors() {
+			return nil, diags
+		}
+		if v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
+			out[name] = v.AsString()
+			continue
+		}
+		out[name] = string(attr.Expr.Range().SliceBytes(file.Bytes))
+	}
+	return out, nil
+}
+
+func (s *HTTPServer) jobRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
+	var reply structs.SingleJobResponse
+	if err := s.srv.Endpoints.Job.GetJob(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.Job == nil {
+		return nil, structs.NotFound(structs.ErrJobNotFound)
+	}
+	return reply.Job, nil
+}
+
+func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobDeregisterRequest{JobID: jobID(r), WriteRequest: writeRequest(r)}
+	var err error
+	if args.Purge, err = boolQuery(r, "purge"); err != nil {
+		return nil, err
+	}
+	if args.Global, err = boolQuery(r, "global"); err != nil {
+		return nil, err
+	}
+	if args.NoShutdownDelay, err = boolQuery(r, "no_shutdown_delay"); err != nil {
+		return nil, err
+	}
+	if args.EvalPriority, err = intQuery(r, "eval_priority"); err != nil {
+		return nil, err
+	}
+	var reply structs.JobDeregisterResponse
+	if err := s.srv.Endpoints.Job.Deregister(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply, nil
+}
+
+func (s *HTTPServer) jobVersions(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobVersionsRequest{JobID: jobID(r), DiffTag: r.URL.Query().Get("diff_tag"), QueryOptions: queryOptions(r)}
+	var err error
+	if args.Diffs, err = boolQuery(r, "diffs"); err != nil {
+		return nil, err
+	}
+	if raw := r.URL.Query().Get("diff_version"); raw != "" {
+		v, err := strconv.ParseUint(raw, 10, 64)
+		if err != nil {
+			return nil, structs.BadRequest("Failed to parse value of %q (%v) as a uint64: %v", "diff_version", raw, err)
+		}
+		args.DiffVersion = &v
+	}
+	var reply structs.JobVersionsResponse
+	if err := s.srv.Endpoints.Job.Versions(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return &reply, nil
+}
+
+// tagVersionBody is api.TagVersionRequest with Version as a pointer, to tell "no version"
+// (tag the latest) from version 0.
+type tagVersionBody struct {
+	Version     *uint64
+	Latest      bool
+	Description string
+}
+
+func (s *HTTPServer) jobTag(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobTagRequest{
+		JobID:        jobID(r),
+		Name:         r.PathValue("tag"),
+		Unset:        r.Method == http.MethodDelete,
+		WriteRequest: writeRequest(r),
+	}
+	if !args.Unset {
+		var body tagVersionBody
+		if err := decodeOptionalBody(r, &body); err != nil {
+			return nil, err
+		}
+		// Latest applies when no particular version is named, as in the client library.
+		if body.Version != nil && (*body.Version != 0 || !body.Latest) {
+			args.Version = body.Version
+		}
+		args.Description = body.Description
+	}
+	var reply structs.JobTagResponse
+	if err := s.srv.Endpoints.Job.TagVersion(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply, nil
+}
+
+func (s *HTTPServer) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
+	var reply structs.JobSummaryResponse
+	if err := s.srv.Endpoints.Job.Summary(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.JobSummary == nil {
+		return nil, structs.NotFound(structs.ErrJobNotFound)
+	}
+	return reply.JobSummary, nil
+}
+
+func (s *HTTPServer) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.JobRevertRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	id := jobID(r)
+	if body.JobID != "" && body.JobID != id {
+		return nil, structs.BadRequest("Job ID does not match")
+	}
+	args := structs.JobRevertRequest{
+		JobID:               id,
+		JobVersion:          body.JobVersion,
+		EnforcePriorVersion: body.EnforcePriorVersion,
+		WriteRequest:        writeRequest(r),
+	}
+	var reply structs.JobRegisterResponse
+	if err := s.srv.Endpoints.Job.Revert(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply, nil
+}
+
+func (s *HTTPServer) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
+	var reply structs.JobScaleStatusResponse
+	if err := s.srv.Endpoints.Job.ScaleStatus(&args, &reply); err != nil {
+		return nil, err
+	}
+	// The scale status carries no query metadata of its own; it is read from the jobs table.
+	s.setLocalMeta(w, s.srv.State().Index("jobs"))
+	return &reply, nil
+}
+
+func (s *HTTPServer) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.ScalingRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	id := jobID(r)
+	if target := body.Target["Job"]; target != "" && target != id {
+		return nil, structs.BadRequest("job ID in payload did not match URL")
+	}
+	args := structs.JobScaleRequest{
+		JobID:          id,
+		Target:         body.Target,
+		Count:          body.Count,
+		Message:        body.Message,
+		Error:          body.Error,
+		Meta:           body.Meta,
+		PolicyOverride: body.PolicyOverride,
+		JobModifyIndex: body.JobModifyIndex,
+		WriteRequest:   writeRequest(r),
+	}
+	var reply structs.JobRegisterResponse
+	if err := s.srv.Endpoints.Job.Scale(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply, nil
+}
+
+func (s *HTTPServer) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
+	var reply structs.EvalListResponse
+	if err := s.srv.Endpoints.Job.Evaluations(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Evaluations), nil
+}
+
+// jobAllocations answers an empty list: nothing places allocations yet. It still blocks like
+// a real query (on the job) so clients polling with ?index= do not spin.
+func (s *HTTPServer) jobAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
+	if _, err := s.jobAllowsRead(&args); err != nil {
+		return nil, err
+	}
+	err := s.blockOnEmpty(w, r, args.QueryOptions, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		if _, err := store.JobByID(ws, args.Namespace, args.JobID); err != nil {
+			return 0, err
+		}
+		return store.Index("jobs"), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []any{}, nil
+}
+
+// jobDeployment answers null (no deployments yet), after the read check.
+func (s *HTTPServer) jobDeployment(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
+	reply, err := s.jobAllowsRead(&args)
+	if err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nil, nil
+}
+
+// jobDeployments answers an empty list (no deployments yet), after the read check.
+func (s *HTTPServer) jobDeployments(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
+	reply, err := s.jobAllowsRead(&args)
+	if err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return []any{}, nil
+}
+
+// jobAllowsRead makes the job read RPC, non-blocking, for its authorisation check: the
+// placeholders above must refuse whoever may not read the job.
+func (s *HTTPServer) jobAllowsRead(args *structs.JobSpecificRequest) (*structs.SingleJobResponse, error) {
+	check := *args
+	check.MinQueryIndex = 0
+	var reply structs.SingleJobResponse
+	if err := s.srv.Endpoints.Job.GetJob(&check, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
+
+// blockOnEmpty runs a blocking query whose answer is always empty, for resources that do not
+// exist yet, and writes its headers. It ends early when the client goes away.
+func (s *HTTPServer) blockOnEmpty(w http.ResponseWriter, r *http.Request, q structs.QueryOptions, fn state.QueryFn) error {
+	index, err := state.BlockingQuery(r.Context(), s.srv.State, q.MinQueryIndex, q.MaxQueryTime, fn)
+	if err != nil {
+		return err
+	}
+	s.setLocalMeta(w, index)
+	return nil
+}
+
+// setLocalMeta writes read headers for an answer built in the agent from local state.
+func (s *HTTPServer) setLocalMeta(w http.ResponseWriter, index uint64) {
+	setMeta(w, &structs.QueryMeta{
+		Index:       index,
+		KnownLeader: s.srv.Leader() != "",
+		LastContact: s.srv.LastContact(),
+	})
+}
+
+// nonNil makes an empty list encode as [] rather than null, as upstream's lists do.
+func nonNil[T any](list []T) []T {
+	if list == nil {
+		return []T{}
+	}
+	return list
+}

@@ -1,0 +1,91 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerNamespaceRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/namespaces", methods{"GET": s.namespaceList})
+	// The client library creates with PUT /v1/namespace, the name only in the body.
+	s.handle(mux, "/v1/namespace", methods{"PUT": s.namespaceUpsert, "POST": s.namespaceUpsert})
+	s.handle(mux, "/v1/namespace/{name}", methods{
+		"GET": s.namespaceRead, "PUT": s.namespaceUpsert, "POST": s.namespaceUpsert, "DELETE": s.namespaceDelete,
+	})
+}
+
+var errNamespaceNotFound = &structs.CodedError{Code: http.StatusNotFound, Msg: "namespace not found", Err: structs.ErrNotFound}
+
+func (s *HTTPServer) namespaceList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NamespaceListRequest{QueryOptions: queryOptions(r)}
+	var reply structs.NamespaceListResponse
+	if err := s.srv.Endpoints.Namespace.List(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Namespaces), nil
+}
+
+func (s *HTTPServer) namespaceRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NamespaceSpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
+	var reply structs.SingleNamespaceResponse
+	if err := s.srv.Endpoints.Namespace.GetNamespace(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.Namespace == nil {
+		return nil, errNamespaceNotFound
+	}
+	return reply.Namespace, nil
+}
+
+func (s *HTTPServer) namespaceUpsert(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.Namespace
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if name := r.PathValue("name"); name != "" {
+		if body.Name == "" {
+			body.Name = name
+		}
+		if body.Name != name {
+			return nil, structs.BadRequest("Namespace name does not match request path")
+		}
+	}
+	ns := &structs.Namespace{
+		Name:        body.Name,
+		Description: body.Description,
+		Quota:       body.Quota,
+		Meta:        body.Meta,
+	}
+	if c := body.Capabilities; c != nil {
+		ns.Capabilities = &structs.NamespaceCapabilities{
+			EnabledTaskDrivers:   c.EnabledTaskDrivers,
+			DisabledTaskDrivers:  c.DisabledTaskDrivers,
+			EnabledNetworkModes:  c.EnabledNetworkModes,
+			DisabledNetworkModes: c.DisabledNetworkModes,
+		}
+	}
+	if c := body.NodePoolConfiguration; c != nil {
+		ns.NodePoolConfiguration = &structs.NamespaceNodePoolConfiguration{Default: c.Default, Allowed: c.Allowed}
+	}
+	args := structs.NamespaceUpsertRequest{Namespaces: []*structs.Namespace{ns}, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.Namespace.Upsert(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}
+
+func (s *HTTPServer) namespaceDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NamespaceDeleteRequest{Namespaces: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.Namespace.Delete(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}

@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerPurgeHistoryRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/jobs/purged", methods{"GET": s.purgeRecordList})
+	s.handle(mux, "/v1/jobs/purged/{id}", methods{"GET": s.purgeRecordRead})
+	s.handle(mux, "/v1/jobs/purged/{id}/restore", methods{"PUT": s.purgeRecordRestore, "POST": s.purgeRecordRestore})
+}
+
+func (s *HTTPServer) purgeRecordList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.PurgeRecordListRequest{QueryOptions: queryOptions(r)}
+	if raw := r.URL.Query().Get("since"); raw != "" {
+		since, err := time.Parse(time.RFC3339, raw)
+		if err != nil {
+			return nil, structs.BadRequest("invalid since %q: must be an RFC 3339 time such as 2026-12-01T00:00:00Z", raw)
+		}
+		args.Since = since.UnixNano()
+	}
+	var reply structs.PurgeRecordListResponse
+	if err := s.srv.Endpoints.PurgeRecord.List(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Records), nil
+}
+
+func (s *HTTPServer) purgeRecordRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.PurgeRecordSpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
+	var reply structs.SinglePurgeRecordResponse
+	if err := s.srv.Endpoints.PurgeRecord.GetRecord(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return reply.Record, nil
+}
+
+func (s *HTTPServer) purgeRecordRestore(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.PurgeRecordRestoreRequest{ID: r.PathValue("id"), WriteRequest: writeRequest(r)}
+	var reply structs.JobRegisterResponse
+	if err := s.srv.Endpoints.PurgeRecord.Restore(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply, nil
+}

@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerStatusRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/status/leader", methods{"GET": s.statusLeader})
+	s.handle(mux, "/v1/status/peers", methods{"GET": s.statusPeers})
+	s.handle(mux, "/v1/agent/self", methods{"GET": s.agentSelf})
+	s.handle(mux, "/v1/agent/members", methods{"GET": s.agentMembers})
+	s.handle(mux, "/v1/regions", methods{"GET": s.regions})
+	s.handle(mux, "/v1/system/gc", methods{"PUT": s.systemGC, "POST": s.systemGC})
+}
+
+// rpcAddr turns a Raft address into the address clients know the server by. A dev agent's
+// in-memory transport has a synthetic address ("inmem-…"); it is reported as the agent's
+// advertised RPC address, as upstream reports host:port.
+func (s *HTTPServer) rpcAddr(raftAddr string) string {
+	if raftAddr != "" && raftAddr == s.srv.RaftAddr() {
+		return s.agent.config.Advertise.RPC
+	}
+	return raftAddr
+}
+
+func (s *HTTPServer) statusLeader(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	return s.rpcAddr(s.srv.Endpoints.Status.Leader()), nil
+}
+
+func (s *HTTPServer) statusPeers(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	peers, err := s.srv.Endpoints.Status.Peers()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(peers))
+	for _, p := range peers {
+		out = append(out, s.rpcAddr(p))
+	}
+	return out, nil
+}
+
+func (s *HTTPServer) regions(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	return []string{s.agent.config.Region}, nil
+}
+
+func (s *HTTPServer) systemGC(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := writeRequest(r)
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.System.GarbageCollect(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}
+
+// member describes this agent the way upstream's gossip member list does. Without gossip the
+// agent only knows itself.
+func (s *HTTPServer) member() *api.AgentMember {
+	cfg := s.agent.config
+	host, portStr, _ := net.SplitHostPort(cfg.Advertise.Serf)
+	port, _ := strconv.ParseUint(portStr, 10, 16)
+	_, rpcPort, _ := net.SplitHostPort(cfg.Advertise.RPC)
+	tags := map[string]string{
+		"role":     "nomad",
+		"region":   cfg.Region,
+		"dc":       cfg.Datacenter,
+		"id":       s.srv.Config().NodeID,
+		"port":     rpcPort,
+		"rpc_addr": host,
+		"expect":   strconv.Itoa(cfg.Server.BootstrapExpect),
+		"raft_vsn": "3",
+	}
+	if cfg.Server.BootstrapExpect == 1 {
+		tags["bootstrap"] = "1"
+	}
+	return &api.AgentMember{
+		Name:   cfg.Name + "." + cfg.Region,
+		Addr:   host,
+		Port:   uint16(port),
+		Tags:   tags,
+		Status: "alive",
+	}
+}
+
+func (s *HTTPServer) agentMembers(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	cfg := s.agent.config
+	return &api.ServerMembers{
+		ServerName:   cfg.Name,
+		ServerRegion: cfg.Region,
+		ServerDC:     cfg.Datacenter,
+		Members:      []*api.AgentMember{s.member()},
+	}, nil
+}
+
+// agentSelf reports the configuration, this member and a few stats, in the shape
+// api.AgentSelf decodes. The configuration goes through JSON so that fields tagged `json:"-"`
+// (the gossip key) stay out; plugin configuration is left out too, as it may hold
+// credentials.
+func (s *HTTPServer) agentSelf(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	raw, err := json.Marshal(s.agent.config)
+	if err != nil {
+		return nil, err
+	}
+	var config map[string]any
+	if err := json.Unmarshal(raw, &config); err != nil {
+		return nil, err
+	}
+	delete(config, "Plugins")
+
+	leader := s.rpcAddr(s.srv.Leader())
+	return &api.AgentSelf{
+		Config: config,
+		Member: *s.member(),
+		Stats: map[string]map[string]string{
+			"nomad": {
+				"server":        "true",
+				"leader":        strconv.FormatBool(s.srv.IsLeader()),
+				"leader_addr":   leader,
+				"known_regions": "1",
+				"bootstrap":     strconv.FormatBool(s.agent.config.Server.BootstrapExpect == 1),
+			},
+			"client": {"enabled": "false"},
+		},
+	}, nil
+}

@@ -1,0 +1,301 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// EventStreamCommand follows the event stream, resubscribing when it drops.
+type EventStreamCommand struct {
+	Meta
+
+	// ctx replaces the interrupt-bound context when set (tests).
+	ctx context.Context
+	// backoff is the first delay before resubscribing; it doubles up to
+	// maxStreamBackoff and resets once events flow again. Zero means
+	// defaultStreamBackoff.
+	backoff time.Duration
+}
+
+const (
+	defaultStreamBackoff = 500 * time.Millisecond
+	maxStreamBackoff     = 10 * time.Second
+)
+
+func (c *EventStreamCommand) Help() string {
+	return helpText(`
+Usage: nomad event stream [options]
+
+  Print the cluster's events as they happen, one line per event, until
+  interrupted. If the stream drops (agent restart, slow consumer, token
+  change), the command subscribes again from the last index it printed, so
+  no event that is still buffered is missed or printed twice.
+
+  Each line holds the time it was received, the Raft index, topic, type,
+  namespace and key, "purge=true" when a job was removed from the cluster
+  rather than stopped, and the actor that caused the change.
+
+  Subscribing to every topic needs a management token; the Job, Allocation,
+  Evaluation, Deployment and Service topics need read-job in the namespace.
+`, `
+Stream Options:
+
+  -topic=<topic>[:<key>]
+    Topic to subscribe to, optionally narrowed to one key such as a job ID
+    ("Job:web"). Repeatable. Without it every topic is streamed.
+
+  -index=<index>
+    Start from this Raft index instead of the oldest buffered event.
+
+  -type=<type>
+    Print only events of this type, e.g. JobDeregistered. Repeatable.
+
+  -purged
+    Print only job removals: Job events whose payload says the job was
+    purged. Implies -topic=Job when no topic is given.
+
+  -json
+    Print each event as one line of JSON.
+`)
+}
+
+func (c *EventStreamCommand) Synopsis() string { return "Stream events from the cluster" }
+
+func (c *EventStreamCommand) Run(args []string) int {
+	var topicArgs, types stringsFlag
+	var index uint64
+	var purgedOnly, asJSON bool
+	fs := c.FlagSet("event stream")
+	fs.Var(&topicArgs, "topic", "")
+	fs.Var(&types, "type", "")
+	fs.Uint64Var(&index, "index", 0, "")
+	fs.BoolVar(&purgedOnly, "purged", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return c.fail("This command takes no arguments")
+	}
+	topics, err := parseTopics(topicArgs)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	if purgedOnly && len(topics) == 0 {
+		topics = map[api.Topic][]string{api.TopicJob: {"*"}}
+	}
+	filter := eventFilter{types: map[string]bool{}, purgedOnly: purgedOnly}
+	for _, t := range types {
+		filter.types[t] = true
+	}
+
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	ctx := c.ctx
+	if ctx == nil {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	return c.follow(ctx, client, topics, index, filter, asJSON)
+}
+
+// follow subscribes and prints until ctx ends. lastSeen is the index of the
+// last batch printed: a resubscription starts there, and any batch at or
+// below it that the agent replays is skipped.
+func (c *EventStreamCommand) follow(ctx context.Context, client *api.Client, topics map[api.Topic][]string,
+	index uint64, filter eventFilter, asJSON bool) int {
+	base := c.backoff
+	if base == 0 {
+		base = defaultStreamBackoff
+	}
+	delay := base
+	var lastSeen uint64
+	for {
+		ch, err := client.EventStream().Stream(ctx, topics, index, nil)
+		switch {
+		case ctx.Err() != nil:
+			return 0
+		case err != nil && permanentStreamError(err):
+			return c.fail("Error subscribing to events: %v", err)
+		case err != nil:
+			c.Ui.Warn(fmt.Sprintf("Event stream unavailable: %v; retrying from index %d", err, index))
+		default:
+			for batch := range ch {
+				if batch.Err != nil {
+					if ctx.Err() == nil {
+						c.Ui.Warn(fmt.Sprintf("Event stream interrupted: %v; resubscribing from index %d", batch.Err, index))
+					}
+					break
+				}
+				if lastSeen != 0 && batch.Index <= lastSeen {
+					continue
+				}
+				for _, e := range batch.Events {
+					if filter.keep(e) {
+						c.printEvent(e, asJSON)
+					}
+				}
+				lastSeen, index = batch.Index, batch.Index
+				delay = base
+			}
+		}
+		if ctx.Err() != nil {
+			return 0
+		}
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, maxStreamBackoff)
+	}
+}
+
+// permanentStreamError tells refusals that retrying cannot fix (bad request,
+// missing permission) from outages worth waiting out.
+func permanentStreamError(err error) bool {
+	var ue api.UnexpectedResponseError
+	if !errors.As(err, &ue) {
+		return false
+	}
+	if strings.HasPrefix(ue.Body(), "Permission denied") || strings.HasPrefix(ue.Body(), "ACL token") {
+		return true
+	}
+	code := ue.StatusCode()
+	return code >= 400 && code < 500 && code != 429
+}
+
+// parseTopics turns "Topic" and "Topic:Key" flags into the client's map.
+func parseTopics(args []string) (map[api.Topic][]string, error) {
+	topics := map[api.Topic][]string{}
+	for _, a := range args {
+		topic, key, hasKey := strings.Cut(a, ":")
+		if topic == "" || strings.Contains(key, ":") {
+			return nil, fmt.Errorf("Invalid -topic %q: expected <topic> or <topic>:<key>", a)
+		}
+		if !hasKey || key == "" {
+			key = "*"
+		}
+		topics[api.Topic(topic)] = append(topics[api.Topic(topic)], key)
+	}
+	return topics, nil
+}
+
+type eventFilter struct {
+	types      map[string]bool
+	purgedOnly bool
+}
+
+func (f eventFilter) keep(e api.Event) bool {
+	if len(f.types) > 0 && !f.types[e.Type] {
+		return false
+	}
+	if f.purgedOnly && (e.Topic != api.TopicJob || !isPurge(e)) {
+		return false
+	}
+	return true
+}
+
+// isPurge reports whether a Job event removed the job from state. Our agent
+// sets Purge; released upstream agents set Deleted; both mean the same.
+func isPurge(e api.Event) bool {
+	return e.Payload["Purge"] == true || e.Payload["Deleted"] == true
+}
+
+// streamEvent is an event as printed with -json. The official client's
+// Event has no Namespace field, so it is recovered from the payload object,
+// which carries it for every namespaced topic.
+type streamEvent struct {
+	Topic      api.Topic
+	Type       string
+	Key        string
+	Namespace  string
+	FilterKeys []string
+	Index      uint64
+	Payload    map[string]any
+}
+
+func eventNamespace(e api.Event) string {
+	keys := make([]string, 0, len(e.Payload))
+	for k := range e.Payload {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if obj, ok := e.Payload[k].(map[string]any); ok {
+			if ns, ok := obj["Namespace"].(string); ok && ns != "" {
+				return ns
+			}
+		}
+	}
+	return ""
+}
+
+func (c *EventStreamCommand) printEvent(e api.Event, asJSON bool) {
+	if asJSON {
+		line, err := json.Marshal(streamEvent{
+			Topic: e.Topic, Type: e.Type, Key: e.Key, Namespace: eventNamespace(e),
+			FilterKeys: e.FilterKeys, Index: e.Index, Payload: e.Payload,
+		})
+		if err != nil {
+			c.Ui.Warn(fmt.Sprintf("Error encoding event %d: %v", e.Index, err))
+			return
+		}
+		c.Ui.Output(string(line))
+		return
+	}
+	c.Ui.Output(formatEventLine(e, time.Now()))
+}
+
+// formatEventLine is the readable form: key=value pairs after the receive
+// time, so lines can be grepped and split without knowing every topic.
+func formatEventLine(e api.Event, received time.Time) string {
+	parts := []string{
+		formatTime(received),
+		"index=" + strconv.FormatUint(e.Index, 10),
+		"topic=" + string(e.Topic),
+		"type=" + e.Type,
+	}
+	if ns := eventNamespace(e); ns != "" {
+		parts = append(parts, "namespace="+quoteIfSpaced(ns))
+	}
+	parts = append(parts, "key="+quoteIfSpaced(e.Key))
+	if isPurge(e) {
+		parts = append(parts, "purge=true")
+	}
+	if actor, ok := e.Payload["Actor"].(map[string]any); ok {
+		name, _ := actor["Name"].(string)
+		if name == "" {
+			name, _ = actor["Type"].(string)
+		}
+		if name != "" {
+			parts = append(parts, "actor="+quoteIfSpaced(name))
+		}
+		if id, _ := actor["AccessorID"].(string); id != "" {
+			parts = append(parts, "accessor="+id)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func quoteIfSpaced(s string) string {
+	if s == "" || strings.ContainsAny(s, " \t\"") {
+		return strconv.Quote(s)
+	}
+	return s
+}

@@ -1,0 +1,205 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// JobHistoryCommand lists a job's versions.
+type JobHistoryCommand struct {
+	Meta
+}
+
+func (c *JobHistoryCommand) Help() string {
+	return helpText(`
+Usage: nomad job history [options] <job>
+
+  List the versions of a job, newest first, with their stability, submit
+  time and tag. A stopped job keeps its history until it is purged or
+  garbage collected.
+`, `
+History Options:
+
+  -p
+    Show what changed in each version compared with the one before it.
+
+  -full
+    Print each version's full job as JSON.
+
+  -version=<version>
+    Show only that version.
+
+  -json
+    Print the versions as JSON.
+`)
+}
+
+func (c *JobHistoryCommand) Synopsis() string { return "List the versions of a job" }
+
+func (c *JobHistoryCommand) Run(args []string) int {
+	var diffs, full, asJSON bool
+	version := optUint{}
+	fs := c.FlagSet("job history")
+	fs.BoolVar(&diffs, "p", false, "")
+	fs.BoolVar(&full, "full", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.Var(&version, "version", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <job>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	jobID, ok := c.resolveJob(client, pos[0])
+	if !ok {
+		return 1
+	}
+	versions, jobDiffs, _, err := client.Jobs().Versions(jobID, diffs, nil)
+	if err != nil {
+		return c.fail("Error querying job versions: %v", err)
+	}
+
+	// Diffs[i] compares Versions[i] with the version before it, so the oldest
+	// version has none.
+	diffOf := func(i int) *api.JobDiff {
+		if i < len(jobDiffs) {
+			return jobDiffs[i]
+		}
+		return nil
+	}
+	type entry struct {
+		job  *api.Job
+		diff *api.JobDiff
+	}
+	var entries []entry
+	for i, v := range versions {
+		if version.set && u64(v.Version) != version.v {
+			continue
+		}
+		entries = append(entries, entry{v, diffOf(i)})
+	}
+	if version.set && len(entries) == 0 {
+		return c.fail("Job %q has no version %d", jobID, version.v)
+	}
+
+	if asJSON {
+		out := make([]any, len(entries))
+		for i, e := range entries {
+			if diffs {
+				out[i] = struct {
+					Job  *api.Job
+					Diff *api.JobDiff
+				}{e.job, e.diff}
+			} else {
+				out[i] = e.job
+			}
+		}
+		return c.printJSON(out)
+	}
+
+	blocks := make([]string, 0, len(entries))
+	for _, e := range entries {
+		rows := []string{
+			fmt.Sprintf("Version|%d", u64(e.job.Version)),
+			fmt.Sprintf("Stable|%t", boolv(e.job.Stable)),
+			"Submit Date|" + formatUnixNano(int64PtrVal(e.job.SubmitTime)),
+		}
+		if t := e.job.VersionTag; t != nil {
+			rows = append(rows, "Tag Name|"+t.Name)
+			if t.Description != "" {
+				rows = append(rows, "Tag Description|"+t.Description)
+			}
+		}
+		if diffs && e.diff != nil {
+			rows = append(rows, "Diff|")
+		}
+		block := formatKV(rows)
+		if diffs && e.diff != nil {
+			block += "\n" + formatJobDiff(e.diff)
+		}
+		if full {
+			out, err := prettyJSON(e.job)
+			if err != nil {
+				return c.fail("Error encoding job: %v", err)
+			}
+			block += "\n" + out
+		}
+		blocks = append(blocks, block)
+	}
+	c.Ui.Output(strings.Join(blocks, "\n\n"))
+	return 0
+}
+
+// diffMarker is the prefix for each kind of change.
+func diffMarker(t string) string {
+	switch t {
+	case "Added":
+		return "+"
+	case "Deleted":
+		return "-"
+	case "Edited":
+		return "+/-"
+	default:
+		return ""
+	}
+}
+
+// formatJobDiff renders a job diff as an indented outline, one changed field
+// per line, skipping everything that did not change.
+func formatJobDiff(d *api.JobDiff) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s Job: %q\n", diffMarker(d.Type), d.ID)
+	writeFieldDiffs(&b, d.Fields, 1)
+	writeObjectDiffs(&b, d.Objects, 1)
+	for _, tg := range d.TaskGroups {
+		if tg.Type == "None" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s Task Group: %q\n", diffMarker(tg.Type), tg.Name)
+		writeFieldDiffs(&b, tg.Fields, 1)
+		writeObjectDiffs(&b, tg.Objects, 1)
+		for _, t := range tg.Tasks {
+			if t.Type == "None" {
+				continue
+			}
+			fmt.Fprintf(&b, "  %s Task: %q\n", diffMarker(t.Type), t.Name)
+			writeFieldDiffs(&b, t.Fields, 2)
+			writeObjectDiffs(&b, t.Objects, 2)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func writeFieldDiffs(b *strings.Builder, fields []*api.FieldDiff, depth int) {
+	pad := strings.Repeat("  ", depth)
+	for _, f := range fields {
+		switch f.Type {
+		case "Added":
+			fmt.Fprintf(b, "%s+ %s: %q\n", pad, f.Name, f.New)
+		case "Deleted":
+			fmt.Fprintf(b, "%s- %s: %q\n", pad, f.Name, f.Old)
+		case "Edited":
+			fmt.Fprintf(b, "%s+/- %s: %q => %q\n", pad, f.Name, f.Old, f.New)
+		}
+	}
+}
+
+func writeObjectDiffs(b *strings.Builder, objs []*api.ObjectDiff, depth int) {
+	pad := strings.Repeat("  ", depth)
+	for _, o := range objs {
+		if o.Type == "None" {
+			continue
+		}
+		fmt.Fprintf(b, "%s%s %s {\n", pad, diffMarker(o.Type), o.Name)
+		writeFieldDiffs(b, o.Fields, depth+1)
+		writeObjectDiffs(b, o.Objects, depth+1)
+		fmt.Fprintf(b, "%s}\n", pad)
+	}
+}

@@ -1,0 +1,212 @@
+package command
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// purgeRecord is one entry of the purge history, as GET /v1/jobs/purged
+// returns it. The history is this fork's own API, so the type lives here
+// rather than in the official client.
+type purgeRecord struct {
+	ID          string
+	Namespace   string
+	JobID       string
+	JobVersion  uint64
+	JobType     string
+	Reason      string
+	Actor       *eventActor `json:",omitempty"`
+	PurgeTime   int64
+	CreateIndex uint64
+}
+
+// eventActor is who caused a write, as events and purge records carry it.
+type eventActor struct {
+	AccessorID string
+	Name       string
+	Type       string
+}
+
+// JobPurgedCommand lists the purge history.
+type JobPurgedCommand struct {
+	Meta
+}
+
+func (c *JobPurgedCommand) Help() string {
+	return helpText(`
+Usage: nomad job purged [options]
+
+  List jobs that were removed from the cluster, newest first: purged with
+  "nomad job stop -purge" or collected by the garbage collector. Each record
+  says when, by whom and which version was removed, and keeps the job so
+  "nomad job restore <id>" can register it again.
+
+  Use -namespace='*' to list every namespace you can read.
+`, `
+Purged Options:
+
+  -since=<time>
+    Only records at or after this RFC 3339 time, e.g. 2026-01-02T15:04:05Z.
+
+  -json
+    Print the records as JSON.
+`)
+}
+
+func (c *JobPurgedCommand) Synopsis() string { return "List purged jobs" }
+
+func (c *JobPurgedCommand) Run(args []string) int {
+	var since string
+	var asJSON bool
+	fs := c.FlagSet("job purged")
+	fs.StringVar(&since, "since", "", "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return c.fail("This command takes no arguments")
+	}
+	endpoint := "/v1/jobs/purged"
+	if since != "" {
+		if _, err := time.Parse(time.RFC3339, since); err != nil {
+			return c.fail("Invalid -since %q: expected an RFC 3339 time such as 2026-01-02T15:04:05Z", since)
+		}
+		endpoint += "?since=" + url.QueryEscape(since)
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	var records []*purgeRecord
+	if _, err := client.Raw().Query(endpoint, &records, nil); err != nil {
+		return c.fail("Error querying purged jobs: %v", err)
+	}
+	if asJSON {
+		if records == nil {
+			records = []*purgeRecord{}
+		}
+		return c.printJSON(records)
+	}
+	if len(records) == 0 {
+		c.Ui.Output("No purged jobs")
+		return 0
+	}
+	c.Ui.Output(formatPurgeRecords(records))
+	return 0
+}
+
+// formatPurgeRecords is the history table. The record ID comes first
+// because "nomad job restore" needs it.
+func formatPurgeRecords(records []*purgeRecord) string {
+	rows := []string{"ID|Time|Namespace|Job|Version|Reason|Actor|Accessor"}
+	for _, r := range records {
+		actor, accessor := "-", "-"
+		if a := r.Actor; a != nil {
+			actor = a.Name
+			if actor == "" {
+				actor = a.Type
+			}
+			if a.AccessorID != "" {
+				accessor = a.AccessorID
+			}
+		}
+		rows = append(rows, fmt.Sprintf("%s|%s|%s|%s|%d|%s|%s|%s",
+			r.ID, formatUnixNano(r.PurgeTime), r.Namespace, r.JobID, r.JobVersion, r.Reason, actor, accessor))
+	}
+	return formatList(rows)
+}
+
+// JobRestoreCommand registers a purged job again from its record.
+type JobRestoreCommand struct {
+	Meta
+}
+
+func (c *JobRestoreCommand) Help() string {
+	return helpText(`
+Usage: nomad job restore [options] <record-id>
+
+  Register a purged job again, using the spec kept in its purge record (see
+  "nomad job purged"). It fails if a job with the same ID exists. Needs the
+  "submit-job" capability in the record's namespace.
+`, `
+Restore Options:
+
+  -yes
+    Do not ask for confirmation.
+
+  -detach
+    Print the evaluation ID and return without monitoring.
+`)
+}
+
+func (c *JobRestoreCommand) Synopsis() string { return "Register a purged job again" }
+
+func (c *JobRestoreCommand) Run(args []string) int {
+	var yes, detach bool
+	fs := c.FlagSet("job restore")
+	fs.BoolVar(&yes, "yes", false, "")
+	fs.BoolVar(&yes, "y", false, "")
+	fs.BoolVar(&detach, "detach", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <record-id>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	base := "/v1/jobs/purged/" + url.PathEscape(pos[0])
+	rec, err := readPurgeRecord(client, base)
+	if err != nil {
+		return c.fail("Error reading purge record: %v", err)
+	}
+	if !yes {
+		proceed, code := c.confirm(fmt.Sprintf("Are you sure you want to restore job %q in namespace %q (version %d)?",
+			rec.JobID, rec.Namespace, rec.JobVersion))
+		if !proceed {
+			if code == 0 {
+				c.Ui.Output("Cancelling job restore")
+			}
+			return code
+		}
+	}
+	var resp api.JobRegisterResponse
+	if _, err := client.Raw().Write(base+"/restore", nil, &resp, &api.WriteOptions{Namespace: rec.Namespace}); err != nil {
+		return c.fail("Error restoring job: %v", err)
+	}
+	c.Ui.Output(fmt.Sprintf("Job %q restored", rec.JobID))
+	return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
+}
+
+// readPurgeRecord reads one record. The agent may answer with the record
+// itself or wrapped as {"Record": ...}; both are accepted.
+func readPurgeRecord(client *api.Client, endpoint string) (*purgeRecord, error) {
+	var raw map[string]json.RawMessage
+	if _, err := client.Raw().Query(endpoint, &raw, nil); err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	if inner, ok := raw["Record"]; ok {
+		body = inner
+	}
+	var rec purgeRecord
+	if err := json.Unmarshal(body, &rec); err != nil {
+		return nil, err
+	}
+	if rec.JobID == "" {
+		return nil, fmt.Errorf("agent returned no record")
+	}
+	return &rec, nil
+}

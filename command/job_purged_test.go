@@ -1,0 +1,132 @@
+package command
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/shoenig/test/must"
+)
+
+const purgedRecords = `[
+ {"ID":"2b1f6e1c-0000-0000-0000-000000000001","Namespace":"default","JobID":"web","JobVersion":3,
+  "JobType":"service","Reason":"purge","Actor":{"AccessorID":"7c1c2a3e-aaaa","Name":"alice","Type":"client"},
+  "PurgeTime":1796201706140062794,"CreateIndex":42},
+ {"ID":"2b1f6e1c-0000-0000-0000-000000000002","Namespace":"batch","JobID":"nightly-report","JobVersion":0,
+  "JobType":"batch","Reason":"gc","Actor":{"Name":"job-gc","Type":"system"},
+  "PurgeTime":1796201706140062794,"CreateIndex":40}
+]`
+
+func TestJobPurged(t *testing.T) {
+	at := formatUnixNano(1796201706140062794)
+	cases := []struct {
+		name      string
+		args      []string
+		body      string
+		wantCode  int
+		wantOut   string
+		wantErr   string
+		wantQuery map[string][]string
+	}{
+		{
+			name: "table",
+			body: purgedRecords,
+			wantOut: "ID                                    " + fmt.Sprintf("%-*s", len(at), "Time") + "  Namespace  Job             Version  Reason  Actor   Accessor\n" +
+				"2b1f6e1c-0000-0000-0000-000000000001  " + at + "  default    web             3        purge   alice   7c1c2a3e-aaaa\n" +
+				"2b1f6e1c-0000-0000-0000-000000000002  " + at + "  batch      nightly-report  0        gc      job-gc  -\n",
+		},
+		{
+			name:    "empty",
+			body:    `[]`,
+			wantOut: "No purged jobs\n",
+		},
+		{
+			name:      "since and namespace are sent",
+			args:      []string{"-namespace=*", "-since", "2026-01-02T15:04:05Z"},
+			body:      `[]`,
+			wantOut:   "No purged jobs\n",
+			wantQuery: map[string][]string{"namespace": {"*"}, "since": {"2026-01-02T15:04:05Z"}},
+		},
+		{
+			name:     "bad since",
+			args:     []string{"-since", "yesterday"},
+			body:     `[]`,
+			wantCode: 1,
+			wantErr:  "Invalid -since \"yesterday\": expected an RFC 3339 time such as 2026-01-02T15:04:05Z\n",
+		},
+		{
+			name:    "json",
+			args:    []string{"-json"},
+			body:    `[]`,
+			wantOut: "[]\n",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fa := newFakeAgent(t, map[string]route{"GET /v1/jobs/purged": jsonBody(tc.body)})
+			code, out, errOut := runCLI(t, fa.srv.URL, "", append([]string{"job", "purged"}, tc.args...)...)
+			must.Eq(t, tc.wantCode, code, must.Sprint(errOut))
+			must.Eq(t, tc.wantOut, out)
+			must.Eq(t, tc.wantErr, errOut)
+			for k, v := range tc.wantQuery {
+				reqs := fa.find("GET", "/v1/jobs/purged")
+				must.Len(t, 1, reqs)
+				must.Eq(t, v, reqs[0].Query[k])
+			}
+		})
+	}
+}
+
+func TestJobRestore(t *testing.T) {
+	const id = "2b1f6e1c-0000-0000-0000-000000000001"
+	const record = `{"ID":"` + id + `","Namespace":"prod","JobID":"web","JobVersion":3,"Reason":"purge",` +
+		`"Job":{"ID":"web"}}`
+	cases := []struct {
+		name        string
+		args        []string
+		stdin       string
+		recordBody  string
+		wantCode    int
+		wantRestore bool
+		wantOut     string
+	}{
+		{
+			name:       "declined",
+			args:       []string{id},
+			stdin:      "n\n",
+			recordBody: record,
+			wantOut:    `Are you sure you want to restore job "web" in namespace "prod" (version 3)? [y/N]Cancelling job restore` + "\n",
+		},
+		{
+			name:        "confirmed with -yes",
+			args:        []string{"-yes", "-detach", id},
+			recordBody:  record,
+			wantRestore: true,
+			wantOut:     "Job \"web\" restored\nEvaluation ID: e9795683-3a8b-1f8b-5105-685a8c9b7793\n",
+		},
+		{
+			name:        "wrapped record",
+			args:        []string{"-yes", "-detach", id},
+			recordBody:  `{"Record":` + record + `,"Index":9}`,
+			wantRestore: true,
+			wantOut:     "Job \"web\" restored\nEvaluation ID: e9795683-3a8b-1f8b-5105-685a8c9b7793\n",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fa := newFakeAgent(t, map[string]route{
+				"GET /v1/jobs/purged/" + id:              jsonBody(tc.recordBody),
+				"PUT /v1/jobs/purged/" + id + "/restore": jsonBody(registerResponse),
+			})
+			code, out, errOut := runCLI(t, fa.srv.URL, tc.stdin, append([]string{"job", "restore"}, tc.args...)...)
+			must.Eq(t, tc.wantCode, code, must.Sprint(errOut))
+			must.Eq(t, tc.wantOut, out)
+			restores := fa.find("PUT", "/v1/jobs/purged/"+id+"/restore")
+			if !tc.wantRestore {
+				must.Len(t, 0, restores)
+				return
+			}
+			must.Len(t, 1, restores)
+			must.Eq(t, []string{"prod"}, restores[0].Query["namespace"])
+		})
+	}
+}

@@ -1,0 +1,65 @@
+package command
+
+import (
+	"strconv"
+)
+
+// JobRevertCommand reverts a job to an earlier version or tag.
+type JobRevertCommand struct {
+	Meta
+}
+
+func (c *JobRevertCommand) Help() string {
+	return helpText(`
+Usage: nomad job revert [options] <job> <version|tag>
+
+  Register an earlier version of a job again. The target is a version
+  number or the name of a version tag. Reverting creates a new version
+  whose spec equals the target; the tag itself stays on the old version.
+`, `
+Revert Options:
+
+  -detach
+    Print the evaluation ID and return without monitoring.
+`)
+}
+
+func (c *JobRevertCommand) Synopsis() string { return "Register an earlier job version again" }
+
+func (c *JobRevertCommand) Run(args []string) int {
+	var detach bool
+	fs := c.FlagSet("job revert")
+	fs.BoolVar(&detach, "detach", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 2 {
+		return c.fail("This command takes two arguments: <job> <version|tag>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	jobID, ok := c.resolveJob(client, pos[0])
+	if !ok {
+		return 1
+	}
+
+	// A number is a version; anything else must name a tag. Looking the tag
+	// up here keeps the revert request itself the same as upstream's.
+	version, err := strconv.ParseUint(pos[1], 10, 64)
+	if err != nil {
+		tagged, _, err := client.Jobs().VersionByTag(jobID, pos[1], nil)
+		if err != nil {
+			return c.fail("Error finding version tag %q of job %q: %v", pos[1], jobID, err)
+		}
+		version = u64(tagged.Version)
+	}
+
+	resp, _, err := client.Jobs().Revert(jobID, version, nil, nil, "", "")
+	if err != nil {
+		return c.fail("Error reverting job: %v", err)
+	}
+	return c.finishEval(client, resp.EvalID, detach, resp.EvalID)
+}

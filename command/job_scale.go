@@ -1,0 +1,77 @@
+package command
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// JobScaleCommand changes a task group's count.
+type JobScaleCommand struct {
+	Meta
+}
+
+func (c *JobScaleCommand) Help() string {
+	return helpText(`
+Usage: nomad job scale [options] <job> [<group>] <count>
+
+  Set the count of one task group. The group may be left out when the job
+  has only one. Scaling a group to 0 stops its allocations but keeps the
+  job registered; garbage collection never removes such a job.
+`, `
+Scale Options:
+
+  -detach
+    Print the evaluation ID and return without monitoring.
+`)
+}
+
+func (c *JobScaleCommand) Synopsis() string { return "Change the count of a job's task group" }
+
+func (c *JobScaleCommand) Run(args []string) int {
+	var detach bool
+	fs := c.FlagSet("job scale")
+	fs.BoolVar(&detach, "detach", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 2 && len(pos) != 3 {
+		return c.fail("This command takes two or three arguments: <job> [<group>] <count>")
+	}
+	count, err := strconv.Atoi(pos[len(pos)-1])
+	if err != nil || count < 0 {
+		return c.fail("Invalid count %q: must be a non-negative integer", pos[len(pos)-1])
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	jobID, ok := c.resolveJob(client, pos[0])
+	if !ok {
+		return 1
+	}
+
+	var group string
+	if len(pos) == 3 {
+		group = pos[1]
+	} else {
+		job, _, err := client.Jobs().Info(jobID, nil)
+		if err != nil {
+			return c.fail("Error querying job: %v", err)
+		}
+		if len(job.TaskGroups) != 1 {
+			return c.fail("Job %q has %d task groups; name the group to scale", jobID, len(job.TaskGroups))
+		}
+		group = str(job.TaskGroups[0].Name)
+	}
+
+	resp, _, err := client.Jobs().Scale(jobID, group, &count, "submitted using the Nomad CLI", false, nil, nil)
+	if err != nil {
+		return c.fail("Error scaling job: %v", err)
+	}
+	c.Ui.Output(fmt.Sprintf("Scaled task group %q of job %q to %d", group, jobID, count))
+	if w := resp.Warnings; w != "" {
+		c.Ui.Warn("Job Warnings:\n" + w)
+	}
+	return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
+}

@@ -1,0 +1,204 @@
+package command
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// JobStatusCommand lists jobs or shows one.
+type JobStatusCommand struct {
+	Meta
+}
+
+const jobStatusOptions = `
+Status Options:
+
+  -short
+    Show only the job's header, not its summary and allocations.
+
+  -json
+    Print the API's JSON instead of tables: the job list without an
+    argument, the job with one.
+`
+
+func (c *JobStatusCommand) Help() string {
+	return helpText(`
+Usage: nomad job status [options] [job]
+
+  Without an argument, list the jobs of the namespace (-namespace='*' lists
+  every namespace you can read). With a job ID or unique prefix, show the
+  job, the per-group summary of its allocations, and the allocations.
+`, jobStatusOptions)
+}
+
+func (c *JobStatusCommand) Synopsis() string { return "List jobs or show one" }
+
+func (c *JobStatusCommand) Run(args []string) int {
+	var short, asJSON bool
+	fs := c.FlagSet("job status")
+	fs.BoolVar(&short, "short", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 1 {
+		return c.fail("This command takes either no arguments or one: <job>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	if len(pos) == 0 {
+		return c.list(client, asJSON)
+	}
+	jobID, ok := c.resolveJob(client, pos[0])
+	if !ok {
+		return 1
+	}
+	return c.show(client, jobID, short, asJSON)
+}
+
+func (c *JobStatusCommand) list(client *api.Client, asJSON bool) int {
+	jobs, _, err := client.Jobs().List(nil)
+	if err != nil {
+		return c.fail("Error querying jobs: %v", err)
+	}
+	if asJSON {
+		return c.printJSON(jobs)
+	}
+	if len(jobs) == 0 {
+		c.Ui.Output("No running jobs")
+		return 0
+	}
+	c.Ui.Output(formatJobList(jobs, c.Namespace() == "*"))
+	return 0
+}
+
+// formatJobList is the job table; the Namespace column appears only when
+// jobs from several namespaces can be listed.
+func formatJobList(jobs []*api.JobListStub, withNamespace bool) string {
+	rows := make([]string, 0, len(jobs)+1)
+	if withNamespace {
+		rows = append(rows, "ID|Namespace|Type|Priority|Status|Submit Date")
+	} else {
+		rows = append(rows, "ID|Type|Priority|Status|Submit Date")
+	}
+	for _, j := range jobs {
+		ns := ""
+		if withNamespace {
+			ns = j.Namespace + "|"
+		}
+		rows = append(rows, fmt.Sprintf("%s|%s%s|%d|%s|%s",
+			j.ID, ns, j.Type, j.Priority, jobStatus(j.Status, j.Stop), formatUnixNano(j.SubmitTime)))
+	}
+	return formatList(rows)
+}
+
+// jobStatus marks a stopped job, whose status alone ("dead") would not say
+// whether it was stopped or simply finished.
+func jobStatus(status string, stop bool) string {
+	if stop {
+		return status + " (stopped)"
+	}
+	return status
+}
+
+func (c *JobStatusCommand) show(client *api.Client, jobID string, short, asJSON bool) int {
+	job, _, err := client.Jobs().Info(jobID, nil)
+	if err != nil {
+		return c.fail("Error querying job: %v", err)
+	}
+	if asJSON {
+		return c.printJSON(job)
+	}
+	c.Ui.Output(formatJobHeader(job))
+	if short {
+		return 0
+	}
+
+	summary, _, err := client.Jobs().Summary(jobID, nil)
+	if err != nil {
+		return c.fail("Error querying job summary: %v", err)
+	}
+	c.Ui.Output("\nSummary")
+	c.Ui.Output(formatSummary(summary))
+
+	// An agent with no client nodes may not serve allocations at all; that
+	// is the same as having none.
+	allocs, _, err := client.Jobs().Allocations(jobID, false, nil)
+	if err != nil && !isNotFound(err) {
+		return c.fail("Error querying job allocations: %v", err)
+	}
+	c.Ui.Output("\nAllocations")
+	c.Ui.Output(formatAllocs(allocs, time.Now()))
+	return 0
+}
+
+func formatJobHeader(job *api.Job) string {
+	return formatKV([]string{
+		"ID|" + str(job.ID),
+		"Name|" + str(job.Name),
+		"Submit Date|" + formatUnixNano(int64PtrVal(job.SubmitTime)),
+		"Type|" + str(job.Type),
+		fmt.Sprintf("Priority|%d", intv(job.Priority)),
+		"Datacenters|" + strings.Join(job.Datacenters, ","),
+		"Namespace|" + str(job.Namespace),
+		"Node Pool|" + str(job.NodePool),
+		"Status|" + jobStatus(str(job.Status), boolv(job.Stop)),
+		fmt.Sprintf("Periodic|%t", job.IsPeriodic()),
+		fmt.Sprintf("Parameterized|%t", job.IsParameterized()),
+	})
+}
+
+func formatSummary(s *api.JobSummary) string {
+	if len(s.Summary) == 0 {
+		return "No task groups"
+	}
+	groups := make([]string, 0, len(s.Summary))
+	for g := range s.Summary {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	rows := []string{"Task Group|Queued|Starting|Running|Failed|Complete|Lost|Unknown"}
+	for _, g := range groups {
+		t := s.Summary[g]
+		rows = append(rows, fmt.Sprintf("%s|%d|%d|%d|%d|%d|%d|%d",
+			g, t.Queued, t.Starting, t.Running, t.Failed, t.Complete, t.Lost, t.Unknown))
+	}
+	return formatList(rows)
+}
+
+func formatAllocs(allocs []*api.AllocationListStub, now time.Time) string {
+	if len(allocs) == 0 {
+		return "No allocations placed"
+	}
+	rows := []string{"ID|Node ID|Task Group|Version|Desired|Status|Created|Modified"}
+	for _, a := range allocs {
+		rows = append(rows, fmt.Sprintf("%s|%s|%s|%d|%s|%s|%s|%s",
+			shortID(a.ID), shortID(a.NodeID), a.TaskGroup, a.JobVersion, a.DesiredStatus, a.ClientStatus,
+			formatAgo(time.Unix(0, a.CreateTime), now), formatAgo(time.Unix(0, a.ModifyTime), now)))
+	}
+	return formatList(rows)
+}
+
+func int64PtrVal(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// printJSON prints v as the -json flags do.
+func (m *Meta) printJSON(v any) int {
+	out, err := prettyJSON(v)
+	if err != nil {
+		return m.fail("Error encoding JSON: %v", err)
+	}
+	m.Ui.Output(out)
+	return 0
+}

@@ -1,0 +1,124 @@
+package command
+
+import (
+	"fmt"
+)
+
+// JobTagApplyCommand names a job version.
+type JobTagApplyCommand struct {
+	Meta
+}
+
+func (c *JobTagApplyCommand) Help() string {
+	return helpText(`
+Usage: nomad job tag apply [options] <job>
+
+  Tag a version of a job with a name. Tagged versions are never pruned from
+  the job's history, a job with any tagged version is never garbage
+  collected, and "nomad job revert" accepts the tag name as its target.
+`, `
+Tag Options:
+
+  -name=<name>
+    Name of the tag. Required; unique within the job.
+
+  -description=<text>
+    Free-form note stored with the tag.
+
+  -version=<version>
+    Version to tag. Defaults to the job's current version.
+`)
+}
+
+func (c *JobTagApplyCommand) Synopsis() string { return "Tag a job version" }
+
+func (c *JobTagApplyCommand) Run(args []string) int {
+	var name, description string
+	version := optUint{}
+	fs := c.FlagSet("job tag apply")
+	fs.StringVar(&name, "name", "", "")
+	fs.StringVar(&description, "description", "", "")
+	fs.Var(&version, "version", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <job>")
+	}
+	if name == "" {
+		return c.fail("A tag name is required: -name=<name>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	jobID, ok := c.resolveJob(client, pos[0])
+	if !ok {
+		return 1
+	}
+	// The version is always sent explicitly: an absent version and version
+	// 0 look the same on the wire.
+	if !version.set {
+		job, _, err := client.Jobs().Info(jobID, nil)
+		if err != nil {
+			return c.fail("Error querying job: %v", err)
+		}
+		version.v = u64(job.Version)
+	}
+	if _, err := client.Jobs().TagVersion(jobID, version.v, name, description, nil); err != nil {
+		return c.fail("Error tagging job version: %v", err)
+	}
+	c.Ui.Output(fmt.Sprintf("Job %q version %d tagged %q", jobID, version.v, name))
+	return 0
+}
+
+// JobTagUnsetCommand removes a version tag.
+type JobTagUnsetCommand struct {
+	Meta
+}
+
+func (c *JobTagUnsetCommand) Help() string {
+	return helpText(`
+Usage: nomad job tag unset -name=<name> <job>
+
+  Remove a tag from a job version. The version stays in the history until
+  it is pruned like any untagged version.
+`, `
+Tag Options:
+
+  -name=<name>
+    Name of the tag to remove. Required.
+`)
+}
+
+func (c *JobTagUnsetCommand) Synopsis() string { return "Remove a tag from a job version" }
+
+func (c *JobTagUnsetCommand) Run(args []string) int {
+	var name string
+	fs := c.FlagSet("job tag unset")
+	fs.StringVar(&name, "name", "", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <job>")
+	}
+	if name == "" {
+		return c.fail("A tag name is required: -name=<name>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	jobID, ok := c.resolveJob(client, pos[0])
+	if !ok {
+		return 1
+	}
+	if _, err := client.Jobs().UntagVersion(jobID, name, nil); err != nil {
+		return c.fail("Error removing tag: %v", err)
+	}
+	c.Ui.Output(fmt.Sprintf("Tag %q removed from job %q", name, jobID))
+	return 0
+}

@@ -1,0 +1,216 @@
+package command
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// NamespaceApplyCommand creates or updates a namespace.
+type NamespaceApplyCommand struct {
+	Meta
+}
+
+func (c *NamespaceApplyCommand) Help() string {
+	return helpText(`
+Usage: nomad namespace apply [options] <name>
+
+  Create a namespace, or update an existing one. Settings not given on the
+  command line keep their current values.
+`, `
+Apply Options:
+
+  -description=<text>
+    Human-readable description of the namespace.
+`)
+}
+
+func (c *NamespaceApplyCommand) Synopsis() string { return "Create or update a namespace" }
+
+func (c *NamespaceApplyCommand) Run(args []string) int {
+	description := optString{}
+	fs := c.FlagSet("namespace apply")
+	fs.Var(&description, "description", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <name>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	ns, _, err := client.Namespaces().Info(pos[0], nil)
+	switch {
+	case isNotFound(err):
+		ns = &api.Namespace{Name: pos[0]}
+	case err != nil:
+		return c.fail("Error looking up namespace: %v", err)
+	}
+	if description.set {
+		ns.Description = description.v
+	}
+	if _, err := client.Namespaces().Register(ns, nil); err != nil {
+		return c.fail("Error applying namespace: %v", err)
+	}
+	c.Ui.Output(fmt.Sprintf("Successfully applied namespace %q!", ns.Name))
+	return 0
+}
+
+// NamespaceListCommand lists namespaces.
+type NamespaceListCommand struct {
+	Meta
+}
+
+func (c *NamespaceListCommand) Help() string {
+	return helpText(`
+Usage: nomad namespace list [options]
+
+  List the namespaces the token can see.
+`, `
+List Options:
+
+  -json
+    Print the namespaces as JSON.
+`)
+}
+
+func (c *NamespaceListCommand) Synopsis() string { return "List namespaces" }
+
+func (c *NamespaceListCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("namespace list")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 {
+		return c.fail("This command takes no arguments")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	list, _, err := client.Namespaces().List(nil)
+	if err != nil {
+		return c.fail("Error listing namespaces: %v", err)
+	}
+	if asJSON {
+		return c.printJSON(list)
+	}
+	if len(list) == 0 {
+		c.Ui.Output("No namespaces found")
+		return 0
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	rows := []string{"Name|Description"}
+	for _, ns := range list {
+		rows = append(rows, ns.Name+"|"+ns.Description)
+	}
+	c.Ui.Output(formatList(rows))
+	return 0
+}
+
+// NamespaceStatusCommand shows one namespace.
+type NamespaceStatusCommand struct {
+	Meta
+}
+
+func (c *NamespaceStatusCommand) Help() string {
+	return helpText(`
+Usage: nomad namespace status [options] <name>
+
+  Show a namespace's settings.
+`, `
+Status Options:
+
+  -json
+    Print the namespace as JSON.
+`)
+}
+
+func (c *NamespaceStatusCommand) Synopsis() string { return "Show a namespace" }
+
+func (c *NamespaceStatusCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("namespace status")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <name>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	ns, _, err := client.Namespaces().Info(pos[0], nil)
+	if err != nil {
+		return c.fail("Error looking up namespace: %v", err)
+	}
+	if asJSON {
+		return c.printJSON(ns)
+	}
+	rows := []string{
+		"Name|" + ns.Name,
+		"Description|" + ns.Description,
+		"Quota|" + orNone(ns.Quota),
+	}
+	if len(ns.Meta) > 0 {
+		keys := make([]string, 0, len(ns.Meta))
+		for k := range ns.Meta {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		pairs := make([]string, len(keys))
+		for i, k := range keys {
+			pairs[i] = k + "=" + ns.Meta[k]
+		}
+		rows = append(rows, "Metadata|"+strings.Join(pairs, ","))
+	}
+	c.Ui.Output(formatKV(rows))
+	return 0
+}
+
+// NamespaceDeleteCommand deletes a namespace.
+type NamespaceDeleteCommand struct {
+	Meta
+}
+
+func (c *NamespaceDeleteCommand) Help() string {
+	return helpText(`
+Usage: nomad namespace delete [options] <name>
+
+  Delete a namespace. The agent refuses while the namespace still holds
+  jobs; the "default" namespace cannot be deleted.
+`, "")
+}
+
+func (c *NamespaceDeleteCommand) Synopsis() string { return "Delete a namespace" }
+
+func (c *NamespaceDeleteCommand) Run(args []string) int {
+	fs := c.FlagSet("namespace delete")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.fail("This command takes one argument: <name>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	if _, err := client.Namespaces().Delete(pos[0], nil); err != nil {
+		return c.fail("Error deleting namespace: %v", err)
+	}
+	c.Ui.Output(fmt.Sprintf("Successfully deleted namespace %q!", pos[0]))
+	return 0
+}

@@ -1,0 +1,61 @@
+// Command nomad is the single binary of this project: the CLI, and with
+// "nomad agent" the server itself.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/cli"
+	"github.com/nomadfork/nomad/command"
+	agentcmd "github.com/nomadfork/nomad/command/agent"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	ui := &cli.BasicUi{Reader: os.Stdin, Writer: os.Stdout, ErrorWriter: os.Stderr}
+
+	commands := command.Commands(ui)
+	// The agent lives outside package command so the CLI never links the
+	// server's packages into its own import graph.
+	commands["agent"] = func() (cli.Command, error) { return &agentCommand{ui: ui}, nil }
+
+	c := cli.NewCLI("nomad", command.Version)
+	c.Args = args
+	c.Commands = commands
+	c.HelpFunc = cli.BasicHelpFunc("nomad")
+	c.HelpWriter = os.Stdout
+	c.ErrorWriter = os.Stderr
+
+	code, err := c.Run()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "Error executing CLI: %v\n", err)
+		return 1
+	}
+	return code
+}
+
+// agentCommand adapts agentcmd.Run to the cli.Command interface.
+type agentCommand struct {
+	ui cli.Ui
+}
+
+// Help asks the agent for its own help text, so the flag list is written
+// once, next to the flags. "-help" makes the agent print it and return
+// without starting.
+func (a *agentCommand) Help() string {
+	capture := cli.NewMockUi()
+	agentcmd.Run([]string{"-help"}, capture)
+	if help := strings.TrimSpace(capture.OutputWriter.String()); help != "" {
+		return help
+	}
+	return "Usage: nomad agent [options]\n\n  Run a Nomad agent."
+}
+
+func (a *agentCommand) Synopsis() string { return "Run a Nomad agent" }
+
+func (a *agentCommand) Run(args []string) int { return agentcmd.Run(args, a.ui) }
