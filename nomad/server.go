@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-uuid"
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/nomadfork/nomad/nomad/stream"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
@@ -29,6 +30,7 @@ type Server struct {
 	raft      *raft.Raft
 	transport raft.Transport
 	walStore  *wal.WAL
+	walMeta   *metadb.BoltMetaDB
 	raftAddr  raft.ServerAddress
 
 	broker   *stream.EventBroker
@@ -152,11 +154,16 @@ func (s *Server) setupRaft() error {
 		if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o700); err != nil {
 			return fmt.Errorf("creating raft dir: %w", err)
 		}
-		w, err := wal.Open(filepath.Join(dir, "wal"), wal.WithLogger(s.logger.Named("wal")))
+		// The WAL does not close its metadata DB on Close, and that DB holds a file lock:
+		// keep our own handle so Shutdown can release it (a server restarted in the same
+		// process on the same data dir would otherwise wait for the lock forever).
+		meta := &metadb.BoltMetaDB{}
+		w, err := wal.Open(filepath.Join(dir, "wal"), wal.WithLogger(s.logger.Named("wal")), wal.WithMetaStore(meta))
 		if err != nil {
+			_ = meta.Close()
 			return fmt.Errorf("opening raft log: %w", err)
 		}
-		s.walStore = w
+		s.walStore, s.walMeta = w, meta
 		logs, stable = w, w
 		fss, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, s.logger.Named("snapshots"))
 		if err != nil {
@@ -324,6 +331,7 @@ func (s *Server) Shutdown() error {
 		}
 		if s.walStore != nil {
 			_ = s.walStore.Close()
+			_ = s.walMeta.Close()
 		}
 	})
 	return err

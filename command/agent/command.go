@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/hashicorp/cli"
@@ -66,18 +67,21 @@ func run(args []string, ui cli.Ui, signals <-chan os.Signal) int {
 		return 1
 	}
 
+	logOut := &uiWriter{ui: ui}
 	logger := hclog.New(&hclog.LoggerOptions{
 		Name:       "agent",
 		Level:      hclog.LevelFromString(cfg.LogLevel),
 		JSONFormat: cfg.LogJSON,
-		Output:     &uiWriter{ui: ui},
+		Output:     logOut,
 	})
 	a, err := NewAgent(cfg, logger)
 	if err != nil {
+		logOut.open()
 		ui.Error("==> Error starting agent: " + err.Error())
 		return 1
 	}
 	printBanner(ui, a)
+	logOut.open()
 
 	sig := <-signals
 	logger.Info("caught signal, shutting down", "signal", sig)
@@ -221,11 +225,33 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-// uiWriter sends log lines to the command's UI, so that logs follow the banner on the same
-// stream. hclog writes one entry per Write.
-type uiWriter struct{ ui cli.Ui }
+// uiWriter sends log lines to the command's UI. Until open is called it holds them, so the
+// banner comes first and the startup logs follow it. hclog writes one entry per Write.
+type uiWriter struct {
+	ui     cli.Ui
+	mu     sync.Mutex
+	opened bool
+	held   []string
+}
 
 func (w *uiWriter) Write(p []byte) (int, error) {
-	w.ui.Output(strings.TrimRight(string(p), "\n"))
+	line := strings.TrimRight(string(p), "\n")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.opened {
+		w.held = append(w.held, line)
+		return len(p), nil
+	}
+	w.ui.Output(line)
 	return len(p), nil
+}
+
+// open writes the held lines and lets later ones through.
+func (w *uiWriter) open() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, line := range w.held {
+		w.ui.Output(line)
+	}
+	w.held, w.opened = nil, true
 }

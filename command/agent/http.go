@@ -62,7 +62,7 @@ func newHTTPServer(a *Agent, ln net.Listener) *HTTPServer {
 		// Requests inherit the agent's lifetime, so waits the agent runs itself end at
 		// shutdown instead of holding it up.
 		BaseContext: func(net.Listener) context.Context { return a.ctx },
-		ErrorLog:          s.logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+		ErrorLog:    s.logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
 	return s
 }
@@ -74,6 +74,9 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerEvalRoutes(mux)
 	s.registerNamespaceRoutes(mux)
 	s.registerStatusRoutes(mux)
+	s.registerACLRoutes(mux)
+	s.registerEventRoutes(mux)
+	s.registerPurgeHistoryRoutes(mux)
 
 	// Anything else under any path is unknown.
 	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {

@@ -199,3 +199,11 @@ func TestHTTP_BodyLimit(t *testing.T) {
 		must.StrContains(t, res.body, "Request body too large")
 	})
 }
+
+// stringBody is a request body, or none for "".
+func stringBody(s string) io.Reader {
+	if s == "" {
+		return nil
+	}
+	return strings.NewReader(s)
+}

@@ -489,22 +489,38 @@ func TestJobEndpoint_BlockingRead(t *testing.T) {
 	must.NoError(t, err)
 	start := qm.LastIndex
 
-	errCh := make(chan error, 1)
+	type result struct {
+		job *api.Job
+		qm  *api.QueryMeta
+		err error
+	}
+	resCh := make(chan result, 1)
 	go func() {
-		// The read below is already blocked or about to; either way it must see this change.
-		job := testJob("web")
-		job.Meta = map[string]string{"changed": "yes"}
-		_, _, err := jobs.Register(job, nil)
-		errCh <- err
+		job, qm, err := jobs.Info("web", &api.QueryOptions{WaitIndex: start, WaitTime: 30 * time.Second})
+		resCh <- result{job, qm, err}
 	}()
 
-	began := time.Now()
-	job, qm, err := jobs.Info("web", &api.QueryOptions{WaitIndex: start, WaitTime: 20 * time.Second})
+	// Nothing changed yet, so the read must still be waiting.
+	select {
+	case res := <-resCh:
+		t.Fatalf("blocking read returned before any change: index %d, err %v", res.qm.LastIndex, res.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+
+	job := testJob("web")
+	job.Meta = map[string]string{"changed": "yes"}
+	_, _, err = jobs.Register(job, nil)
 	must.NoError(t, err)
-	must.NoError(t, <-errCh)
-	must.Greater(t, start, qm.LastIndex)
-	must.Eq(t, "yes", job.Meta["changed"])
-	must.Less(t, 20*time.Second, time.Since(began))
+
+	select {
+	case res := <-resCh:
+		must.NoError(t, res.err)
+		must.Greater(t, start, res.qm.LastIndex)
+		must.Eq(t, "yes", res.job.Meta["changed"])
+		qm = res.qm
+	case <-time.After(10 * time.Second):
+		t.Fatal("blocking read did not wake up after the job changed")
+	}
 
 	t.Run("times out with the same index", func(t *testing.T) {
 		_, qm2, err := jobs.Info("web", &api.QueryOptions{WaitIndex: qm.LastIndex, WaitTime: 50 * time.Millisecond})
@@ -605,6 +621,8 @@ func TestJobEndpoint_BadInputChangesNothing(t *testing.T) {
 	_, _, err := c.Jobs().Register(testJob("web"), nil)
 	must.NoError(t, err)
 
+	// snapshot is what a bad request must not change: the index GET /v1/jobs reports, the
+	// job list, and (stricter) the highest index of any table.
 	snapshot := func() (uint64, string) {
 		t.Helper()
 		stubs, qm, err := c.Jobs().List(&api.QueryOptions{Namespace: "*"})
@@ -613,6 +631,7 @@ func TestJobEndpoint_BadInputChangesNothing(t *testing.T) {
 		for _, s := range stubs {
 			fmt.Fprintf(&b, "%s/%s@%d;", s.Namespace, s.ID, s.ModifyIndex)
 		}
+		fmt.Fprintf(&b, "latest=%d", ta.Server().State().LatestIndex())
 		return qm.LastIndex, b.String()
 	}
 	negCount := `{"Job":{"ID":"x","Type":"service","Datacenters":["dc1"],"TaskGroups":[{"Name":"g","Count":-1,` +

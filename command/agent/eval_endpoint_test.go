@@ -1,0 +1,64 @@
+package agent
+
+import (
+	"testing"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+)
+
+func TestEvalEndpoint(t *testing.T) {
+	ta := NewTestAgent(t, nil)
+	c := ta.Client("")
+	web, _, err := c.Jobs().Register(testJob("web"), nil)
+	must.NoError(t, err)
+	api1, _, err := c.Jobs().Register(testJob("api"), nil)
+	must.NoError(t, err)
+
+	cases := []struct {
+		name    string
+		query   string
+		wantIDs []string
+	}{
+		{name: "all", query: "", wantIDs: []string{web.EvalID, api1.EvalID}},
+		{name: "by job", query: "?job=web", wantIDs: []string{web.EvalID}},
+		{name: "by status", query: "?status=pending", wantIDs: []string{web.EvalID, api1.EvalID}},
+		{name: "by other status", query: "?status=complete", wantIDs: nil},
+		{name: "by prefix", query: "?prefix=" + web.EvalID[:8], wantIDs: []string{web.EvalID}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var evals []*api.Evaluation
+			qm, err := c.Raw().Query("/v1/evaluations"+tc.query, &evals, nil)
+			must.NoError(t, err)
+			must.Positive(t, qm.LastIndex)
+			var ids []string
+			for _, e := range evals {
+				ids = append(ids, e.ID)
+			}
+			must.SliceContainsAll(t, tc.wantIDs, ids)
+		})
+	}
+
+	t.Run("read", func(t *testing.T) {
+		eval, qm, err := c.Evaluations().Info(web.EvalID, nil)
+		must.NoError(t, err)
+		must.Eq(t, "web", eval.JobID)
+		must.Eq(t, "pending", eval.Status)
+		must.Positive(t, qm.LastIndex)
+	})
+
+	t.Run("missing", func(t *testing.T) {
+		for _, path := range []string{"/v1/evaluation/nope", "/v1/evaluation/nope/allocations"} {
+			res := doHTTP(t, ta, "GET", path, nil, nil)
+			must.Eq(t, 404, res.status)
+			must.Eq(t, "eval not found", res.body)
+		}
+	})
+
+	t.Run("allocations", func(t *testing.T) {
+		allocs, _, err := c.Evaluations().Allocations(web.EvalID, nil)
+		must.NoError(t, err)
+		must.SliceEmpty(t, allocs)
+	})
+}
