@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -282,17 +283,27 @@ func (s *HTTPServer) writeJSON(w http.ResponseWriter, r *http.Request, pretty bo
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	if !acceptsGzip(r) {
+	if len(buf) < gzipMinSize || !acceptsGzip(r) {
 		h.Set("Content-Length", strconv.Itoa(len(buf)))
 		_, _ = w.Write(buf)
 		return
 	}
 	h.Set("Content-Encoding", "gzip")
 	h.Add("Vary", "Accept-Encoding")
-	gz := gzip.NewWriter(w)
+	gz := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(gz)
+	gz.Reset(w)
 	_, _ = gz.Write(buf)
 	_ = gz.Close()
 }
+
+// gzipMinSize is the smallest body worth compressing: below it the gzip framing costs more
+// than it saves.
+const gzipMinSize = 1024
+
+// gzipWriters reuses compressors: a new gzip.Writer allocates close to a megabyte, which
+// dominated the cost of every small write response before pooling.
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
 
 func acceptsGzip(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
