@@ -44,15 +44,7 @@ func (s *StateStore) DeleteACLPoliciesTxn(txn *Txn, names []string) error {
 
 // ACLPolicyByName reads one policy; nil when unknown.
 func (s *StateStore) ACLPolicyByName(ws memdb.WatchSet, name string) (*structs.ACLPolicy, error) {
-	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableACLPolicies, indexID, name)
-	if err != nil {
-		return nil, fmt.Errorf("state: policy lookup: %w", err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.ACLPolicy), nil
+	return first[*structs.ACLPolicy](s.db.Txn(false), ws, "policy lookup", tableACLPolicies, indexID, name)
 }
 
 // ACLPolicies lists policies by name.
@@ -62,11 +54,7 @@ func (s *StateStore) ACLPolicies(ws memdb.WatchSet, prefix string) ([]*structs.A
 		return nil, fmt.Errorf("state: policy list: %w", err)
 	}
 	ws.Add(iter.WatchCh())
-	var out []*structs.ACLPolicy
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.ACLPolicy))
-	}
-	return out, nil
+	return collect[*structs.ACLPolicy](iter), nil
 }
 
 // UpsertACLTokensTxn writes tokens, keeping CreateIndex of existing ones.
@@ -122,28 +110,12 @@ func (s *StateStore) ACLBootstrapIndex() uint64 { return s.Index(aclBootstrapKey
 
 // ACLTokenBySecretID resolves a secret; nil when unknown.
 func (s *StateStore) ACLTokenBySecretID(ws memdb.WatchSet, secret string) (*structs.ACLToken, error) {
-	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableACLTokens, indexSecret, secret)
-	if err != nil {
-		return nil, fmt.Errorf("state: token lookup: %w", err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.ACLToken), nil
+	return first[*structs.ACLToken](s.db.Txn(false), ws, "token lookup", tableACLTokens, indexSecret, secret)
 }
 
 // ACLTokenByAccessorID reads one token; nil when unknown.
 func (s *StateStore) ACLTokenByAccessorID(ws memdb.WatchSet, id string) (*structs.ACLToken, error) {
-	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableACLTokens, indexID, id)
-	if err != nil {
-		return nil, fmt.Errorf("state: token lookup: %w", err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.ACLToken), nil
+	return first[*structs.ACLToken](s.db.Txn(false), ws, "token lookup", tableACLTokens, indexID, id)
 }
 
 // ACLTokens lists tokens by AccessorID prefix.
@@ -153,11 +125,7 @@ func (s *StateStore) ACLTokens(ws memdb.WatchSet, prefix string) ([]*structs.ACL
 		return nil, fmt.Errorf("state: token list: %w", err)
 	}
 	ws.Add(iter.WatchCh())
-	var out []*structs.ACLToken
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.ACLToken))
-	}
-	return out, nil
+	return collect[*structs.ACLToken](iter), nil
 }
 
 // UpsertACLRolesTxn writes roles. Role names are unique; every linked policy must exist.
@@ -222,15 +190,7 @@ func (s *StateStore) ACLRoleByName(ws memdb.WatchSet, name string) (*structs.ACL
 }
 
 func (s *StateStore) aclRoleBy(ws memdb.WatchSet, index, value string) (*structs.ACLRole, error) {
-	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableACLRoles, index, value)
-	if err != nil {
-		return nil, fmt.Errorf("state: role lookup: %w", err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.ACLRole), nil
+	return first[*structs.ACLRole](s.db.Txn(false), ws, "role lookup", tableACLRoles, index, value)
 }
 
 // ACLRoles lists roles by name.
@@ -240,9 +200,5 @@ func (s *StateStore) ACLRoles(ws memdb.WatchSet) ([]*structs.ACLRole, error) {
 		return nil, fmt.Errorf("state: role list: %w", err)
 	}
 	ws.Add(iter.WatchCh())
-	var out []*structs.ACLRole
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.ACLRole))
-	}
-	return out, nil
+	return collect[*structs.ACLRole](iter), nil
 }

@@ -56,15 +56,7 @@ func (s *StateStore) DeleteEvalsTxn(txn *Txn, ids []string) error {
 
 // EvalByID reads one evaluation; nil when unknown.
 func (s *StateStore) EvalByID(ws memdb.WatchSet, id string) (*structs.Evaluation, error) {
-	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableEvals, indexID, id)
-	if err != nil {
-		return nil, fmt.Errorf("state: eval lookup: %w", err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.Evaluation), nil
+	return first[*structs.Evaluation](s.db.Txn(false), ws, "eval lookup", tableEvals, indexID, id)
 }
 
 // EvalsByJob lists a job's evaluations, newest first.
@@ -95,10 +87,7 @@ func (s *StateStore) Evals(ws memdb.WatchSet, namespace, prefix string) ([]*stru
 }
 
 func collectEvals(iter memdb.ResultIterator) []*structs.Evaluation {
-	var out []*structs.Evaluation
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.Evaluation))
-	}
+	out := collect[*structs.Evaluation](iter)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreateIndex > out[j].CreateIndex })
 	return out
 }

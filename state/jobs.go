@@ -189,15 +189,7 @@ func (s *StateStore) JobByIDTxn(txn *Txn, namespace, id string) (*structs.Job, e
 }
 
 func jobByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string) (*structs.Job, error) {
-	watchCh, raw, err := txn.FirstWatch(tableJobs, indexID, namespace, id)
-	if err != nil {
-		return nil, fmt.Errorf("state: job lookup: %w", err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.Job), nil
+	return first[*structs.Job](txn, ws, "job lookup", tableJobs, indexID, namespace, id)
 }
 
 // Jobs lists jobs whose ID starts with prefix in namespace ("*" for every namespace), sorted by
@@ -254,28 +246,12 @@ func jobVersionsTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string) ([]
 
 // JobByIDAndVersion reads one stored version; nil when it is not kept.
 func (s *StateStore) JobByIDAndVersion(ws memdb.WatchSet, namespace, id string, version uint64) (*structs.Job, error) {
-	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableJobVersion, indexID, namespace, id, version)
-	if err != nil {
-		return nil, fmt.Errorf("state: job version lookup: %w", err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.Job), nil
+	return first[*structs.Job](s.db.Txn(false), ws, "job version lookup", tableJobVersion, indexID, namespace, id, version)
 }
 
 // JobSummaryByID reads a job's allocation summary.
 func (s *StateStore) JobSummaryByID(ws memdb.WatchSet, namespace, id string) (*structs.JobSummary, error) {
-	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableJobSummary, indexID, namespace, id)
-	if err != nil {
-		return nil, fmt.Errorf("state: job summary lookup: %w", err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.JobSummary), nil
+	return first[*structs.JobSummary](s.db.Txn(false), ws, "job summary lookup", tableJobSummary, indexID, namespace, id)
 }
 
 // upsertJobSummaryTxn keeps one summary entry per group of the current version.

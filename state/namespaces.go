@@ -83,15 +83,7 @@ func (s *StateStore) namespaceTxn(txn *Txn, name string) (*structs.Namespace, er
 
 // NamespaceByName reads one namespace; nil when unknown.
 func (s *StateStore) NamespaceByName(ws memdb.WatchSet, name string) (*structs.Namespace, error) {
-	watchCh, raw, err := s.db.Txn(false).FirstWatch(tableNamespaces, indexID, name)
-	if err != nil {
-		return nil, fmt.Errorf("state: namespace lookup: %w", err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.Namespace), nil
+	return first[*structs.Namespace](s.db.Txn(false), ws, "namespace lookup", tableNamespaces, indexID, name)
 }
 
 // Namespaces lists namespaces by name.
@@ -101,9 +93,5 @@ func (s *StateStore) Namespaces(ws memdb.WatchSet) ([]*structs.Namespace, error)
 		return nil, fmt.Errorf("state: namespace list: %w", err)
 	}
 	ws.Add(iter.WatchCh())
-	var out []*structs.Namespace
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.Namespace))
-	}
-	return out, nil
+	return collect[*structs.Namespace](iter), nil
 }

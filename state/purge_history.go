@@ -45,15 +45,7 @@ func (s *StateStore) DeletePurgeRecordsTxn(txn *Txn, ids []string) error {
 
 // PurgeRecordByID reads one record; nil when unknown.
 func (s *StateStore) PurgeRecordByID(ws memdb.WatchSet, id string) (*structs.PurgeRecord, error) {
-	watchCh, raw, err := s.db.Txn(false).FirstWatch(tablePurgeHistory, indexID, id)
-	if err != nil {
-		return nil, fmt.Errorf("state: purge record lookup: %w", err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.PurgeRecord), nil
+	return first[*structs.PurgeRecord](s.db.Txn(false), ws, "purge record lookup", tablePurgeHistory, indexID, id)
 }
 
 // PurgeRecords lists every record, newest first.
@@ -63,10 +55,7 @@ func (s *StateStore) PurgeRecords(ws memdb.WatchSet) ([]*structs.PurgeRecord, er
 		return nil, fmt.Errorf("state: purge record list: %w", err)
 	}
 	ws.Add(iter.WatchCh())
-	var out []*structs.PurgeRecord
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.PurgeRecord))
-	}
+	out := collect[*structs.PurgeRecord](iter)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].CreateIndex != out[j].CreateIndex {
 			return out[i].CreateIndex > out[j].CreateIndex
