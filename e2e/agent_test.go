@@ -72,6 +72,15 @@ server {
 
 func startAgent(t *testing.T, config, httpURL string) *agentProc {
 	t.Helper()
+	a := startAgentNoWait(t, config, httpURL)
+	a.waitForLeader()
+	return a
+}
+
+// startAgentNoWait starts an agent process without waiting for a leader: the servers of a
+// cluster elect one only once they are all up.
+func startAgentNoWait(t *testing.T, config, httpURL string) *agentProc {
+	t.Helper()
 	a := &agentProc{t: t, config: config, httpURL: httpURL, logs: &bytes.Buffer{}}
 	a.cmd = exec.Command(binary(t), "agent", "-config", config)
 	a.cmd.Stdout, a.cmd.Stderr = a.logs, a.logs
@@ -85,7 +94,6 @@ func startAgent(t *testing.T, config, httpURL string) *agentProc {
 			t.Logf("agent output:\n%s", a.logs.String())
 		}
 	})
-	a.waitForLeader()
 	return a
 }
 

@@ -45,6 +45,34 @@ func (a *ACL) requireManagement(secret, what string) (*structs.Actor, error) {
 	return actor, nil
 }
 
+// AuthorizeAgentRead checks that the caller may read this agent's configuration and
+// state (GET /v1/agent/self): upstream's `agent { policy = "read" }`. With ACLs disabled
+// every caller may. The HTTP agent has no ACL of its own, so it asks the server here.
+func (a *ACL) AuthorizeAgentRead(secret string) error {
+	aclObj, _, err := a.srv.resolveACL(secret)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowAgentRead() {
+		return structs.PermissionDenied("agent read required")
+	}
+	return nil
+}
+
+// AuthorizeNodeRead checks that the caller may list the cluster's members
+// (GET /v1/agent/members), which upstream gates on `node { policy = "read" }`, not on agent
+// read.
+func (a *ACL) AuthorizeNodeRead(secret string) error {
+	aclObj, _, err := a.srv.resolveACL(secret)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNodeRead() {
+		return structs.PermissionDenied("node read required")
+	}
+	return nil
+}
+
 // BootstrapRequest asks for the first management token, optionally with a chosen secret.
 type BootstrapRequest struct {
 	BootstrapSecret string
@@ -54,6 +82,9 @@ type BootstrapRequest struct {
 // Bootstrap creates the initial management token once; afterwards it fails with the reset
 // index, which an operator writes into acl-bootstrap-reset to allow exactly one more.
 func (a *ACL) Bootstrap(args *BootstrapRequest, reply *structs.ACLTokenUpsertResponse) error {
+	if done, err := a.srv.forward("ACL.Bootstrap", args, reply); done {
+		return err
+	}
 	if err := a.requireEnabled(); err != nil {
 		return err
 	}
@@ -126,6 +157,9 @@ func (a *ACL) newToken(t *structs.ACLToken, secret string) (*structs.ACLToken, e
 
 // UpsertPolicies writes policies after checking their rules parse.
 func (a *ACL) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply *structs.GenericResponse) error {
+	if done, err := a.srv.forward("ACL.UpsertPolicies", args, reply); done {
+		return err
+	}
 	actor, err := a.requireManagement(args.AuthToken, "write ACL policies")
 	if err != nil {
 		return err
@@ -168,6 +202,9 @@ func validPolicyName(name string) bool {
 
 // DeletePolicies deletes policies.
 func (a *ACL) DeletePolicies(args *structs.ACLPolicyDeleteRequest, reply *structs.GenericResponse) error {
+	if done, err := a.srv.forward("ACL.DeletePolicies", args, reply); done {
+		return err
+	}
 	actor, err := a.requireManagement(args.AuthToken, "delete ACL policies")
 	if err != nil {
 		return err
@@ -290,6 +327,9 @@ func (a *ACL) ListPolicies(args *structs.QueryOptions, reply *PolicyListResponse
 
 // UpsertTokens creates tokens (no AccessorID) or updates them (AccessorID set).
 func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.ACLTokenUpsertResponse) error {
+	if done, err := a.srv.forward("ACL.UpsertTokens", args, reply); done {
+		return err
+	}
 	actor, err := a.requireManagement(args.AuthToken, "write ACL tokens")
 	if err != nil {
 		return err
@@ -408,6 +448,9 @@ func (a *ACL) resolveRoleLinks(store *state.StateStore, links []*structs.ACLToke
 
 // DeleteTokens deletes tokens and closes their event subscriptions.
 func (a *ACL) DeleteTokens(args *structs.ACLTokenDeleteRequest, reply *structs.GenericResponse) error {
+	if done, err := a.srv.forward("ACL.DeleteTokens", args, reply); done {
+		return err
+	}
 	actor, err := a.requireManagement(args.AuthToken, "delete ACL tokens")
 	if err != nil {
 		return err
@@ -504,6 +547,9 @@ func (a *ACL) ListTokens(args *structs.QueryOptions, reply *TokenListResponse) e
 
 // UpsertRoles creates (no ID) or updates roles.
 func (a *ACL) UpsertRoles(args *structs.ACLRoleUpsertRequest, reply *structs.ACLRoleUpsertResponse) error {
+	if done, err := a.srv.forward("ACL.UpsertRoles", args, reply); done {
+		return err
+	}
 	actor, err := a.requireManagement(args.AuthToken, "write ACL roles")
 	if err != nil {
 		return err
@@ -550,6 +596,9 @@ func (a *ACL) UpsertRoles(args *structs.ACLRoleUpsertRequest, reply *structs.ACL
 
 // DeleteRoles deletes roles by ID.
 func (a *ACL) DeleteRoles(args *structs.ACLRoleDeleteRequest, reply *structs.GenericResponse) error {
+	if done, err := a.srv.forward("ACL.DeleteRoles", args, reply); done {
+		return err
+	}
 	actor, err := a.requireManagement(args.AuthToken, "delete ACL roles")
 	if err != nil {
 		return err

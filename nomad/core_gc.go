@@ -87,6 +87,9 @@ type System struct {
 // GarbageCollect forces a job GC now, ignoring the threshold but keeping tagged and
 // scaled-to-zero jobs. Management only.
 func (sys *System) GarbageCollect(args *structs.WriteRequest, reply *structs.GenericResponse) error {
+	if done, err := sys.srv.forward("System.GarbageCollect", args, reply); done {
+		return err
+	}
 	aclObj, _, err := sys.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err

@@ -18,6 +18,9 @@ type Job struct {
 
 // Register creates or updates a job and its evaluation in one Raft entry.
 func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) error {
+	if done, err := j.srv.forward("Job.Register", args, reply); done {
+		return err
+	}
 	if args.Job == nil {
 		return structs.BadRequest("Job must be specified")
 	}
@@ -130,6 +133,9 @@ func newEval(job *structs.Job, trigger string, priority int, nowNanos int64) (*s
 // deregister-job or purge-job; a purge needs purge-job: unlike upstream, submit-job alone
 // cannot purge.
 func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobDeregisterResponse) error {
+	if done, err := j.srv.forward("Job.Deregister", args, reply); done {
+		return err
+	}
 	if args.JobID == "" {
 		return structs.BadRequest("missing job ID for deregistering")
 	}
@@ -358,6 +364,9 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.EvalL
 
 // Revert registers the spec of an earlier version as a new version.
 func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterResponse) error {
+	if done, err := j.srv.forward("Job.Revert", args, reply); done {
+		return err
+	}
 	if args.Namespace == "" {
 		args.Namespace = structs.DefaultNamespace
 	}
@@ -398,6 +407,9 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 
 // Scale changes one group's count. Scaling to 0 keeps the job registered.
 func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterResponse) error {
+	if done, err := j.srv.forward("Job.Scale", args, reply); done {
+		return err
+	}
 	if args.Namespace == "" {
 		args.Namespace = structs.DefaultNamespace
 	}
@@ -485,6 +497,9 @@ func (j *Job) ScaleStatus(args *structs.JobSpecificRequest, reply *structs.JobSc
 
 // TagVersion names a version (or removes a name with args.Unset).
 func (j *Job) TagVersion(args *structs.JobTagRequest, reply *structs.JobTagResponse) error {
+	if done, err := j.srv.forward("Job.TagVersion", args, reply); done {
+		return err
+	}
 	if args.Namespace == "" {
 		args.Namespace = structs.DefaultNamespace
 	}

@@ -14,6 +14,9 @@ type Namespace struct {
 
 // Upsert creates or updates namespaces.
 func (n *Namespace) Upsert(args *structs.NamespaceUpsertRequest, reply *structs.GenericResponse) error {
+	if done, err := n.srv.forward("Namespace.Upsert", args, reply); done {
+		return err
+	}
 	aclObj, actor, err := n.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err
@@ -40,6 +43,9 @@ func (n *Namespace) Upsert(args *structs.NamespaceUpsertRequest, reply *structs.
 
 // Delete deletes namespaces.
 func (n *Namespace) Delete(args *structs.NamespaceDeleteRequest, reply *structs.GenericResponse) error {
+	if done, err := n.srv.forward("Namespace.Delete", args, reply); done {
+		return err
+	}
 	aclObj, actor, err := n.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err

@@ -78,6 +78,9 @@ func (p *PurgeHistory) GetRecord(args *structs.PurgeRecordSpecificRequest, reply
 // Restore registers a record's job again as a new job: a normal register whose actor is the
 // restorer. It conflicts with a job of the same ID in the namespace.
 func (p *PurgeHistory) Restore(args *structs.PurgeRecordRestoreRequest, reply *structs.JobRegisterResponse) error {
+	if done, err := p.srv.forward("PurgeHistory.Restore", args, reply); done {
+		return err
+	}
 	aclObj, actor, err := p.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err

@@ -33,6 +33,12 @@ type Server struct {
 	walMeta   *metadb.BoltMetaDB
 	raftAddr  raft.ServerAddress
 
+	// rpcListener serves Raft and server-to-server RPC on the RPC port; nil for a server
+	// that keeps Raft in memory.
+	rpcListener *rpcListener
+	rpcMethods  map[string]rpcMethod
+	cluster     *clusterJoin
+
 	broker   *stream.EventBroker
 	aclCache *aclCache
 
@@ -99,12 +105,21 @@ func NewServer(config *Config) (*Server, error) {
 		PurgeRecord: &PurgeHistory{srv: s},
 		System:      &System{srv: s},
 	}
+	s.rpcMethods = rpcMethods(map[string]any{
+		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
+		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
+		"Cluster": &Cluster{srv: s},
+	})
+	s.cluster = newClusterJoin(s)
 	if err := s.setupRaft(); err != nil {
 		cancel()
 		return nil, err
 	}
 	s.leaderWG.Add(1)
 	go s.monitorLeadership()
+	if s.rpcListener != nil && (s.config.BootstrapExpect > 1 || len(s.config.RetryJoin) > 0) {
+		go s.cluster.run(ctx)
+	}
 	return s, nil
 }
 
@@ -184,10 +199,17 @@ func (s *Server) setupRaft() error {
 		if err != nil {
 			return fmt.Errorf("resolving raft advertise address %q: %w", advertise, err)
 		}
-		trans, err := raft.NewTCPTransportWithLogger(s.config.RaftBindAddr, adv, 3, 10*time.Second, s.logger.Named("raft-net"))
+		ln, err := newRPCListener(s.config.RaftBindAddr, s.serveRPC)
 		if err != nil {
-			return fmt.Errorf("starting raft transport: %w", err)
+			return fmt.Errorf("listening on RPC address %s: %w", s.config.RaftBindAddr, err)
 		}
+		s.rpcListener = ln
+		trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream:  &raftLayer{l: ln, advertise: adv},
+			MaxPool: 3,
+			Timeout: 10 * time.Second,
+			Logger:  s.logger.Named("raft-net"),
+		})
 		s.transport, s.raftAddr = trans, trans.LocalAddr()
 	}
 
@@ -195,7 +217,10 @@ func (s *Server) setupRaft() error {
 	if err != nil {
 		return fmt.Errorf("reading raft state: %w", err)
 	}
-	if !existing && s.config.BootstrapExpect <= 1 && len(s.config.RetryJoin) == 0 {
+	// bootstrap_expect = 1 is a cluster of one; 0 without join addresses is the same for
+	// convenience; 0 with join addresses only ever joins an existing cluster.
+	selfBootstrap := s.config.BootstrapExpect == 1 || (s.config.BootstrapExpect == 0 && len(s.config.RetryJoin) == 0)
+	if !existing && selfBootstrap {
 		cfg := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: s.raftAddr}}}
 		if err := raft.BootstrapCluster(rc, logs, stable, snaps, s.transport, cfg); err != nil {
 			return fmt.Errorf("bootstrapping raft: %w", err)
@@ -293,13 +318,10 @@ func (s *Server) checkLeader() error {
 	if s.Leader() == "" {
 		return structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
 	}
-	return &NotLeaderError{Leader: s.Leader()}
+	// Writes that reach a follower are forwarded before this check; getting here means the
+	// leadership moved during the call.
+	return structs.NewErrCode(500, "%s", errNotLeaderMsg)
 }
-
-// NotLeaderError tells the caller which server to send a write to.
-type NotLeaderError struct{ Leader string }
-
-func (e *NotLeaderError) Error() string { return "not the leader; leader is " + e.Leader }
 
 // WaitForLeader blocks until the cluster has a leader or ctx ends.
 func (s *Server) WaitForLeader(ctx context.Context) error {

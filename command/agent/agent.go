@@ -94,6 +94,7 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 		sc.JobTrackedVersions = server.JobTrackedVersions
 	}
 	sc.PurgeHistoryRetention = server.PurgeHistoryRetention
+	sc.ReapInterval = cfg.reapInterval
 	sc.EnableEventBroker = server.EnableEventBroker
 	sc.EventBufferSize = int64(server.EventBufferSize)
 

@@ -72,6 +72,10 @@ type Config struct {
 
 	// eventHeartbeat overrides how often an idle event stream sends `{}`; tests shorten it.
 	eventHeartbeat time.Duration
+
+	// reapInterval overrides how often the leader removes expired tokens and purge records
+	// past retention (nomad.Config.ReapInterval); tests shorten it. No file key sets it.
+	reapInterval time.Duration
 }
 
 // Ports are the TCP ports the agent listens on.

@@ -1,11 +1,15 @@
 package agent
 
 import (
+	"math"
 	"net/http"
 	"time"
 
 	"github.com/nomadfork/nomad/structs"
 )
+
+// maxUnixNanoTime is the latest time whose UnixNano is defined.
+var maxUnixNanoTime = time.Unix(0, math.MaxInt64)
 
 func (s *HTTPServer) registerPurgeHistoryRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/jobs/purged", methods{"GET": s.purgeRecordList})
@@ -20,7 +24,16 @@ func (s *HTTPServer) purgeRecordList(w http.ResponseWriter, r *http.Request) (an
 		if err != nil {
 			return nil, structs.BadRequest("invalid since %q: must be an RFC 3339 time such as 2026-12-01T00:00:00Z", raw)
 		}
-		args.Since = since.UnixNano()
+		// UnixNano is undefined outside 1678–2262: clamp, so a far future keeps nothing and a
+		// far past keeps everything instead of wrapping around.
+		switch {
+		case since.After(maxUnixNanoTime):
+			args.Since = math.MaxInt64
+		case since.Before(time.Unix(0, 0)):
+			args.Since = 0
+		default:
+			args.Since = since.UnixNano()
+		}
 	}
 	var reply structs.PurgeRecordListResponse
 	if err := s.srv.Endpoints.PurgeRecord.List(&args, &reply); err != nil {

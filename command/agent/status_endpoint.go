@@ -88,7 +88,11 @@ func (s *HTTPServer) member() *api.AgentMember {
 	}
 }
 
-func (s *HTTPServer) agentMembers(_ http.ResponseWriter, _ *http.Request) (any, error) {
+// agentMembers needs node read, as upstream's Status.Members.
+func (s *HTTPServer) agentMembers(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.srv.Endpoints.ACL.AuthorizeNodeRead(queryOptions(r).AuthToken); err != nil {
+		return nil, err
+	}
 	cfg := s.agent.config
 	return &api.ServerMembers{
 		ServerName:   cfg.Name,
@@ -101,8 +105,11 @@ func (s *HTTPServer) agentMembers(_ http.ResponseWriter, _ *http.Request) (any, 
 // agentSelf reports the configuration, this member and a few stats, in the shape
 // api.AgentSelf decodes. The configuration goes through JSON so that fields tagged `json:"-"`
 // (the gossip key) stay out; plugin configuration is left out too, as it may hold
-// credentials.
-func (s *HTTPServer) agentSelf(_ http.ResponseWriter, _ *http.Request) (any, error) {
+// credentials. It needs agent read.
+func (s *HTTPServer) agentSelf(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.srv.Endpoints.ACL.AuthorizeAgentRead(queryOptions(r).AuthToken); err != nil {
+		return nil, err
+	}
 	raw, err := json.Marshal(s.agent.config)
 	if err != nil {
 		return nil, err

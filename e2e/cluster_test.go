@@ -1,0 +1,109 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+)
+
+// TestCluster_ThreeServers runs three server processes that find each other with retry_join
+// and bootstrap_expect = 3, writes through a follower, kills the leader with SIGKILL and
+// checks the survivors elect a new leader, keep every write and accept new ones.
+func TestCluster_ThreeServers(t *testing.T) {
+	const n = 3
+	type node struct{ http, rpc, serf int }
+	nodes := make([]node, n)
+	var joins []string
+	for i := range nodes {
+		nodes[i] = node{http: freePort(t), rpc: freePort(t), serf: freePort(t)}
+		joins = append(joins, fmt.Sprintf("%q", fmt.Sprintf("127.0.0.1:%d", nodes[i].rpc)))
+	}
+	agents := make([]*agentProc, n)
+	for i, nd := range nodes {
+		cfg := fmt.Sprintf(`
+name      = "server-%d"
+data_dir  = %q
+bind_addr = "127.0.0.1"
+ports {
+  http = %d
+  rpc  = %d
+  serf = %d
+}
+server {
+  enabled          = true
+  bootstrap_expect = %d
+  retry_join       = [%s]
+}
+`, i, t.TempDir(), nd.http, nd.rpc, nd.serf, n, joinList(joins))
+		path := filepath.Join(t.TempDir(), "agent.hcl")
+		must.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+		agents[i] = startAgentNoWait(t, path, fmt.Sprintf("http://127.0.0.1:%d", nd.http))
+	}
+	for _, a := range agents {
+		a.waitForLeader()
+	}
+
+	leaderRPC, err := agents[0].client().Status().Leader()
+	must.NoError(t, err)
+	var leader, follower *agentProc
+	for i, a := range agents {
+		if fmt.Sprintf("127.0.0.1:%d", nodes[i].rpc) == leaderRPC {
+			leader = a
+		} else if follower == nil {
+			follower = a
+		}
+	}
+	must.NotNil(t, leader)
+	peers, err := follower.client().Status().Peers()
+	must.NoError(t, err)
+	must.Len(t, n, peers)
+
+	// Writes through a follower are forwarded to the leader.
+	for i := 0; i < 5; i++ {
+		_, _, err := follower.client().Jobs().Register(testJob(fmt.Sprintf("job-%d", i)), nil)
+		must.NoError(t, err)
+	}
+	leader.kill9()
+
+	var survivor *agentProc
+	for _, a := range agents {
+		if a != leader {
+			survivor = a
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		l, err := survivor.client().Status().Leader()
+		if err == nil && l != "" && l != leaderRPC {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no new leader after the old one was killed")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i := 0; i < 5; i++ {
+		job, _, err := survivor.client().Jobs().Info(fmt.Sprintf("job-%d", i), nil)
+		must.NoError(t, err)
+		must.Eq(t, fmt.Sprintf("job-%d", i), *job.ID)
+	}
+	_, _, err = survivor.client().Jobs().Deregister("job-0", true, nil)
+	must.NoError(t, err)
+}
+
+func joinList(quoted []string) string {
+	out := ""
+	for i, q := range quoted {
+		if i > 0 {
+			out += ", "
+		}
+		out += q
+	}
+	return out
+}

@@ -1,0 +1,170 @@
+package nomad
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"reflect"
+	"time"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// rpcRequest and rpcResponse frame one server-to-server call. The status code of a coded
+// error crosses the wire with it, so a 403 on the leader is a 403 on the follower's HTTP API.
+type rpcRequest struct {
+	Method string
+	Body   []byte
+}
+
+type rpcResponse struct {
+	Code  int
+	Error string
+	Body  []byte
+}
+
+// rpcMethod is one callable endpoint method: func(args *A, reply *R) error.
+type rpcMethod struct {
+	fn        reflect.Value
+	argsType  reflect.Type
+	replyType reflect.Type
+}
+
+var errorType = reflect.TypeFor[error]()
+
+// rpcMethods collects, by reflection, every method of the endpoint structs with the shape
+// func(*A, *R) error, named "Endpoint.Method". New endpoint methods are callable across
+// servers without registration.
+func rpcMethods(endpoints map[string]any) map[string]rpcMethod {
+	out := map[string]rpcMethod{}
+	for name, ep := range endpoints {
+		v := reflect.ValueOf(ep)
+		t := v.Type()
+		for i := 0; i < t.NumMethod(); i++ {
+			m := t.Method(i)
+			mt := m.Type
+			if mt.NumIn() != 3 || mt.NumOut() != 1 || mt.Out(0) != errorType {
+				continue
+			}
+			if mt.In(1).Kind() != reflect.Pointer || mt.In(2).Kind() != reflect.Pointer {
+				continue
+			}
+			out[name+"."+m.Name] = rpcMethod{fn: v.Method(i), argsType: mt.In(1).Elem(), replyType: mt.In(2).Elem()}
+		}
+	}
+	return out
+}
+
+// serveRPC answers calls on one connection until it closes.
+func (s *Server) serveRPC(conn net.Conn) {
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	dec := codec.NewDecoder(r, structs.MsgpackHandle)
+	enc := codec.NewEncoder(conn, structs.MsgpackHandle)
+	for {
+		var req rpcRequest
+		if err := dec.Decode(&req); err != nil {
+			return
+		}
+		resp := s.dispatchRPC(&req)
+		if err := enc.Encode(resp); err != nil {
+			return
+		}
+	}
+}
+
+func (s *Server) dispatchRPC(req *rpcRequest) *rpcResponse {
+	m, ok := s.rpcMethods[req.Method]
+	if !ok {
+		return &rpcResponse{Code: 400, Error: fmt.Sprintf("unknown RPC method %q", req.Method)}
+	}
+	args := reflect.New(m.argsType)
+	if err := structs.Decode(req.Body, args.Interface()); err != nil {
+		return &rpcResponse{Code: 400, Error: fmt.Sprintf("decoding %s arguments: %v", req.Method, err)}
+	}
+	reply := reflect.New(m.replyType)
+	out := m.fn.Call([]reflect.Value{args, reply})
+	if err, _ := out[0].Interface().(error); err != nil {
+		return &rpcResponse{Code: structs.ErrorCode(err), Error: err.Error()}
+	}
+	body, err := encodeBody(reply.Interface())
+	if err != nil {
+		return &rpcResponse{Code: 500, Error: err.Error()}
+	}
+	return &rpcResponse{Body: body}
+}
+
+func encodeBody(v any) ([]byte, error) {
+	buf, err := structs.Encode(0, v)
+	if err != nil {
+		return nil, err
+	}
+	return buf[1:], nil
+}
+
+// rpcTimeout bounds one forwarded call; writes wait for a Raft commit on the other side.
+const rpcTimeout = 40 * time.Second
+
+// rpcCall calls method on the server at addr.
+func (s *Server) rpcCall(addr, method string, args, reply any) error {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return fmt.Errorf("contacting server %s: %w", addr, err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(rpcTimeout))
+	if _, err := conn.Write([]byte{connRPC}); err != nil {
+		return err
+	}
+	body, err := encodeBody(args)
+	if err != nil {
+		return err
+	}
+	if err := codec.NewEncoder(conn, structs.MsgpackHandle).Encode(&rpcRequest{Method: method, Body: body}); err != nil {
+		return fmt.Errorf("sending %s to %s: %w", method, addr, err)
+	}
+	var resp rpcResponse
+	if err := codec.NewDecoder(bufio.NewReader(conn), structs.MsgpackHandle).Decode(&resp); err != nil {
+		return fmt.Errorf("reading %s answer from %s: %w", method, addr, err)
+	}
+	if resp.Error != "" {
+		return &structs.CodedError{Code: resp.Code, Msg: resp.Error}
+	}
+	return structs.Decode(resp.Body, reply)
+}
+
+// forwardWait bounds how long a write waits for a leader to appear before failing.
+const forwardWait = 5 * time.Second
+
+// forward sends a write to the leader when this server is not it. It reports whether it
+// handled the call; the endpoint runs locally when it did not.
+func (s *Server) forward(method string, args, reply any) (bool, error) {
+	if s.rpcListener == nil || s.IsLeader() {
+		return false, nil
+	}
+	deadline := time.Now().Add(forwardWait)
+	for {
+		leader := s.Leader()
+		if leader != "" && leader != s.RaftAddr() {
+			err := s.rpcCall(leader, method, args, reply)
+			var notLeader *structs.CodedError
+			// The leader changed between the lookup and the call: try the new one.
+			if errors.As(err, &notLeader) && notLeader.Msg == errNotLeaderMsg && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			return true, err
+		}
+		if s.IsLeader() {
+			return false, nil
+		}
+		if time.Now().After(deadline) {
+			return true, structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+const errNotLeaderMsg = "not the leader"
