@@ -103,7 +103,7 @@ func (r *raftLayer) Accept() (net.Conn, error) {
 	}
 }
 
-func (r *raftLayer) Close() error  { return r.l.Close() }
+func (r *raftLayer) Close() error   { return r.l.Close() }
 func (r *raftLayer) Addr() net.Addr { return r.advertise }
 
 func (r *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
