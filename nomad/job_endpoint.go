@@ -40,10 +40,10 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	return j.register(args, actor, reply)
 }
 
-// register validates and applies a register whose caller is already authorized; revert and
-// scale reach it with their own capability checks.
+// register validates and applies a register of a canonical job whose caller is already
+// authorized; revert, scale and restore reach it with their own capability checks and jobs
+// read back from state.
 func (j *Job) register(args *structs.JobRegisterRequest, actor *structs.Actor, reply *structs.JobRegisterResponse) error {
-	args.Job.Canonicalize()
 	ns := args.Job.Namespace
 	if err := args.Job.Validate(); err != nil {
 		return structs.BadRequest("%s", err.Error())
@@ -55,11 +55,11 @@ func (j *Job) register(args *structs.JobRegisterRequest, actor *structs.Actor, r
 		return err
 	}
 	store := j.srv.State()
-	ns0, err := store.NamespaceByName(nil, ns)
+	namespace, err := store.NamespaceByName(nil, ns)
 	if err != nil {
 		return err
 	}
-	if ns0 == nil {
+	if namespace == nil {
 		return structs.BadRequest("namespace %q does not exist", ns)
 	}
 	existing, err := store.JobByID(nil, ns, args.Job.ID)
