@@ -3,7 +3,6 @@ package command
 import (
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/hashicorp/nomad/api"
@@ -37,24 +36,11 @@ func (c *ACLPolicyApplyCommand) Run(args []string) int {
 	var description string
 	fs := c.FlagSet("acl policy apply")
 	fs.StringVar(&description, "description", "", "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseArgs(fs, args, "<name>", "<path>")
 	if !ok {
 		return code
 	}
-	if len(pos) != 2 {
-		return c.fail("This command takes two arguments: <name> <path>")
-	}
-	var rules []byte
-	var err error
-	if pos[1] == "-" {
-		in := c.Stdin
-		if in == nil {
-			in = os.Stdin
-		}
-		rules, err = io.ReadAll(in)
-	} else {
-		rules, err = os.ReadFile(pos[1])
-	}
+	rules, err := readInput(pos[1], c.Stdin)
 	if err != nil {
 		return c.fail("Error reading policy rules: %v", err)
 	}
@@ -94,32 +80,24 @@ func (c *ACLPolicyInfoCommand) Run(args []string) int {
 	var asJSON bool
 	fs := c.FlagSet("acl policy info")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, client, code, ok := c.connect(fs, args, "<name>")
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <name>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	policy, _, err := client.ACLPolicies().Info(pos[0], nil)
 	if err != nil {
 		return c.fail("Error reading ACL policy: %v", err)
 	}
-	if asJSON {
-		return c.printJSON(policy)
-	}
-	c.Ui.Output(formatKV([]string{
-		"Name|" + policy.Name,
-		"Description|" + orNone(policy.Description),
-		fmt.Sprintf("CreateIndex|%d", policy.CreateIndex),
-		fmt.Sprintf("ModifyIndex|%d", policy.ModifyIndex),
-	}))
-	c.Ui.Output("\nRules\n\n" + policy.Rules)
-	return 0
+	return printResult(&c.Meta, policy, asJSON, formatPolicy)
+}
+
+func formatPolicy(p *api.ACLPolicy) string {
+	return formatKV([]string{
+		"Name|" + p.Name,
+		"Description|" + orNone(p.Description),
+		fmt.Sprintf("CreateIndex|%d", p.CreateIndex),
+		fmt.Sprintf("ModifyIndex|%d", p.ModifyIndex),
+	}) + "\n\nRules\n\n" + p.Rules
 }
 
 // ACLPolicyListCommand lists policies.
@@ -147,35 +125,28 @@ func (c *ACLPolicyListCommand) Run(args []string) int {
 	var asJSON bool
 	fs := c.FlagSet("acl policy list")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
-	}
-	if len(pos) != 0 {
-		return c.fail("This command takes no arguments")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	list, _, err := client.ACLPolicies().List(nil)
 	if err != nil {
 		return c.fail("Error listing ACL policies: %v", err)
 	}
-	if asJSON {
-		return c.printJSON(list)
-	}
+	return printResult(&c.Meta, list, asJSON, formatPolicyList)
+}
+
+// formatPolicyList sorts the list by name; -json keeps the agent's order.
+func formatPolicyList(list []*api.ACLPolicyListStub) string {
 	if len(list) == 0 {
-		c.Ui.Output("No policies found")
-		return 0
+		return "No policies found"
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	rows := []string{"Name|Description"}
 	for _, p := range list {
 		rows = append(rows, p.Name+"|"+p.Description)
 	}
-	c.Ui.Output(formatList(rows))
-	return 0
+	return formatList(rows)
 }
 
 // ACLPolicyDeleteCommand deletes a policy.
@@ -194,21 +165,10 @@ Usage: nomad acl policy delete [options] <name>
 func (c *ACLPolicyDeleteCommand) Synopsis() string { return "Remove an ACL policy" }
 
 func (c *ACLPolicyDeleteCommand) Run(args []string) int {
-	fs := c.FlagSet("acl policy delete")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
+	del := func(client *api.Client, name string) error {
+		_, err := client.ACLPolicies().Delete(name, nil)
+		return err
 	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <name>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	if _, err := client.ACLPolicies().Delete(pos[0], nil); err != nil {
-		return c.fail("Error deleting ACL policy: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("Successfully deleted %q ACL policy!", pos[0]))
-	return 0
+	return c.runDelete(c.FlagSet("acl policy delete"), args, "<name>", del,
+		"Error deleting ACL policy: %v", "Successfully deleted %q ACL policy!")
 }

@@ -34,14 +34,6 @@ func policyLinks(names []string) []*api.ACLRolePolicyLink {
 	return links
 }
 
-func (m *Meta) printRole(r *api.ACLRole, asJSON bool) int {
-	if asJSON {
-		return m.printJSON(r)
-	}
-	m.Ui.Output(formatRole(r))
-	return 0
-}
-
 // ACLRoleCreateCommand creates a role.
 type ACLRoleCreateCommand struct {
 	Meta
@@ -80,12 +72,8 @@ func (c *ACLRoleCreateCommand) Run(args []string) int {
 	fs.StringVar(&description, "description", "", "")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.Var(&policies, "policy", "")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
+	if _, code, ok := c.parseArgs(fs, args); !ok {
 		return code
-	}
-	if len(pos) != 0 {
-		return c.fail("This command takes no arguments")
 	}
 	if name == "" {
 		return c.fail("ACL role name must be specified using the -name flag")
@@ -103,7 +91,7 @@ func (c *ACLRoleCreateCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error creating ACL role: %v", err)
 	}
-	return c.printRole(role, asJSON)
+	return printResult(&c.Meta, role, asJSON, formatRole)
 }
 
 // ACLRoleListCommand lists roles.
@@ -130,34 +118,26 @@ func (c *ACLRoleListCommand) Run(args []string) int {
 	var asJSON bool
 	fs := c.FlagSet("acl role list")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
-	}
-	if len(pos) != 0 {
-		return c.fail("This command takes no arguments")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	roles, _, err := client.ACLRoles().List(nil)
 	if err != nil {
 		return c.fail("Error listing ACL roles: %v", err)
 	}
-	if asJSON {
-		return c.printJSON(roles)
-	}
+	return printResult(&c.Meta, roles, asJSON, formatRoleList)
+}
+
+func formatRoleList(roles []*api.ACLRoleListStub) string {
 	if len(roles) == 0 {
-		c.Ui.Output("No ACL roles found")
-		return 0
+		return "No ACL roles found"
 	}
 	rows := []string{"ID|Name|Description|Policies"}
 	for _, r := range roles {
 		rows = append(rows, fmt.Sprintf("%s|%s|%s|%s", r.ID, r.Name, r.Description, rolePolicyNames(r.Policies)))
 	}
-	c.Ui.Output(formatList(rows))
-	return 0
+	return formatList(rows)
 }
 
 // ACLRoleInfoCommand shows a role.
@@ -188,16 +168,9 @@ func (c *ACLRoleInfoCommand) Run(args []string) int {
 	fs := c.FlagSet("acl role info")
 	fs.BoolVar(&byName, "by-name", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, client, code, ok := c.connect(fs, args, "<id>")
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <id>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	var role *api.ACLRole
 	var err error
@@ -209,7 +182,7 @@ func (c *ACLRoleInfoCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error reading ACL role: %v", err)
 	}
-	return c.printRole(role, asJSON)
+	return printResult(&c.Meta, role, asJSON, formatRole)
 }
 
 // ACLRoleUpdateCommand changes a role.
@@ -256,12 +229,9 @@ func (c *ACLRoleUpdateCommand) Run(args []string) int {
 	fs.BoolVar(&noMerge, "no-merge", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.Var(&policies, "policy", "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseArgs(fs, args, "<id>")
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <id>")
 	}
 	if noMerge && len(policies) == 0 {
 		return c.fail("-no-merge needs at least one -policy")
@@ -298,7 +268,7 @@ func (c *ACLRoleUpdateCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error updating ACL role: %v", err)
 	}
-	return c.printRole(updated, asJSON)
+	return printResult(&c.Meta, updated, asJSON, formatRole)
 }
 
 // ACLRoleDeleteCommand deletes a role.
@@ -317,21 +287,10 @@ Usage: nomad acl role delete [options] <id>
 func (c *ACLRoleDeleteCommand) Synopsis() string { return "Remove an ACL role" }
 
 func (c *ACLRoleDeleteCommand) Run(args []string) int {
-	fs := c.FlagSet("acl role delete")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
+	del := func(client *api.Client, id string) error {
+		_, err := client.ACLRoles().Delete(id, nil)
+		return err
 	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <id>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	if _, err := client.ACLRoles().Delete(pos[0], nil); err != nil {
-		return c.fail("Error deleting ACL role: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("ACL role %s successfully deleted", pos[0]))
-	return 0
+	return c.runDelete(c.FlagSet("acl role delete"), args, "<id>", del,
+		"Error deleting ACL role: %v", "ACL role %s successfully deleted")
 }

@@ -45,15 +45,6 @@ func formatRoleLinks(roles []*api.ACLTokenRoleLink) string {
 	return formatList(rows)
 }
 
-// printToken prints a token as a block or, with asJSON, as JSON.
-func (m *Meta) printToken(t *api.ACLToken, asJSON bool) int {
-	if asJSON {
-		return m.printJSON(t)
-	}
-	m.Ui.Output(formatToken(t))
-	return 0
-}
-
 // ACLBootstrapCommand creates the first management token.
 type ACLBootstrapCommand struct {
 	Meta
@@ -103,7 +94,7 @@ func (c *ACLBootstrapCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error bootstrapping: %v", err)
 	}
-	return c.printToken(token, asJSON)
+	return printResult(&c.Meta, token, asJSON, formatToken)
 }
 
 // ACLTokenCreateCommand creates a token.
@@ -158,12 +149,8 @@ func (c *ACLTokenCreateCommand) Run(args []string) int {
 	fs.Var(&policies, "policy", "")
 	fs.Var(&roleNames, "role-name", "")
 	fs.Var(&roleIDs, "role-id", "")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
+	if _, code, ok := c.parseArgs(fs, args); !ok {
 		return code
-	}
-	if len(pos) != 0 {
-		return c.fail("This command takes no arguments")
 	}
 	token := &api.ACLToken{
 		Name:     name,
@@ -187,7 +174,7 @@ func (c *ACLTokenCreateCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error creating token: %v", err)
 	}
-	return c.printToken(created, asJSON)
+	return printResult(&c.Meta, created, asJSON, formatToken)
 }
 
 func roleLinks(names, ids []string) []*api.ACLTokenRoleLink {
@@ -225,27 +212,20 @@ func (c *ACLTokenListCommand) Run(args []string) int {
 	var asJSON bool
 	fs := c.FlagSet("acl token list")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
-	}
-	if len(pos) != 0 {
-		return c.fail("This command takes no arguments")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	tokens, _, err := client.ACLTokens().List(nil)
 	if err != nil {
 		return c.fail("Error listing tokens: %v", err)
 	}
-	if asJSON {
-		return c.printJSON(tokens)
-	}
+	return printResult(&c.Meta, tokens, asJSON, formatTokenList)
+}
+
+func formatTokenList(tokens []*api.ACLTokenListStub) string {
 	if len(tokens) == 0 {
-		c.Ui.Output("No tokens found")
-		return 0
+		return "No tokens found"
 	}
 	now := time.Now()
 	rows := []string{"Name|Type|Global|Accessor ID|Expired"}
@@ -253,8 +233,7 @@ func (c *ACLTokenListCommand) Run(args []string) int {
 		expired := t.ExpirationTime != nil && !t.ExpirationTime.IsZero() && t.ExpirationTime.Before(now)
 		rows = append(rows, fmt.Sprintf("%s|%s|%t|%s|%t", t.Name, t.Type, t.Global, t.AccessorID, expired))
 	}
-	c.Ui.Output(formatList(rows))
-	return 0
+	return formatList(rows)
 }
 
 // ACLTokenInfoCommand shows a token.
@@ -281,22 +260,15 @@ func (c *ACLTokenInfoCommand) Run(args []string) int {
 	var asJSON bool
 	fs := c.FlagSet("acl token info")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, client, code, ok := c.connect(fs, args, "<accessor-id>")
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <accessor-id>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	token, _, err := client.ACLTokens().Info(pos[0], nil)
 	if err != nil {
 		return c.fail("Error fetching token: %v", err)
 	}
-	return c.printToken(token, asJSON)
+	return printResult(&c.Meta, token, asJSON, formatToken)
 }
 
 // ACLTokenSelfCommand shows the token the command runs with.
@@ -323,22 +295,15 @@ func (c *ACLTokenSelfCommand) Run(args []string) int {
 	var asJSON bool
 	fs := c.FlagSet("acl token self")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
-	}
-	if len(pos) != 0 {
-		return c.fail("This command takes no arguments")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	token, _, err := client.ACLTokens().Self(nil)
 	if err != nil {
 		return c.fail("Error fetching self token: %v", err)
 	}
-	return c.printToken(token, asJSON)
+	return printResult(&c.Meta, token, asJSON, formatToken)
 }
 
 // ACLTokenUpdateCommand changes a token's name, type, policies or roles.
@@ -386,16 +351,9 @@ func (c *ACLTokenUpdateCommand) Run(args []string) int {
 	fs.Var(&policies, "policy", "")
 	fs.Var(&roleNames, "role-name", "")
 	fs.Var(&roleIDs, "role-id", "")
-	pos, code, ok := c.parse(fs, args)
+	pos, client, code, ok := c.connect(fs, args, "<accessor-id>")
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <accessor-id>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	token, _, err := client.ACLTokens().Info(pos[0], nil)
 	if err != nil {
@@ -420,7 +378,7 @@ func (c *ACLTokenUpdateCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error updating token: %v", err)
 	}
-	return c.printToken(updated, asJSON)
+	return printResult(&c.Meta, updated, asJSON, formatToken)
 }
 
 // ACLTokenDeleteCommand deletes a token.
@@ -439,21 +397,10 @@ Usage: nomad acl token delete [options] <accessor-id>
 func (c *ACLTokenDeleteCommand) Synopsis() string { return "Revoke an ACL token" }
 
 func (c *ACLTokenDeleteCommand) Run(args []string) int {
-	fs := c.FlagSet("acl token delete")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
+	del := func(client *api.Client, accessorID string) error {
+		_, err := client.ACLTokens().Delete(accessorID, nil)
+		return err
 	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <accessor-id>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	if _, err := client.ACLTokens().Delete(pos[0], nil); err != nil {
-		return c.fail("Error deleting token: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("Token %s successfully deleted", pos[0]))
-	return 0
+	return c.runDelete(c.FlagSet("acl token delete"), args, "<accessor-id>", del,
+		"Error deleting token: %v", "Token %s successfully deleted")
 }

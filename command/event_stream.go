@@ -82,12 +82,8 @@ func (c *EventStreamCommand) Run(args []string) int {
 	fs.Uint64Var(&index, "index", 0, "")
 	fs.BoolVar(&purgedOnly, "purged", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
+	if _, code, ok := c.parseArgs(fs, args); !ok {
 		return code
-	}
-	if len(pos) != 0 {
-		return c.fail("This command takes no arguments")
 	}
 	topics, err := parseTopics(topicArgs)
 	if err != nil {

@@ -34,18 +34,11 @@ func (c *JobInspectCommand) Run(args []string) int {
 	fs := c.FlagSet("job inspect")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.Var(&version, "version", "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseArgs(fs, args, "<job>")
 	if !ok {
 		return code
 	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <job>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	jobID, ok := c.resolveJob(client, pos[0])
+	client, jobID, ok := c.clientForJob(pos[0])
 	if !ok {
 		return 1
 	}

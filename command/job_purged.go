@@ -65,12 +65,8 @@ func (c *JobPurgedCommand) Run(args []string) int {
 	fs := c.FlagSet("job purged")
 	fs.StringVar(&since, "since", "", "")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
+	if _, code, ok := c.parseArgs(fs, args); !ok {
 		return code
-	}
-	if len(pos) != 0 {
-		return c.fail("This command takes no arguments")
 	}
 	endpoint := "/v1/jobs/purged"
 	if since != "" {
@@ -87,23 +83,18 @@ func (c *JobPurgedCommand) Run(args []string) int {
 	if _, err := client.Raw().Query(endpoint, &records, nil); err != nil {
 		return c.fail("Error querying purged jobs: %v", err)
 	}
-	if asJSON {
-		if records == nil {
-			records = []*purgeRecord{}
-		}
-		return c.printJSON(records)
+	if records == nil {
+		records = []*purgeRecord{}
 	}
-	if len(records) == 0 {
-		c.Ui.Output("No purged jobs")
-		return 0
-	}
-	c.Ui.Output(formatPurgeRecords(records))
-	return 0
+	return printResult(&c.Meta, records, asJSON, formatPurgeRecords)
 }
 
 // formatPurgeRecords is the history table. The record ID comes first
 // because "nomad job restore" needs it.
 func formatPurgeRecords(records []*purgeRecord) string {
+	if len(records) == 0 {
+		return "No purged jobs"
+	}
 	rows := []string{"ID|Time|Namespace|Job|Version|Reason|Actor|Accessor"}
 	for _, r := range records {
 		actor, accessor := "-", "-"
@@ -153,16 +144,9 @@ func (c *JobRestoreCommand) Run(args []string) int {
 	fs.BoolVar(&yes, "yes", false, "")
 	fs.BoolVar(&yes, "y", false, "")
 	fs.BoolVar(&detach, "detach", false, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, client, code, ok := c.connect(fs, args, "<record-id>")
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <record-id>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	base := "/v1/jobs/purged/" + url.PathEscape(pos[0])
 	rec, err := readPurgeRecord(client, base)
@@ -170,12 +154,9 @@ func (c *JobRestoreCommand) Run(args []string) int {
 		return c.fail("Error reading purge record: %v", err)
 	}
 	if !yes {
-		proceed, code := c.confirm(fmt.Sprintf("Are you sure you want to restore job %q in namespace %q (version %d)?",
-			rec.JobID, rec.Namespace, rec.JobVersion))
-		if !proceed {
-			if code == 0 {
-				c.Ui.Output("Cancelling job restore")
-			}
+		question := fmt.Sprintf("Are you sure you want to restore job %q in namespace %q (version %d)?",
+			rec.JobID, rec.Namespace, rec.JobVersion)
+		if proceed, code := c.confirm(question, "Cancelling job restore"); !proceed {
 			return code
 		}
 	}

@@ -30,18 +30,11 @@ func (c *JobRevertCommand) Run(args []string) int {
 	var detach bool
 	fs := c.FlagSet("job revert")
 	fs.BoolVar(&detach, "detach", false, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseArgs(fs, args, "<job>", "<version|tag>")
 	if !ok {
 		return code
 	}
-	if len(pos) != 2 {
-		return c.fail("This command takes two arguments: <job> <version|tag>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	jobID, ok := c.resolveJob(client, pos[0])
+	client, jobID, ok := c.clientForJob(pos[0])
 	if !ok {
 		return 1
 	}

@@ -3,7 +3,6 @@ package command
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -77,12 +76,9 @@ func (c *JobRunCommand) Run(args []string) int {
 	fs.StringVar(&checkIndex, "check-index", "", "")
 	fs.IntVar(&evalPriority, "eval-priority", 0, "")
 	fs.Var(vars, "var", "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseArgs(fs, args, "<path>")
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <path>")
 	}
 
 	var enforce bool
@@ -147,18 +143,11 @@ func (c *JobRunCommand) Run(args []string) int {
 
 // loadJob reads and parses a job file for run and validate.
 func loadJob(path string, asJSON bool, vars map[string]string, stdin io.Reader) (*api.Job, error) {
-	var src []byte
-	var err error
 	name := path
 	if path == "-" {
-		if stdin == nil {
-			stdin = os.Stdin
-		}
-		src, err = io.ReadAll(stdin)
 		name = "<stdin>"
-	} else {
-		src, err = os.ReadFile(path)
 	}
+	src, err := readInput(path, stdin)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}

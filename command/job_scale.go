@@ -42,11 +42,7 @@ func (c *JobScaleCommand) Run(args []string) int {
 	if err != nil || count < 0 {
 		return c.fail("Invalid count %q: must be a non-negative integer", pos[len(pos)-1])
 	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	jobID, ok := c.resolveJob(client, pos[0])
+	client, jobID, ok := c.clientForJob(pos[0])
 	if !ok {
 		return 1
 	}

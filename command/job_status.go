@@ -192,13 +192,3 @@ func int64PtrVal(p *int64) int64 {
 	}
 	return *p
 }
-
-// printJSON prints v as the -json flags do.
-func (m *Meta) printJSON(v any) int {
-	out, err := prettyJSON(v)
-	if err != nil {
-		return m.fail("Error encoding JSON: %v", err)
-	}
-	m.Ui.Output(out)
-	return 0
-}

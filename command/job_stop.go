@@ -59,18 +59,11 @@ func (c *JobStopCommand) Run(args []string) int {
 	fs.BoolVar(&global, "global", false, "")
 	fs.BoolVar(&noShutdownDelay, "no-shutdown-delay", false, "")
 	fs.IntVar(&evalPriority, "eval-priority", 0, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseArgs(fs, args, "<job>")
 	if !ok {
 		return code
 	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <job>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	jobID, ok := c.resolveJob(client, pos[0])
+	client, jobID, ok := c.clientForJob(pos[0])
 	if !ok {
 		return 1
 	}
@@ -78,11 +71,8 @@ func (c *JobStopCommand) Run(args []string) int {
 	// Purging cannot be undone from the job's own history, so it is the one
 	// stop that asks first.
 	if purge && !yes {
-		proceed, code := c.confirm(fmt.Sprintf("Are you sure you want to purge job %q?", jobID))
-		if !proceed {
-			if code == 0 {
-				c.Ui.Output("Cancelling job purge")
-			}
+		question := fmt.Sprintf("Are you sure you want to purge job %q?", jobID)
+		if proceed, code := c.confirm(question, "Cancelling job purge"); !proceed {
 			return code
 		}
 	}

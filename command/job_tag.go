@@ -1,7 +1,10 @@
 package command
 
 import (
+	"flag"
 	"fmt"
+
+	"github.com/hashicorp/nomad/api"
 )
 
 // JobTagApplyCommand names a job version.
@@ -39,23 +42,9 @@ func (c *JobTagApplyCommand) Run(args []string) int {
 	fs.StringVar(&name, "name", "", "")
 	fs.StringVar(&description, "description", "", "")
 	fs.Var(&version, "version", "")
-	pos, code, ok := c.parse(fs, args)
+	client, jobID, code, ok := c.connectTag(fs, args, &name)
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <job>")
-	}
-	if name == "" {
-		return c.fail("A tag name is required: -name=<name>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	jobID, ok := c.resolveJob(client, pos[0])
-	if !ok {
-		return 1
 	}
 	// The version is always sent explicitly: an absent version and version
 	// 0 look the same on the wire.
@@ -98,27 +87,31 @@ func (c *JobTagUnsetCommand) Run(args []string) int {
 	var name string
 	fs := c.FlagSet("job tag unset")
 	fs.StringVar(&name, "name", "", "")
-	pos, code, ok := c.parse(fs, args)
+	client, jobID, code, ok := c.connectTag(fs, args, &name)
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <job>")
-	}
-	if name == "" {
-		return c.fail("A tag name is required: -name=<name>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	jobID, ok := c.resolveJob(client, pos[0])
-	if !ok {
-		return 1
 	}
 	if _, err := client.Jobs().UntagVersion(jobID, name, nil); err != nil {
 		return c.fail("Error removing tag: %v", err)
 	}
 	c.Ui.Output(fmt.Sprintf("Tag %q removed from job %q", name, jobID))
 	return 0
+}
+
+// connectTag is how both tag commands begin: one job argument, a required
+// -name (read through name once the flags are parsed), a client, and the job
+// resolved from its ID or prefix.
+func (m *Meta) connectTag(fs *flag.FlagSet, args []string, name *string) (client *api.Client, jobID string, code int, ok bool) {
+	pos, code, ok := m.parseArgs(fs, args, "<job>")
+	if !ok {
+		return nil, "", code, false
+	}
+	if *name == "" {
+		return nil, "", m.fail("A tag name is required: -name=<name>"), false
+	}
+	client, jobID, ok = m.clientForJob(pos[0])
+	if !ok {
+		return nil, "", 1, false
+	}
+	return client, jobID, 0, true
 }

@@ -42,12 +42,9 @@ func (c *JobValidateCommand) Run(args []string) int {
 	fs := c.FlagSet("job validate")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.Var(vars, "var", "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseArgs(fs, args, "<path>")
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <path>")
 	}
 	job, err := loadJob(pos[0], asJSON, vars, c.Stdin)
 	if err != nil {

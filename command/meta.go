@@ -114,6 +114,96 @@ func isNegativeNumber(s string) bool {
 	return len(s) > 1 && s[0] == '-' && err == nil
 }
 
+// parseArgs is parse for a command that takes exactly the positional
+// arguments named in want, e.g. parseArgs(fs, args, "<name>", "<path>"); any
+// other count is reported with those names.
+func (m *Meta) parseArgs(fs *flag.FlagSet, args []string, want ...string) (pos []string, code int, ok bool) {
+	pos, code, ok = m.parse(fs, args)
+	if !ok {
+		return nil, code, false
+	}
+	if len(pos) != len(want) {
+		return nil, m.fail("%s", wrongArgCount(want)), false
+	}
+	return pos, 0, true
+}
+
+func wrongArgCount(want []string) string {
+	switch len(want) {
+	case 0:
+		return "This command takes no arguments"
+	case 1:
+		return "This command takes one argument: " + want[0]
+	case 2:
+		return "This command takes two arguments: " + strings.Join(want, " ")
+	default:
+		return fmt.Sprintf("This command takes %d arguments: %s", len(want), strings.Join(want, " "))
+	}
+}
+
+// connect is parseArgs followed by client, for the many commands that have
+// nothing else to check before they talk to the agent.
+func (m *Meta) connect(fs *flag.FlagSet, args []string, want ...string) (pos []string, client *api.Client, code int, ok bool) {
+	pos, code, ok = m.parseArgs(fs, args, want...)
+	if !ok {
+		return nil, nil, code, false
+	}
+	client, ok = m.client()
+	if !ok {
+		return nil, nil, 1, false
+	}
+	return pos, client, 0, true
+}
+
+// runDelete is the whole of a command that deletes one object: it takes the
+// single argument named arg, passes it to del, and reports the outcome with
+// errFormat (one verb, for the error) or doneFormat (one verb, for the
+// argument).
+func (m *Meta) runDelete(fs *flag.FlagSet, args []string, arg string,
+	del func(client *api.Client, id string) error, errFormat, doneFormat string) int {
+	pos, client, code, ok := m.connect(fs, args, arg)
+	if !ok {
+		return code
+	}
+	if err := del(client, pos[0]); err != nil {
+		return m.fail(errFormat, err)
+	}
+	m.Ui.Output(fmt.Sprintf(doneFormat, pos[0]))
+	return 0
+}
+
+// printJSON prints v as the -json flags do.
+func (m *Meta) printJSON(v any) int {
+	out, err := prettyJSON(v)
+	if err != nil {
+		return m.fail("Error encoding JSON: %v", err)
+	}
+	m.Ui.Output(out)
+	return 0
+}
+
+// printResult prints what a read command fetched: as JSON with -json,
+// otherwise as format renders it.
+func printResult[T any](m *Meta, v T, asJSON bool, format func(T) string) int {
+	if asJSON {
+		return m.printJSON(v)
+	}
+	m.Ui.Output(format(v))
+	return 0
+}
+
+// readInput reads the file at path, or stdin (os.Stdin when nil) when path
+// is "-".
+func readInput(path string, stdin io.Reader) ([]byte, error) {
+	if path != "-" {
+		return os.ReadFile(path)
+	}
+	if stdin == nil {
+		stdin = os.Stdin
+	}
+	return io.ReadAll(stdin)
+}
+
 // fail prints one error line and returns the failure exit code.
 func (m *Meta) fail(format string, a ...any) int {
 	m.Ui.Error(fmt.Sprintf(format, a...))
@@ -130,9 +220,10 @@ func (m *Meta) client() (*api.Client, bool) {
 	return c, true
 }
 
-// confirm asks a yes/no question; only "y" or "yes" proceeds. An answer
-// that is neither yes nor no is an error, so a typo never counts as consent.
-func (m *Meta) confirm(question string) (yes bool, code int) {
+// confirm asks a yes/no question; only "y" or "yes" proceeds, and a "no"
+// prints cancelled. An answer that is neither yes nor no is an error, so a
+// typo never counts as consent. When proceed is false the caller returns code.
+func (m *Meta) confirm(question, cancelled string) (proceed bool, code int) {
 	answer, err := m.Ui.Ask(question + " [y/N]")
 	if err != nil {
 		return false, m.fail("Failed to read answer: %v", err)
@@ -141,6 +232,7 @@ func (m *Meta) confirm(question string) (yes bool, code int) {
 	case "y", "yes":
 		return true, 0
 	case "", "n", "no":
+		m.Ui.Output(cancelled)
 		return false, 0
 	default:
 		return false, m.fail("Unexpected answer %q", answer)

@@ -70,6 +70,17 @@ func (m *Meta) finishEval(client *api.Client, evalID string, detach bool, detach
 	return m.monitor(client, evalID)
 }
 
+// clientForJob builds a client and resolves the job that prefix names, as
+// every command about one job begins; either failure is already reported.
+func (m *Meta) clientForJob(prefix string) (*api.Client, string, bool) {
+	client, ok := m.client()
+	if !ok {
+		return nil, "", false
+	}
+	jobID, ok := m.resolveJob(client, prefix)
+	return client, jobID, ok
+}
+
 // resolveJob turns a job ID or unique ID prefix into the exact ID, as
 // upstream's commands accept prefixes.
 func (m *Meta) resolveJob(client *api.Client, prefix string) (string, bool) {

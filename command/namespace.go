@@ -33,16 +33,9 @@ func (c *NamespaceApplyCommand) Run(args []string) int {
 	description := optString{}
 	fs := c.FlagSet("namespace apply")
 	fs.Var(&description, "description", "")
-	pos, code, ok := c.parse(fs, args)
+	pos, client, code, ok := c.connect(fs, args, "<name>")
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <name>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	ns, _, err := client.Namespaces().Info(pos[0], nil)
 	switch {
@@ -85,35 +78,28 @@ func (c *NamespaceListCommand) Run(args []string) int {
 	var asJSON bool
 	fs := c.FlagSet("namespace list")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
-	}
-	if len(pos) != 0 {
-		return c.fail("This command takes no arguments")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	list, _, err := client.Namespaces().List(nil)
 	if err != nil {
 		return c.fail("Error listing namespaces: %v", err)
 	}
-	if asJSON {
-		return c.printJSON(list)
-	}
+	return printResult(&c.Meta, list, asJSON, formatNamespaceList)
+}
+
+// formatNamespaceList sorts the list by name; -json keeps the agent's order.
+func formatNamespaceList(list []*api.Namespace) string {
 	if len(list) == 0 {
-		c.Ui.Output("No namespaces found")
-		return 0
+		return "No namespaces found"
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	rows := []string{"Name|Description"}
 	for _, ns := range list {
 		rows = append(rows, ns.Name+"|"+ns.Description)
 	}
-	c.Ui.Output(formatList(rows))
-	return 0
+	return formatList(rows)
 }
 
 // NamespaceStatusCommand shows one namespace.
@@ -140,24 +126,18 @@ func (c *NamespaceStatusCommand) Run(args []string) int {
 	var asJSON bool
 	fs := c.FlagSet("namespace status")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, client, code, ok := c.connect(fs, args, "<name>")
 	if !ok {
 		return code
-	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <name>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
 	}
 	ns, _, err := client.Namespaces().Info(pos[0], nil)
 	if err != nil {
 		return c.fail("Error looking up namespace: %v", err)
 	}
-	if asJSON {
-		return c.printJSON(ns)
-	}
+	return printResult(&c.Meta, ns, asJSON, formatNamespace)
+}
+
+func formatNamespace(ns *api.Namespace) string {
 	rows := []string{
 		"Name|" + ns.Name,
 		"Description|" + ns.Description,
@@ -175,8 +155,7 @@ func (c *NamespaceStatusCommand) Run(args []string) int {
 		}
 		rows = append(rows, "Metadata|"+strings.Join(pairs, ","))
 	}
-	c.Ui.Output(formatKV(rows))
-	return 0
+	return formatKV(rows)
 }
 
 // NamespaceDeleteCommand deletes a namespace.
@@ -196,21 +175,10 @@ Usage: nomad namespace delete [options] <name>
 func (c *NamespaceDeleteCommand) Synopsis() string { return "Delete a namespace" }
 
 func (c *NamespaceDeleteCommand) Run(args []string) int {
-	fs := c.FlagSet("namespace delete")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
+	del := func(client *api.Client, name string) error {
+		_, err := client.Namespaces().Delete(name, nil)
+		return err
 	}
-	if len(pos) != 1 {
-		return c.fail("This command takes one argument: <name>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	if _, err := client.Namespaces().Delete(pos[0], nil); err != nil {
-		return c.fail("Error deleting namespace: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("Successfully deleted namespace %q!", pos[0]))
-	return 0
+	return c.runDelete(c.FlagSet("namespace delete"), args, "<name>", del,
+		"Error deleting namespace: %v", "Successfully deleted namespace %q!")
 }

@@ -56,3 +56,169 @@ func TestNamespaceList(t *testing.T) {
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.Eq(t, "Name     Description\ndefault  Default shared namespace\nprod\n", out)
 }
+
+func TestNamespaceCommands(t *testing.T) {
+	runCLICases(t, []cliCase{
+		{
+			name:   "apply without argument",
+			args:   []string{"namespace", "apply"},
+			code:   1,
+			stderr: "This command takes one argument: <name>\n",
+		},
+		{
+			name: "apply lookup error",
+			routes: map[string]route{
+				"GET /v1/namespace/dev": textError(403, "Permission denied"),
+			},
+			args:   []string{"namespace", "apply", "dev"},
+			code:   1,
+			stderr: "Error looking up namespace: Unexpected response code: 403 (Permission denied)\n",
+		},
+		{
+			name: "apply register error",
+			routes: map[string]route{
+				"PUT /v1/namespace": textError(400, "invalid name"),
+			},
+			args:   []string{"namespace", "apply", "dev"},
+			code:   1,
+			stderr: "Error applying namespace: Unexpected response code: 400 (invalid name)\n",
+		},
+		{
+			name: "list empty",
+			routes: map[string]route{
+				"GET /v1/namespaces": jsonBody(`[]`),
+			},
+			args:   []string{"namespace", "list"},
+			stdout: "No namespaces found\n",
+		},
+		{
+			name: "list json",
+			routes: map[string]route{
+				"GET /v1/namespaces": jsonBody(`[{"Name":"prod","Description":""},{"Name":"default","Description":"Default shared namespace"}]`),
+			},
+			args: []string{"namespace", "list", "-json"},
+			stdout: "[\n" +
+				"    {\n" +
+				"        \"Name\": \"prod\",\n" +
+				"        \"Description\": \"\",\n" +
+				"        \"Quota\": \"\",\n" +
+				"        \"Capabilities\": null,\n" +
+				"        \"NodePoolConfiguration\": null,\n" +
+				"        \"VaultConfiguration\": null,\n" +
+				"        \"ConsulConfiguration\": null,\n" +
+				"        \"Meta\": null,\n" +
+				"        \"CreateIndex\": 0,\n" +
+				"        \"ModifyIndex\": 0,\n" +
+				"        \"RequiredExtraClaims\": null,\n" +
+				"        \"OptionalExtraClaims\": null\n" +
+				"    },\n" +
+				"    {\n" +
+				"        \"Name\": \"default\",\n" +
+				"        \"Description\": \"Default shared namespace\",\n" +
+				"        \"Quota\": \"\",\n" +
+				"        \"Capabilities\": null,\n" +
+				"        \"NodePoolConfiguration\": null,\n" +
+				"        \"VaultConfiguration\": null,\n" +
+				"        \"ConsulConfiguration\": null,\n" +
+				"        \"Meta\": null,\n" +
+				"        \"CreateIndex\": 0,\n" +
+				"        \"ModifyIndex\": 0,\n" +
+				"        \"RequiredExtraClaims\": null,\n" +
+				"        \"OptionalExtraClaims\": null\n" +
+				"    }\n" +
+				"]\n",
+		},
+		{
+			name: "list error",
+			routes: map[string]route{
+				"GET /v1/namespaces": textError(500, "boom"),
+			},
+			args:   []string{"namespace", "list"},
+			code:   1,
+			stderr: "Error listing namespaces: Unexpected response code: 500 (boom)\n",
+		},
+		{
+			name:   "list with argument",
+			args:   []string{"namespace", "list", "x"},
+			code:   1,
+			stderr: "This command takes no arguments\n",
+		},
+		{
+			name: "status",
+			routes: map[string]route{
+				"GET /v1/namespace/prod": jsonBody(`{"Name":"prod","Description":"production","Meta":{"team":"web","cost":"high"}}`),
+			},
+			args: []string{"namespace", "status", "prod"},
+			stdout: "Name        = prod\n" +
+				"Description = production\n" +
+				"Quota       = <none>\n" +
+				"Metadata    = cost=high,team=web\n",
+		},
+		{
+			name: "status without meta",
+			routes: map[string]route{
+				"GET /v1/namespace/prod": jsonBody(`{"Name":"prod","Description":"","Quota":"q1"}`),
+			},
+			args: []string{"namespace", "status", "prod"},
+			stdout: "Name        = prod\n" +
+				"Description =\n" +
+				"Quota       = q1\n",
+		},
+		{
+			name: "status json",
+			routes: map[string]route{
+				"GET /v1/namespace/prod": jsonBody(`{"Name":"prod","Description":"production"}`),
+			},
+			args: []string{"namespace", "status", "-json", "prod"},
+			stdout: "{\n" +
+				"    \"Name\": \"prod\",\n" +
+				"    \"Description\": \"production\",\n" +
+				"    \"Quota\": \"\",\n" +
+				"    \"Capabilities\": null,\n" +
+				"    \"NodePoolConfiguration\": null,\n" +
+				"    \"VaultConfiguration\": null,\n" +
+				"    \"ConsulConfiguration\": null,\n" +
+				"    \"Meta\": null,\n" +
+				"    \"CreateIndex\": 0,\n" +
+				"    \"ModifyIndex\": 0,\n" +
+				"    \"RequiredExtraClaims\": null,\n" +
+				"    \"OptionalExtraClaims\": null\n" +
+				"}\n",
+		},
+		{
+			name:   "status not found",
+			args:   []string{"namespace", "status", "nope"},
+			code:   1,
+			stderr: "Error looking up namespace: Unexpected response code: 404 (not found)\n",
+		},
+		{
+			name:   "status without argument",
+			args:   []string{"namespace", "status"},
+			code:   1,
+			stderr: "This command takes one argument: <name>\n",
+		},
+		{
+			name: "delete",
+			routes: map[string]route{
+				"DELETE /v1/namespace/dev": jsonBody(``),
+			},
+			args:   []string{"namespace", "delete", "dev"},
+			stdout: "Successfully deleted namespace \"dev\"!\n",
+		},
+		{
+			name: "delete error",
+			routes: map[string]route{
+				"DELETE /v1/namespace/dev": textError(400, "namespace \"dev\" has non-terminal jobs"),
+			},
+			args:   []string{"namespace", "delete", "dev"},
+			code:   1,
+			stderr: "Error deleting namespace: Unexpected response code: 400 (namespace \"dev\" has non-terminal jobs)\n",
+		},
+		{
+			name:   "delete without argument",
+			args:   []string{"namespace", "delete"},
+			code:   1,
+			stderr: "This command takes one argument: <name>\n",
+		},
+	})
+}
