@@ -237,6 +237,11 @@ func (a *ACL) tokenPolicyNames(secret string) (map[string]bool, bool, error) {
 	if secret == "" {
 		return map[string]bool{structs.AnonymousPolicyName: true}, false, nil
 	}
+	// resolveACL makes the same not-found, expired and constant-time checks as every other
+	// endpoint before the token's policy names are read.
+	if _, _, err := a.srv.resolveACL(secret); err != nil {
+		return nil, false, err
+	}
 	store := a.srv.State()
 	token, err := store.ACLTokenBySecretID(nil, secret)
 	if err != nil {
@@ -244,9 +249,6 @@ func (a *ACL) tokenPolicyNames(secret string) (map[string]bool, bool, error) {
 	}
 	if token == nil {
 		return nil, false, structs.PermissionDenied("%s", structs.ErrTokenNotFound.Error())
-	}
-	if token.IsExpired(now()) {
-		return nil, false, structs.PermissionDenied("%s", structs.ErrTokenExpired.Error())
 	}
 	names := map[string]bool{}
 	for _, p := range token.Policies {

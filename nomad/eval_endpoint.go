@@ -33,8 +33,9 @@ func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleE
 		return err
 	}
 	if reply.Eval != nil && !aclObj.AllowNamespaceOperation(reply.Eval.Namespace, acl.NamespaceCapabilityReadJob) {
+		ns := reply.Eval.Namespace
 		reply.Eval = nil
-		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
+		return structs.PermissionDenied("read-job capability required in namespace %q", ns)
 	}
 	return nil
 }

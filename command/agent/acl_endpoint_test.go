@@ -681,12 +681,14 @@ func TestACLEndpoint_TokenExpiry(t *testing.T) {
 		})
 	}
 
+	// Long enough that the request below runs before expiry even on a loaded machine.
+	const ttl = minTTL + 800*time.Millisecond
 	tok, _, err := c.ACLTokens().Create(&api.ACLToken{
-		Name: "short", Type: "client", Policies: []string{"reader"}, ExpirationTTL: minTTL + 50*time.Millisecond,
+		Name: "short", Type: "client", Policies: []string{"reader"}, ExpirationTTL: ttl,
 	}, nil)
 	must.NoError(t, err)
 	must.NotNil(t, tok.ExpirationTime)
-	must.Eq(t, tok.CreateTime.Add(minTTL+50*time.Millisecond), *tok.ExpirationTime)
+	must.Eq(t, tok.CreateTime.Add(ttl), *tok.ExpirationTime)
 
 	res := doHTTP(t, ta, "GET", "/v1/jobs", nil, tokenHeader(tok.SecretID))
 	must.Eq(t, 200, res.status, must.Sprint(res.body))

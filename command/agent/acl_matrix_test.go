@@ -156,7 +156,16 @@ func mustJSON(v any) string {
 var (
 	matrixRegisterBody = mustJSON(&api.JobRegisterRequest{Job: testJob("web")})
 	matrixParseBody    = mustJSON(&api.JobsParseRequest{
-		JobHCL:       `job "p" { group "g" { task "t" { driver = "raw_exec" config { command = "/bin/true" } } } }`,
+		JobHCL: `job "p" {
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/true"
+      }
+    }
+  }
+}`,
 		Canonicalize: true,
 	})
 )
@@ -320,7 +329,7 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints())
 }
 
-func TestACLMatrix_Jobs(t *testing.T)       { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }
+func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }
 func TestACLMatrix_Evaluations(t *testing.T) { runACLMatrix(t, matrixEvalEndpoints(), matrixRows) }
 func TestACLMatrix_Namespaces(t *testing.T)  { runACLMatrix(t, matrixNamespaceEndpoints(), matrixRows) }
 func TestACLMatrix_ACL(t *testing.T)         { runACLMatrix(t, matrixACLEndpoints(), matrixRows) }
@@ -426,7 +435,7 @@ func newMatrixFixture(t *testing.T, rows []matrixRow) *matrixFixture {
 	})
 	f := &matrixFixture{
 		ta: ta, root: root, mgmt: ta.Client(root), logs: logs,
-		http:      &http.Client{},
+		http:      &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
 		secrets:   map[string]string{},
 		accessors: map[string]string{},
 	}
