@@ -17,6 +17,9 @@ var anonymousActor = &structs.Actor{AccessorID: structs.AnonymousTokenAccessorID
 // resolveACL turns a secret into the caller's compiled ACL and identity. With ACLs disabled it
 // returns acl.DisabledACL and no actor. The secret never appears in an error.
 func (s *Server) resolveACL(secret string) (*acl.ACL, *structs.Actor, error) {
+	// Every endpoint resolves its caller first; on a leader still replaying its log that
+	// is the place to wait, so no answer comes from a store that is behind.
+	s.waitLeaderReady()
 	if !s.config.ACLEnabled {
 		return acl.DisabledACL, nil, nil
 	}

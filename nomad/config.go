@@ -40,6 +40,17 @@ type Config struct {
 	// retention.
 	ReapInterval time.Duration
 
+	// NumSchedulers > 0 runs the scheduling worker on the leader; 0 leaves evaluations pending
+	// (tests that look at state without a scheduler writing beside them). One worker runs
+	// whatever the number: plans are applied one at a time, so none is computed against
+	// allocations another plan is about to change.
+	NumSchedulers int
+
+	// MinHeartbeatTTL is the heartbeat interval clients are given; HeartbeatGrace is added
+	// before the leader marks a silent node down.
+	MinHeartbeatTTL time.Duration
+	HeartbeatGrace  time.Duration
+
 	// FastRaft shortens Raft timeouts; for dev agents and tests on one machine.
 	FastRaft bool
 
@@ -62,5 +73,8 @@ func DefaultConfig() *Config {
 		ACLTokenMaxExpirationTTL: 24 * time.Hour * 365,
 		EnableEventBroker:        true,
 		EventBufferSize:          100,
+		NumSchedulers:            1,
+		MinHeartbeatTTL:          10 * time.Second,
+		HeartbeatGrace:           10 * time.Second,
 	}
 }

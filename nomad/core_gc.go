@@ -12,10 +12,16 @@ const jobGCBatch = 64
 
 // jobGCEligible reports whether the GC may remove job at t. Only stopped jobs (and finished
 // batch jobs) qualify; a service or system job scaled to zero is dead but kept, and a job with
-// any tagged version is kept whatever its state.
-func jobGCEligible(job *structs.Job, versions []*structs.Job, threshold time.Duration, t time.Time, force bool) bool {
+// any tagged version is kept whatever its state. Every allocation must be finished on its
+// client: removing the job removes its allocations, and a client would kill what still runs.
+func jobGCEligible(job *structs.Job, versions []*structs.Job, allocs []*structs.Allocation, threshold time.Duration, t time.Time, force bool) bool {
 	if job.Status != structs.JobStatusDead {
 		return false
+	}
+	for _, a := range allocs {
+		if !a.ClientTerminalStatus() {
+			return false
+		}
 	}
 	if job.IsPeriodic() || job.IsParameterized() {
 		if !job.Stop {
@@ -62,7 +68,11 @@ func (s *Server) runJobGC(force bool) (int, error) {
 		if err != nil {
 			return removed, err
 		}
-		if !jobGCEligible(job, versions, s.config.JobGCThreshold, t, force) {
+		allocs, err := store.AllocsByJob(nil, job.Namespace, job.ID)
+		if err != nil {
+			return removed, err
+		}
+		if !jobGCEligible(job, versions, allocs, s.config.JobGCThreshold, t, force) {
 			continue
 		}
 		id, err := uuid.GenerateUUID()

@@ -40,6 +40,8 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerNamespaceCommands()
 	f.registerACLCommands()
 	f.registerPurgeHistoryCommands()
+	f.registerNodeCommands()
+	f.registerAllocCommands()
 	return f, nil
 }
 

@@ -21,18 +21,68 @@ func (s *Server) monitorLeadership() {
 				var ctx context.Context
 				ctx, stop = context.WithCancel(s.shutdownCtx)
 				s.logger.Info("cluster leadership acquired")
-				go s.leaderLoop(ctx)
+				go s.establishLeadership(ctx, *s.leaderReady.Load())
 			} else if !isLeader && stop != nil {
 				s.logger.Info("cluster leadership lost")
 				stop()
 				stop = nil
+				s.leaderReady.Store(newNotReady())
 			}
 		}
 	}
 }
 
-// leaderLoop runs GC, token expiry and purge-history retention. Each writes through Raft.
+// newNotReady is the readiness channel of a server that has not yet caught up as leader.
+func newNotReady() *chan struct{} {
+	ch := make(chan struct{})
+	return &ch
+}
+
+// establishLeadership waits until every entry committed before this term is applied to the
+// FSM, then opens the server for reads and writes that depend on state and starts the
+// leader's duties. Without the barrier a freshly elected leader (a restart, say) answers from
+// a store that has not replayed its log yet.
+func (s *Server) establishLeadership(ctx context.Context, ready chan struct{}) {
+	for {
+		err := s.raft.Barrier(raftApplyTimeout).Error()
+		if err == nil {
+			break
+		}
+		s.logger.Warn("leader barrier failed; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	// ready belongs to this term only: losing leadership installs a fresh channel.
+	close(ready)
+	s.leaderLoop(ctx)
+}
+
+// leaderReadyWait bounds how long a request waits for a new leader to catch up.
+const leaderReadyWait = 10 * time.Second
+
+// waitLeaderReady holds a request that reached the leader until the leader has applied the
+// whole log. Followers answer from their replicated state without waiting.
+func (s *Server) waitLeaderReady() {
+	if !s.IsLeader() {
+		return
+	}
+	select {
+	case <-*s.leaderReady.Load():
+	case <-time.After(leaderReadyWait):
+	case <-s.shutdownCtx.Done():
+	}
+}
+
+// leaderLoop runs GC, token expiry, purge-history retention, node heartbeats and the
+// scheduling worker. Each writes through Raft.
 func (s *Server) leaderLoop(ctx context.Context) {
+	go s.runHeartbeats(ctx)
+	if s.config.NumSchedulers > 0 {
+		go s.runWorker(ctx)
+	}
 	gcTick := time.NewTicker(positive(s.config.JobGCInterval, 5*time.Minute))
 	defer gcTick.Stop()
 	reapTick := time.NewTicker(positive(s.config.ReapInterval, 10*time.Second))

@@ -14,6 +14,7 @@ type queryFn func(ws memdb.WatchSet, store *state.StateStore) (uint64, error)
 
 // blockingRPC answers a read, waiting for its index to pass MinQueryIndex when asked to.
 func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
+	s.waitLeaderReady()
 	index, err := state.BlockingQuery(s.shutdownCtx, s.State, opts.MinQueryIndex, opts.MaxQueryTime,
 		func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 			return fn(ws, store)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -42,8 +43,14 @@ type Server struct {
 	broker   *stream.EventBroker
 	aclCache *aclCache
 
+	heartbeats *heartbeats
+	localNodes *localNodeSecrets
+
 	// Endpoints are the RPC methods, called in-process by the HTTP agent.
 	Endpoints *Endpoints
+
+	// leaderReady is closed while this server leads and has applied the whole log.
+	leaderReady atomic.Pointer[chan struct{}]
 
 	shutdownCtx    context.Context
 	shutdownCancel context.CancelFunc
@@ -61,6 +68,8 @@ type Endpoints struct {
 	Event       *Event
 	PurgeRecord *PurgeHistory
 	System      *System
+	Node        *Node
+	Alloc       *Alloc
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -89,6 +98,9 @@ func NewServer(config *Config) (*Server, error) {
 		})
 	}
 	s.aclCache = newACLCache()
+	s.leaderReady.Store(newNotReady())
+	s.heartbeats = newHeartbeats()
+	s.localNodes = &localNodeSecrets{}
 	fsm, err := NewFSM(s.logger.Named("fsm"), state.Config{JobTrackedVersions: config.JobTrackedVersions}, s.onCommit)
 	if err != nil {
 		cancel()
@@ -104,11 +116,13 @@ func NewServer(config *Config) (*Server, error) {
 		Event:       &Event{srv: s},
 		PurgeRecord: &PurgeHistory{srv: s},
 		System:      &System{srv: s},
+		Node:        &Node{srv: s},
+		Alloc:       &Alloc{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
 		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
-		"Cluster": &Cluster{srv: s},
+		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
 	})
 	s.cluster = newClusterJoin(s)
 	if err := s.setupRaft(); err != nil {
@@ -313,6 +327,7 @@ func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
 // checkLeader refuses writes on followers. Multi-server clusters forward at the HTTP agent.
 func (s *Server) checkLeader() error {
 	if s.IsLeader() {
+		s.waitLeaderReady()
 		return nil
 	}
 	if s.Leader() == "" {

@@ -11,12 +11,14 @@ import (
 )
 
 // TestServer starts an in-memory single-server cluster for tests and waits for it to lead.
-// cb may change the config first.
+// cb may change the config first. The scheduling worker is off unless cb sets NumSchedulers,
+// so tests of other writes see only their own.
 func TestServer(t testing.TB, cb func(*Config)) *Server {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.FastRaft = true
 	cfg.NodeName = t.Name()
+	cfg.NumSchedulers = 0
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Error, Output: testWriter{t}})
 	if cb != nil {
 		cb(cfg)

@@ -8,19 +8,27 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
+const indexStatus = "status"
+
 func init() {
 	registerTable(&memdb.TableSchema{
 		Name: tableEvals,
 		Indexes: map[string]*memdb.IndexSchema{
 			indexID:  {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
 			indexJob: {Name: indexJob, Indexer: namespacedIDIndex("JobID")},
+			// The scheduler finds its work (pending and blocked evaluations) by status.
+			indexStatus: {Name: indexStatus, Indexer: &memdb.StringFieldIndex{Field: "Status"}},
 		},
 	}, &structs.Evaluation{})
 }
 
-// UpsertEvalsTxn stores evaluations, keeping CreateIndex of ones already stored.
+// UpsertEvalsTxn stores evaluations, keeping CreateIndex of ones already stored, and derives
+// the status of their jobs again (a pending evaluation makes a job without running
+// allocations pending).
 func (s *StateStore) UpsertEvalsTxn(txn *Txn, evals []*structs.Evaluation) error {
+	touched := jobSet{}
 	for _, eval := range evals {
+		touched.add(eval.Namespace, eval.JobID)
 		existing, err := txn.First(tableEvals, indexID, eval.ID)
 		if err != nil {
 			return fmt.Errorf("state: eval lookup: %w", err)
@@ -38,20 +46,62 @@ func (s *StateStore) UpsertEvalsTxn(txn *Txn, evals []*structs.Evaluation) error
 	if len(evals) == 0 {
 		return nil
 	}
-	return txn.bumpIndex(tableEvals)
+	if err := txn.bumpIndex(tableEvals); err != nil {
+		return err
+	}
+	return s.setJobStatusesTxn(txn, touched)
 }
 
 // DeleteEvalsTxn removes evaluations by ID; unknown IDs are ignored.
 func (s *StateStore) DeleteEvalsTxn(txn *Txn, ids []string) error {
+	touched := jobSet{}
 	for _, id := range ids {
-		if _, err := txn.DeleteAll(tableEvals, indexID, id); err != nil {
+		existing, err := txn.First(tableEvals, indexID, id)
+		if err != nil {
+			return fmt.Errorf("state: eval lookup: %w", err)
+		}
+		if existing == nil {
+			continue
+		}
+		eval := existing.(*structs.Evaluation)
+		touched.add(eval.Namespace, eval.JobID)
+		if err := txn.Delete(tableEvals, eval); err != nil {
 			return fmt.Errorf("state: eval delete: %w", err)
 		}
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	return txn.bumpIndex(tableEvals)
+	if err := txn.bumpIndex(tableEvals); err != nil {
+		return err
+	}
+	return s.setJobStatusesTxn(txn, touched)
+}
+
+// EvalsByStatus lists the evaluations with status, oldest first: the order the scheduler
+// works through them.
+func (s *StateStore) EvalsByStatus(ws memdb.WatchSet, status string) ([]*structs.Evaluation, error) {
+	iter, err := s.db.Txn(false).Get(tableEvals, indexStatus, status)
+	if err != nil {
+		return nil, fmt.Errorf("state: evals by status: %w", err)
+	}
+	ws.Add(iter.WatchCh())
+	out := collect[*structs.Evaluation](iter)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].CreateIndex != out[j].CreateIndex {
+			return out[i].CreateIndex < out[j].CreateIndex
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+func evalsByJobTxn(txn *memdb.Txn, namespace, jobID string) ([]*structs.Evaluation, error) {
+	iter, err := txn.Get(tableEvals, indexJob, namespace, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("state: evals of job: %w", err)
+	}
+	return collect[*structs.Evaluation](iter), nil
 }
 
 // EvalByID reads one evaluation; nil when unknown.

@@ -22,6 +22,8 @@ var eventConverters = map[string]eventConverter{
 	tableACLTokens:    aclTokenEvents,
 	tableACLRoles:     aclRoleEvents,
 	tablePurgeHistory: nil, // a record is visible through the job event of its removal
+	tableAllocs:       allocEvents,
+	tableNodes:        nodeEvents,
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction
@@ -75,6 +77,26 @@ func evalEvents(_ *Txn, change memdb.Change) []structs.Event {
 		FilterKeys: []string{eval.JobID, eval.DeploymentID},
 		Payload:    &structs.EvaluationEvent{Evaluation: eval},
 	}}
+}
+
+// allocEvents publishes an allocation without its job. A deleted allocation (its job was
+// purged) is published as it was last, so subscribers see how it ended.
+func allocEvents(_ *Txn, change memdb.Change) []structs.Event {
+	alloc := *rowOf[*structs.Allocation](change)
+	alloc.Job = nil
+	return []structs.Event{{
+		Topic:      structs.TopicAllocation,
+		Key:        alloc.ID,
+		Namespace:  alloc.Namespace,
+		FilterKeys: []string{alloc.JobID, alloc.DeploymentID},
+		Payload:    &structs.AllocationEvent{Allocation: &alloc},
+	}}
+}
+
+func nodeEvents(_ *Txn, change memdb.Change) []structs.Event {
+	node := rowOf[*structs.Node](change)
+	// Subscribers must never see the node's secret.
+	return []structs.Event{{Topic: structs.TopicNode, Key: node.ID, Payload: &structs.NodeStreamEvent{Node: node.Sanitized()}}}
 }
 
 func namespaceEvents(_ *Txn, change memdb.Change) []structs.Event {

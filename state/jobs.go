@@ -56,7 +56,9 @@ func (s *StateStore) UpsertJobTxn(txn *Txn, job *structs.Job) error {
 		job.JobModifyIndex = txn.Index
 		job.Version = 0
 	}
-	job.Status, job.StatusDescription = s.jobStatusTxn(txn, job)
+	if job.Status, job.StatusDescription, err = s.jobStatusTxn(txn, job); err != nil {
+		return err
+	}
 
 	if err := txn.Insert(tableJobs, job); err != nil {
 		return fmt.Errorf("state: job insert: %w", err)
@@ -93,15 +95,88 @@ func SpecChanged(a, b *structs.Job) bool {
 	return !reflect.DeepEqual(ca, cb)
 }
 
-// jobStatusTxn derives a job's status from what the store holds about it.
-func (s *StateStore) jobStatusTxn(txn *Txn, job *structs.Job) (string, string) {
+// jobStatusTxn derives a job's status from its allocations and evaluations, as upstream does,
+// with one difference: a stopped job is dead as soon as nothing of it runs, whatever its
+// evaluations, so a stop reads as dead without waiting for the scheduler. An allocation
+// counts as running until its client has finished with it (a stopped allocation whose task
+// is still being killed keeps the job running).
+func (s *StateStore) jobStatusTxn(txn *Txn, job *structs.Job) (string, string, error) {
+	allocs, err := allocsByJobTxn(txn.Txn, nil, job.Namespace, job.ID)
+	if err != nil {
+		return "", "", err
+	}
+	for _, alloc := range allocs {
+		if !alloc.ClientTerminalStatus() {
+			return structs.JobStatusRunning, "", nil
+		}
+	}
 	if job.Stop {
-		return structs.JobStatusDead, ""
+		return structs.JobStatusDead, "", nil
 	}
 	if job.Type == structs.JobTypeSystem || job.IsPeriodic() || job.IsParameterized() {
-		return structs.JobStatusRunning, ""
+		return structs.JobStatusRunning, "", nil
 	}
-	return structs.JobStatusPending, ""
+	evals, err := evalsByJobTxn(txn.Txn, job.Namespace, job.ID)
+	if err != nil {
+		return "", "", err
+	}
+	for _, eval := range evals {
+		if !eval.TerminalStatus() {
+			return structs.JobStatusPending, "", nil
+		}
+	}
+	if len(allocs) > 0 || len(evals) > 0 {
+		return structs.JobStatusDead, "", nil
+	}
+	return structs.JobStatusPending, "", nil
+}
+
+// setJobStatusesTxn derives the status of each job again; see setJobStatusTxn.
+func (s *StateStore) setJobStatusesTxn(txn *Txn, jobs jobSet) error {
+	ids := make([]structs.NamespacedID, 0, len(jobs))
+	for id := range jobs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	for _, id := range ids {
+		if err := s.setJobStatusTxn(txn, id.Namespace, id.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setJobStatusTxn derives a job's status again after its allocations or evaluations changed
+// and, only when it differs, writes the job row and its version row with the new status. A
+// job that no longer exists is left alone.
+func (s *StateStore) setJobStatusTxn(txn *Txn, namespace, id string) error {
+	job, err := jobByIDTxn(txn.Txn, nil, namespace, id)
+	if err != nil || job == nil {
+		return err
+	}
+	status, desc, err := s.jobStatusTxn(txn, job)
+	if err != nil {
+		return err
+	}
+	if status == job.Status && desc == job.StatusDescription {
+		return nil
+	}
+	updated := job.Copy()
+	updated.Status, updated.StatusDescription = status, desc
+	updated.ModifyIndex = txn.Index
+	if err := txn.Insert(tableJobs, updated); err != nil {
+		return fmt.Errorf("state: job insert: %w", err)
+	}
+	if err := txn.bumpIndex(tableJobs); err != nil {
+		return err
+	}
+	// The current version's row mirrors the job row, as UpsertJobTxn keeps it.
+	if v, err := txn.First(tableJobVersion, indexID, namespace, id, job.Version); err != nil {
+		return fmt.Errorf("state: job version lookup: %w", err)
+	} else if v == nil {
+		return nil
+	}
+	return s.replaceJobVersionTxn(txn, updated)
 }
 
 func (s *StateStore) upsertJobVersionTxn(txn *Txn, job *structs.Job) error {
@@ -144,7 +219,7 @@ func (s *StateStore) pruneJobVersionsTxn(txn *Txn, namespace, id string) error {
 	return nil
 }
 
-// DeleteJobTxn removes a job with all its versions and its summary.
+// DeleteJobTxn removes a job with all its versions, its summary and its allocations.
 func (s *StateStore) DeleteJobTxn(txn *Txn, namespace, id string) error {
 	existing, err := txn.First(tableJobs, indexID, namespace, id)
 	if err != nil {
@@ -169,6 +244,9 @@ func (s *StateStore) DeleteJobTxn(txn *Txn, namespace, id string) error {
 	}
 	if _, err := txn.DeleteAll(tableJobSummary, indexID, namespace, id); err != nil {
 		return fmt.Errorf("state: job summary delete: %w", err)
+	}
+	if err := s.deleteJobAllocsTxn(txn, namespace, id); err != nil {
+		return err
 	}
 	for _, table := range []string{tableJobs, tableJobVersion, tableJobSummary} {
 		if err := txn.bumpIndex(table); err != nil {

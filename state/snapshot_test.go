@@ -38,6 +38,13 @@ func snapshotFixture(t *testing.T) *StateStore {
 		tok.Roles = []*structs.ACLTokenRoleLink{{ID: "role-1", Name: "dev"}}
 		return s.UpsertACLTokensTxn(txn, []*structs.ACLToken{tok})
 	})
+	mustApply(t, s, structs.NodeRegisterRequestType, 34, nil, func(txn *Txn) error {
+		return s.UpsertNodeTxn(txn, mockNode("node-1"))
+	})
+	web := currentJob(t, s, "web")
+	mustApply(t, s, structs.ApplyPlanResultsRequestType, 35, nil, func(txn *Txn) error {
+		return s.ApplyPlanResultsTxn(txn, &structs.ApplyPlanResultsRequest{Job: web, AllocsPlaced: []*structs.Allocation{mockAlloc("alloc-1", web, "node-1", 0)}})
+	})
 	return s
 }
 
@@ -85,6 +92,13 @@ func TestStateSnapshot_PersistRestore(t *testing.T) {
 	must.NoError(t, err)
 	must.Len(t, 1, evals)
 	must.Eq(t, []uint64{2, 1, 0}, jobVersions(t, restored, structs.DefaultNamespace, "web"))
+	allocs, err := restored.AllocsByNode(nil, "node-1")
+	must.NoError(t, err)
+	must.Len(t, 1, allocs)
+	must.Eq(t, "web", allocs[0].Job.ID)
+	node, err := restored.NodeBySecretID(nil, "secret-node-1")
+	must.NoError(t, err)
+	must.NotNil(t, node)
 
 	// The restored store keeps working: versioning continues from the restored rows.
 	upsertJob(t, restored, 40, mockJob("web"))

@@ -14,6 +14,8 @@ var (
 	ErrTokenExpired     = errors.New("ACL token expired")
 	ErrJobNotFound      = errors.New("job not found")
 	ErrEvalNotFound     = errors.New("eval not found")
+	ErrAllocNotFound    = errors.New("alloc not found")
+	ErrNodeNotFound     = errors.New("node not found")
 	ErrNotFound         = errors.New("not found")
 	ErrNoLeader         = errors.New("No cluster leader")
 	ErrACLDisabled      = errors.New("ACL support disabled")
@@ -70,7 +72,8 @@ func ErrorCode(err error) int {
 	switch {
 	case errors.Is(err, ErrPermissionDenied), errors.Is(err, ErrTokenNotFound), errors.Is(err, ErrTokenExpired):
 		return http.StatusForbidden
-	case errors.Is(err, ErrJobNotFound), errors.Is(err, ErrEvalNotFound), errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrJobNotFound), errors.Is(err, ErrEvalNotFound), errors.Is(err, ErrNotFound),
+		errors.Is(err, ErrAllocNotFound), errors.Is(err, ErrNodeNotFound):
 		return http.StatusNotFound
 	}
 	return http.StatusInternalServerError

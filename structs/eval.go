@@ -16,6 +16,8 @@ const (
 	EvalTriggerJobRegister   = "job-register"
 	EvalTriggerJobDeregister = "job-deregister"
 	EvalTriggerScaling       = "job-scaling"
+	EvalTriggerNodeUpdate    = "node-update"
+	EvalTriggerQueuedAllocs  = "queued-allocs"
 )
 
 // Evaluation records that the scheduler must reconcile a job with its allocations.

@@ -21,6 +21,10 @@ const (
 	ACLRoleUpsertRequestType      MessageType = 13
 	ACLRoleDeleteRequestType      MessageType = 14
 	PurgeRecordDeleteRequestType  MessageType = 15
+	NodeRegisterRequestType       MessageType = 16
+	NodeUpdateStatusRequestType   MessageType = 17
+	ApplyPlanResultsRequestType   MessageType = 18
+	AllocClientUpdateRequestType  MessageType = 19
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs and the event Type its
@@ -49,6 +53,10 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	ACLRoleUpsertRequestType:      {Name: "ACLRoleUpsert", EventType: "ACLRoleUpserted"},
 	ACLRoleDeleteRequestType:      {Name: "ACLRoleDelete", EventType: "ACLRoleDeleted"},
 	PurgeRecordDeleteRequestType:  {Name: "PurgeRecordDelete"},
+	NodeRegisterRequestType:       {Name: "NodeRegister", EventType: "NodeRegistration"},
+	NodeUpdateStatusRequestType:   {Name: "NodeUpdateStatus", EventType: "NodeStreamEvent"},
+	ApplyPlanResultsRequestType:   {Name: "ApplyPlanResults", EventType: "PlanResult"},
+	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated"},
 }
 
 func (t MessageType) String() string {

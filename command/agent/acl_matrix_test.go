@@ -326,7 +326,8 @@ func matrixStatusEndpoints() []matrixEndpoint {
 
 func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
-		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints())
+		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
+		matrixAllocAndNodeEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/nomad"
 )
 
@@ -17,13 +19,17 @@ import (
 // connections.
 const httpShutdownTimeout = 5 * time.Second
 
-// Agent is one running `nomad agent`: a server and the HTTP API in front of it. There is no
-// client half yet; a configuration that enables it runs the server only.
+// Agent is one running `nomad agent`: a server, the HTTP API in front of it and, when enabled,
+// a client that runs allocations on this machine through the agent's own server.
 type Agent struct {
 	config *Config
 	logger hclog.Logger
 	server *nomad.Server
 	http   *HTTPServer
+	client *client.Client
+	// tempAllocDir is the allocation directory of a client without a data dir; shutdown
+	// removes it.
+	tempAllocDir string
 
 	// ctx ends at shutdown; HTTP requests derive from it.
 	ctx    context.Context
@@ -42,7 +48,7 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	cfg = cfg.Copy()
 	cfg.NormalizeAddrs()
 	if cfg.Server == nil || !cfg.Server.Enabled {
-		return nil, errors.New("this agent can only run as a server: set server.enabled or -server")
+		return nil, errors.New("this agent needs a server: set server.enabled or -server (a client reaches only the server of its own agent)")
 	}
 	if logger == nil {
 		logger = hclog.NewNullLogger()
@@ -50,9 +56,6 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel}
-	if cfg.Client != nil && cfg.Client.Enabled {
-		logger.Warn("client mode is not implemented; running the server only")
-	}
 
 	srv, err := nomad.NewServer(serverConfig(cfg, logger))
 	if err != nil {
@@ -70,6 +73,12 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	}
 	a.http = newHTTPServer(a, ln)
 	go a.http.serve()
+	if cfg.Client != nil && cfg.Client.Enabled {
+		if err := a.startClient(); err != nil {
+			a.Shutdown()
+			return nil, fmt.Errorf("starting client: %w", err)
+		}
+	}
 	return a, nil
 }
 
@@ -97,6 +106,13 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc.ReapInterval = cfg.reapInterval
 	sc.EnableEventBroker = server.EnableEventBroker
 	sc.EventBufferSize = int64(server.EventBufferSize)
+	sc.NumSchedulers = server.NumSchedulers
+	if server.HeartbeatGrace > 0 {
+		sc.HeartbeatGrace = server.HeartbeatGrace
+	}
+	if cfg.minHeartbeatTTL > 0 {
+		sc.MinHeartbeatTTL = cfg.minHeartbeatTTL
+	}
 
 	if acl := cfg.ACL; acl != nil {
 		sc.ACLEnabled = acl.Enabled
@@ -135,6 +151,9 @@ func joinAddrs(addrs []string, port int) []string {
 // Server returns the agent's server.
 func (a *Agent) Server() *nomad.Server { return a.server }
 
+// Client returns the agent's client, nil when it runs none.
+func (a *Agent) Client() *client.Client { return a.client }
+
 // Config returns the agent's effective configuration (after NormalizeAddrs). Callers must not
 // change it.
 func (a *Agent) Config() *Config { return a.config }
@@ -147,12 +166,18 @@ func (a *Agent) HTTPAddr() string { return a.http.listener.Addr().String() }
 func (a *Agent) Shutdown() {
 	a.shutdownOnce.Do(func() {
 		a.logger.Info("shutting down agent")
+		if a.client != nil {
+			a.client.Shutdown()
+		}
 		a.cancel()
 		ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 		a.http.shutdown(ctx)
 		cancel()
 		if err := a.server.Shutdown(); err != nil {
 			a.logger.Error("server shutdown failed", "error", err)
+		}
+		if a.tempAllocDir != "" {
+			_ = os.RemoveAll(a.tempAllocDir)
 		}
 	})
 }

@@ -19,8 +19,8 @@ const agentHelp = `
 Usage: nomad agent [options]
 
   Starts a Nomad agent and runs until an interrupt (SIGINT) or SIGTERM is
-  received, then shuts down gracefully. The agent runs a server; client mode
-  is not implemented yet.
+  received, then shuts down gracefully. The agent runs a server and, with
+  -client or -dev, a client that runs the allocations placed on this machine.
 
 Options:
 
@@ -40,7 +40,7 @@ Options:
   -region=<region>           Region of the agent (default: global).
   -dc=<datacenter>           Datacenter of the agent (default: dc1).
   -server                    Run the server.
-  -client                    Enable the client (not implemented).
+  -client                    Run the client (needs -server: it reaches only this agent).
   -bootstrap-expect=<n>      Number of servers to wait for before electing.
   -acl-enabled               Enable ACLs.
   -retry-join=<addr>         Address of a server to join; may be repeated.

@@ -186,7 +186,7 @@ func TestRun_Dev(t *testing.T) {
 	must.StrContains(t, out, "==> Nomad agent started! Log data will stream in below:")
 	must.Eq(t, "", ui.ErrorWriter.String())
 	// Logs written while starting are held until the banner is out.
-	warning := strings.Index(out, "client mode is not implemented")
+	warning := strings.Index(out, "raw_exec driver is enabled")
 	must.Positive(t, warning)
 	must.Less(t, warning, strings.Index(out, "agent started!"))
 

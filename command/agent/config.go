@@ -76,6 +76,10 @@ type Config struct {
 	// reapInterval overrides how often the leader removes expired tokens and purge records
 	// past retention (nomad.Config.ReapInterval); tests shorten it. No file key sets it.
 	reapInterval time.Duration
+
+	// minHeartbeatTTL overrides the heartbeat TTL servers give clients
+	// (nomad.Config.MinHeartbeatTTL); tests shorten it. No file key sets it.
+	minHeartbeatTTL time.Duration
 }
 
 // Ports are the TCP ports the agent listens on.

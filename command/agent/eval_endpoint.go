@@ -3,8 +3,6 @@ package agent
 import (
 	"net/http"
 
-	memdb "github.com/hashicorp/go-memdb"
-	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -38,29 +36,13 @@ func (s *HTTPServer) evalRead(w http.ResponseWriter, r *http.Request) (any, erro
 	return reply.Eval, nil
 }
 
-// evalAllocations answers an empty list: nothing places allocations yet. The eval read comes
-// first, for its authorisation check and so an unknown eval is a 404; the answer then blocks
-// on the eval like a real query would.
+// evalAllocations lists the allocations the evaluation placed.
 func (s *HTTPServer) evalAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	check := args
-	check.MinQueryIndex = 0
-	var reply structs.SingleEvalResponse
-	if err := s.srv.Endpoints.Eval.GetEval(&check, &reply); err != nil {
+	var reply structs.AllocListResponse
+	if err := s.srv.Endpoints.Alloc.ListByEval(&args, &reply); err != nil {
 		return nil, err
 	}
-	if reply.Eval == nil {
-		setMeta(w, &reply.QueryMeta)
-		return nil, structs.NotFound(structs.ErrEvalNotFound)
-	}
-	err := s.blockOnEmpty(w, r, args.QueryOptions, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		if _, err := store.EvalByID(ws, args.EvalID); err != nil {
-			return 0, err
-		}
-		return store.Index("evals"), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return []any{}, nil
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Allocations), nil
 }

@@ -78,6 +78,8 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerACLRoutes(mux)
 	s.registerEventRoutes(mux)
 	s.registerPurgeHistoryRoutes(mux)
+	s.registerAllocRoutes(mux)
+	s.registerNodeRoutes(mux)
 
 	// Anything else under any path is unknown.
 	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {

@@ -4,12 +4,10 @@ import (
 	"net/http"
 	"strconv"
 
-	memdb "github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/jobspec"
-	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -357,23 +355,20 @@ func (s *HTTPServer) jobEvaluations(w http.ResponseWriter, r *http.Request) (any
 	return nonNil(reply.Evaluations), nil
 }
 
-// jobAllocations answers an empty list: nothing places allocations yet. It still blocks like
-// a real query (on the job) so clients polling with ?index= do not spin.
+// jobAllocations lists the job's allocations; ?all=true adds those of an earlier job with the
+// same ID.
 func (s *HTTPServer) jobAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	if _, err := s.jobAllowsRead(&args); err != nil {
-		return nil, err
-	}
-	err := s.blockOnEmpty(w, r, args.QueryOptions, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		if _, err := store.JobByID(ws, args.Namespace, args.JobID); err != nil {
-			return 0, err
-		}
-		return store.Index("jobs"), nil
-	})
+	all, err := boolQuery(r, "all")
 	if err != nil {
 		return nil, err
 	}
-	return []any{}, nil
+	args := structs.JobSpecificRequest{JobID: jobID(r), All: all, QueryOptions: queryOptions(r)}
+	var reply structs.AllocListResponse
+	if err := s.srv.Endpoints.Alloc.ListByJob(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Allocations), nil
 }
 
 // jobDeployment answers null (no deployments yet), after the read check.
@@ -408,17 +403,6 @@ func (s *HTTPServer) jobAllowsRead(args *structs.JobSpecificRequest) (*structs.S
 		return nil, err
 	}
 	return &reply, nil
-}
-
-// blockOnEmpty runs a blocking query whose answer is always empty, for resources that do not
-// exist yet, and writes its headers. It ends early when the client goes away.
-func (s *HTTPServer) blockOnEmpty(w http.ResponseWriter, r *http.Request, q structs.QueryOptions, fn state.QueryFn) error {
-	index, err := state.BlockingQuery(r.Context(), s.srv.State, q.MinQueryIndex, q.MaxQueryTime, fn)
-	if err != nil {
-		return err
-	}
-	s.setLocalMeta(w, index)
-	return nil
 }
 
 // setLocalMeta writes read headers for an answer built in the agent from local state.

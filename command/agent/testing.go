@@ -22,7 +22,9 @@ type TestAgent struct {
 
 // NewTestAgent starts a dev agent on 127.0.0.1 with a free HTTP port, waits until its server
 // leads and can commit, and shuts it down when the test ends. cb may change the configuration
-// first (for example cfg.ACL.Enabled or cfg.Server.JobTrackedVersions).
+// first (for example cfg.ACL.Enabled or cfg.Server.JobTrackedVersions). It runs no client and
+// no scheduling worker, so evaluations stay pending and a test sees only its own writes;
+// NewTestClientAgent runs both.
 func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
 	t.Helper()
 	cfg := DevConfig()
@@ -31,6 +33,7 @@ func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
 	cfg.Ports.HTTP = 0
 	cfg.LogLevel = "WARN"
 	cfg.Client.Enabled = false
+	cfg.Server.NumSchedulers = 0
 	if cb != nil {
 		cb(cfg)
 	}
@@ -58,6 +61,27 @@ func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
 		}
 	}
 	return &TestAgent{t: t, Agent: a}
+}
+
+// NewTestClientAgent starts a test agent that runs jobs: its scheduling worker places
+// allocations on its own client, which offers raw_exec and the mock driver. It returns once
+// the client's node is registered.
+func NewTestClientAgent(t testing.TB, cb func(*Config)) *TestAgent {
+	t.Helper()
+	ta := NewTestAgent(t, func(c *Config) {
+		c.Client.Enabled = true
+		c.Server.NumSchedulers = 1
+		c.Plugins = append(c.Plugins, &PluginConfig{Name: "mock_driver"})
+		if cb != nil {
+			cb(c)
+		}
+	})
+	select {
+	case <-ta.Agent.Client().Registered():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("test agent's client never registered")
+	}
+	return ta
 }
 
 // NewTestACLAgent starts a test agent with ACLs enabled and returns it with the secret of a

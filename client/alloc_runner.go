@@ -1,0 +1,255 @@
+package client
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// allocRunner runs the tasks of one allocation and reports their states.
+type allocRunner struct {
+	c      *Client
+	id     string
+	logger hclog.Logger
+	dir    string
+
+	mu    sync.Mutex
+	alloc *structs.Allocation // the servers' latest view
+	tasks []*taskRunner
+	// states are replaced, never changed in place: a report may still hold the old ones.
+	states map[string]*structs.TaskState
+	// stopping: the servers asked for a stop; destroyed: the allocation is gone (purged);
+	// silent: the agent is shutting down. The last two report nothing more.
+	stopping  bool
+	destroyed bool
+	silent    bool
+	// lastReported avoids sending the same status and states twice.
+	lastReported string
+
+	done chan struct{}
+}
+
+func newAllocRunner(c *Client, alloc *structs.Allocation) *allocRunner {
+	return &allocRunner{
+		c:      c,
+		id:     alloc.ID,
+		logger: c.logger.With("alloc_id", alloc.ID),
+		dir:    filepath.Join(c.config.AllocDir, alloc.ID),
+		alloc:  alloc,
+		states: map[string]*structs.TaskState{},
+		done:   make(chan struct{}),
+	}
+}
+
+func (r *allocRunner) isDone() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// run sets up the allocation directory, runs every task until it ends and reports the end.
+func (r *allocRunner) run() {
+	defer close(r.done)
+	alloc := r.alloc
+	if alloc.Job == nil || alloc.Job.LookupTaskGroup(alloc.TaskGroup) == nil {
+		r.fail(fmt.Sprintf("task group %q not found in the allocation's job", alloc.TaskGroup))
+		return
+	}
+	for _, d := range []string{filepath.Join(r.dir, "alloc", "logs"), filepath.Join(r.dir, "alloc", "data"), filepath.Join(r.dir, "alloc", "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			r.fail(fmt.Sprintf("creating the allocation directory: %v", err))
+			return
+		}
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	r.mu.Lock()
+	for _, task := range tg.Tasks {
+		tr := newTaskRunner(r, alloc, tg, task)
+		r.tasks = append(r.tasks, tr)
+		r.states[task.Name] = &structs.TaskState{State: structs.TaskStatePending}
+	}
+	tasks := r.tasks
+	// A stop, removal or shutdown that came before the tasks existed found nothing to kill.
+	stopping := r.stopping || r.destroyed || r.silent
+	r.mu.Unlock()
+	r.report()
+	if stopping {
+		r.killAll("alloc was stopped before its tasks started")
+	}
+	var wg sync.WaitGroup
+	for _, tr := range tasks {
+		wg.Add(1)
+		go tr.run(wg.Done)
+	}
+	wg.Wait()
+	r.report()
+	r.mu.Lock()
+	destroyed := r.destroyed
+	r.mu.Unlock()
+	if destroyed {
+		if err := os.RemoveAll(r.dir); err != nil {
+			r.logger.Warn("removing the allocation directory failed", "error", err)
+		}
+	}
+}
+
+// fail reports the allocation failed before any task ran.
+func (r *allocRunner) fail(msg string) {
+	r.logger.Error("allocation failed", "error", msg)
+	r.c.updater.send(&structs.Allocation{ID: r.id, ClientStatus: structs.AllocClientStatusFailed, ClientDescription: msg})
+}
+
+// update takes the servers' newer view; a stop they ask for kills the tasks.
+func (r *allocRunner) update(alloc *structs.Allocation) {
+	r.mu.Lock()
+	if alloc.AllocModifyIndex == r.alloc.AllocModifyIndex {
+		r.mu.Unlock()
+		return
+	}
+	r.alloc = alloc
+	stop := alloc.DesiredStatus != structs.AllocDesiredStatusRun && !r.stopping
+	if stop {
+		r.stopping = true
+	}
+	r.mu.Unlock()
+	if stop {
+		r.logger.Info("stopping allocation", "reason", alloc.DesiredDescription)
+		r.killAll("alloc stopped by the servers")
+	}
+}
+
+// destroy kills the tasks of an allocation that no longer exists and removes its directory.
+func (r *allocRunner) destroy() {
+	r.mu.Lock()
+	r.destroyed = true
+	r.mu.Unlock()
+	r.logger.Info("allocation removed by the servers: killing its tasks")
+	r.killAll("alloc removed by the servers")
+}
+
+// silence kills the tasks without reporting anything more (agent shutdown).
+func (r *allocRunner) silence() {
+	r.mu.Lock()
+	r.silent = true
+	r.mu.Unlock()
+	r.killAll("agent shutting down")
+}
+
+func (r *allocRunner) killAll(reason string) {
+	r.mu.Lock()
+	tasks := r.tasks
+	r.mu.Unlock()
+	for _, tr := range tasks {
+		tr.kill(reason)
+	}
+}
+
+func (r *allocRunner) taskPID(task string) int {
+	r.mu.Lock()
+	tasks := r.tasks
+	r.mu.Unlock()
+	for _, tr := range tasks {
+		if tr.task.Name == task {
+			return tr.pid()
+		}
+	}
+	return 0
+}
+
+// setTaskState changes one task's state through fn (on a copy) and reports the allocation.
+// A task that failed takes its siblings down with it.
+func (r *allocRunner) setTaskState(task string, fn func(ts *structs.TaskState)) {
+	r.mu.Lock()
+	ts := r.states[task].Copy()
+	if ts == nil {
+		ts = &structs.TaskState{State: structs.TaskStatePending}
+	}
+	fn(ts)
+	if len(ts.Events) > maxTaskEvents {
+		ts.Events = ts.Events[len(ts.Events)-maxTaskEvents:]
+	}
+	states := make(map[string]*structs.TaskState, len(r.states))
+	for k, v := range r.states {
+		states[k] = v
+	}
+	states[task] = ts
+	r.states = states
+	failed := ts.State == structs.TaskStateDead && ts.Failed
+	r.mu.Unlock()
+	if failed {
+		r.killAll("sibling task " + task + " failed")
+	}
+	r.report()
+}
+
+// maxTaskEvents is how many of a task's events are kept, newest last.
+const maxTaskEvents = 10
+
+// clientStatus derives the allocation's status from its tasks: any failed task fails it,
+// then any running task makes it running, any pending one pending; all done is complete.
+func clientStatus(states map[string]*structs.TaskState) (string, string) {
+	var failed, running, pending bool
+	for _, ts := range states {
+		switch {
+		case ts.State == structs.TaskStateRunning:
+			running = true
+		case ts.State == structs.TaskStatePending:
+			pending = true
+		case ts.Failed:
+			failed = true
+		}
+	}
+	switch {
+	case failed:
+		return structs.AllocClientStatusFailed, "Failed tasks"
+	case running:
+		return structs.AllocClientStatusRunning, "Tasks are running"
+	case pending:
+		return structs.AllocClientStatusPending, "No tasks have started"
+	}
+	return structs.AllocClientStatusComplete, "All tasks have completed"
+}
+
+// report sends the allocation's status and task states, unless nothing changed since the last
+// report or the allocation no longer reports.
+func (r *allocRunner) report() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.destroyed || r.silent || len(r.states) == 0 {
+		return
+	}
+	status, desc := clientStatus(r.states)
+	key := status + "|" + stateKey(r.states)
+	if key == r.lastReported {
+		return
+	}
+	r.lastReported = key
+	r.c.updater.send(&structs.Allocation{ID: r.id, ClientStatus: status, ClientDescription: desc, TaskStates: r.states})
+}
+
+// stateKey summarises task states for change detection: state, failure, restarts and the
+// number of events of each task.
+func stateKey(states map[string]*structs.TaskState) string {
+	names := make([]string, 0, len(states))
+	for n := range states {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	key := ""
+	for _, n := range names {
+		ts := states[n]
+		key += fmt.Sprintf("%s:%s:%t:%d:%d;", n, ts.State, ts.Failed, ts.Restarts, len(ts.Events))
+		if len(ts.Events) > 0 {
+			key += fmt.Sprint(ts.Events[len(ts.Events)-1].Time)
+		}
+	}
+	return key
+}

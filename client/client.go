@@ -1,0 +1,344 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-uuid"
+	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// shutdownKillWait bounds how long Shutdown waits for the tasks it kills.
+const shutdownKillWait = 10 * time.Second
+
+// Client runs the allocations the servers place on its node.
+type Client struct {
+	config  *Config
+	servers Servers
+	logger  hclog.Logger
+	node    *structs.Node
+	drivers map[string]drivers.Driver
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	runners  map[string]*allocRunner
+	shutdown bool
+
+	updater *allocUpdater
+	// registered is closed once the node is registered.
+	registered chan struct{}
+}
+
+// New builds the node from cfg, then registers it, heartbeats and runs its allocations in the
+// background until Shutdown.
+func New(cfg *Config, servers Servers) (*Client, error) {
+	if servers == nil {
+		return nil, errors.New("client: no servers to talk to")
+	}
+	cfg = cfg.withDefaults()
+	if cfg.AllocDir == "" {
+		return nil, errors.New("client: no allocation directory")
+	}
+	if err := os.MkdirAll(cfg.AllocDir, 0o755); err != nil {
+		return nil, fmt.Errorf("client: creating allocation directory: %w", err)
+	}
+	if err := loadIdentity(cfg); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Client{
+		config:     cfg,
+		servers:    servers,
+		logger:     cfg.Logger.Named("client"),
+		drivers:    map[string]drivers.Driver{},
+		ctx:        ctx,
+		cancel:     cancel,
+		runners:    map[string]*allocRunner{},
+		registered: make(chan struct{}),
+	}
+	for _, d := range cfg.Drivers {
+		c.drivers[d.Name()] = d
+	}
+	c.node = c.buildNode()
+	c.updater = newAllocUpdater(c)
+	c.wg.Add(1)
+	go c.run()
+	return c, nil
+}
+
+// loadIdentity fills the node ID and secret from StateDir, or makes them up (and stores them
+// there when set).
+func loadIdentity(cfg *Config) error {
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"node-id", &cfg.NodeID}, {"secret-id", &cfg.SecretID}} {
+		if *f.dst != "" {
+			continue
+		}
+		path := ""
+		if cfg.StateDir != "" {
+			path = filepath.Join(cfg.StateDir, f.name)
+			if raw, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(raw))) > 0 {
+				*f.dst = strings.TrimSpace(string(raw))
+				continue
+			}
+		}
+		id, err := uuid.GenerateUUID()
+		if err != nil {
+			return err
+		}
+		*f.dst = id
+		if path == "" {
+			continue
+		}
+		if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+			return fmt.Errorf("client: creating state directory: %w", err)
+		}
+		if err := os.WriteFile(path, []byte(id), 0o600); err != nil {
+			return fmt.Errorf("client: writing %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+func (c *Client) buildNode() *structs.Node {
+	host, _ := os.Hostname()
+	n := &structs.Node{
+		ID:                    c.config.NodeID,
+		SecretID:              c.config.SecretID,
+		Name:                  c.config.Name,
+		Datacenter:            c.config.Datacenter,
+		NodePool:              c.config.NodePool,
+		NodeClass:             c.config.NodeClass,
+		Meta:                  c.config.Meta,
+		HTTPAddr:              c.config.HTTPAddr,
+		Status:                structs.NodeStatusReady,
+		SchedulingEligibility: structs.NodeSchedulingEligible,
+		Attributes: map[string]string{
+			"kernel.name":     runtime.GOOS,
+			"os.name":         runtime.GOOS,
+			"cpu.arch":        runtime.GOARCH,
+			"unique.hostname": host,
+			"nomad.version":   c.config.Version,
+		},
+		Drivers: map[string]*structs.DriverInfo{},
+	}
+	if n.Name == "" {
+		n.Name = host
+	}
+	for name, d := range c.drivers {
+		info := d.Fingerprint()
+		n.Drivers[name] = info
+		if info.Detected {
+			n.Attributes["driver."+name] = "1"
+		}
+	}
+	return n
+}
+
+// NodeID is the ID of the client's node.
+func (c *Client) NodeID() string { return c.node.ID }
+
+// Registered is closed once the node has registered with the servers.
+func (c *Client) Registered() <-chan struct{} { return c.registered }
+
+// TaskPID is the process ID of a running task, 0 when there is none (tests use it to check
+// that a killed task is gone).
+func (c *Client) TaskPID(allocID, task string) int {
+	c.mu.Lock()
+	r := c.runners[allocID]
+	c.mu.Unlock()
+	if r == nil {
+		return 0
+	}
+	return r.taskPID(task)
+}
+
+func (c *Client) run() {
+	defer c.wg.Done()
+	for {
+		err := c.register()
+		if err == nil {
+			break
+		}
+		c.logger.Error("registering node failed", "error", err)
+		if !c.sleep(c.config.RetryInterval) {
+			return
+		}
+	}
+	close(c.registered)
+	c.logger.Info("node registered", "node_id", c.node.ID)
+	c.wg.Add(2)
+	go c.heartbeat()
+	go c.updater.run()
+	// The watch is not waited for at shutdown: it may be in a blocking read the servers end.
+	go c.watchAllocations()
+}
+
+func (c *Client) writeRequest() structs.WriteRequest {
+	return structs.WriteRequest{Region: c.config.Region, AuthToken: c.node.SecretID}
+}
+
+func (c *Client) register() error {
+	var reply structs.NodeUpdateResponse
+	return c.servers.RegisterNode(&structs.NodeRegisterRequest{Node: c.node.Copy(), WriteRequest: c.writeRequest()}, &reply)
+}
+
+// heartbeat tells the servers the node is alive, at half the TTL they asked for. A server that
+// no longer knows the node (its state was lost) gets the node registered again.
+func (c *Client) heartbeat() {
+	defer c.wg.Done()
+	ttl := 10 * time.Second
+	wait := ttl / 2
+	for c.sleep(wait) {
+		var reply structs.NodeUpdateResponse
+		err := c.servers.UpdateNodeStatus(&structs.NodeUpdateStatusRequest{
+			NodeID: c.node.ID, Status: structs.NodeStatusReady, WriteRequest: c.writeRequest(),
+		}, &reply)
+		if err != nil && structs.ErrorCode(err) == http.StatusNotFound {
+			err = c.register()
+		}
+		if err != nil {
+			c.logger.Warn("heartbeat failed", "error", err)
+			wait = c.config.RetryInterval
+			continue
+		}
+		if reply.HeartbeatTTL > 0 {
+			ttl = reply.HeartbeatTTL
+		}
+		wait = ttl / 2
+	}
+}
+
+// watchAllocations follows the node's allocations with blocking reads and hands each change to
+// syncAllocs.
+func (c *Client) watchAllocations() {
+	var index uint64
+	for c.ctx.Err() == nil {
+		var reply structs.NodeAllocsResponse
+		err := c.servers.NodeAllocations(&structs.NodeSpecificRequest{
+			NodeID: c.node.ID,
+			QueryOptions: structs.QueryOptions{
+				Region: c.config.Region, AuthToken: c.node.SecretID, AllowStale: true,
+				MinQueryIndex: index, MaxQueryTime: c.config.MaxQueryTime,
+			},
+		}, &reply)
+		if c.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			c.logger.Warn("reading the node's allocations failed", "error", err)
+			c.sleep(c.config.RetryInterval)
+			continue
+		}
+		c.syncAllocs(reply.Allocs)
+		index = reply.Index
+	}
+}
+
+// syncAllocs starts runners for new allocations, passes changes to existing ones, and
+// destroys the runners of allocations that are gone (their job was purged).
+func (c *Client) syncAllocs(allocs []*structs.Allocation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shutdown {
+		return
+	}
+	seen := map[string]bool{}
+	for _, a := range allocs {
+		seen[a.ID] = true
+		if r := c.runners[a.ID]; r != nil {
+			if a.ClientTerminalStatus() && r.isDone() {
+				// The servers have the final state: nothing left to do for it.
+				delete(c.runners, a.ID)
+				continue
+			}
+			r.update(a)
+			continue
+		}
+		switch {
+		case a.ClientTerminalStatus():
+			// Finished (or lost while the node was away): never run again.
+		case a.DesiredStatus != structs.AllocDesiredStatusRun:
+			// Stopped before this client started it.
+			c.updater.send(&structs.Allocation{
+				ID: a.ID, ClientStatus: structs.AllocClientStatusComplete,
+				ClientDescription: "alloc was stopped before it started",
+			})
+		default:
+			r := newAllocRunner(c, a)
+			c.runners[a.ID] = r
+			go r.run()
+		}
+	}
+	ids := make([]string, 0, len(c.runners))
+	for id := range c.runners {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if !seen[id] {
+			c.runners[id].destroy()
+			delete(c.runners, id)
+		}
+	}
+}
+
+// sleep waits d or until shutdown; it reports whether the client is still running.
+func (c *Client) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// Shutdown stops talking to the servers and kills every task it runs, without reporting:
+// tasks are not re-attached across restarts yet, and the servers learn of the node's absence
+// from its missed heartbeats.
+func (c *Client) Shutdown() {
+	c.mu.Lock()
+	if c.shutdown {
+		c.mu.Unlock()
+		return
+	}
+	c.shutdown = true
+	runners := make([]*allocRunner, 0, len(c.runners))
+	for _, r := range c.runners {
+		runners = append(runners, r)
+	}
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	deadline := time.NewTimer(shutdownKillWait)
+	defer deadline.Stop()
+	for _, r := range runners {
+		r.silence()
+	}
+	for _, r := range runners {
+		select {
+		case <-r.done:
+		case <-deadline.C:
+			c.logger.Warn("tasks still running at shutdown", "alloc_id", r.id)
+			return
+		}
+	}
+}

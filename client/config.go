@@ -1,0 +1,82 @@
+// Package client is the half of an agent that runs allocations: it registers its node with
+// the servers, heartbeats, watches the allocations placed on the node, runs their tasks with
+// the drivers of client/drivers and reports task states and allocation statuses back.
+//
+// It talks to the servers only through the Servers interface (in-process calls when the agent
+// also runs a server), never to the state store: it imports structs and its drivers only.
+package client
+
+import (
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Servers is how the client reaches the servers. Each method is the RPC of the same shape;
+// the agent implements it with in-process calls, a remote client would with RPC.
+type Servers interface {
+	RegisterNode(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error
+	UpdateNodeStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error
+	NodeAllocations(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error
+	UpdateAllocations(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error
+}
+
+// Config configures a client.
+type Config struct {
+	// NodeID and SecretID identify the node; New makes them up when empty (StateDir keeps
+	// them across restarts when set).
+	NodeID   string
+	SecretID string
+	Name     string
+	Region   string
+	// Datacenter, NodePool, NodeClass and Meta describe the node to the scheduler.
+	Datacenter string
+	NodePool   string
+	NodeClass  string
+	Meta       map[string]string
+	// HTTPAddr is the agent's advertised HTTP address.
+	HTTPAddr string
+	// Version is reported as the node attribute nomad.version.
+	Version string
+
+	// StateDir keeps the node's identity; empty keeps nothing.
+	StateDir string
+	// AllocDir holds one directory per allocation: <AllocDir>/<alloc ID>/<task>/ is a task's
+	// working directory, <AllocDir>/<alloc ID>/alloc/logs/ its output.
+	AllocDir string
+
+	// Drivers are the task drivers this node offers.
+	Drivers []drivers.Driver
+
+	// MaxQueryTime bounds each blocking read of the node's allocations.
+	MaxQueryTime time.Duration
+	// RetryInterval is how long the client waits after a failed call to the servers.
+	RetryInterval time.Duration
+
+	Logger hclog.Logger
+}
+
+func (c *Config) withDefaults() *Config {
+	out := *c
+	if out.Logger == nil {
+		out.Logger = hclog.NewNullLogger()
+	}
+	if out.Datacenter == "" {
+		out.Datacenter = "dc1"
+	}
+	if out.NodePool == "" {
+		out.NodePool = structs.DefaultNodePool
+	}
+	if out.Region == "" {
+		out.Region = structs.DefaultRegion
+	}
+	if out.MaxQueryTime <= 0 {
+		out.MaxQueryTime = 5 * time.Minute
+	}
+	if out.RetryInterval <= 0 {
+		out.RetryInterval = time.Second
+	}
+	return &out
+}

@@ -1,0 +1,134 @@
+// Package drivers runs tasks for the client: raw_exec (a process on the host) and mock_driver
+// (a task that only waits, for tests). A driver starts a task and hands back a handle to wait
+// for it or kill it. It imports structs only.
+package drivers
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+// TaskConfig is everything a driver needs to start one task.
+type TaskConfig struct {
+	AllocID   string
+	JobName   string
+	GroupName string
+	TaskName  string
+	// Config is the task's driver configuration (the job's `config` block).
+	Config map[string]any
+	// Env is the task's environment: its env block plus the NOMAD_* variables.
+	Env map[string]string
+	// TaskDir is the task's working directory; AllocDir the directory its allocation's tasks
+	// share. Both exist when Start is called.
+	TaskDir  string
+	AllocDir string
+	// StdoutPath and StderrPath are the files the task's output goes to.
+	StdoutPath string
+	StderrPath string
+}
+
+// ExitResult is how a task ended.
+type ExitResult struct {
+	ExitCode int
+	// Signal is the signal that ended the task, 0 when it exited.
+	Signal int
+	// Err is set when the driver lost track of the task.
+	Err error
+}
+
+// Successful reports whether the task ended by itself with exit code 0.
+func (r *ExitResult) Successful() bool {
+	return r.ExitCode == 0 && r.Signal == 0 && r.Err == nil
+}
+
+func (r *ExitResult) String() string {
+	switch {
+	case r.Err != nil:
+		return r.Err.Error()
+	case r.Signal != 0:
+		return fmt.Sprintf("killed by signal %d", r.Signal)
+	}
+	return fmt.Sprintf("exit code %d", r.ExitCode)
+}
+
+// TaskHandle is a started task.
+type TaskHandle interface {
+	// WaitCh delivers the task's exit result once, then is closed.
+	WaitCh() <-chan *ExitResult
+	// Kill asks the task to stop, and forces it after timeout. It returns once the stop has
+	// been asked for; the result comes on WaitCh.
+	Kill(timeout time.Duration) error
+	// PID is the task's process ID, 0 when it has none.
+	PID() int
+}
+
+// Driver starts tasks of one kind.
+type Driver interface {
+	// Name is the name jobs give in a task's `driver`.
+	Name() string
+	// Fingerprint says whether the driver can run tasks on this machine.
+	Fingerprint() *structs.DriverInfo
+	// Start starts a task and returns without waiting for it to end.
+	Start(cfg *TaskConfig) (TaskHandle, error)
+}
+
+// configString reads an optional string from a task config.
+func configString(cfg map[string]any, key string) (string, error) {
+	raw, ok := cfg[key]
+	if !ok || raw == nil {
+		return "", nil
+	}
+	s, ok := raw.(string)
+	if !ok {
+		return "", fmt.Errorf("config %q must be a string, not %T", key, raw)
+	}
+	return s, nil
+}
+
+// configStrings reads an optional list of strings from a task config.
+func configStrings(cfg map[string]any, key string) ([]string, error) {
+	raw, ok := cfg[key]
+	if !ok || raw == nil {
+		return nil, nil
+	}
+	switch v := raw.(type) {
+	case []string:
+		return v, nil
+	case []any:
+		out := make([]string, 0, len(v))
+		for i, item := range v {
+			s, ok := item.(string)
+			if !ok {
+				return nil, fmt.Errorf("config %q[%d] must be a string, not %T", key, i, item)
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("config %q must be a list of strings, not %T", key, raw)
+}
+
+// configInt reads an optional whole number from a task config (JSON gives float64, msgpack
+// integers of various widths).
+func configInt(cfg map[string]any, key string) (int, error) {
+	raw, ok := cfg[key]
+	if !ok || raw == nil {
+		return 0, nil
+	}
+	switch v := raw.(type) {
+	case int:
+		return v, nil
+	case int64:
+		return int(v), nil
+	case uint64:
+		return int(v), nil
+	case float64:
+		if v != float64(int(v)) {
+			return 0, fmt.Errorf("config %q must be a whole number, not %v", key, v)
+		}
+		return int(v), nil
+	}
+	return 0, fmt.Errorf("config %q must be a number, not %T", key, raw)
+}

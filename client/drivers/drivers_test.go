@@ -1,0 +1,148 @@
+package drivers
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+)
+
+func taskConfig(t *testing.T, config map[string]any) *TaskConfig {
+	t.Helper()
+	dir := t.TempDir()
+	return &TaskConfig{
+		AllocID: "alloc-1", TaskName: "task", Config: config,
+		Env:        map[string]string{"GREETING": "hello", "NOMAD_TASK_NAME": "task"},
+		TaskDir:    dir,
+		AllocDir:   dir,
+		StdoutPath: filepath.Join(dir, "task.stdout.0"),
+		StderrPath: filepath.Join(dir, "task.stderr.0"),
+	}
+}
+
+func waitResult(t *testing.T, h TaskHandle, limit time.Duration) *ExitResult {
+	t.Helper()
+	select {
+	case res := <-h.WaitCh():
+		must.NotNil(t, res)
+		return res
+	case <-time.After(limit):
+		t.Fatalf("task did not end within %s", limit)
+		return nil
+	}
+}
+
+func gone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
+
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		raw, err := os.ReadFile(path)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && perr == nil {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRawExec_ExitCodeOutputAndEnv(t *testing.T) {
+	cfg := taskConfig(t, map[string]any{"command": "/bin/sh", "args": []any{"-c", `echo "$GREETING from $NOMAD_TASK_NAME in $(pwd)"; echo oops >&2; exit 3`}})
+	h, err := RawExec{}.Start(cfg)
+	must.NoError(t, err)
+	must.Positive(t, h.PID())
+	res := waitResult(t, h, 5*time.Second)
+	must.Eq(t, 3, res.ExitCode)
+	must.False(t, res.Successful())
+	out, err := os.ReadFile(cfg.StdoutPath)
+	must.NoError(t, err)
+	must.Eq(t, "hello from task in "+cfg.TaskDir+"\n", string(out))
+	errOut, err := os.ReadFile(cfg.StderrPath)
+	must.NoError(t, err)
+	must.Eq(t, "oops\n", string(errOut))
+}
+
+// TestRawExec_KillReachesTheProcessGroup: SIGTERM goes to the task's whole process group.
+func TestRawExec_KillReachesTheProcessGroup(t *testing.T) {
+	cfg := taskConfig(t, map[string]any{"command": "/bin/sh", "args": []string{"-c", `sleep 600 & echo $! > child.pid; wait`}})
+	h, err := RawExec{}.Start(cfg)
+	must.NoError(t, err)
+	child := readPID(t, filepath.Join(cfg.TaskDir, "child.pid"))
+	must.NoError(t, h.Kill(5*time.Second))
+	res := waitResult(t, h, 5*time.Second)
+	must.Eq(t, int(syscall.SIGTERM), res.Signal)
+	must.False(t, res.Successful())
+	deadline := time.Now().Add(5 * time.Second)
+	for !gone(child) {
+		if time.Now().After(deadline) {
+			t.Fatalf("child %d survived the kill", child)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRawExec_KillEscalates: a task that ignores SIGTERM gets SIGKILL after the timeout.
+func TestRawExec_KillEscalates(t *testing.T) {
+	cfg := taskConfig(t, map[string]any{"command": "/bin/sh", "args": []string{"-c", `trap '' TERM; echo ready > ready; sleep 600 & wait`}})
+	h, err := RawExec{}.Start(cfg)
+	must.NoError(t, err)
+	readyDeadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(cfg.TaskDir, "ready")); err == nil {
+			break
+		}
+		if time.Now().After(readyDeadline) {
+			t.Fatal("task never got ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	must.NoError(t, h.Kill(200*time.Millisecond))
+	res := waitResult(t, h, 5*time.Second)
+	must.Eq(t, int(syscall.SIGKILL), res.Signal)
+	must.Greater(t, 150*time.Millisecond, time.Since(start))
+}
+
+func TestRawExec_BadConfig(t *testing.T) {
+	cases := []struct {
+		name    string
+		config  map[string]any
+		wantErr string
+	}{
+		{name: "no command", config: map[string]any{}, wantErr: `config "command" is required`},
+		{name: "command not a string", config: map[string]any{"command": 3}, wantErr: `config "command" must be a string`},
+		{name: "args not strings", config: map[string]any{"command": "/bin/true", "args": []any{1}}, wantErr: `config "args"[0] must be a string`},
+		{name: "no such command", config: map[string]any{"command": "/no/such/binary"}, wantErr: "starting"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := RawExec{}.Start(taskConfig(t, tc.config))
+			must.ErrorContains(t, err, tc.wantErr)
+		})
+	}
+}
+
+func TestMock(t *testing.T) {
+	h, err := Mock{}.Start(taskConfig(t, map[string]any{"run_for": "10ms", "exit_code": float64(2)}))
+	must.NoError(t, err)
+	must.Eq(t, 2, waitResult(t, h, 5*time.Second).ExitCode)
+
+	h, err = Mock{}.Start(taskConfig(t, map[string]any{"run_for": "1h"}))
+	must.NoError(t, err)
+	must.NoError(t, h.Kill(time.Second))
+	must.Eq(t, int(syscall.SIGTERM), waitResult(t, h, 5*time.Second).Signal)
+
+	_, err = Mock{}.Start(taskConfig(t, map[string]any{"start_error": "no luck"}))
+	must.ErrorContains(t, err, "no luck")
+	_, err = Mock{}.Start(taskConfig(t, map[string]any{"run_for": "soon"}))
+	must.ErrorContains(t, err, "run_for")
+}

@@ -1,0 +1,72 @@
+package drivers
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Mock is a driver for tests: its tasks run no process, they wait for `run_for` (a duration
+// such as "30s"; 0 ends at once) and exit with `exit_code`. `start_error` makes Start fail
+// with that message. A kill ends the task at once, as if by SIGTERM.
+type Mock struct{}
+
+// Name implements Driver; the name upstream gives its mock driver.
+func (Mock) Name() string { return "mock_driver" }
+
+// Fingerprint implements Driver.
+func (Mock) Fingerprint() *structs.DriverInfo {
+	return &structs.DriverInfo{Detected: true, Healthy: true, HealthDescription: "Healthy", UpdateTime: time.Now()}
+}
+
+// Start implements Driver.
+func (Mock) Start(cfg *TaskConfig) (TaskHandle, error) {
+	if msg, err := configString(cfg.Config, "start_error"); err != nil {
+		return nil, err
+	} else if msg != "" {
+		return nil, errors.New(msg)
+	}
+	var runFor time.Duration
+	if raw, err := configString(cfg.Config, "run_for"); err != nil {
+		return nil, err
+	} else if raw != "" {
+		if runFor, err = time.ParseDuration(raw); err != nil {
+			return nil, fmt.Errorf("mock_driver: run_for: %w", err)
+		}
+	}
+	code, err := configInt(cfg.Config, "exit_code")
+	if err != nil {
+		return nil, err
+	}
+	h := &mockHandle{waitCh: make(chan *ExitResult, 1), kill: make(chan struct{})}
+	go func() {
+		t := time.NewTimer(runFor)
+		defer t.Stop()
+		res := &ExitResult{ExitCode: code}
+		select {
+		case <-t.C:
+		case <-h.kill:
+			res = &ExitResult{Signal: int(syscall.SIGTERM)}
+		}
+		h.waitCh <- res
+		close(h.waitCh)
+	}()
+	return h, nil
+}
+
+type mockHandle struct {
+	waitCh chan *ExitResult
+	kill   chan struct{}
+	once   sync.Once
+}
+
+func (h *mockHandle) WaitCh() <-chan *ExitResult { return h.waitCh }
+func (h *mockHandle) PID() int                   { return 0 }
+func (h *mockHandle) Kill(time.Duration) error {
+	h.once.Do(func() { close(h.kill) })
+	return nil
+}

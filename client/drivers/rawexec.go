@@ -1,0 +1,134 @@
+package drivers
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+// RawExec runs a task's `command` with its `args` as a process of the host, as the agent's
+// user, without isolation. Each task is its own process group, so a kill reaches the
+// processes it started too.
+type RawExec struct{}
+
+// Name implements Driver.
+func (RawExec) Name() string { return "raw_exec" }
+
+// Fingerprint implements Driver.
+func (RawExec) Fingerprint() *structs.DriverInfo {
+	return &structs.DriverInfo{
+		Detected: true, Healthy: true, HealthDescription: "Healthy",
+		Attributes: map[string]string{"driver.raw_exec": "true"},
+		UpdateTime: time.Now(),
+	}
+}
+
+// Start implements Driver.
+func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
+	command, err := configString(cfg.Config, "command")
+	if err != nil {
+		return nil, err
+	}
+	if command == "" {
+		return nil, errors.New(`raw_exec: config "command" is required`)
+	}
+	args, err := configStrings(cfg.Config, "args")
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := os.OpenFile(cfg.StdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("raw_exec: opening stdout file: %w", err)
+	}
+	stderr, err := os.OpenFile(cfg.StderrPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		_ = stdout.Close()
+		return nil, fmt.Errorf("raw_exec: opening stderr file: %w", err)
+	}
+	cmd := exec.Command(command, args...)
+	cmd.Dir = cfg.TaskDir
+	cmd.Env = os.Environ()
+	keys := make([]string, 0, len(cfg.Env))
+	for k := range cfg.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd.Env = append(cmd.Env, k+"="+cfg.Env[k])
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		_ = stdout.Close()
+		_ = stderr.Close()
+		return nil, fmt.Errorf("raw_exec: starting %q: %w", command, err)
+	}
+	h := &rawExecHandle{cmd: cmd, waitCh: make(chan *ExitResult, 1), done: make(chan struct{})}
+	go h.wait(stdout, stderr)
+	return h, nil
+}
+
+type rawExecHandle struct {
+	cmd    *exec.Cmd
+	waitCh chan *ExitResult
+	done   chan struct{}
+	once   sync.Once
+}
+
+func (h *rawExecHandle) wait(files ...*os.File) {
+	err := h.cmd.Wait()
+	// Whatever the task left in its process group goes with it.
+	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+	for _, f := range files {
+		_ = f.Close()
+	}
+	res := &ExitResult{}
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = int(ws.Signal())
+		} else {
+			res.ExitCode = exitErr.ExitCode()
+		}
+	default:
+		res.Err = err
+	}
+	close(h.done)
+	h.waitCh <- res
+	close(h.waitCh)
+}
+
+func (h *rawExecHandle) WaitCh() <-chan *ExitResult { return h.waitCh }
+
+func (h *rawExecHandle) PID() int { return h.cmd.Process.Pid }
+
+// Kill sends SIGTERM to the task's process group, then SIGKILL if it is still there after
+// timeout.
+func (h *rawExecHandle) Kill(timeout time.Duration) error {
+	var err error
+	h.once.Do(func() {
+		pgid := h.cmd.Process.Pid
+		if e := syscall.Kill(-pgid, syscall.SIGTERM); e != nil && !errors.Is(e, syscall.ESRCH) {
+			err = fmt.Errorf("raw_exec: signalling task: %w", e)
+		}
+		go func() {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			select {
+			case <-h.done:
+			case <-t.C:
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+		}()
+	})
+	return err
+}

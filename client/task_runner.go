@@ -1,0 +1,291 @@
+package client
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// taskRunner runs one task: it starts it with its driver, restarts it as its restart policy
+// allows, and kills it when asked.
+type taskRunner struct {
+	ar     *allocRunner
+	alloc  *structs.Allocation
+	tg     *api.TaskGroup
+	task   *api.Task
+	batch  bool
+	policy restartPolicy
+
+	killOnce   sync.Once
+	killCh     chan struct{}
+	killReason string
+
+	mu     sync.Mutex
+	handle drivers.TaskHandle
+}
+
+func newTaskRunner(ar *allocRunner, alloc *structs.Allocation, tg *api.TaskGroup, task *api.Task) *taskRunner {
+	batch := alloc.Job.Type == structs.JobTypeBatch || alloc.Job.Type == structs.JobTypeSysBatch
+	rp := tg.RestartPolicy
+	if task.RestartPolicy != nil {
+		rp = task.RestartPolicy
+	}
+	return &taskRunner{
+		ar: ar, alloc: alloc, tg: tg, task: task, batch: batch,
+		policy: newRestartPolicy(rp, batch),
+		killCh: make(chan struct{}),
+	}
+}
+
+func (tr *taskRunner) kill(reason string) {
+	tr.killOnce.Do(func() {
+		tr.killReason = reason
+		close(tr.killCh)
+	})
+}
+
+func (tr *taskRunner) killed() bool {
+	select {
+	case <-tr.killCh:
+		return true
+	default:
+		return false
+	}
+}
+
+func (tr *taskRunner) pid() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.handle == nil {
+		return 0
+	}
+	return tr.handle.PID()
+}
+
+// event appends an event to the task's state after fn changed the state.
+func (tr *taskRunner) event(e *structs.TaskEvent, fn func(ts *structs.TaskState)) {
+	e.Time = time.Now().UnixNano()
+	if e.DisplayMessage == "" {
+		e.DisplayMessage = e.Message
+	}
+	tr.ar.setTaskState(tr.task.Name, func(ts *structs.TaskState) {
+		if fn != nil {
+			fn(ts)
+		}
+		ts.Events = append(ts.Events, e)
+	})
+}
+
+// finish marks the task dead.
+func (tr *taskRunner) finish(e *structs.TaskEvent, failed bool) {
+	tr.event(e, func(ts *structs.TaskState) {
+		ts.State = structs.TaskStateDead
+		ts.Failed = failed
+		ts.FinishedAt = time.Now()
+	})
+}
+
+func (tr *taskRunner) run(done func()) {
+	defer done()
+	tr.event(&structs.TaskEvent{Type: structs.TaskEventReceived, Message: "Task received by client"}, nil)
+	driver := tr.ar.c.drivers[tr.task.Driver]
+	if driver == nil {
+		tr.finish(&structs.TaskEvent{Type: structs.TaskEventDriverFailure, FailsTask: true,
+			DriverError: fmt.Sprintf("driver %q is not available on this node", tr.task.Driver),
+			Message:     fmt.Sprintf("driver %q is not available on this node", tr.task.Driver)}, true)
+		return
+	}
+	cfg, err := tr.setup()
+	if err != nil {
+		tr.finish(&structs.TaskEvent{Type: structs.TaskEventSetupFailure, FailsTask: true, SetupError: err.Error(), Message: err.Error()}, true)
+		return
+	}
+	tr.event(&structs.TaskEvent{Type: structs.TaskEventSetup, Message: "Building Task Directory"}, nil)
+
+	for {
+		if tr.killed() {
+			tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, KillReason: tr.killReason, Message: "Task killed: " + tr.killReason}, false)
+			return
+		}
+		handle, err := driver.Start(cfg)
+		var res *drivers.ExitResult
+		if err != nil {
+			tr.event(&structs.TaskEvent{Type: structs.TaskEventDriverFailure, DriverError: err.Error(), Message: err.Error()}, nil)
+			res = &drivers.ExitResult{Err: err}
+		} else {
+			tr.mu.Lock()
+			tr.handle = handle
+			tr.mu.Unlock()
+			tr.event(&structs.TaskEvent{Type: structs.TaskEventStarted, Message: "Task started by client"}, func(ts *structs.TaskState) {
+				ts.State = structs.TaskStateRunning
+				ts.StartedAt = time.Now()
+			})
+			select {
+			case res = <-handle.WaitCh():
+			case <-tr.killCh:
+				tr.stop(handle)
+				return
+			}
+			tr.event(&structs.TaskEvent{Type: structs.TaskEventTerminated, ExitCode: res.ExitCode, Signal: res.Signal,
+				Message: "Task terminated: " + res.String()}, nil)
+		}
+		if tr.killed() {
+			tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, KillReason: tr.killReason, Message: "Task killed: " + tr.killReason}, false)
+			return
+		}
+		if tr.batch && res.Successful() {
+			tr.finish(&structs.TaskEvent{Type: structs.TaskEventTerminated, ExitCode: 0, Message: "Task completed successfully"}, false)
+			return
+		}
+		delay, ok := tr.policy.next(time.Now())
+		if !ok {
+			tr.finish(&structs.TaskEvent{Type: structs.TaskEventNotRestarting, FailsTask: !res.Successful(),
+				Message: "Exceeded allowed attempts, applying a delay or failing"}, !res.Successful())
+			return
+		}
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventRestarting, StartDelay: int64(delay),
+			RestartReason: "Restart within policy", Message: fmt.Sprintf("Task restarting in %s", delay)}, func(ts *structs.TaskState) {
+			ts.State = structs.TaskStatePending
+			ts.Restarts++
+			ts.LastRestart = time.Now()
+		})
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-tr.killCh:
+			t.Stop()
+		}
+	}
+}
+
+// stop kills a running task and records how it ended.
+func (tr *taskRunner) stop(handle drivers.TaskHandle) {
+	timeout := 5 * time.Second
+	if tr.task.KillTimeout != nil {
+		timeout = *tr.task.KillTimeout
+	}
+	tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillReason: tr.killReason, KillTimeout: timeout,
+		Message: "Sent interrupt: " + tr.killReason}, nil)
+	if err := handle.Kill(timeout); err != nil {
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillError: err.Error(), Message: err.Error()}, nil)
+	}
+	res := <-handle.WaitCh()
+	tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, ExitCode: res.ExitCode, Signal: res.Signal,
+		KillReason: tr.killReason, Message: "Task successfully killed"}, false)
+}
+
+// setup creates the task's directories and builds its driver configuration.
+func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
+	allocDir := filepath.Join(tr.ar.dir, "alloc")
+	taskDir := filepath.Join(tr.ar.dir, tr.task.Name)
+	for _, d := range []string{filepath.Join(taskDir, "local"), filepath.Join(taskDir, "secrets"), filepath.Join(taskDir, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("creating task directory: %w", err)
+		}
+	}
+	logs := filepath.Join(allocDir, "logs")
+	return &drivers.TaskConfig{
+		AllocID:    tr.alloc.ID,
+		JobName:    tr.alloc.Job.Name,
+		GroupName:  tr.alloc.TaskGroup,
+		TaskName:   tr.task.Name,
+		Config:     tr.task.Config,
+		Env:        tr.env(allocDir, taskDir),
+		TaskDir:    taskDir,
+		AllocDir:   allocDir,
+		StdoutPath: filepath.Join(logs, tr.task.Name+".stdout.0"),
+		StderrPath: filepath.Join(logs, tr.task.Name+".stderr.0"),
+	}, nil
+}
+
+// env is the task's env block plus the NOMAD_* variables describing where it runs.
+func (tr *taskRunner) env(allocDir, taskDir string) map[string]string {
+	a, job, c := tr.alloc, tr.alloc.Job, tr.ar.c
+	env := map[string]string{
+		"NOMAD_ALLOC_ID":    a.ID,
+		"NOMAD_ALLOC_NAME":  a.Name,
+		"NOMAD_ALLOC_INDEX": strconv.Itoa(a.Index()),
+		"NOMAD_ALLOC_DIR":   allocDir,
+		"NOMAD_TASK_DIR":    filepath.Join(taskDir, "local"),
+		"NOMAD_SECRETS_DIR": filepath.Join(taskDir, "secrets"),
+		"NOMAD_TASK_NAME":   tr.task.Name,
+		"NOMAD_GROUP_NAME":  a.TaskGroup,
+		"NOMAD_JOB_ID":      job.ID,
+		"NOMAD_JOB_NAME":    job.Name,
+		"NOMAD_NAMESPACE":   a.Namespace,
+		"NOMAD_REGION":      c.config.Region,
+		"NOMAD_DC":          c.node.Datacenter,
+		"NOMAD_NODE_ID":     c.node.ID,
+		"NOMAD_NODE_NAME":   c.node.Name,
+	}
+	for _, meta := range []map[string]string{job.Meta, tr.tg.Meta, tr.task.Meta} {
+		for k, v := range meta {
+			env["NOMAD_META_"+strings.ReplaceAll(k, "-", "_")] = v
+		}
+	}
+	for k, v := range tr.task.Env {
+		env[k] = v
+	}
+	return env
+}
+
+// restartPolicy decides whether a task that ended is started again, and after what delay.
+type restartPolicy struct {
+	attempts int
+	interval time.Duration
+	delay    time.Duration
+	// delayMode waits out the interval once the attempts are used instead of failing.
+	delayMode bool
+	history   []time.Time
+}
+
+func newRestartPolicy(rp *api.RestartPolicy, batch bool) restartPolicy {
+	// Upstream's defaults, which the job's canonicalisation normally fills already.
+	p := restartPolicy{attempts: 2, interval: 30 * time.Minute, delay: 15 * time.Second}
+	if batch {
+		p.attempts, p.interval = 3, 24*time.Hour
+	}
+	if rp == nil {
+		return p
+	}
+	if rp.Attempts != nil {
+		p.attempts = *rp.Attempts
+	}
+	if rp.Interval != nil {
+		p.interval = *rp.Interval
+	}
+	if rp.Delay != nil {
+		p.delay = *rp.Delay
+	}
+	p.delayMode = rp.Mode != nil && *rp.Mode == api.RestartPolicyModeDelay
+	return p
+}
+
+// next reports whether the task may restart at now and after how long.
+func (p *restartPolicy) next(now time.Time) (time.Duration, bool) {
+	kept := p.history[:0]
+	for _, t := range p.history {
+		if now.Sub(t) < p.interval {
+			kept = append(kept, t)
+		}
+	}
+	p.history = kept
+	if len(p.history) < p.attempts {
+		p.history = append(p.history, now)
+		return p.delay, true
+	}
+	if !p.delayMode || len(p.history) == 0 {
+		return 0, false
+	}
+	wait := p.interval - now.Sub(p.history[0])
+	p.history = []time.Time{now.Add(wait)}
+	return max(wait, p.delay), true
+}

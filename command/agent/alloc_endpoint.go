@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerAllocRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/allocations", methods{"GET": s.allocList})
+	s.handle(mux, "/v1/allocation/{id}", methods{"GET": s.allocRead})
+}
+
+// allocList lists allocations; ?task_states=false leaves out their task states, as upstream.
+func (s *HTTPServer) allocList(w http.ResponseWriter, r *http.Request) (any, error) {
+	withStates := true
+	if r.URL.Query().Get("task_states") != "" {
+		v, err := boolQuery(r, "task_states")
+		if err != nil {
+			return nil, err
+		}
+		withStates = v
+	}
+	args := structs.AllocListRequest{QueryOptions: queryOptions(r)}
+	var reply structs.AllocListResponse
+	if err := s.srv.Endpoints.Alloc.List(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if !withStates {
+		for i, stub := range reply.Allocations {
+			c := *stub
+			c.TaskStates = nil
+			reply.Allocations[i] = &c
+		}
+	}
+	return nonNil(reply.Allocations), nil
+}
+
+func (s *HTTPServer) allocRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.AllocSpecificRequest{AllocID: r.PathValue("id"), QueryOptions: queryOptions(r)}
+	var reply structs.SingleAllocResponse
+	if err := s.srv.Endpoints.Alloc.GetAlloc(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.Alloc == nil {
+		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	}
+	return reply.Alloc, nil
+}

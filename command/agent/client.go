@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/nomadfork/nomad/client"
+	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// localServers lets the agent's client call the agent's own server in-process. The node's
+// secret is registered with the server first, so the client's calls are trusted like the
+// agent itself even with ACLs on; over RPC the same calls would need the secret or a token
+// with node write access.
+type localServers struct {
+	srv *nomad.Server
+}
+
+func (l localServers) RegisterNode(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	if args.Node != nil {
+		l.srv.TrustLocalNode(args.Node.SecretID)
+	}
+	return l.srv.Endpoints.Node.Register(args, reply)
+}
+
+func (l localServers) UpdateNodeStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	return l.srv.Endpoints.Node.UpdateStatus(args, reply)
+}
+
+func (l localServers) NodeAllocations(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
+	return l.srv.Endpoints.Node.GetAllocs(args, reply)
+}
+
+func (l localServers) UpdateAllocations(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	return l.srv.Endpoints.Alloc.UpdateFromClient(args, reply)
+}
+
+// startClient starts the agent's client against its own server. A dev agent keeps its
+// allocation directories in a temporary directory that shutdown removes.
+func (a *Agent) startClient() error {
+	cfg := a.config
+	cc := cfg.Client
+	allocDir, stateDir := cc.AllocDir, cc.StateDir
+	if cfg.DataDir != "" {
+		if allocDir == "" {
+			allocDir = filepath.Join(cfg.DataDir, "alloc")
+		}
+		if stateDir == "" {
+			stateDir = filepath.Join(cfg.DataDir, "client")
+		}
+	}
+	if allocDir == "" {
+		tmp, err := os.MkdirTemp("", "nomad-alloc-")
+		if err != nil {
+			return fmt.Errorf("creating allocation directory: %w", err)
+		}
+		allocDir, a.tempAllocDir = tmp, tmp
+	}
+	c, err := client.New(&client.Config{
+		Name:       cfg.Name,
+		Region:     cfg.Region,
+		Datacenter: cfg.Datacenter,
+		NodePool:   cc.NodePool,
+		NodeClass:  cc.NodeClass,
+		Meta:       cc.Meta,
+		HTTPAddr:   a.HTTPAddr(),
+		StateDir:   stateDir,
+		AllocDir:   allocDir,
+		Drivers:    a.clientDrivers(),
+		Logger:     a.logger,
+	}, localServers{srv: a.server})
+	if err != nil {
+		return err
+	}
+	a.client = c
+	return nil
+}
+
+// clientDrivers are the drivers the client offers. raw_exec runs commands as the agent's
+// user without isolation, so, as upstream, only a dev agent or a
+// `plugin "raw_exec" { config { enabled = true } }` block turns it on. The mock driver is
+// for tests and needs its own `plugin "mock_driver"` block.
+func (a *Agent) clientDrivers() []drivers.Driver {
+	cfg := a.config
+	var out []drivers.Driver
+	if cfg.DevMode || pluginEnabled(cfg, "raw_exec") {
+		a.logger.Warn("raw_exec driver is enabled: its tasks run as the agent's user, without isolation")
+		out = append(out, drivers.RawExec{})
+	}
+	for _, p := range cfg.Plugins {
+		if p.Name == "mock_driver" {
+			out = append(out, drivers.Mock{})
+		}
+	}
+	return out
+}
+
+func pluginEnabled(cfg *Config, name string) bool {
+	for _, p := range cfg.Plugins {
+		if p.Name != name {
+			continue
+		}
+		enabled, _ := p.Config["enabled"].(bool)
+		return enabled
+	}
+	return false
+}

@@ -1,0 +1,177 @@
+package nomad
+
+import (
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Alloc is the allocation RPC endpoint.
+type Alloc struct {
+	srv *Server
+}
+
+// List lists allocations of the namespace ("*": of the namespaces where the caller has
+// read-job).
+func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListResponse) error {
+	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	all := args.Namespace == structs.AllNamespacesSentinel
+	if !all && !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityReadJob) {
+		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
+	}
+	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		allocs, err := store.Allocs(ws, args.Namespace, args.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
+		for _, alloc := range allocs {
+			if all && !aclObj.AllowNamespaceOperation(alloc.Namespace, acl.NamespaceCapabilityReadJob) {
+				continue
+			}
+			reply.Allocations = append(reply.Allocations, alloc.Stub())
+		}
+		return store.Index("allocs"), nil
+	})
+}
+
+// GetAlloc reads one allocation. read-job is needed in the request's namespace (so a caller
+// with no access learns nothing, not even whether the ID exists) and in the allocation's.
+func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.SingleAllocResponse) error {
+	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	if args.Namespace != structs.AllNamespacesSentinel && !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityReadJob) {
+		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
+	}
+	err = a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		alloc, err := store.AllocByID(ws, args.AllocID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Alloc = alloc
+		if alloc != nil {
+			return alloc.ModifyIndex, nil
+		}
+		return store.Index("allocs"), nil
+	})
+	if err != nil {
+		return err
+	}
+	if reply.Alloc != nil && !aclObj.AllowNamespaceOperation(reply.Alloc.Namespace, acl.NamespaceCapabilityReadJob) {
+		reply.Alloc = nil
+		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
+	}
+	return nil
+}
+
+// ListByJob lists a job's allocations. Without args.All, only those of the job as registered
+// now: allocations of an earlier job with the same ID (purged and registered again) are left
+// out, as upstream does.
+func (a *Alloc) ListByJob(args *structs.JobSpecificRequest, reply *structs.AllocListResponse) error {
+	if err := a.srv.Endpoints.Job.authorizeRead(&args.QueryOptions); err != nil {
+		return err
+	}
+	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		allocs, err := store.AllocsByJob(ws, args.Namespace, args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		job, err := store.JobByID(ws, args.Namespace, args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
+		for _, alloc := range allocs {
+			if !args.All && job != nil && alloc.Job != nil && alloc.Job.CreateIndex != job.CreateIndex {
+				continue
+			}
+			reply.Allocations = append(reply.Allocations, alloc.Stub())
+		}
+		return maxIndex(store, "allocs", "jobs"), nil
+	})
+}
+
+// ListByEval lists the allocations an evaluation placed; read-job in its namespace is needed.
+func (a *Alloc) ListByEval(args *structs.EvalSpecificRequest, reply *structs.AllocListResponse) error {
+	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	eval, err := a.srv.State().EvalByID(nil, args.EvalID)
+	if err != nil {
+		return err
+	}
+	if eval == nil {
+		return structs.NotFound(structs.ErrEvalNotFound)
+	}
+	if !aclObj.AllowNamespaceOperation(eval.Namespace, acl.NamespaceCapabilityReadJob) {
+		return structs.PermissionDenied("read-job capability required in namespace %q", eval.Namespace)
+	}
+	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		allocs, err := store.AllocsByEval(ws, args.EvalID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
+		for _, alloc := range allocs {
+			reply.Allocations = append(reply.Allocations, alloc.Stub())
+		}
+		return store.Index("allocs"), nil
+	})
+}
+
+// UpdateFromClient applies what a node's client reports about its allocations. Only the
+// node itself (its secret) or a caller with node write access may report, and only about
+// allocations placed on that node.
+func (a *Alloc) UpdateFromClient(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	if done, err := a.srv.forward("Alloc.UpdateFromClient", args, reply); done {
+		return err
+	}
+	if args.NodeID == "" {
+		return structs.BadRequest("missing node ID for allocation update")
+	}
+	if _, err := a.srv.authorizeNode(args.AuthToken, args.NodeID, true); err != nil {
+		return err
+	}
+	if len(args.Alloc) == 0 {
+		return structs.BadRequest("must update at least one allocation")
+	}
+	if err := a.srv.checkLeader(); err != nil {
+		return err
+	}
+	store := a.srv.State()
+	for _, update := range args.Alloc {
+		existing, err := store.AllocByID(nil, update.ID)
+		if err != nil {
+			return err
+		}
+		if existing != nil && existing.NodeID != args.NodeID {
+			return structs.PermissionDenied("allocation %s is not placed on node %s", update.ID, args.NodeID)
+		}
+		switch update.ClientStatus {
+		case structs.AllocClientStatusPending, structs.AllocClientStatusRunning, structs.AllocClientStatusComplete,
+			structs.AllocClientStatusFailed, structs.AllocClientStatusLost, structs.AllocClientStatusUnknown:
+		default:
+			return structs.BadRequest("allocation %s: invalid client status %q", update.ID, update.ClientStatus)
+		}
+	}
+	args.UpdatedAt = now().UnixNano()
+	index, err := a.srv.raftApply(structs.AllocClientUpdateRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}

@@ -1,0 +1,222 @@
+package nomad
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/go-uuid"
+	"github.com/nomadfork/nomad/scheduler"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// workerMaxAttempts is how many times the worker tries an evaluation before marking it failed,
+// so one that cannot be applied does not hold up every other.
+const workerMaxAttempts = 3
+
+// worker processes evaluations on the leader, one at a time, oldest first. Each evaluation's
+// plan and its new status go through Raft in one entry (ApplyPlanResults), so a leader change
+// never leaves an evaluation marked done without its allocations, or the reverse.
+type worker struct {
+	srv      *Server
+	failures map[string]int
+	// nodesSeen is the nodes table index at which blocked evaluations were last retried.
+	nodesSeen uint64
+}
+
+// runWorker runs the worker until ctx ends (shutdown or loss of leadership).
+func (s *Server) runWorker(ctx context.Context) {
+	w := &worker{srv: s, failures: map[string]int{}}
+	for ctx.Err() == nil {
+		if err := w.step(ctx); err != nil {
+			s.logger.Error("scheduling failed", "error", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// step processes the oldest pending evaluation; with none, it retries the blocked ones when
+// the nodes changed since their last try; with nothing to do, it waits for either to change.
+// Until a first node registers there is nothing to decide (an allocation lives on a node, so
+// none exists and none can be placed): evaluations wait as pending, and nothing is written.
+func (w *worker) step(ctx context.Context) error {
+	store := w.srv.State()
+	ws := memdb.NewWatchSet()
+	ws.Add(store.AbandonCh())
+	nodes, err := store.Nodes(ws, "")
+	if err != nil {
+		return err
+	}
+	if len(nodes) == 0 {
+		_ = ws.WatchCtx(ctx)
+		return nil
+	}
+	pending, err := store.EvalsByStatus(ws, structs.EvalStatusPending)
+	if err != nil {
+		return err
+	}
+	if len(pending) > 0 {
+		return w.processWithRetry(pending[0])
+	}
+	if idx := store.Index("nodes"); idx > w.nodesSeen {
+		w.nodesSeen = idx
+		blocked, err := store.EvalsByStatus(nil, structs.EvalStatusBlocked)
+		if err != nil {
+			return err
+		}
+		for _, eval := range blocked {
+			if err := w.process(eval); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	_ = ws.WatchCtx(ctx)
+	return nil
+}
+
+// processWithRetry processes a pending evaluation, marking it failed once it has failed
+// workerMaxAttempts times.
+func (w *worker) processWithRetry(eval *structs.Evaluation) error {
+	err := w.process(eval)
+	if err == nil {
+		delete(w.failures, eval.ID)
+		return nil
+	}
+	w.failures[eval.ID]++
+	if w.failures[eval.ID] < workerMaxAttempts {
+		return err
+	}
+	delete(w.failures, eval.ID)
+	failed := eval.Copy()
+	failed.Status = structs.EvalStatusFailed
+	failed.StatusDescription = fmt.Sprintf("evaluation failed %d times: %v", workerMaxAttempts, err)
+	failed.ModifyTime = now().UnixNano()
+	if _, applyErr := w.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed}}); applyErr != nil {
+		return applyErr
+	}
+	return err
+}
+
+// process runs the scheduler for one evaluation against the current state and applies its
+// plan. A blocked evaluation that still cannot place anything is left as it is, unwritten.
+func (w *worker) process(eval *structs.Evaluation) error {
+	store := w.srv.State()
+	job, err := store.JobByID(nil, eval.Namespace, eval.JobID)
+	if err != nil {
+		return err
+	}
+	allocs, err := store.AllocsByJob(nil, eval.Namespace, eval.JobID)
+	if err != nil {
+		return err
+	}
+	nodes, err := store.Nodes(nil, "")
+	if err != nil {
+		return err
+	}
+	load := map[string]int{}
+	for _, n := range nodes {
+		onNode, err := store.AllocsByNode(nil, n.ID)
+		if err != nil {
+			return err
+		}
+		for _, a := range onNode {
+			if !a.TerminalStatus() {
+				load[n.ID]++
+			}
+		}
+	}
+	plan := scheduler.Compute(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeLoad: load})
+	queued := 0
+	for _, q := range plan.Queued {
+		queued += q
+	}
+	wasBlocked := eval.Status == structs.EvalStatusBlocked
+	if wasBlocked && queued > 0 && len(plan.Place) == 0 {
+		return nil
+	}
+
+	t := now().UnixNano()
+	req := &structs.ApplyPlanResultsRequest{UpdatedAt: t}
+	if len(plan.Place) > 0 || len(plan.Update) > 0 {
+		req.Job = job
+	}
+	for _, a := range plan.Place {
+		if a.ID, err = uuid.GenerateUUID(); err != nil {
+			return err
+		}
+		a.EvalID = eval.ID
+		a.CreateTime, a.ModifyTime = t, t
+		// The FSM sets the job from req.Job: the entry carries it once.
+		a.Job = nil
+		req.AllocsPlaced = append(req.AllocsPlaced, a)
+	}
+	for _, a := range plan.Update {
+		req.AllocsUpdated = append(req.AllocsUpdated, a.ID)
+	}
+	for _, stop := range plan.Stop {
+		req.AllocsStopped = append(req.AllocsStopped, &structs.AllocStopUpdate{AllocID: stop.Alloc.ID, DesiredDescription: stop.Reason})
+	}
+
+	done := eval.Copy()
+	done.Status = structs.EvalStatusComplete
+	done.StatusDescription = ""
+	done.ModifyTime = t
+	done.QueuedAllocations = plan.Queued
+	done.SnapshotIndex = store.LatestIndex()
+	done.FailedTGAllocs = nil
+	if len(plan.Failed) > 0 {
+		done.FailedTGAllocs = map[string]any{}
+		for name, m := range plan.Failed {
+			done.FailedTGAllocs[name] = m
+		}
+	}
+	req.Evals = []*structs.Evaluation{done}
+	if queued > 0 {
+		if wasBlocked {
+			// Still waiting for room: it stays the job's blocked evaluation.
+			done.Status = structs.EvalStatusBlocked
+		} else {
+			blocked, err := newEval(evalJob(job, eval), structs.EvalTriggerQueuedAllocs, eval.Priority, t)
+			if err != nil {
+				return err
+			}
+			blocked.Status = structs.EvalStatusBlocked
+			blocked.StatusDescription = "created to place remaining allocations"
+			blocked.PreviousEval = eval.ID
+			blocked.JobModifyIndex = eval.JobModifyIndex
+			done.BlockedEval = blocked.ID
+			req.Evals = append(req.Evals, blocked)
+		}
+	}
+	// This evaluation saw the whole job: earlier blocked ones of the job are superseded.
+	others, err := store.EvalsByJob(nil, eval.Namespace, eval.JobID)
+	if err != nil {
+		return err
+	}
+	for _, other := range others {
+		if other.ID == eval.ID || other.Status != structs.EvalStatusBlocked {
+			continue
+		}
+		canceled := other.Copy()
+		canceled.Status = structs.EvalStatusCancelled
+		canceled.StatusDescription = "superseded by evaluation " + eval.ID
+		canceled.ModifyTime = t
+		req.Evals = append(req.Evals, canceled)
+	}
+	_, err = w.srv.raftApply(structs.ApplyPlanResultsRequestType, req)
+	return err
+}
+
+// evalJob is the job an evaluation's follow-up names: the job itself, or, when it is gone,
+// enough of it to make the evaluation.
+func evalJob(job *structs.Job, eval *structs.Evaluation) *structs.Job {
+	if job != nil {
+		return job
+	}
+	return &structs.Job{ID: eval.JobID, Namespace: eval.Namespace, Type: eval.Type, Priority: eval.Priority}
+}

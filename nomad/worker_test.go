@@ -1,0 +1,149 @@
+package nomad
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nomadfork/nomad/mock"
+	"github.com/nomadfork/nomad/structs"
+	"github.com/shoenig/test/must"
+)
+
+func testNode(id string) *structs.Node {
+	return &structs.Node{
+		ID: id, SecretID: "secret-" + id, Name: "node-" + id, Datacenter: "dc1",
+		Status:  structs.NodeStatusReady,
+		Drivers: map[string]*structs.DriverInfo{"raw_exec": {Detected: true, Healthy: true}},
+	}
+}
+
+func registerNode(t *testing.T, srv *Server, node *structs.Node, token string) {
+	t.Helper()
+	var reply structs.NodeUpdateResponse
+	must.NoError(t, srv.Endpoints.Node.Register(&structs.NodeRegisterRequest{
+		Node: node, WriteRequest: structs.WriteRequest{AuthToken: token},
+	}, &reply))
+	must.Positive(t, reply.HeartbeatTTL)
+}
+
+func liveAllocs(t *testing.T, srv *Server, jobID string) []*structs.Allocation {
+	t.Helper()
+	all, err := srv.State().AllocsByJob(nil, structs.DefaultNamespace, jobID)
+	must.NoError(t, err)
+	var out []*structs.Allocation
+	for _, a := range all {
+		if !a.TerminalStatus() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// TestWorker_WaitsForNodesThenPlaces: with no node nothing is written and the evaluation
+// waits as pending; the first node gets the allocations, one plan with its evaluation.
+func TestWorker_WaitsForNodesThenPlaces(t *testing.T) {
+	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	job := mock.Job()
+	job.TaskGroups[0].Count = new(2)
+	reply := registerJob(t, srv, "", job)
+	eval, err := srv.State().EvalByID(nil, reply.EvalID)
+	must.NoError(t, err)
+	must.Eq(t, structs.EvalStatusPending, eval.Status)
+
+	registerNode(t, srv, testNode("n1"), "")
+	registerNode(t, srv, testNode("n2"), "")
+	waitFor(t, 5*time.Second, func() bool { return len(liveAllocs(t, srv, "web")) == 2 })
+	allocs := liveAllocs(t, srv, "web")
+	must.NotEq(t, allocs[0].NodeID, allocs[1].NodeID, must.Sprint("a group spreads over the nodes"))
+	for _, a := range allocs {
+		must.Eq(t, reply.EvalID, a.EvalID)
+		must.Positive(t, a.CreateTime)
+		must.NotNil(t, a.Job)
+	}
+	waitFor(t, 5*time.Second, func() bool {
+		e, _ := srv.State().EvalByID(nil, reply.EvalID)
+		return e.Status == structs.EvalStatusComplete
+	})
+	stored, err := srv.State().JobByID(nil, "default", "web")
+	must.NoError(t, err)
+	must.Eq(t, structs.JobStatusRunning, stored.Status)
+}
+
+// TestWorker_LostNodeAllocationsAreReplaced: a node that stops heartbeating is marked down,
+// its allocation becomes lost and is replaced on the node that still heartbeats.
+func TestWorker_LostNodeAllocationsAreReplaced(t *testing.T) {
+	srv := TestServer(t, func(c *Config) {
+		c.NumSchedulers = 1
+		c.MinHeartbeatTTL = 100 * time.Millisecond
+		c.HeartbeatGrace = 100 * time.Millisecond
+	})
+	registerNode(t, srv, testNode("n1"), "")
+	registerNode(t, srv, testNode("n2"), "")
+	job := mock.Job()
+	job.TaskGroups[0].Count = new(2)
+	registerJob(t, srv, "", job)
+	waitFor(t, 5*time.Second, func() bool { return len(liveAllocs(t, srv, "web")) == 2 })
+
+	// n1 keeps heartbeating, n2 goes silent.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(40 * time.Millisecond):
+				var r structs.NodeUpdateResponse
+				_ = srv.Endpoints.Node.UpdateStatus(&structs.NodeUpdateStatusRequest{
+					NodeID: "n1", Status: structs.NodeStatusReady, WriteRequest: structs.WriteRequest{AuthToken: "secret-n1"},
+				}, &r)
+			}
+		}
+	}()
+	waitFor(t, 5*time.Second, func() bool {
+		n, _ := srv.State().NodeByID(nil, "n2")
+		return n.Status == structs.NodeStatusDown
+	})
+	waitFor(t, 5*time.Second, func() bool {
+		live := liveAllocs(t, srv, "web")
+		return len(live) == 2 && live[0].NodeID == "n1" && live[1].NodeID == "n1"
+	})
+	all, err := srv.State().AllocsByJob(nil, "default", "web")
+	must.NoError(t, err)
+	var lost []*structs.Allocation
+	for _, a := range all {
+		if a.ClientStatus == structs.AllocClientStatusLost {
+			lost = append(lost, a)
+		}
+	}
+	must.Len(t, 1, lost)
+	must.Eq(t, "n2", lost[0].NodeID)
+	must.Eq(t, structs.AllocDesiredStatusStop, lost[0].DesiredStatus)
+	n1, err := srv.State().NodeByID(nil, "n1")
+	must.NoError(t, err)
+	must.Eq(t, structs.NodeStatusReady, n1.Status)
+}
+
+func TestJobGCEligible_NeedsFinishedAllocations(t *testing.T) {
+	stopped := mock.Job()
+	stopped.Stop = true
+	stopped.Status = structs.JobStatusDead
+	at := func(status string) *structs.Allocation {
+		return &structs.Allocation{ClientStatus: status, DesiredStatus: structs.AllocDesiredStatusStop}
+	}
+	cases := []struct {
+		name   string
+		allocs []*structs.Allocation
+		want   bool
+	}{
+		{name: "no allocations", want: true},
+		{name: "all finished", allocs: []*structs.Allocation{at("complete"), at("failed"), at("lost")}, want: true},
+		{name: "one still running", allocs: []*structs.Allocation{at("complete"), at("running")}},
+		{name: "one not started", allocs: []*structs.Allocation{at("pending")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.Eq(t, tc.want, jobGCEligible(stopped, nil, tc.allocs, time.Hour, time.Now(), true))
+		})
+	}
+}
