@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -41,6 +42,8 @@ type Client struct {
 	updater *allocUpdater
 	// registered is closed once the node is registered.
 	registered chan struct{}
+	// heartbeatTTL is the TTL the servers gave at registration, in nanoseconds.
+	heartbeatTTL atomic.Int64
 }
 
 // New builds the node from cfg, then registers it, heartbeats and runs its allocations in the
@@ -196,14 +199,21 @@ func (c *Client) writeRequest() structs.WriteRequest {
 
 func (c *Client) register() error {
 	var reply structs.NodeUpdateResponse
-	return c.servers.RegisterNode(&structs.NodeRegisterRequest{Node: c.node.Copy(), WriteRequest: c.writeRequest()}, &reply)
+	if err := c.servers.RegisterNode(&structs.NodeRegisterRequest{Node: c.node.Copy(), WriteRequest: c.writeRequest()}, &reply); err != nil {
+		return err
+	}
+	c.heartbeatTTL.Store(int64(reply.HeartbeatTTL))
+	return nil
 }
 
 // heartbeat tells the servers the node is alive, at half the TTL they asked for. A server that
 // no longer knows the node (its state was lost) gets the node registered again.
 func (c *Client) heartbeat() {
 	defer c.wg.Done()
-	ttl := 10 * time.Second
+	ttl := time.Duration(c.heartbeatTTL.Load())
+	if ttl <= 0 {
+		ttl = 10 * time.Second
+	}
 	wait := ttl / 2
 	for c.sleep(wait) {
 		var reply structs.NodeUpdateResponse

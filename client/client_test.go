@@ -272,7 +272,9 @@ func TestClient_ShutdownKillsWithoutReporting(t *testing.T) {
 }
 
 func TestClientStatus(t *testing.T) {
-	st := func(state string, failed bool) *structs.TaskState { return &structs.TaskState{State: state, Failed: failed} }
+	st := func(state string, failed bool) *structs.TaskState {
+		return &structs.TaskState{State: state, Failed: failed}
+	}
 	cases := []struct {
 		name   string
 		states map[string]*structs.TaskState

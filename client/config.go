@@ -1,9 +1,3 @@
-// Package client is the half of an agent that runs allocations: it registers its node with
-// the servers, heartbeats, watches the allocations placed on the node, runs their tasks with
-// the drivers of client/drivers and reports task states and allocation statuses back.
-//
-// It talks to the servers only through the Servers interface (in-process calls when the agent
-// also runs a server), never to the state store: it imports structs and its drivers only.
 package client
 
 import (

@@ -84,13 +84,18 @@ func (tr *taskRunner) event(e *structs.TaskEvent, fn func(ts *structs.TaskState)
 	})
 }
 
-// finish marks the task dead.
+// finish marks the task dead, with a last event unless e is nil.
 func (tr *taskRunner) finish(e *structs.TaskEvent, failed bool) {
-	tr.event(e, func(ts *structs.TaskState) {
+	dead := func(ts *structs.TaskState) {
 		ts.State = structs.TaskStateDead
 		ts.Failed = failed
 		ts.FinishedAt = time.Now()
-	})
+	}
+	if e == nil {
+		tr.ar.setTaskState(tr.task.Name, dead)
+		return
+	}
+	tr.event(e, dead)
 }
 
 func (tr *taskRunner) run(done func()) {
@@ -142,7 +147,7 @@ func (tr *taskRunner) run(done func()) {
 			return
 		}
 		if tr.batch && res.Successful() {
-			tr.finish(&structs.TaskEvent{Type: structs.TaskEventTerminated, ExitCode: 0, Message: "Task completed successfully"}, false)
+			tr.finish(nil, false)
 			return
 		}
 		delay, ok := tr.policy.next(time.Now())

@@ -63,7 +63,6 @@ func (w *worker) step(ctx context.Context) error {
 		return w.processWithRetry(pending[0])
 	}
 	if idx := store.Index("nodes"); idx > w.nodesSeen {
-		w.nodesSeen = idx
 		blocked, err := store.EvalsByStatus(nil, structs.EvalStatusBlocked)
 		if err != nil {
 			return err
@@ -73,6 +72,8 @@ func (w *worker) step(ctx context.Context) error {
 				return err
 			}
 		}
+		// Only once every blocked evaluation had its try: a failure retries them all.
+		w.nodesSeen = idx
 		return nil
 	}
 	_ = ws.WatchCtx(ctx)

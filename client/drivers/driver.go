@@ -1,6 +1,3 @@
-// Package drivers runs tasks for the client: raw_exec (a process on the host) and mock_driver
-// (a task that only waits, for tests). A driver starts a task and hands back a handle to wait
-// for it or kill it. It imports structs only.
 package drivers
 
 import (

@@ -228,7 +228,7 @@ func TestClient_BatchJobs(t *testing.T) {
 	for _, e := range state.Events {
 		types = append(types, e.Type)
 	}
-	must.Eq(t, []string{"Received", "Task Setup", "Started", "Terminated", "Terminated"}, types)
+	must.Eq(t, []string{"Received", "Task Setup", "Started", "Terminated"}, types)
 
 	fail := api.NewBatchJob("fail", "fail", "global", 50)
 	fail.AddTaskGroup(api.NewTaskGroup("work", 1).AddTask(api.NewTask("t", "mock_driver").SetConfig("exit_code", 3)))
