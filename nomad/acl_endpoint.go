@@ -270,6 +270,9 @@ func (a *ACL) tokenPolicyNames(secret string) (map[string]bool, bool, error) {
 
 // GetPolicy reads a policy: management, or a policy the caller's token holds.
 func (a *ACL) GetPolicy(args *PolicySpecificRequest, reply *SinglePolicyResponse) error {
+	if done, err := a.srv.forwardRead("ACL.GetPolicy", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	if err := a.requireEnabled(); err != nil {
 		return err
 	}
@@ -305,6 +308,9 @@ type PolicyListResponse struct {
 
 // ListPolicies lists every policy for management, else the caller's own policies.
 func (a *ACL) ListPolicies(args *structs.QueryOptions, reply *PolicyListResponse) error {
+	if done, err := a.srv.forwardRead("ACL.ListPolicies", args, args, reply); done {
+		return err
+	}
 	if err := a.requireEnabled(); err != nil {
 		return err
 	}
@@ -482,6 +488,9 @@ type SingleTokenResponse struct {
 
 // GetToken reads a token: management sees any token with its secret; a token may read itself.
 func (a *ACL) GetToken(args *TokenSpecificRequest, reply *SingleTokenResponse) error {
+	if done, err := a.srv.forwardRead("ACL.GetToken", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	if err := a.requireEnabled(); err != nil {
 		return err
 	}
@@ -504,6 +513,9 @@ func (a *ACL) GetToken(args *TokenSpecificRequest, reply *SingleTokenResponse) e
 
 // ResolveSelf returns the caller's own token, secret included.
 func (a *ACL) ResolveSelf(args *structs.QueryOptions, reply *SingleTokenResponse) error {
+	if done, err := a.srv.forwardRead("ACL.ResolveSelf", args, args, reply); done {
+		return err
+	}
 	if err := a.requireEnabled(); err != nil {
 		return err
 	}
@@ -531,6 +543,9 @@ type TokenListResponse struct {
 
 // ListTokens lists tokens (management only).
 func (a *ACL) ListTokens(args *structs.QueryOptions, reply *TokenListResponse) error {
+	if done, err := a.srv.forwardRead("ACL.ListTokens", args, args, reply); done {
+		return err
+	}
 	if _, err := a.requireManagement(args.AuthToken, "list ACL tokens"); err != nil {
 		return err
 	}
@@ -628,6 +643,9 @@ type SingleRoleResponse struct {
 
 // GetRole reads a role: management, or a role linked to the caller's token.
 func (a *ACL) GetRole(args *RoleSpecificRequest, reply *SingleRoleResponse) error {
+	if done, err := a.srv.forwardRead("ACL.GetRole", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	if err := a.requireEnabled(); err != nil {
 		return err
 	}
@@ -677,6 +695,9 @@ type RoleListResponse struct {
 
 // ListRoles lists roles (management only).
 func (a *ACL) ListRoles(args *structs.QueryOptions, reply *RoleListResponse) error {
+	if done, err := a.srv.forwardRead("ACL.ListRoles", args, args, reply); done {
+		return err
+	}
 	if _, err := a.requireManagement(args.AuthToken, "list ACL roles"); err != nil {
 		return err
 	}

@@ -15,6 +15,9 @@ type Alloc struct {
 // List lists allocations of the namespace ("*": of the namespaces where the caller has
 // read-job).
 func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListResponse) error {
+	if done, err := a.srv.forwardRead("Alloc.List", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err
@@ -45,6 +48,9 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 // GetAlloc reads one allocation. read-job is needed in the request's namespace (so a caller
 // with no access learns nothing, not even whether the ID exists) and in the allocation's.
 func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.SingleAllocResponse) error {
+	if done, err := a.srv.forwardRead("Alloc.GetAlloc", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err
@@ -80,6 +86,9 @@ func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.Sing
 // now: allocations of an earlier job with the same ID (purged and registered again) are left
 // out, as upstream does.
 func (a *Alloc) ListByJob(args *structs.JobSpecificRequest, reply *structs.AllocListResponse) error {
+	if done, err := a.srv.forwardRead("Alloc.ListByJob", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	if err := a.srv.Endpoints.Job.authorizeRead(&args.QueryOptions); err != nil {
 		return err
 	}
@@ -105,6 +114,9 @@ func (a *Alloc) ListByJob(args *structs.JobSpecificRequest, reply *structs.Alloc
 
 // ListByEval lists the allocations an evaluation placed; read-job in its namespace is needed.
 func (a *Alloc) ListByEval(args *structs.EvalSpecificRequest, reply *structs.AllocListResponse) error {
+	if done, err := a.srv.forwardRead("Alloc.ListByEval", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err

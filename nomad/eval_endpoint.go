@@ -14,6 +14,9 @@ type Eval struct {
 
 // GetEval reads one evaluation; read-job in its namespace is needed.
 func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleEvalResponse) error {
+	if done, err := e.srv.forwardRead("Eval.GetEval", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, _, err := e.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err
@@ -42,6 +45,9 @@ func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleE
 
 // List lists evaluations in the namespace ("*": those the caller may read).
 func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListResponse) error {
+	if done, err := e.srv.forwardRead("Eval.List", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, _, err := e.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err

@@ -214,6 +214,9 @@ func (j *Job) authorizeRead(opts *structs.QueryOptions) error {
 
 // GetJob reads the current version of a job.
 func (j *Job) GetJob(args *structs.JobSpecificRequest, reply *structs.SingleJobResponse) error {
+	if done, err := j.srv.forwardRead("Job.GetJob", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	if err := j.authorizeRead(&args.QueryOptions); err != nil {
 		return err
 	}
@@ -232,6 +235,9 @@ func (j *Job) GetJob(args *structs.JobSpecificRequest, reply *structs.SingleJobR
 
 // List lists jobs; with namespace "*" only those in namespaces the caller may list.
 func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse) error {
+	if done, err := j.srv.forwardRead("Job.List", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err
@@ -265,6 +271,9 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 
 // Versions lists a job's stored versions, newest first, with optional diffs.
 func (j *Job) Versions(args *structs.JobVersionsRequest, reply *structs.JobVersionsResponse) error {
+	if done, err := j.srv.forwardRead("Job.Versions", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	if err := j.authorizeRead(&args.QueryOptions); err != nil {
 		return err
 	}
@@ -331,6 +340,9 @@ func versionDiffs(versions []*structs.Job, diffVersion *uint64, diffTag string) 
 
 // Summary reads a job's allocation summary.
 func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummaryResponse) error {
+	if done, err := j.srv.forwardRead("Job.Summary", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	if err := j.authorizeRead(&args.QueryOptions); err != nil {
 		return err
 	}
@@ -349,6 +361,9 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 
 // Evaluations lists a job's evaluations.
 func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.EvalListResponse) error {
+	if done, err := j.srv.forwardRead("Job.Evaluations", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	if err := j.authorizeRead(&args.QueryOptions); err != nil {
 		return err
 	}
@@ -461,6 +476,9 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 
 // ScaleStatus reports each group's desired count.
 func (j *Job) ScaleStatus(args *structs.JobSpecificRequest, reply *structs.JobScaleStatusResponse) error {
+	if done, err := j.srv.forwardRead("Job.ScaleStatus", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err

@@ -67,6 +67,9 @@ func (n *Namespace) Delete(args *structs.NamespaceDeleteRequest, reply *structs.
 
 // GetNamespace reads one namespace.
 func (n *Namespace) GetNamespace(args *structs.NamespaceSpecificRequest, reply *structs.SingleNamespaceResponse) error {
+	if done, err := n.srv.forwardRead("Namespace.GetNamespace", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, _, err := n.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err
@@ -86,6 +89,9 @@ func (n *Namespace) GetNamespace(args *structs.NamespaceSpecificRequest, reply *
 
 // List lists the namespaces the caller may see.
 func (n *Namespace) List(args *structs.NamespaceListRequest, reply *structs.NamespaceListResponse) error {
+	if done, err := n.srv.forwardRead("Namespace.List", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, _, err := n.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err

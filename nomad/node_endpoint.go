@@ -188,6 +188,9 @@ func (n *Node) fillReply(reply *structs.NodeUpdateResponse, evals []*structs.Eva
 
 // GetNode reads one node, without its secret; node read access is needed.
 func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
+	if done, err := n.srv.forwardRead("Node.GetNode", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	if _, err := n.srv.authorizeNode(args.AuthToken, args.NodeID, false); err != nil {
 		return err
 	}
@@ -206,6 +209,9 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 
 // List lists nodes; node read access is needed.
 func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListResponse) error {
+	if done, err := n.srv.forwardRead("Node.List", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	if _, err := n.srv.authorizeNode(args.AuthToken, "", false); err != nil {
 		return err
 	}
@@ -226,6 +232,9 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 // reads them with its secret and sees all of them; an operator needs node read access and
 // sees those of the namespaces where it has read-job.
 func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
+	if done, err := n.srv.forwardRead("Node.GetAllocs", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, err := n.srv.authorizeNode(args.AuthToken, args.NodeID, false)
 	if err != nil {
 		return err

@@ -17,6 +17,9 @@ type PurgeHistory struct {
 // List lists records newest first, filtered by namespace ("*" = every namespace the caller may
 // read), job ID prefix and time.
 func (p *PurgeHistory) List(args *structs.PurgeRecordListRequest, reply *structs.PurgeRecordListResponse) error {
+	if done, err := p.srv.forwardRead("PurgeHistory.List", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, _, err := p.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err
@@ -55,6 +58,9 @@ func (p *PurgeHistory) List(args *structs.PurgeRecordListRequest, reply *structs
 
 // GetRecord reads one record with its job; read-job in the record's namespace is needed.
 func (p *PurgeHistory) GetRecord(args *structs.PurgeRecordSpecificRequest, reply *structs.SinglePurgeRecordResponse) error {
+	if done, err := p.srv.forwardRead("PurgeHistory.GetRecord", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	aclObj, _, err := p.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err

@@ -76,6 +76,11 @@ func (s *Server) serveRPC(conn net.Conn) {
 }
 
 func (s *Server) dispatchRPC(req *rpcRequest) *rpcResponse {
+	// The RPC port opens before Raft has started (Raft needs the listener); peers that
+	// call in that window retry.
+	if !s.raftStarted.Load() {
+		return &rpcResponse{Code: 503, Error: "server is starting"}
+	}
 	m, ok := s.rpcMethods[req.Method]
 	if !ok {
 		return &rpcResponse{Code: 400, Error: fmt.Sprintf("unknown RPC method %q", req.Method)}
@@ -109,12 +114,17 @@ const rpcTimeout = 40 * time.Second
 
 // rpcCall calls method on the server at addr.
 func (s *Server) rpcCall(addr, method string, args, reply any) error {
+	return s.rpcCallTimeout(addr, method, args, reply, rpcTimeout)
+}
+
+// rpcCallTimeout is rpcCall with a deadline for the whole exchange.
+func (s *Server) rpcCallTimeout(addr, method string, args, reply any, timeout time.Duration) error {
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return fmt.Errorf("contacting server %s: %w", addr, err)
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(rpcTimeout))
+	_ = conn.SetDeadline(time.Now().Add(timeout))
 	if _, err := conn.Write([]byte{connRPC}); err != nil {
 		return err
 	}
@@ -141,6 +151,24 @@ const forwardWait = 5 * time.Second
 // forward sends a write to the leader when this server is not it. It reports whether it
 // handled the call; the endpoint runs locally when it did not.
 func (s *Server) forward(method string, args, reply any) (bool, error) {
+	return s.forwardTimeout(method, args, reply, rpcTimeout)
+}
+
+// forwardRead sends a read to the leader unless the caller allows a stale answer, so that a
+// read after a write sees it whichever server answers (upstream's default consistency). A
+// blocking read may wait up to its MaxQueryTime on the leader.
+func (s *Server) forwardRead(method string, opts *structs.QueryOptions, args, reply any) (bool, error) {
+	if opts.AllowStale {
+		return false, nil
+	}
+	wait := opts.MaxQueryTime
+	if opts.MinQueryIndex > 0 && wait <= 0 {
+		wait = 5 * time.Minute
+	}
+	return s.forwardTimeout(method, args, reply, rpcTimeout+wait+wait/16)
+}
+
+func (s *Server) forwardTimeout(method string, args, reply any, timeout time.Duration) (bool, error) {
 	if s.rpcListener == nil || s.IsLeader() {
 		return false, nil
 	}
@@ -148,7 +176,7 @@ func (s *Server) forward(method string, args, reply any) (bool, error) {
 	for {
 		leader := s.Leader()
 		if leader != "" && leader != s.RaftAddr() {
-			err := s.rpcCall(leader, method, args, reply)
+			err := s.rpcCallTimeout(leader, method, args, reply, timeout)
 			var notLeader *structs.CodedError
 			// The leader changed between the lookup and the call: try the new one.
 			if errors.As(err, &notLeader) && notLeader.Msg == errNotLeaderMsg && time.Now().Before(deadline) {

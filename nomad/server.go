@@ -38,6 +38,7 @@ type Server struct {
 	// that keeps Raft in memory.
 	rpcListener *rpcListener
 	rpcMethods  map[string]rpcMethod
+	raftStarted atomic.Bool
 	cluster     *clusterJoin
 
 	broker   *stream.EventBroker
@@ -245,6 +246,7 @@ func (s *Server) setupRaft() error {
 		return fmt.Errorf("starting raft: %w", err)
 	}
 	s.raft = r
+	s.raftStarted.Store(true)
 	return nil
 }
 
