@@ -97,7 +97,7 @@ func jsonKeys(t *testing.T, body string) []string {
 func TestACLFixtures_GoldenKeys(t *testing.T) {
 	dir := upstreamFixtureDir()
 	if dir == "" {
-		t.Skip("upstream fixtures not found; set NOMAD_UPSTREAM_FIXTURES to check the golden keys")
+		t.Fatal("upstream fixtures not found: they live in fixtures/upstream-nomad-2.0.5 at the repository root (or set NOMAD_UPSTREAM_FIXTURES)")
 	}
 	for name, want := range aclGoldenKeys {
 		t.Run(name, func(t *testing.T) {
