@@ -43,6 +43,8 @@ type Config struct {
 
 	// Drivers are the task drivers this node offers.
 	Drivers []drivers.Driver
+	// DisableRemoteExec refuses every command run in a task (alloc exec).
+	DisableRemoteExec bool
 
 	// MaxQueryTime bounds each blocking read of the node's allocations.
 	MaxQueryTime time.Duration

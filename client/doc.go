@@ -1,6 +1,8 @@
 // Package client is the half of an agent that runs allocations: it registers its node with
 // the servers, heartbeats, watches the allocations placed on the node, runs their tasks with
-// the drivers of client/drivers and reports task states and allocation statuses back.
+// the drivers of client/drivers and reports task states and allocation statuses back. It
+// runs commands in running tasks (Exec) and finds their log files for the agent, which
+// authorizes those requests with the servers first: the client holds no ACLs.
 //
 // It talks to the servers only through the Servers interface (in-process calls when the agent
 // also runs a server), never to the state store: it imports structs and its drivers only.

@@ -30,6 +30,8 @@ type taskRunner struct {
 
 	mu     sync.Mutex
 	handle drivers.TaskHandle
+	// cfg is what the task was started with, kept for commands run in its context (exec).
+	cfg *drivers.TaskConfig
 }
 
 func newTaskRunner(ar *allocRunner, alloc *structs.Allocation, tg *api.TaskGroup, task *api.Task) *taskRunner {
@@ -113,6 +115,9 @@ func (tr *taskRunner) run(done func()) {
 		tr.finish(&structs.TaskEvent{Type: structs.TaskEventSetupFailure, FailsTask: true, SetupError: err.Error(), Message: err.Error()}, true)
 		return
 	}
+	tr.mu.Lock()
+	tr.cfg = cfg
+	tr.mu.Unlock()
 	tr.event(&structs.TaskEvent{Type: structs.TaskEventSetup, Message: "Building Task Directory"}, nil)
 
 	for {

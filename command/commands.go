@@ -62,6 +62,10 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"acl role info":     func() (cli.Command, error) { return &ACLRoleInfoCommand{Meta: meta()}, nil },
 		"acl role update":   func() (cli.Command, error) { return &ACLRoleUpdateCommand{Meta: meta()}, nil },
 		"acl role delete":   func() (cli.Command, error) { return &ACLRoleDeleteCommand{Meta: meta()}, nil },
+		"alloc":             group("Interact with allocations", allocHelp),
+		"alloc exec":        func() (cli.Command, error) { return &AllocExecCommand{Meta: meta()}, nil },
+		"alloc logs":        func() (cli.Command, error) { return &AllocLogsCommand{Meta: meta()}, nil },
+		"alloc status":      func() (cli.Command, error) { return &AllocStatusCommand{Meta: meta()}, nil },
 		"event":             group("Interact with the event stream", eventHelp),
 		"event stream":      func() (cli.Command, error) { return &EventStreamCommand{Meta: meta()}, nil },
 	}
@@ -126,4 +130,11 @@ const eventHelp = `
 Usage: nomad event <subcommand> [options]
 
   Follow the cluster's event stream.
+`
+
+const allocHelp = `
+Usage: nomad alloc <subcommand> [options] [args]
+
+  Inspect allocations, read their tasks' logs and run commands in their
+  tasks.
 `

@@ -73,6 +73,46 @@ func (a *ACL) AuthorizeNodeRead(secret string) error {
 	return nil
 }
 
+// AuthorizeAllocExec checks that the caller may run a command in a task of an allocation in
+// namespace: alloc-exec, or, when the task's driver has no filesystem isolation (nodeExec,
+// as raw_exec), alloc-node-exec instead, since such a command runs on the node itself. These
+// are upstream's rules. The client that runs the task enforces nothing itself: the agent
+// asks here before it starts the command.
+func (a *ACL) AuthorizeAllocExec(secret, namespace string, nodeExec bool) error {
+	aclObj, _, err := a.srv.resolveACL(secret)
+	if err != nil {
+		return err
+	}
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+	capability := acl.NamespaceCapabilityAllocExec
+	if nodeExec {
+		capability = acl.NamespaceCapabilityAllocNodeExec
+	}
+	if !aclObj.AllowNamespaceOperation(namespace, capability) {
+		return structs.PermissionDenied("%s capability required in namespace %q", capability, namespace)
+	}
+	return nil
+}
+
+// AuthorizeReadLogs checks that the caller may read the logs of the tasks of an allocation
+// in namespace: read-logs, or read-fs, which upstream lets read them too.
+func (a *ACL) AuthorizeReadLogs(secret, namespace string) error {
+	aclObj, _, err := a.srv.resolveACL(secret)
+	if err != nil {
+		return err
+	}
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+	if !aclObj.AllowNamespaceOperation(namespace, acl.NamespaceCapabilityReadLogs) &&
+		!aclObj.AllowNamespaceOperation(namespace, acl.NamespaceCapabilityReadFS) {
+		return structs.PermissionDenied("%s capability required in namespace %q", acl.NamespaceCapabilityReadLogs, namespace)
+	}
+	return nil
+}
+
 // BootstrapRequest asks for the first management token, optionally with a chosen secret.
 type BootstrapRequest struct {
 	BootstrapSecret string

@@ -54,15 +54,7 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 	}
 	cmd := exec.Command(command, args...)
 	cmd.Dir = cfg.TaskDir
-	cmd.Env = os.Environ()
-	keys := make([]string, 0, len(cfg.Env))
-	for k := range cfg.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cmd.Env = append(cmd.Env, k+"="+cfg.Env[k])
-	}
+	cmd.Env = taskEnv(cfg)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -73,6 +65,20 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 	h := &rawExecHandle{cmd: cmd, waitCh: make(chan *ExitResult, 1), done: make(chan struct{})}
 	go h.wait(stdout, stderr)
 	return h, nil
+}
+
+// taskEnv is the agent's environment with the task's own on top, in a stable order.
+func taskEnv(cfg *TaskConfig) []string {
+	env := os.Environ()
+	keys := make([]string, 0, len(cfg.Env))
+	for k := range cfg.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+cfg.Env[k])
+	}
+	return env
 }
 
 type rawExecHandle struct {

@@ -327,7 +327,7 @@ func matrixStatusEndpoints() []matrixEndpoint {
 func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
-		matrixAllocAndNodeEndpoints())
+		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

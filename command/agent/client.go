@@ -71,6 +71,8 @@ func (a *Agent) startClient() error {
 		AllocDir:   allocDir,
 		Drivers:    a.clientDrivers(),
 		Logger:     a.logger,
+
+		DisableRemoteExec: cc.DisableRemoteExec,
 	}, localServers{srv: a.server})
 	if err != nil {
 		return err

@@ -80,6 +80,8 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerPurgeHistoryRoutes(mux)
 	s.registerAllocRoutes(mux)
 	s.registerNodeRoutes(mux)
+	s.registerClientAllocRoutes(mux)
+	s.registerFSRoutes(mux)
 
 	// Anything else under any path is unknown.
 	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {

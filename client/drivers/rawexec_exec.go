@@ -1,0 +1,140 @@
+package drivers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// execOutputWait bounds how long the output of an exec'd command is still read after the
+// command exited, when something it started in the background keeps its stdout or stderr
+// open. Then that process group is killed.
+const execOutputWait = time.Second
+
+// FSIsolation implements ExecDriver: raw_exec tasks see the host as the agent does.
+func (RawExec) FSIsolation() FSIsolation { return FSIsolationNone }
+
+// Exec implements ExecDriver. The command is a new process of the agent's user, started in
+// the task's directory with the task's environment, in a process group of its own that is
+// killed once the command exits (as a task's is), so nothing it started outlives the session.
+// A command killed by a signal reports 128 plus the signal, as shells do.
+func (RawExec) Exec(ctx context.Context, cfg *TaskConfig, opts *ExecOptions) (int, error) {
+	if opts.TTY {
+		return 0, ErrTTYUnsupported
+	}
+	if len(opts.Command) == 0 || opts.Command[0] == "" {
+		return 0, errors.New("raw_exec: no command to run")
+	}
+	cmd := exec.CommandContext(ctx, opts.Command[0], opts.Command[1:]...)
+	cmd.Dir = cfg.TaskDir
+	cmd.Env = taskEnv(cfg)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+
+	// The output pipes are ours rather than exec's, so that the end of the command, not the
+	// end of its output, decides when the session ends: a background child holding stdout
+	// open cannot keep it going.
+	var readers, writers []*os.File
+	defer func() {
+		for _, f := range append(readers, writers...) {
+			_ = f.Close()
+		}
+	}()
+	for range 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 0, fmt.Errorf("raw_exec: creating output pipe: %w", err)
+		}
+		readers, writers = append(readers, r), append(writers, w)
+	}
+	cmd.Stdout, cmd.Stderr = writers[0], writers[1]
+	var stdin io.WriteCloser
+	if opts.Stdin != nil {
+		var err error
+		if stdin, err = cmd.StdinPipe(); err != nil {
+			return 0, fmt.Errorf("raw_exec: creating input pipe: %w", err)
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("raw_exec: starting %q: %w", opts.Command[0], err)
+	}
+	for _, w := range writers {
+		_ = w.Close()
+	}
+	writers = nil
+
+	if stdin != nil {
+		// Ends when the caller's stdin ends, or at the first write after the command is gone
+		// (Wait closes the pipe); the caller unblocks its reader when the session ends.
+		go func() {
+			_, _ = io.Copy(stdin, opts.Stdin)
+			_ = stdin.Close()
+		}()
+	}
+	var copies sync.WaitGroup
+	for i, w := range []io.Writer{opts.Stdout, opts.Stderr} {
+		copies.Go(func() { copyOutput(w, readers[i]) })
+	}
+	copied := make(chan struct{})
+	go func() {
+		copies.Wait()
+		close(copied)
+	}()
+
+	waitErr := cmd.Wait()
+	wait := time.NewTimer(execOutputWait)
+	select {
+	case <-copied:
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	wait.Stop()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	// What the killed group had written is still read; a process that left the group and
+	// keeps the pipe open is not waited for.
+	select {
+	case <-copied:
+	case <-time.After(100 * time.Millisecond):
+		for _, r := range readers {
+			_ = r.Close()
+		}
+		<-copied
+	}
+
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return exitCode(waitErr)
+}
+
+// copyOutput copies a command's output to w; once w fails (the caller went away) the rest
+// is read and dropped, so the command never blocks on a full pipe.
+func copyOutput(w io.Writer, r io.Reader) {
+	if w == nil {
+		w = io.Discard
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		_, _ = io.Copy(io.Discard, r)
+	}
+}
+
+// exitCode turns the result of Wait into an exit code.
+func exitCode(err error) (int, error) {
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exitErr):
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return exitErr.ExitCode(), nil
+	}
+	return 0, err
+}

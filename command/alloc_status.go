@@ -1,0 +1,124 @@
+package command
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// AllocStatusCommand shows one allocation and the states of its tasks.
+type AllocStatusCommand struct {
+	Meta
+
+	// now replaces the clock in tests.
+	now func() time.Time
+}
+
+func (c *AllocStatusCommand) Help() string {
+	return helpText(`
+Usage: nomad alloc status [options] <allocation>
+
+  Show an allocation: where it runs, its desired and client statuses, and
+  the state of each of its tasks with their recent events.
+
+  <allocation> is an allocation ID or a unique prefix of at least two
+  characters. When ACLs are enabled, this needs read-job in the
+  allocation's namespace.
+`, `
+Status Options:
+
+  -short
+    Show the allocation's header and the task states, without their events.
+
+  -json
+    Print the allocation as the API's JSON.
+`)
+}
+
+func (c *AllocStatusCommand) Synopsis() string { return "Show an allocation and its tasks" }
+
+func (c *AllocStatusCommand) Run(args []string) int {
+	var short, asJSON bool
+	fs := c.FlagSet("alloc status")
+	fs.BoolVar(&short, "short", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, client, code, ok := c.connect(fs, args, "<allocation>")
+	if !ok {
+		return code
+	}
+	alloc, ok := c.lookupAlloc(client, pos[0])
+	if !ok {
+		return 1
+	}
+	if asJSON {
+		return c.printJSON(alloc)
+	}
+	now := time.Now
+	if c.now != nil {
+		now = c.now
+	}
+	c.Ui.Output(formatAllocStatus(alloc, short, now()))
+	return 0
+}
+
+func formatAllocStatus(a *api.Allocation, short bool, now time.Time) string {
+	var b strings.Builder
+	b.WriteString(formatKV([]string{
+		"ID|" + a.ID,
+		"Eval ID|" + shortID(a.EvalID),
+		"Name|" + a.Name,
+		"Namespace|" + a.Namespace,
+		"Node ID|" + shortID(a.NodeID),
+		"Node Name|" + a.NodeName,
+		"Job ID|" + a.JobID,
+		fmt.Sprintf("Job Version|%d", jobVersion(a)),
+		"Client Status|" + a.ClientStatus,
+		"Client Description|" + orNone(a.ClientDescription),
+		"Desired Status|" + a.DesiredStatus,
+		"Desired Description|" + orNone(a.DesiredDescription),
+		"Created|" + formatAgo(time.Unix(0, a.CreateTime), now),
+		"Modified|" + formatAgo(time.Unix(0, a.ModifyTime), now),
+	}))
+	tasks := make([]string, 0, len(a.TaskStates))
+	for name := range a.TaskStates {
+		tasks = append(tasks, name)
+	}
+	sort.Strings(tasks)
+	for _, name := range tasks {
+		ts := a.TaskStates[name]
+		state := ts.State
+		if ts.Failed {
+			state += ", failed"
+		}
+		fmt.Fprintf(&b, "\n\nTask %q is %q", name, state)
+		if ts.Restarts > 0 {
+			fmt.Fprintf(&b, " (restarted %d times)", ts.Restarts)
+		}
+		if short || len(ts.Events) == 0 {
+			continue
+		}
+		b.WriteString("\nRecent Events:\n")
+		rows := []string{"Time|Type|Description"}
+		// Newest first, as upstream shows them.
+		for i := len(ts.Events) - 1; i >= 0; i-- {
+			e := ts.Events[i]
+			desc := e.DisplayMessage
+			if desc == "" {
+				desc = e.Message
+			}
+			rows = append(rows, formatUnixNano(e.Time)+"|"+e.Type+"|"+strings.ReplaceAll(desc, "|", "/"))
+		}
+		b.WriteString(formatList(rows))
+	}
+	return b.String()
+}
+
+func jobVersion(a *api.Allocation) uint64 {
+	if a.Job == nil {
+		return 0
+	}
+	return u64(a.Job.Version)
+}
