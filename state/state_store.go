@@ -103,6 +103,12 @@ func (s *StateStore) Snapshot() *StateSnapshot {
 	return &StateSnapshot{store: s, txn: s.db.Txn(false)}
 }
 
+// pointInTime is a read-only view of the store as it is now. Its watch channels still fire
+// on later writes to the live store, which shares its tree.
+func (s *StateStore) pointInTime() *StateStore {
+	return &StateStore{config: s.config, db: s.db.Snapshot(), abandonCh: s.abandonCh}
+}
+
 // StateSnapshot is a consistent read view of the whole store.
 type StateSnapshot struct {
 	store *StateStore
@@ -168,7 +174,10 @@ func BlockingQuery(ctx context.Context, getStore func() *StateStore, minIndex ui
 		store := getStore()
 		ws := memdb.NewWatchSet()
 		ws.Add(store.AbandonCh())
-		index, err := fn(ws, store)
+		// One point-in-time view per run: fn reads its rows and the table index in separate
+		// calls, and an index newer than the rows it answers with would make the caller block
+		// past a write it never saw.
+		index, err := fn(ws, store.pointInTime())
 		if err != nil {
 			return index, err
 		}
