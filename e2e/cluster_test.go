@@ -60,9 +60,20 @@ server {
 		}
 	}
 	must.NotNil(t, leader)
-	peers, err := follower.client().Status().Peers()
-	must.NoError(t, err)
-	must.Len(t, n, peers)
+	// A majority elects the leader; every server knows all n peers a moment later.
+	for _, a := range agents {
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			peers, err := a.client().Status().Peers()
+			if err == nil && len(peers) == n {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("server at %s never saw %d peers: %v %v", a.httpURL, n, peers, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 
 	// Writes through a follower are forwarded to the leader.
 	for i := 0; i < 5; i++ {

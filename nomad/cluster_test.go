@@ -64,10 +64,13 @@ func followerOf(servers []*Server) *Server {
 
 func TestCluster_FormsReplicatesAndForwardsWrites(t *testing.T) {
 	servers := testCluster(t, 3)
+	// A majority elects the leader; the third server may bootstrap or hear from it a moment
+	// later.
 	for _, s := range servers {
-		peers, err := s.Peers()
-		must.NoError(t, err)
-		must.Len(t, 3, peers)
+		waitFor(t, 10*time.Second, func() bool {
+			peers, err := s.Peers()
+			return err == nil && len(peers) == 3
+		})
 	}
 
 	// A write sent to a follower is forwarded to the leader and replicated everywhere.
