@@ -146,3 +146,23 @@ func (c *aclCache) purge() {
 	defer c.mu.Unlock()
 	c.entries = map[string]*acl.ACL{}
 }
+
+// namespaceReader authorizes a list in opts.Namespace ("" is default) and returns whether an
+// object in a given namespace may be shown. A single namespace needs capability there, checked
+// now; "*" lists every namespace and shows only objects where the caller holds it.
+func (s *Server) namespaceReader(opts *structs.QueryOptions, capability string) (func(namespace string) bool, error) {
+	aclObj, _, err := s.resolveACL(opts.AuthToken)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = structs.DefaultNamespace
+	}
+	if opts.Namespace != structs.AllNamespacesSentinel {
+		if !aclObj.AllowNamespaceOperation(opts.Namespace, capability) {
+			return nil, structs.PermissionDenied("%s capability required in namespace %q", capability, opts.Namespace)
+		}
+		return func(string) bool { return true }, nil
+	}
+	return func(namespace string) bool { return aclObj.AllowNamespaceOperation(namespace, capability) }, nil
+}

@@ -18,16 +18,9 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 	if done, err := a.srv.forwardRead("Alloc.List", &args.QueryOptions, args, reply); done {
 		return err
 	}
-	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
+	visible, err := a.srv.namespaceReader(&args.QueryOptions, acl.NamespaceCapabilityReadJob)
 	if err != nil {
 		return err
-	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	all := args.Namespace == structs.AllNamespacesSentinel
-	if !all && !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityReadJob) {
-		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
 	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		allocs, err := store.Allocs(ws, args.Namespace, args.Prefix)
@@ -36,7 +29,7 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 		}
 		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
 		for _, alloc := range allocs {
-			if all && !aclObj.AllowNamespaceOperation(alloc.Namespace, acl.NamespaceCapabilityReadJob) {
+			if !visible(alloc.Namespace) {
 				continue
 			}
 			reply.Allocations = append(reply.Allocations, alloc.Stub())

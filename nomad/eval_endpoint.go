@@ -48,16 +48,9 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 	if done, err := e.srv.forwardRead("Eval.List", &args.QueryOptions, args, reply); done {
 		return err
 	}
-	aclObj, _, err := e.srv.resolveACL(args.AuthToken)
+	visible, err := e.srv.namespaceReader(&args.QueryOptions, acl.NamespaceCapabilityReadJob)
 	if err != nil {
 		return err
-	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	all := args.Namespace == structs.AllNamespacesSentinel
-	if !all && !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityReadJob) {
-		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
 	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		evals, err := store.Evals(ws, args.Namespace, args.Prefix)
@@ -72,7 +65,7 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 			if args.Status != "" && ev.Status != args.Status {
 				continue
 			}
-			if all && !aclObj.AllowNamespaceOperation(ev.Namespace, acl.NamespaceCapabilityReadJob) {
+			if !visible(ev.Namespace) {
 				continue
 			}
 			reply.Evaluations = append(reply.Evaluations, ev)

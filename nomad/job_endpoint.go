@@ -238,16 +238,9 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 	if done, err := j.srv.forwardRead("Job.List", &args.QueryOptions, args, reply); done {
 		return err
 	}
-	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
+	visible, err := j.srv.namespaceReader(&args.QueryOptions, acl.NamespaceCapabilityListJobs)
 	if err != nil {
 		return err
-	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	all := args.Namespace == structs.AllNamespacesSentinel
-	if !all && !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityListJobs) {
-		return structs.PermissionDenied("list-jobs capability required in namespace %q", args.Namespace)
 	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		jobs, err := store.Jobs(ws, args.Namespace, args.Prefix)
@@ -256,7 +249,7 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 		}
 		reply.Jobs = make([]*structs.JobListStub, 0, len(jobs))
 		for _, job := range jobs {
-			if all && !aclObj.AllowNamespaceOperation(job.Namespace, acl.NamespaceCapabilityListJobs) {
+			if !visible(job.Namespace) {
 				continue
 			}
 			summary, err := store.JobSummaryByID(ws, job.Namespace, job.ID)

@@ -20,17 +20,11 @@ func (p *PurgeHistory) List(args *structs.PurgeRecordListRequest, reply *structs
 	if done, err := p.srv.forwardRead("PurgeHistory.List", &args.QueryOptions, args, reply); done {
 		return err
 	}
-	aclObj, _, err := p.srv.resolveACL(args.AuthToken)
+	visible, err := p.srv.namespaceReader(&args.QueryOptions, acl.NamespaceCapabilityReadJob)
 	if err != nil {
 		return err
 	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
 	all := args.Namespace == structs.AllNamespacesSentinel
-	if !all && !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityReadJob) {
-		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
-	}
 	return p.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		records, err := store.PurgeRecords(ws)
 		if err != nil {
@@ -41,7 +35,7 @@ func (p *PurgeHistory) List(args *structs.PurgeRecordListRequest, reply *structs
 			if !all && r.Namespace != args.Namespace {
 				continue
 			}
-			if all && !aclObj.AllowNamespaceOperation(r.Namespace, acl.NamespaceCapabilityReadJob) {
+			if !visible(r.Namespace) {
 				continue
 			}
 			if args.Prefix != "" && !hasPrefix(r.JobID, args.Prefix) {
