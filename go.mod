@@ -3,6 +3,23 @@ module github.com/nomadfork/nomad
 go 1.26.0
 
 require (
+	github.com/gorilla/websocket v1.5.3
+	github.com/hashicorp/cli v1.1.7
+	github.com/hashicorp/go-hclog v1.6.3
+	github.com/hashicorp/go-memdb v1.3.5
+	github.com/hashicorp/go-msgpack/v2 v2.1.5
+	github.com/hashicorp/go-multierror v1.1.1
+	github.com/hashicorp/go-uuid v1.0.4
+	github.com/hashicorp/hcl/v2 v2.25.0
+	github.com/hashicorp/nomad/api v0.0.0-20261016150620-df630b26e78a
+	github.com/hashicorp/raft v1.8.0
+	github.com/hashicorp/raft-wal v0.4.0
+	github.com/shoenig/test v1.13.2
+	github.com/zclconf/go-cty v1.20.0
+	pgregory.net/rapid v1.3.0
+)
+
+require (
 	github.com/Masterminds/goutils v1.1.1 // indirect
 	github.com/Masterminds/semver/v3 v3.2.0 // indirect
 	github.com/Masterminds/sprig/v3 v3.2.3 // indirect
@@ -20,24 +37,13 @@ require (
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.1.2 // indirect
-	github.com/gorilla/websocket v1.5.3 // indirect
-	github.com/hashicorp/cli v1.1.7 // indirect
 	github.com/hashicorp/cronexpr v1.1.3 // indirect
 	github.com/hashicorp/errwrap v1.0.0 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
-	github.com/hashicorp/go-hclog v1.6.3 // indirect
 	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
-	github.com/hashicorp/go-memdb v1.3.5 // indirect
 	github.com/hashicorp/go-metrics v0.7.0 // indirect
-	github.com/hashicorp/go-msgpack/v2 v2.1.5 // indirect
-	github.com/hashicorp/go-multierror v1.1.1 // indirect
 	github.com/hashicorp/go-rootcerts v1.0.2 // indirect
-	github.com/hashicorp/go-uuid v1.0.4 // indirect
 	github.com/hashicorp/golang-lru v1.0.2 // indirect
-	github.com/hashicorp/hcl/v2 v2.25.0 // indirect
-	github.com/hashicorp/nomad/api v0.0.0-20261016150620-df630b26e78a // indirect
-	github.com/hashicorp/raft v1.8.0 // indirect
-	github.com/hashicorp/raft-wal v0.4.0 // indirect
 	github.com/huandu/xstrings v1.3.3 // indirect
 	github.com/imdario/mergo v0.3.11 // indirect
 	github.com/mattn/go-colorable v0.1.13 // indirect
@@ -47,10 +53,8 @@ require (
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/mitchellh/reflectwalk v1.0.0 // indirect
 	github.com/posener/complete v1.2.3 // indirect
-	github.com/shoenig/test v1.13.2 // indirect
 	github.com/shopspring/decimal v1.2.0 // indirect
 	github.com/spf13/cast v1.3.1 // indirect
-	github.com/zclconf/go-cty v1.20.0 // indirect
 	go.etcd.io/bbolt v1.3.6 // indirect
 	golang.org/x/crypto v0.32.0 // indirect
 	golang.org/x/exp v0.0.0-20220827204233-334a2380cb91 // indirect
@@ -59,5 +63,4 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.31.0 // indirect
 	golang.org/x/tools v0.38.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
 )
