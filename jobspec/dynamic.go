@@ -159,7 +159,7 @@ func freeformBody(body hcl.Body, ctx *hcl.EvalContext) (map[string]any, hcl.Diag
 		for _, attr := range sortedAttributes(attrs) {
 			val, vdiags := attr.Expr.Value(ctx)
 			diags = append(diags, vdiags...)
-			out[attr.Name] = ctyToGo(val)
+			out[attr.Name] = CtyToGo(val)
 		}
 		return out, diags
 	}
@@ -174,7 +174,7 @@ func freeformBody(body hcl.Body, ctx *hcl.EvalContext) (map[string]any, hcl.Diag
 		val, vdiags := sb.Attributes[name].Expr.Value(ctx)
 		diags = append(diags, vdiags...)
 		if !vdiags.HasErrors() {
-			out[name] = ctyToGo(val)
+			out[name] = CtyToGo(val)
 		}
 	}
 

@@ -43,7 +43,7 @@ func assign(v cty.Value, dst reflect.Value) error {
 		dst.Set(p)
 
 	case reflect.Interface:
-		if x := ctyToGo(v); x != nil {
+		if x := CtyToGo(v); x != nil {
 			dst.Set(reflect.ValueOf(x))
 		}
 
@@ -162,10 +162,10 @@ func toDuration(v cty.Value) (time.Duration, error) {
 	return 0, errors.New(`a duration such as "30s" is required`)
 }
 
-// ctyToGo converts a value for the free-form maps (task config, scaling
-// policy): numbers become int when whole and float64 otherwise, the shapes
-// drivers decode with mapstructure.
-func ctyToGo(v cty.Value) any {
+// CtyToGo converts a value for free-form maps (task config, scaling policy,
+// agent plugin config): numbers become int when whole and float64 otherwise,
+// the shapes drivers decode with mapstructure.
+func CtyToGo(v cty.Value) any {
 	if v.IsNull() || !v.IsKnown() {
 		return nil
 	}
@@ -181,14 +181,14 @@ func ctyToGo(v cty.Value) any {
 		out := make([]any, 0, v.LengthInt())
 		for it := v.ElementIterator(); it.Next(); {
 			_, ev := it.Element()
-			out = append(out, ctyToGo(ev))
+			out = append(out, CtyToGo(ev))
 		}
 		return out
 	case t.IsMapType() || t.IsObjectType():
 		out := make(map[string]any, v.LengthInt())
 		for it := v.ElementIterator(); it.Next(); {
 			k, ev := it.Element()
-			out[k.AsString()] = ctyToGo(ev)
+			out[k.AsString()] = CtyToGo(ev)
 		}
 		return out
 	}

@@ -3,9 +3,10 @@ package agent
 import (
 	"fmt"
 	"maps"
-	"math/big"
 	"slices"
 	"time"
+
+	"github.com/nomadfork/nomad/jobspec"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -465,7 +466,7 @@ func bodyToMap(body hcl.Body) (map[string]any, hcl.Diagnostics) {
 		for _, name := range slices.Sorted(maps.Keys(attrs)) {
 			v, d := attrs[name].Expr.Value(nil)
 			diags = append(diags, d...)
-			out[name] = ctyToGo(v)
+			out[name] = jobspec.CtyToGo(v)
 		}
 		return out, diags
 	}
@@ -474,7 +475,7 @@ func bodyToMap(body hcl.Body) (map[string]any, hcl.Diagnostics) {
 	for _, name := range slices.Sorted(maps.Keys(native.Attributes)) {
 		v, d := native.Attributes[name].Expr.Value(nil)
 		diags = append(diags, d...)
-		out[name] = ctyToGo(v)
+		out[name] = jobspec.CtyToGo(v)
 	}
 	blocks := map[string][]any{}
 	var order []string
@@ -508,39 +509,4 @@ func bodyToMap(body hcl.Body) (map[string]any, hcl.Diagnostics) {
 		}
 	}
 	return out, diags
-}
-
-func ctyToGo(v cty.Value) any {
-	if v.IsNull() || !v.IsKnown() {
-		return nil
-	}
-	t := v.Type()
-	switch {
-	case t == cty.String:
-		return v.AsString()
-	case t == cty.Bool:
-		return v.True()
-	case t == cty.Number:
-		bf := v.AsBigFloat()
-		if i, acc := bf.Int64(); acc == big.Exact {
-			return int(i)
-		}
-		f, _ := bf.Float64()
-		return f
-	case t.IsListType() || t.IsTupleType() || t.IsSetType():
-		out := make([]any, 0, v.LengthInt())
-		for it := v.ElementIterator(); it.Next(); {
-			_, e := it.Element()
-			out = append(out, ctyToGo(e))
-		}
-		return out
-	case t.IsMapType() || t.IsObjectType():
-		out := make(map[string]any, v.LengthInt())
-		for it := v.ElementIterator(); it.Next(); {
-			k, e := it.Element()
-			out[k.AsString()] = ctyToGo(e)
-		}
-		return out
-	}
-	return nil
 }
