@@ -81,31 +81,15 @@ type ACLToken struct {
 	ModifyIndex    uint64
 }
 
-// aclTokenWire is the token's JSON: ExpirationTTL travels as a duration string ("" when
-// unset), as upstream and the official client write it.
-type aclTokenWire struct {
-	ExpirationTTL  string
-	AccessorID     string
-	SecretID       string
-	Name           string
-	Type           string
-	Policies       []string
-	Roles          []*ACLTokenRoleLink
-	Global         bool
-	Hash           []byte
-	CreateTime     time.Time
-	ExpirationTime *time.Time
-	CreateIndex    uint64
-	ModifyIndex    uint64
-}
-
-// MarshalJSON writes the upstream wire shape.
+// MarshalJSON writes the upstream wire shape: ExpirationTTL first, as a duration string ("" when
+// unset), the way upstream and the official client write it. The outer field shadows the
+// embedded one of the same name.
 func (t *ACLToken) MarshalJSON() ([]byte, error) {
-	w := aclTokenWire{
-		AccessorID: t.AccessorID, SecretID: t.SecretID, Name: t.Name, Type: t.Type, Policies: t.Policies,
-		Roles: t.Roles, Global: t.Global, Hash: t.Hash, CreateTime: t.CreateTime,
-		ExpirationTime: t.ExpirationTime, CreateIndex: t.CreateIndex, ModifyIndex: t.ModifyIndex,
-	}
+	type plain ACLToken
+	w := struct {
+		ExpirationTTL string
+		*plain
+	}{plain: (*plain)(t)}
 	if t.ExpirationTTL != 0 {
 		w.ExpirationTTL = t.ExpirationTTL.String()
 	}
