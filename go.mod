@@ -3,6 +3,7 @@ module github.com/nomadfork/nomad
 go 1.26.0
 
 require (
+	github.com/flynn/noise v1.1.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/hashicorp/cli v1.1.7
 	github.com/hashicorp/go-hclog v1.6.3

@@ -12,6 +12,9 @@ import (
 	"github.com/shoenig/test/must"
 )
 
+// e2eClusterKey is the servers' shared key; without it servers refuse to join each other.
+const e2eClusterKey = "8cWkhGKp0iR3Tj0Y6c2sH5bJq1Xy7mVfN3eLrA9dZtU="
+
 // TestCluster_ThreeServers runs three server processes that find each other with retry_join
 // and bootstrap_expect = 3, writes through a follower, kills the leader with SIGKILL and
 // checks the survivors elect a new leader, keep every write and accept new ones.
@@ -39,8 +42,9 @@ server {
   enabled          = true
   bootstrap_expect = %d
   retry_join       = [%s]
+  encrypt          = %q
 }
-`, i, t.TempDir(), nd.http, nd.rpc, nd.serf, n, joinList(joins))
+`, i, t.TempDir(), nd.http, nd.rpc, nd.serf, n, joinList(joins), e2eClusterKey)
 		path := filepath.Join(t.TempDir(), "agent.hcl")
 		must.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 		agents[i] = startAgentNoWait(t, path, fmt.Sprintf("http://127.0.0.1:%d", nd.http))

@@ -19,6 +19,9 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// testClusterKey is the cluster key of in-process test clusters (32 bytes, base64).
+const testClusterKey = "5NEn9gQSVj1t0aRft5oiXlqXUMOLtueEDpybZxbiFt4="
+
 // testCluster starts n servers that find each other through retry_join and bootstrap with
 // bootstrap_expect = n.
 func testCluster(t *testing.T, n int) []*Server {
@@ -35,6 +38,7 @@ func testCluster(t *testing.T, n int) []*Server {
 		cfg.RaftBindAddr = addrs[i]
 		cfg.BootstrapExpect = n
 		cfg.RetryJoin = addrs
+		cfg.EncryptKey = testClusterKey
 		srv, err := NewServer(cfg)
 		must.NoError(t, err)
 		t.Cleanup(func() { _ = srv.Shutdown() })
@@ -121,6 +125,7 @@ func TestCluster_LateServerJoinsExistingCluster(t *testing.T) {
 	cfg.RaftBindAddr = freeAddr(t)
 	cfg.BootstrapExpect = 0 // join only
 	cfg.RetryJoin = []string{servers[0].RaftAddr()}
+	cfg.EncryptKey = testClusterKey
 	late, err := NewServer(cfg)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = late.Shutdown() })

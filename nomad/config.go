@@ -21,6 +21,10 @@ type Config struct {
 	BootstrapExpect   int
 	// RetryJoin lists Raft addresses of other servers to join.
 	RetryJoin []string
+	// EncryptKey is `server { encrypt }`: base64 of 16, 24 or 32 bytes. Servers prove it to
+	// each other before any Raft or server RPC is read; without it (and without TLS) a server
+	// accepts no server connection, and one configured to join others refuses to start.
+	EncryptKey string
 
 	JobGCInterval         time.Duration
 	JobGCThreshold        time.Duration

@@ -119,15 +119,12 @@ func (s *Server) rpcCall(addr, method string, args, reply any) error {
 
 // rpcCallTimeout is rpcCall with a deadline for the whole exchange.
 func (s *Server) rpcCallTimeout(addr, method string, args, reply any, timeout time.Duration) error {
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	conn, err := dialServer(s.clusterKey, addr, connRPC, 5*time.Second)
 	if err != nil {
 		return fmt.Errorf("contacting server %s: %w", addr, err)
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(timeout))
-	if _, err := conn.Write([]byte{connRPC}); err != nil {
-		return err
-	}
 	body, err := encodeBody(args)
 	if err != nil {
 		return err

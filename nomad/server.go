@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/nomadfork/nomad/nomad/serverauth"
 	"github.com/nomadfork/nomad/nomad/stream"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
@@ -37,6 +38,7 @@ type Server struct {
 	// rpcListener serves Raft and server-to-server RPC on the RPC port; nil for a server
 	// that keeps Raft in memory.
 	rpcListener *rpcListener
+	clusterKey  *serverauth.Key
 	rpcMethods  map[string]rpcMethod
 	raftStarted atomic.Bool
 	cluster     *clusterJoin
@@ -85,8 +87,13 @@ func NewServer(config *Config) (*Server, error) {
 		}
 		config.NodeID = id
 	}
+	key, err := clusterKey(config)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
+		clusterKey:     key,
 		config:         config,
 		logger:         config.Logger.Named("server"),
 		shutdownCtx:    ctx,
@@ -136,6 +143,20 @@ func NewServer(config *Config) (*Server, error) {
 		go s.cluster.run(ctx)
 	}
 	return s, nil
+}
+
+// clusterKey parses the cluster key and refuses a configuration that would have servers talk
+// to each other unauthenticated: joining other servers needs the key.
+func clusterKey(config *Config) (*serverauth.Key, error) {
+	joins := config.BootstrapExpect > 1 || len(config.RetryJoin) > 0
+	if config.EncryptKey == "" {
+		if joins && config.RaftBindAddr != "" {
+			return nil, errors.New("server.encrypt is required when servers join each other (bootstrap_expect > 1 or retry_join): " +
+				"servers authenticate each other with it before any Raft or RPC traffic; generate one with `openssl rand -base64 32`")
+		}
+		return nil, nil
+	}
+	return serverauth.ParseKey(config.EncryptKey)
 }
 
 func loadOrCreateNodeID(dataDir string) (string, error) {
@@ -214,7 +235,7 @@ func (s *Server) setupRaft() error {
 		if err != nil {
 			return fmt.Errorf("resolving raft advertise address %q: %w", advertise, err)
 		}
-		ln, err := newRPCListener(s.config.RaftBindAddr, s.serveRPC)
+		ln, err := newRPCListener(s.config.RaftBindAddr, s.clusterKey, s.logger.Named("rpc"), s.serveRPC)
 		if err != nil {
 			return fmt.Errorf("listening on RPC address %s: %w", s.config.RaftBindAddr, err)
 		}

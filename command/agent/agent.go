@@ -94,6 +94,7 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	server := cfg.Server
 	sc.BootstrapExpect = server.BootstrapExpect
 	sc.RetryJoin = joinAddrs(server.RetryJoin, cfg.Ports.RPC)
+	sc.EncryptKey = server.EncryptKey
 	if server.JobGCInterval > 0 {
 		sc.JobGCInterval = server.JobGCInterval
 	}
