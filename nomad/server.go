@@ -135,6 +135,7 @@ func NewServer(config *Config) (*Server, error) {
 	s.cluster = newClusterJoin(s)
 	if err := s.setupRaft(); err != nil {
 		cancel()
+		s.closeRaftResources()
 		return nil, err
 	}
 	s.leaderWG.Add(1)
@@ -262,6 +263,9 @@ func (s *Server) setupRaft() error {
 			return fmt.Errorf("bootstrapping raft: %w", err)
 		}
 	}
+	if err := s.recoverPeers(rc, logs, stable, snaps); err != nil {
+		return err
+	}
 	r, err := raft.NewRaft(rc, s.fsm, logs, stable, snaps, s.transport)
 	if err != nil {
 		return fmt.Errorf("starting raft: %w", err)
@@ -386,15 +390,23 @@ func (s *Server) Shutdown() error {
 			err = s.raft.Shutdown().Error()
 		}
 		s.leaderWG.Wait()
-		if closer, ok := s.transport.(interface{ Close() error }); ok {
-			_ = closer.Close()
-		}
-		if s.walStore != nil {
-			_ = s.walStore.Close()
-			_ = s.walMeta.Close()
-		}
+		s.closeRaftResources()
 	})
 	return err
+}
+
+// closeRaftResources releases the transport, the RPC listener and the log's files (and its
+// lock), on shutdown and when a start fails half-way.
+func (s *Server) closeRaftResources() {
+	if closer, ok := s.transport.(interface{ Close() error }); ok {
+		_ = closer.Close()
+	} else if s.rpcListener != nil {
+		_ = s.rpcListener.Close()
+	}
+	if s.walStore != nil {
+		_ = s.walStore.Close()
+		_ = s.walMeta.Close()
+	}
 }
 
 // queryMeta fills the read metadata every response carries.
