@@ -187,3 +187,41 @@ func (c *flipConn) Write(p []byte) (int, error) {
 	}
 	return c.Conn.Write(p)
 }
+
+// BenchmarkHandshake measures the cost a forwarded RPC pays to open its connection.
+func BenchmarkHandshake(b *testing.B) {
+	key, err := ParseKey(keyA)
+	must.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		a, c := net.Pipe()
+		server := serve(key, c)
+		client, err := key.Client(a, 0x02, 2*time.Second)
+		must.NoError(b, err)
+		res := <-server
+		must.NoError(b, res.err)
+		client.Close()
+		res.conn.Close()
+	}
+}
+
+// BenchmarkSecureConnThroughput measures Raft-sized writes through the encrypted stream.
+func BenchmarkSecureConnThroughput(b *testing.B) {
+	key, err := ParseKey(keyA)
+	must.NoError(b, err)
+	a, c := net.Pipe()
+	server := serve(key, c)
+	client, err := key.Client(a, 0x01, 2*time.Second)
+	must.NoError(b, err)
+	res := <-server
+	must.NoError(b, res.err)
+	defer client.Close()
+	go func() { _, _ = io.Copy(io.Discard, res.conn) }()
+	payload := make([]byte, 256<<10)
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, err := client.Write(payload)
+		must.NoError(b, err)
+	}
+}
