@@ -76,10 +76,11 @@ func (s *HTTPServer) eventStream(w http.ResponseWriter, r *http.Request) (any, e
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Del("Content-Encoding")
 	w.WriteHeader(http.StatusOK)
-	enc := json.NewEncoder(w)
 	flusher, _ := w.(http.Flusher)
-	send := func(v any) bool {
-		if err := enc.Encode(v); err != nil {
+	// Batches arrive already encoded and shared with every subscriber of the same view; the
+	// stream only writes them.
+	write := func(line []byte) bool {
+		if _, err := w.Write(line); err != nil {
 			return false
 		}
 		if flusher != nil {
@@ -87,31 +88,38 @@ func (s *HTTPServer) eventStream(w http.ResponseWriter, r *http.Request) (any, e
 		}
 		return true
 	}
-	if !send(struct{}{}) {
+	sendError := func(msg string) {
+		line, _ := json.Marshal(map[string]string{"Error": msg})
+		write(append(line, '\n'))
+	}
+	if !write(heartbeatLine) {
 		return nil, nil
 	}
 	for {
 		waitCtx, cancel := context.WithTimeout(ctx, heartbeat)
-		batch, err := sub.Next(waitCtx)
+		line, err := sub.NextEncoded(waitCtx)
 		cancel()
 		switch {
 		case err == nil:
-			if !send(&batch) {
+			if !write(line) {
 				return nil, nil
 			}
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-			if !send(struct{}{}) {
+			if !write(heartbeatLine) {
 				return nil, nil
 			}
 		case ctx.Err() != nil && r.Context().Err() == nil:
 			// The token expired while streaming.
-			send(map[string]string{"Error": structs.ErrTokenExpired.Error() + ": subscription closed by server, client should resubscribe"})
+			sendError(structs.ErrTokenExpired.Error() + ": subscription closed by server, client should resubscribe")
 			return nil, nil
 		case r.Context().Err() != nil:
 			return nil, nil
 		default:
-			send(map[string]string{"Error": err.Error()})
+			sendError(err.Error())
 			return nil, nil
 		}
 	}
 }
+
+// heartbeatLine is what an idle stream sends, one shared slice for every stream.
+var heartbeatLine = []byte("{}\n")

@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -19,6 +21,47 @@ type bufferItem struct {
 	seq   uint64
 	next  atomic.Pointer[bufferItem]
 	ready chan struct{}
+
+	// encoded holds the JSON of this batch per subscriber view, made by the first subscriber
+	// of that view to read it. It lives and dies with the item, so it is bounded by the
+	// buffer's length times the number of distinct views.
+	encMu   sync.Mutex
+	encoded map[string]*encodedBatch
+}
+
+// encodedBatch is one view's encoding of a batch; line is nil when no event passes the view.
+type encodedBatch struct {
+	once sync.Once
+	line []byte
+	err  error
+}
+
+// encodedFor returns the batch as f sees it, encoded as one JSON line, or nil when no event
+// passes f. Concurrent callers with the same view wait for one encoding.
+func (it *bufferItem) encodedFor(f *eventFilter) ([]byte, error) {
+	it.encMu.Lock()
+	if it.encoded == nil {
+		it.encoded = make(map[string]*encodedBatch)
+	}
+	enc, ok := it.encoded[f.view]
+	if !ok {
+		enc = &encodedBatch{}
+		it.encoded[f.view] = enc
+	}
+	it.encMu.Unlock()
+	enc.once.Do(func() {
+		out, pass := f.apply(it.events)
+		if !pass {
+			return
+		}
+		buf, err := json.Marshal(&out)
+		if err != nil {
+			enc.err = fmt.Errorf("encoding events at index %d: %w", it.events.Index, err)
+			return
+		}
+		enc.line = append(buf, '\n')
+	})
+	return enc.line, enc.err
 }
 
 // closedCh is the ready channel of items created already linked (head markers).

@@ -3,6 +3,9 @@ package stream
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/nomadfork/nomad/structs"
@@ -42,11 +45,44 @@ type Subscription struct {
 // The returned events and their payloads are shared with other subscribers: read-only.
 func (s *Subscription) Next(ctx context.Context) (structs.Events, error) {
 	for {
+		item, err := s.advance(ctx)
+		if err != nil {
+			return structs.Events{}, err
+		}
+		if out, ok := s.filter.apply(item.events); ok {
+			return out, nil
+		}
+	}
+}
+
+// NextEncoded is Next for streams that send JSON: it returns the batch's filtered events as
+// one JSON object and a newline, `{"Index":N,"Events":[...]}`. The bytes are encoded once per
+// batch and subscriber view (topics, keys and namespace) and shared by every subscription
+// with that view, so a thousand subscribers of one topic cost one encoding: read-only.
+func (s *Subscription) NextEncoded(ctx context.Context) ([]byte, error) {
+	for {
+		item, err := s.advance(ctx)
+		if err != nil {
+			return nil, err
+		}
+		line, err := item.encodedFor(s.filter)
+		if err != nil {
+			return nil, err
+		}
+		if line != nil {
+			return line, nil
+		}
+	}
+}
+
+// advance moves the cursor to the next batch to consider, blocking until there is one.
+func (s *Subscription) advance(ctx context.Context) (*bufferItem, error) {
+	for {
 		// A closed subscription stops at once, even with batches pending: it may have been
 		// closed because its token no longer allows them.
 		select {
 		case <-s.closed:
-			return structs.Events{}, s.closeErr
+			return nil, s.closeErr
 		default:
 		}
 
@@ -55,9 +91,9 @@ func (s *Subscription) Next(ctx context.Context) (structs.Events, error) {
 			select {
 			case <-s.cursor.ready:
 			case <-s.closed:
-				return structs.Events{}, s.closeErr
+				return nil, s.closeErr
 			case <-ctx.Done():
-				return structs.Events{}, ctx.Err()
+				return nil, ctx.Err()
 			}
 			// Still nil after ready was closed: the link was cut because the successor was
 			// dropped.
@@ -76,7 +112,7 @@ func (s *Subscription) Next(ctx context.Context) (structs.Events, error) {
 					"accessor_id", s.req.TokenAccessorID, "dropped_through_index", head.events.Index)
 				s.close(ErrSlowSubscriber)
 				s.broker.remove(s)
-				return structs.Events{}, ErrSlowSubscriber
+				return nil, ErrSlowSubscriber
 			}
 			s.cursor = head
 			continue
@@ -89,9 +125,7 @@ func (s *Subscription) Next(ctx context.Context) (structs.Events, error) {
 			}
 			s.positioned = true
 		}
-		if out, ok := s.filter.apply(next.events); ok {
-			return out, nil
-		}
+		return next, nil
 	}
 }
 
@@ -145,9 +179,12 @@ func (k *keySet) matches(e *structs.Event) bool {
 // eventFilter is a SubscribeRequest compiled for matching.
 type eventFilter struct {
 	everything bool // topic "*" with key "*" in namespace "*": no event is filtered out
-	namespace  string
-	topics     map[structs.Topic]*keySet
-	anyTopic   *keySet // keys given for structs.TopicAll
+	// view names what passes the filter: subscriptions with equal views see equal events, so
+	// they share the encoding of each batch.
+	view      string
+	namespace string
+	topics    map[structs.Topic]*keySet
+	anyTopic  *keySet // keys given for structs.TopicAll
 }
 
 func newEventFilter(req *SubscribeRequest) (*eventFilter, error) {
@@ -179,7 +216,26 @@ func newEventFilter(req *SubscribeRequest) (*eventFilter, error) {
 		}
 	}
 	f.everything = f.anyTopic != nil && f.anyTopic.all && f.namespace == structs.AllNamespacesSentinel
+	f.view = viewOf(req)
 	return f, nil
+}
+
+// viewOf is a canonical text of the request's filter: namespace, then each topic with its
+// keys, both sorted and de-duplicated, every part length-prefixed so no two filters collide.
+func viewOf(req *SubscribeRequest) string {
+	var b strings.Builder
+	part := func(s string) { fmt.Fprintf(&b, "%d:%s", len(s), s) }
+	part(req.Namespace)
+	topics := slices.Sorted(maps.Keys(req.Topics))
+	for _, t := range topics {
+		part(string(t))
+		keys := slices.Compact(slices.Sorted(slices.Values(req.Topics[t])))
+		fmt.Fprintf(&b, "[%d]", len(keys))
+		for _, k := range keys {
+			part(k)
+		}
+	}
+	return b.String()
 }
 
 func (f *eventFilter) matches(e *structs.Event) bool {
