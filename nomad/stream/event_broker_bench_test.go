@@ -1,11 +1,11 @@
 package stream
 
 import (
-	"context"
 	"bytes"
-	"strconv"
+	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
