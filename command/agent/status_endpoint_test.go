@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"encoding/json"
+	"net/http"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -136,4 +138,42 @@ func TestStatusEndpoint_SystemGCNeedsManagement(t *testing.T) {
 	leader, err := ta.Client("").Status().Leader()
 	must.NoError(t, err)
 	must.NotEq(t, "", leader)
+}
+
+// PUT /v1/system/gc by a management token: the purge record read back over HTTP names the job
+// GC as the actor and the token as ForcedBy, by accessor, name and type, never by secret.
+func TestSecurity_SystemGCRecordsForcingToken(t *testing.T) {
+	ta, root := NewTestACLAgent(t, nil)
+	c := ta.Client(root)
+	self, _, err := c.ACLTokens().Self(nil)
+	must.NoError(t, err)
+	_, _, err = c.Jobs().Register(testJob("gc-me"), nil)
+	must.NoError(t, err)
+	_, _, err = c.Jobs().Deregister("gc-me", false, nil)
+	must.NoError(t, err)
+
+	res := doHTTP(t, ta, http.MethodPut, "/v1/system/gc", nil, http.Header{"X-Nomad-Token": {root}})
+	must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
+
+	list := doHTTP(t, ta, http.MethodGet, "/v1/jobs/purged", nil, http.Header{"X-Nomad-Token": {root}})
+	must.Eq(t, http.StatusOK, list.status)
+	var records []struct {
+		ID       string
+		JobID    string
+		Reason   string
+		Actor    map[string]string
+		ForcedBy map[string]string
+	}
+	must.NoError(t, json.Unmarshal([]byte(list.body), &records))
+	must.Len(t, 1, records)
+	must.Eq(t, "gc-me", records[0].JobID)
+	must.Eq(t, "gc", records[0].Reason)
+	must.Eq(t, map[string]string{"Name": "job-gc", "Type": "system"}, records[0].Actor)
+	must.Eq(t, map[string]string{"AccessorID": self.AccessorID, "Name": self.Name, "Type": "management"}, records[0].ForcedBy)
+	must.StrNotContains(t, list.body, root)
+
+	read := doHTTP(t, ta, http.MethodGet, "/v1/jobs/purged/"+records[0].ID, nil, http.Header{"X-Nomad-Token": {root}})
+	must.Eq(t, http.StatusOK, read.status)
+	must.StrContains(t, read.body, `"ForcedBy":{"AccessorID":"`+self.AccessorID)
+	must.StrNotContains(t, read.body, root)
 }
