@@ -69,8 +69,11 @@ func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.Sing
 		return err
 	}
 	if reply.Alloc != nil && !aclObj.AllowNamespaceOperation(reply.Alloc.Namespace, acl.NamespaceCapabilityReadJob) {
+		// Name the namespace that was refused, the allocation's: the caller may read the one
+		// it asked in, so naming that would point at the wrong policy.
+		ns := reply.Alloc.Namespace
 		reply.Alloc = nil
-		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
+		return structs.PermissionDenied("read-job capability required in namespace %q", ns)
 	}
 	return nil
 }
