@@ -9,6 +9,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -362,11 +363,12 @@ func (a *ACL) ListPolicies(args *structs.QueryOptions, reply *PolicyListResponse
 		if err != nil {
 			return 0, err
 		}
-		reply.Policies = make([]*structs.ACLPolicyListStub, 0, len(all))
-		for _, p := range all {
-			if mgmt || held[p.Name] {
-				reply.Policies = append(reply.Policies, p.Stub())
-			}
+		reply.Policies, reply.NextToken, err = paginator.Page(all, *args,
+			paginator.Order[*structs.ACLPolicy]{Key: func(p *structs.ACLPolicy) paginator.Key { return paginator.ByID(p.Name) }},
+			func(p *structs.ACLPolicy) bool { return mgmt || held[p.Name] },
+			func(p *structs.ACLPolicy) (*structs.ACLPolicyListStub, error) { return p.Stub(), nil })
+		if err != nil {
+			return 0, err
 		}
 		return store.Index("acl_policy"), nil
 	})
