@@ -2,8 +2,12 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"testing"
+
+	"github.com/hashicorp/cli"
 
 	"github.com/shoenig/test/must"
 )
@@ -176,4 +180,31 @@ func TestSecurity_SystemGCRecordsForcingToken(t *testing.T) {
 	must.Eq(t, http.StatusOK, read.status)
 	must.StrContains(t, read.body, `"ForcedBy":{"AccessorID":"`+self.AccessorID)
 	must.StrNotContains(t, read.body, root)
+}
+
+// The banner and GET /v1/agent/self report whether this agent runs a client, from the client
+// itself rather than a constant.
+func TestSecurity_BannerAndAgentSelfReportClient(t *testing.T) {
+	cases := []struct {
+		name       string
+		start      func(t *testing.T) *TestAgent
+		wantClient bool
+	}{
+		{name: "server and client", start: func(t *testing.T) *TestAgent { return NewTestClientAgent(t, nil) }, wantClient: true},
+		{name: "server only", start: func(t *testing.T) *TestAgent { return NewTestAgent(t, nil) }, wantClient: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ta := tc.start(t)
+			ui := cli.NewMockUi()
+			printBanner(ui, ta.Agent)
+			must.StrContains(t, ui.OutputWriter.String(), fmt.Sprintf("Client: %t\n", tc.wantClient))
+
+			self, err := ta.Client("").Agent().Self()
+			must.NoError(t, err)
+			must.Eq(t, strconv.FormatBool(tc.wantClient), self.Stats["client"]["enabled"])
+			clientCfg, _ := self.Config["Client"].(map[string]any)
+			must.Eq[any](t, tc.wantClient, clientCfg["Enabled"])
+		})
+	}
 }
