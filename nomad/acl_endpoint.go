@@ -59,6 +59,20 @@ func (a *ACL) AuthorizeAgentRead(secret string) error {
 	return nil
 }
 
+// AuthorizeAgentWrite checks that the caller may profile this agent (/debug/pprof/):
+// `agent { policy = "write" }` or management, the rule upstream applies to its agent profiling
+// endpoints. With ACLs disabled every caller may; enable_debug is then the only gate.
+func (a *ACL) AuthorizeAgentWrite(secret string) error {
+	aclObj, _, err := a.srv.resolveACL(secret)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowAgentWrite() {
+		return structs.PermissionDenied("agent write required")
+	}
+	return nil
+}
+
 // AuthorizeNodeRead checks that the caller may list the cluster's members
 // (GET /v1/agent/members), which upstream gates on `node { policy = "read" }`, not on agent
 // read.

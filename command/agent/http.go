@@ -83,6 +83,9 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerNodeRoutes(mux)
 	s.registerClientAllocRoutes(mux)
 	s.registerFSRoutes(mux)
+	if s.agent.config.EnableDebug {
+		s.registerDebugRoutes(mux)
+	}
 
 	// Anything else under any path is unknown.
 	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
