@@ -217,3 +217,52 @@ func TestSecurity_OfficialClientPagesAndFilters(t *testing.T) {
 	_, _, err = c.Jobs().List(&api.QueryOptions{Filter: `Status ==`})
 	must.ErrorContains(t, err, "400")
 }
+
+// Every paginated list answers per_page with a page and X-Nomad-NextToken, and next_token
+// resumes at the row the token names.
+func TestSecurity_EveryPaginatedListSendsNextToken(t *testing.T) {
+	f := newListFixture(t)
+	c := f.ta.Client(f.root)
+	for _, name := range []string{"p1", "p2"} {
+		clientToken(t, f.ta, f.root, name, `namespace "default" { policy = "read" }`)
+		_, _, err := c.ACLRoles().Create(&api.ACLRole{Name: "role-" + name, Policies: []*api.ACLRolePolicyLink{{Name: name}}}, nil)
+		must.NoError(t, err)
+	}
+	_, err := c.Namespaces().Register(&api.Namespace{Name: "other"}, nil)
+	must.NoError(t, err)
+	for _, id := range []string{"c", "d"} {
+		_, _, err := c.Jobs().Deregister(id, true, nil)
+		must.NoError(t, err)
+	}
+	cases := []struct {
+		path    string
+		idField string
+	}{
+		{path: "/v1/jobs", idField: "ID"},
+		{path: "/v1/allocations", idField: "ID"},
+		{path: "/v1/evaluations", idField: "ID"},
+		{path: "/v1/acl/tokens", idField: "AccessorID"},
+		{path: "/v1/acl/policies", idField: "Name"},
+		{path: "/v1/acl/roles", idField: "ID"},
+		{path: "/v1/namespaces", idField: "Name"},
+		{path: "/v1/jobs/purged", idField: "ID"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.path, func(t *testing.T) {
+			status, all, token, body := f.get(t, tc.path, tc.idField, nil)
+			must.Eq(t, http.StatusOK, status, must.Sprint(body))
+			must.Eq(t, "", token)
+			must.Greater(t, 1, len(all))
+
+			status, first, token, _ := f.get(t, tc.path, tc.idField, url.Values{"per_page": {"1"}})
+			must.Eq(t, http.StatusOK, status)
+			must.Eq(t, all[:1], first)
+			must.NotEq(t, "", token)
+			must.StrHasSuffix(t, all[1], token)
+
+			status, second, _, _ := f.get(t, tc.path, tc.idField, url.Values{"per_page": {"1"}, "next_token": {token}})
+			must.Eq(t, http.StatusOK, status)
+			must.Eq(t, all[1:2], second)
+		})
+	}
+}
