@@ -1,6 +1,7 @@
 package paginator
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/nomadfork/nomad/structs"
@@ -115,6 +116,9 @@ func TestPage_BadInput(t *testing.T) {
 		{name: "create index token that is not a number", order: byIndex, opts: structs.QueryOptions{NextToken: "abc.x"},
 			wantMsg: "next_token"},
 		{name: "negative per_page", order: byIndex, opts: structs.QueryOptions{PerPage: -1}, wantMsg: "per_page"},
+		{name: "filter with too many clauses", order: byIndex,
+			opts:    structs.QueryOptions{Filter: strings.Repeat(`Status == "x" or `, 1000) + `Status == "y"`},
+			wantMsg: "failed to read filter expression"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,4 +128,10 @@ func TestPage_BadInput(t *testing.T) {
 			must.StrContains(t, err.Error(), tc.wantMsg)
 		})
 	}
+}
+
+// A filter of a realistic size stays under the bound.
+func TestNewFilter_RealisticSizeFits(t *testing.T) {
+	_, err := NewFilter(strings.Repeat(`Status == "x" or `, 100) + `Meta.team == "y"`)
+	must.NoError(t, err)
 }
