@@ -10,6 +10,9 @@ import (
 // memory contents (heap, goroutine stacks with arguments) and can cost the agent CPU, so with
 // ACLs on they take agent write or management, the rule of upstream's agent profiling API.
 func (s *HTTPServer) registerDebugRoutes(mux *http.ServeMux) {
+	if cfg := s.agent.config; !cfg.DevMode && (cfg.ACL == nil || !cfg.ACL.Enabled) {
+		s.logger.Warn("enable_debug is set and ACLs are disabled: anyone who reaches the HTTP API can read the profiles under /debug/pprof/")
+	}
 	// The index also serves every named profile (/debug/pprof/heap, /goroutine, …).
 	s.handle(mux, "/debug/pprof/", methods{"GET": s.debugHandler(pprof.Index)})
 	s.handle(mux, "/debug/pprof/cmdline", methods{"GET": s.debugHandler(pprof.Cmdline)})
