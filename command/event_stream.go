@@ -286,6 +286,18 @@ func formatEventLine(e api.Event, received time.Time) string {
 			parts = append(parts, "accessor="+id)
 		}
 	}
+	if forced, ok := e.Payload["ForcedBy"].(map[string]any); ok {
+		name, _ := forced["Name"].(string)
+		if name == "" {
+			name, _ = forced["Type"].(string)
+		}
+		if name != "" {
+			parts = append(parts, "forced_by="+quoteIfSpaced(name))
+		}
+		if id, _ := forced["AccessorID"].(string); id != "" {
+			parts = append(parts, "forced_by_accessor="+id)
+		}
+	}
 	return strings.Join(parts, " ")
 }
 

@@ -30,6 +30,9 @@ const (
 	batchGC = `{"Index":12,"Events":[{"Topic":"Job","Type":"JobBatchDeregistered","Key":"old","Namespace":"batch",` +
 		`"Index":12,"Payload":{"Job":{"ID":"old","Namespace":"batch"},"Deleted":true,` +
 		`"Actor":{"Name":"job-gc","Type":"system"}}}]}`
+	batchForcedGC = `{"Index":14,"Events":[{"Topic":"Job","Type":"JobBatchDeregistered","Key":"old","Namespace":"batch",` +
+		`"Index":14,"Payload":{"Job":{"ID":"old","Namespace":"batch"},"Purge":true,"Deleted":true,` +
+		`"Actor":{"Name":"job-gc","Type":"system"},"ForcedBy":{"AccessorID":"9a01ffff","Name":"olga","Type":"management"}}}]}`
 	batchRegister = `{"Index":13,"Events":[{"Topic":"Job","Type":"JobRegistered","Key":"api","Namespace":"default",` +
 		`"Index":13,"Payload":{"Job":{"ID":"api","Namespace":"default"}}}]}`
 )
@@ -111,6 +114,16 @@ func TestEventStream(t *testing.T) {
 				must.Eq[any](t, "api", e["Key"])
 				must.Eq[any](t, "default", e["Namespace"])
 				must.Eq[any](t, float64(13), e["Index"])
+			},
+		},
+		{
+			name:        "a forced GC names the token that forced it",
+			args:        []string{"-purged"},
+			scripts:     [][]string{{batchForcedGC}},
+			wantLines:   1,
+			wantIndexes: []string{"0"},
+			check: func(t *testing.T, lines []string) {
+				must.StrContains(t, lines[0], " key=old purge=true actor=job-gc forced_by=olga forced_by_accessor=9a01ffff")
 			},
 		},
 		{

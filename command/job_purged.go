@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -13,13 +14,15 @@ import (
 // returns it. The history is this fork's own API, so the type lives here
 // rather than in the official client.
 type purgeRecord struct {
-	ID          string
-	Namespace   string
-	JobID       string
-	JobVersion  uint64
-	JobType     string
-	Reason      string
-	Actor       *eventActor `json:",omitempty"`
+	ID         string
+	Namespace  string
+	JobID      string
+	JobVersion uint64
+	JobType    string
+	Reason     string
+	Actor      *eventActor `json:",omitempty"`
+	// ForcedBy is the token that forced the GC run that removed the job.
+	ForcedBy    *eventActor `json:",omitempty"`
 	PurgeTime   int64
 	CreateIndex uint64
 }
@@ -105,6 +108,14 @@ func formatPurgeRecords(records []*purgeRecord) string {
 			}
 			if a.AccessorID != "" {
 				accessor = a.AccessorID
+			}
+		}
+		// A forced GC: the GC did it, the token asked for it. The GC has no accessor, so the
+		// column names the token's.
+		if f := r.ForcedBy; f != nil {
+			actor += " (forced by " + cmp.Or(f.Name, f.Type) + ")"
+			if accessor == "-" && f.AccessorID != "" {
+				accessor = f.AccessorID
 			}
 		}
 		rows = append(rows, fmt.Sprintf("%s|%s|%s|%s|%d|%s|%s|%s",

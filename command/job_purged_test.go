@@ -35,6 +35,24 @@ func TestJobPurged(t *testing.T) {
 				"2b1f6e1c-0000-0000-0000-000000000002  " + at + "  batch      nightly-report  0        gc      job-gc  -\n",
 		},
 		{
+			name: "forced gc names the token too",
+			body: `[{"ID":"2b1f6e1c-0000-0000-0000-000000000003","Namespace":"default","JobID":"old","JobVersion":1,` +
+				`"JobType":"service","Reason":"gc","Actor":{"Name":"job-gc","Type":"system"},` +
+				`"ForcedBy":{"AccessorID":"9a01ffff","Name":"olga","Type":"management"},"PurgeTime":1796201706140062794,"CreateIndex":44}]`,
+			wantOut: "ID                                    " + fmt.Sprintf("%-*s", len(at), "Time") + "  Namespace  Job  Version  Reason  Actor                    Accessor\n" +
+				"2b1f6e1c-0000-0000-0000-000000000003  " + at + "  default    old  1        gc      job-gc (forced by olga)  9a01ffff\n",
+		},
+		{
+			name: "json keeps ForcedBy",
+			args: []string{"-json"},
+			body: `[{"ID":"r","Reason":"gc","Actor":{"Name":"job-gc","Type":"system"},"ForcedBy":{"AccessorID":"9a01ffff","Name":"olga","Type":"management"}}]`,
+			wantOut: "[\n    {\n        \"ID\": \"r\",\n        \"Namespace\": \"\",\n        \"JobID\": \"\",\n        \"JobVersion\": 0,\n" +
+				"        \"JobType\": \"\",\n        \"Reason\": \"gc\",\n        \"Actor\": {\n            \"AccessorID\": \"\",\n" +
+				"            \"Name\": \"job-gc\",\n            \"Type\": \"system\"\n        },\n        \"ForcedBy\": {\n" +
+				"            \"AccessorID\": \"9a01ffff\",\n            \"Name\": \"olga\",\n            \"Type\": \"management\"\n        },\n" +
+				"        \"PurgeTime\": 0,\n        \"CreateIndex\": 0\n    }\n]\n",
+		},
+		{
 			name:    "empty",
 			body:    `[]`,
 			wantOut: "No purged jobs\n",

@@ -9,6 +9,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -54,6 +55,20 @@ func (a *ACL) AuthorizeAgentRead(secret string) error {
 	}
 	if !aclObj.AllowAgentRead() {
 		return structs.PermissionDenied("agent read required")
+	}
+	return nil
+}
+
+// AuthorizeAgentWrite checks that the caller may profile this agent (/debug/pprof/):
+// `agent { policy = "write" }` or management, the rule upstream applies to its agent profiling
+// endpoints. With ACLs disabled every caller may; enable_debug is then the only gate.
+func (a *ACL) AuthorizeAgentWrite(secret string) error {
+	aclObj, _, err := a.srv.resolveACL(secret)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowAgentWrite() {
+		return structs.PermissionDenied("agent write required")
 	}
 	return nil
 }
@@ -362,11 +377,12 @@ func (a *ACL) ListPolicies(args *structs.QueryOptions, reply *PolicyListResponse
 		if err != nil {
 			return 0, err
 		}
-		reply.Policies = make([]*structs.ACLPolicyListStub, 0, len(all))
-		for _, p := range all {
-			if mgmt || held[p.Name] {
-				reply.Policies = append(reply.Policies, p.Stub())
-			}
+		reply.Policies, reply.NextToken, err = paginator.Page(all, *args,
+			paginator.Order[*structs.ACLPolicy]{Key: func(p *structs.ACLPolicy) paginator.Key { return paginator.ByID(p.Name) }},
+			func(p *structs.ACLPolicy) bool { return mgmt || held[p.Name] },
+			func(p *structs.ACLPolicy) (*structs.ACLPolicyListStub, error) { return p.Stub(), nil })
+		if err != nil {
+			return 0, err
 		}
 		return store.Index("acl_policy"), nil
 	})

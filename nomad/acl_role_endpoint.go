@@ -5,6 +5,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/go-uuid"
+	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -153,11 +154,12 @@ func (a *ACL) ListRoles(args *structs.QueryOptions, reply *RoleListResponse) err
 		if err != nil {
 			return 0, err
 		}
-		reply.Roles = make([]*structs.ACLRole, 0, len(roles))
-		for _, r := range roles {
-			if args.Prefix == "" || strings.HasPrefix(r.ID, args.Prefix) {
-				reply.Roles = append(reply.Roles, r)
-			}
+		reply.Roles, reply.NextToken, err = paginator.Page(roles, *args,
+			paginator.Order[*structs.ACLRole]{Key: func(r *structs.ACLRole) paginator.Key { return paginator.ByID(r.ID) }},
+			func(r *structs.ACLRole) bool { return args.Prefix == "" || strings.HasPrefix(r.ID, args.Prefix) },
+			func(r *structs.ACLRole) (*structs.ACLRole, error) { return r, nil })
+		if err != nil {
+			return 0, err
 		}
 		return store.Index("acl_roles"), nil
 	})

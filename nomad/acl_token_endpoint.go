@@ -4,6 +4,7 @@ import (
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -229,9 +230,14 @@ func (a *ACL) ListTokens(args *structs.QueryOptions, reply *TokenListResponse) e
 		if err != nil {
 			return 0, err
 		}
-		reply.Tokens = make([]*structs.ACLTokenListStub, 0, len(all))
-		for _, t := range all {
-			reply.Tokens = append(reply.Tokens, t.Stub())
+		// The filter sees the stub, which has no SecretID: a secret cannot be probed with it.
+		reply.Tokens, reply.NextToken, err = paginator.Page(all, *args,
+			paginator.Order[*structs.ACLToken]{Key: func(t *structs.ACLToken) paginator.Key {
+				return createIndexOrID(args.Prefix, t.CreateIndex, t.AccessorID)
+			}},
+			nil, func(t *structs.ACLToken) (*structs.ACLTokenListStub, error) { return t.Stub(), nil })
+		if err != nil {
+			return 0, err
 		}
 		return store.Index("acl_token"), nil
 	})

@@ -3,6 +3,7 @@ package nomad
 import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -27,15 +28,26 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 		if err != nil {
 			return 0, err
 		}
-		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
-		for _, alloc := range allocs {
-			if !visible(alloc.Namespace) {
-				continue
-			}
-			reply.Allocations = append(reply.Allocations, alloc.Stub())
+		reply.Allocations, reply.NextToken, err = paginator.Page(allocs, args.QueryOptions,
+			paginator.Order[*structs.Allocation]{Key: func(a *structs.Allocation) paginator.Key {
+				return createIndexOrID(args.Prefix, a.CreateIndex, a.ID)
+			}},
+			func(a *structs.Allocation) bool { return visible(a.Namespace) },
+			func(a *structs.Allocation) (*structs.AllocListStub, error) { return a.Stub(), nil })
+		if err != nil {
+			return 0, err
 		}
 		return store.Index("allocs"), nil
 	})
+}
+
+// createIndexOrID is the list order upstream gives allocations, evaluations and ACL tokens:
+// by ID when the caller asks for an ID prefix, else oldest first by create index.
+func createIndexOrID(prefix string, createIndex uint64, id string) paginator.Key {
+	if prefix != "" {
+		return paginator.ByID(id)
+	}
+	return paginator.ByCreateIndexID(createIndex, id)
 }
 
 // GetAlloc reads one allocation. read-job is needed in the request's namespace (so a caller
@@ -69,8 +81,11 @@ func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.Sing
 		return err
 	}
 	if reply.Alloc != nil && !aclObj.AllowNamespaceOperation(reply.Alloc.Namespace, acl.NamespaceCapabilityReadJob) {
+		// Name the namespace that was refused, the allocation's: the caller may read the one
+		// it asked in, so naming that would point at the wrong policy.
+		ns := reply.Alloc.Namespace
 		reply.Alloc = nil
-		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
+		return structs.PermissionDenied("read-job capability required in namespace %q", ns)
 	}
 	return nil
 }

@@ -42,8 +42,10 @@ func jobGCEligible(job *structs.Job, versions []*structs.Job, allocs []*structs.
 }
 
 // runJobGC removes eligible jobs through Raft in batches, each removal with its purge record
-// and a JobBatchDeregistered event whose actor is the job GC.
-func (s *Server) runJobGC(force bool) (int, error) {
+// and a JobBatchDeregistered event whose actor is the job GC. forcedBy is who forced the run
+// (nil when it is scheduled, or when ACLs are disabled): the records and events name it too,
+// so a forced removal is traced to a token and not only to the GC.
+func (s *Server) runJobGC(force bool, forcedBy *structs.Actor) (int, error) {
 	store := s.State()
 	jobs, err := store.Jobs(nil, structs.AllNamespacesSentinel, "")
 	if err != nil {
@@ -57,7 +59,7 @@ func (s *Server) runJobGC(force bool) (int, error) {
 			return nil
 		}
 		_, err := s.raftApply(structs.JobBatchDeregisterRequestType, &structs.JobBatchDeregisterRequest{
-			Jobs: batch, PurgeTime: t.UnixNano(), Actor: structs.ActorJobGC,
+			Jobs: batch, PurgeTime: t.UnixNano(), Actor: structs.ActorJobGC, ForcedBy: forcedBy,
 		})
 		removed += len(batch)
 		batch = nil
@@ -100,7 +102,7 @@ func (sys *System) GarbageCollect(args *structs.WriteRequest, reply *structs.Gen
 	if done, err := sys.srv.forward("System.GarbageCollect", args, reply); done {
 		return err
 	}
-	aclObj, _, err := sys.srv.resolveACL(args.AuthToken)
+	aclObj, actor, err := sys.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return err
 	}
@@ -110,7 +112,7 @@ func (sys *System) GarbageCollect(args *structs.WriteRequest, reply *structs.Gen
 	if err := sys.srv.checkLeader(); err != nil {
 		return err
 	}
-	if _, err := sys.srv.runJobGC(true); err != nil {
+	if _, err := sys.srv.runJobGC(true, actor); err != nil {
 		return err
 	}
 	reply.Index = sys.srv.State().LatestIndex()

@@ -3,6 +3,7 @@ package nomad
 import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -57,18 +58,17 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 		if err != nil {
 			return 0, err
 		}
-		reply.Evaluations = make([]*structs.Evaluation, 0, len(evals))
-		for _, ev := range evals {
-			if args.JobID != "" && ev.JobID != args.JobID {
-				continue
-			}
-			if args.Status != "" && ev.Status != args.Status {
-				continue
-			}
-			if !visible(ev.Namespace) {
-				continue
-			}
-			reply.Evaluations = append(reply.Evaluations, ev)
+		reply.Evaluations, reply.NextToken, err = paginator.Page(evals, args.QueryOptions,
+			paginator.Order[*structs.Evaluation]{Key: func(ev *structs.Evaluation) paginator.Key {
+				return createIndexOrID(args.Prefix, ev.CreateIndex, ev.ID)
+			}},
+			func(ev *structs.Evaluation) bool {
+				return (args.JobID == "" || ev.JobID == args.JobID) &&
+					(args.Status == "" || ev.Status == args.Status) && visible(ev.Namespace)
+			},
+			func(ev *structs.Evaluation) (*structs.Evaluation, error) { return ev, nil })
+		if err != nil {
+			return 0, err
 		}
 		return store.Index("evals"), nil
 	})

@@ -94,7 +94,7 @@ func (f *FSM) applyJobBatchDeregister(buf []byte, index uint64) any {
 	var req structs.JobBatchDeregisterRequest
 	decode(buf, &req, structs.JobBatchDeregisterRequestType, index)
 	store := f.State()
-	txn := store.WriteTxn(structs.JobBatchDeregisterRequestType, index, &state.TxnMeta{Purge: true, Actor: req.Actor})
+	txn := store.WriteTxn(structs.JobBatchDeregisterRequestType, index, &state.TxnMeta{Purge: true, Actor: req.Actor, ForcedBy: req.ForcedBy})
 	defer txn.Abort()
 	for _, item := range req.Jobs {
 		job, err := store.JobByIDTxn(txn, item.Namespace, item.JobID)
@@ -108,7 +108,9 @@ func (f *FSM) applyJobBatchDeregister(buf []byte, index uint64) any {
 		if err := store.DeleteJobTxn(txn, item.Namespace, item.JobID); err != nil {
 			return err
 		}
-		if err := store.InsertPurgeRecordTxn(txn, purgeRecordFor(job, item.PurgeRecordID, req.PurgeTime, structs.PurgeReasonGC, req.Actor)); err != nil {
+		record := purgeRecordFor(job, item.PurgeRecordID, req.PurgeTime, structs.PurgeReasonGC, req.Actor)
+		record.ForcedBy = req.ForcedBy
+		if err := store.InsertPurgeRecordTxn(txn, record); err != nil {
 			return err
 		}
 	}

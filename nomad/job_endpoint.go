@@ -7,6 +7,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -247,16 +248,19 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 		if err != nil {
 			return 0, err
 		}
-		reply.Jobs = make([]*structs.JobListStub, 0, len(jobs))
-		for _, job := range jobs {
-			if !visible(job.Namespace) {
-				continue
-			}
-			summary, err := store.JobSummaryByID(ws, job.Namespace, job.ID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Jobs = append(reply.Jobs, job.Stub(summary, args.WithMeta))
+		// Paged by namespace, then ID, as upstream.
+		order := paginator.Order[*structs.Job]{Key: func(j *structs.Job) paginator.Key { return paginator.ByNamespaceID(j.Namespace, j.ID) }}
+		reply.Jobs, reply.NextToken, err = paginator.Page(jobs, args.QueryOptions, order,
+			func(j *structs.Job) bool { return visible(j.Namespace) },
+			func(j *structs.Job) (*structs.JobListStub, error) {
+				summary, err := store.JobSummaryByID(ws, j.Namespace, j.ID)
+				if err != nil {
+					return nil, err
+				}
+				return j.Stub(summary, args.WithMeta), nil
+			})
+		if err != nil {
+			return 0, err
 		}
 		return maxIndex(store, "jobs", "job_summary"), nil
 	})

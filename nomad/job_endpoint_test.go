@@ -164,7 +164,7 @@ func TestJobEndpoint_ScaleToZeroKeepsJobAndGCKeepsIt(t *testing.T) {
 	var reply structs.JobRegisterResponse
 	must.NoError(t, srv.Endpoints.Job.Scale(&structs.JobScaleRequest{JobID: "web", Count: &zero,
 		Target: map[string]string{"Group": "web"}, WriteRequest: structs.WriteRequest{Namespace: "default"}}, &reply))
-	_, err := srv.runJobGC(true)
+	_, err := srv.runJobGC(true, nil)
 	must.NoError(t, err)
 	job, err := srv.State().JobByID(nil, "default", "web")
 	must.NoError(t, err)
@@ -186,7 +186,7 @@ func TestJobGC_RemovesStoppedJobsWithRecordsButKeepsTagged(t *testing.T) {
 			WriteRequest: structs.WriteRequest{Namespace: "default"}}, &dr))
 	}
 	// Within the threshold nothing goes.
-	n, err := srv.runJobGC(false)
+	n, err := srv.runJobGC(false, nil)
 	must.NoError(t, err)
 	must.Eq(t, 0, n)
 
@@ -195,7 +195,7 @@ func TestJobGC_RemovesStoppedJobsWithRecordsButKeepsTagged(t *testing.T) {
 	must.NoError(t, err)
 	defer sub.Unsubscribe()
 
-	n, err = srv.runJobGC(true)
+	n, err = srv.runJobGC(true, nil)
 	must.NoError(t, err)
 	must.Eq(t, 1, n)
 	for id, wantKept := range map[string]bool{"stopped": false, "tagged": true, "running": true} {

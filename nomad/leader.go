@@ -92,7 +92,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-gcTick.C:
-			if n, err := s.runJobGC(false); err != nil {
+			if n, err := s.runJobGC(false, nil); err != nil {
 				s.logger.Error("job GC failed", "error", err)
 			} else if n > 0 {
 				s.logger.Info("job GC removed jobs", "count", n)

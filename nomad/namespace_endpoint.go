@@ -2,6 +2,7 @@ package nomad
 
 import (
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -101,14 +102,14 @@ func (n *Namespace) List(args *structs.NamespaceListRequest, reply *structs.Name
 		if err != nil {
 			return 0, err
 		}
-		reply.Namespaces = make([]*structs.Namespace, 0, len(all))
-		for _, ns := range all {
-			if args.Prefix != "" && !hasPrefix(ns.Name, args.Prefix) {
-				continue
-			}
-			if aclObj.AllowNamespace(ns.Name) {
-				reply.Namespaces = append(reply.Namespaces, ns)
-			}
+		reply.Namespaces, reply.NextToken, err = paginator.Page(all, args.QueryOptions,
+			paginator.Order[*structs.Namespace]{Key: func(ns *structs.Namespace) paginator.Key { return paginator.ByID(ns.Name) }},
+			func(ns *structs.Namespace) bool {
+				return (args.Prefix == "" || hasPrefix(ns.Name, args.Prefix)) && aclObj.AllowNamespace(ns.Name)
+			},
+			func(ns *structs.Namespace) (*structs.Namespace, error) { return ns, nil })
+		if err != nil {
+			return 0, err
 		}
 		return store.Index("namespaces"), nil
 	})

@@ -6,6 +6,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -220,9 +221,11 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 		if err != nil {
 			return 0, err
 		}
-		reply.Nodes = make([]*structs.NodeListStub, 0, len(nodes))
-		for _, node := range nodes {
-			reply.Nodes = append(reply.Nodes, node.Stub(args.WithOS))
+		reply.Nodes, reply.NextToken, err = paginator.Page(nodes, args.QueryOptions,
+			paginator.Order[*structs.Node]{Key: func(n *structs.Node) paginator.Key { return paginator.ByID(n.ID) }},
+			nil, func(n *structs.Node) (*structs.NodeListStub, error) { return n.Stub(args.WithOS), nil })
+		if err != nil {
+			return 0, err
 		}
 		return store.Index("nodes"), nil
 	})

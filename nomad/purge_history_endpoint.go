@@ -5,6 +5,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -30,21 +31,19 @@ func (p *PurgeHistory) List(args *structs.PurgeRecordListRequest, reply *structs
 		if err != nil {
 			return 0, err
 		}
-		reply.Records = make([]*structs.PurgeRecordStub, 0, len(records))
-		for _, r := range records {
-			if !all && r.Namespace != args.Namespace {
-				continue
-			}
-			if !visible(r.Namespace) {
-				continue
-			}
-			if args.Prefix != "" && !hasPrefix(r.JobID, args.Prefix) {
-				continue
-			}
-			if args.Since != 0 && r.PurgeTime < args.Since {
-				continue
-			}
-			reply.Records = append(reply.Records, r.Stub())
+		// Newest first (reverse gives oldest first), paged by create index and ID.
+		reply.Records, reply.NextToken, err = paginator.Page(records, args.QueryOptions,
+			paginator.Order[*structs.PurgeRecord]{Descending: true, Key: func(r *structs.PurgeRecord) paginator.Key {
+				return paginator.ByCreateIndexID(r.CreateIndex, r.ID)
+			}},
+			func(r *structs.PurgeRecord) bool {
+				return (all || r.Namespace == args.Namespace) && visible(r.Namespace) &&
+					(args.Prefix == "" || hasPrefix(r.JobID, args.Prefix)) &&
+					(args.Since == 0 || r.PurgeTime >= args.Since)
+			},
+			func(r *structs.PurgeRecord) (*structs.PurgeRecordStub, error) { return r.Stub(), nil })
+		if err != nil {
+			return 0, err
 		}
 		return store.Index("purge_history"), nil
 	})

@@ -63,3 +63,23 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
 }
+
+// TestPlaceAllocs writes allocations of job through Raft as a plan would, for tests that need
+// allocations without running a client and scheduler. Each allocation gets job's namespace,
+// ID and spec, and ClientStatus pending unless it sets one.
+func TestPlaceAllocs(t testing.TB, srv *Server, job *structs.Job, allocs ...*structs.Allocation) {
+	t.Helper()
+	for _, a := range allocs {
+		a.Namespace, a.JobID = job.Namespace, job.ID
+		if a.ClientStatus == "" {
+			a.ClientStatus = structs.AllocClientStatusPending
+		}
+		if a.DesiredStatus == "" {
+			a.DesiredStatus = structs.AllocDesiredStatusRun
+		}
+	}
+	_, err := srv.raftApply(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		Job: job, AllocsPlaced: allocs, UpdatedAt: time.Now().UnixNano(),
+	})
+	must.NoError(t, err)
+}

@@ -53,7 +53,7 @@ func EventsFromChanges(txn *Txn, changes memdb.Changes) *structs.Events {
 
 func jobEvents(txn *Txn, change memdb.Change) []structs.Event {
 	var job *structs.Job
-	payload := &structs.JobEvent{Actor: txn.Meta.Actor}
+	payload := &structs.JobEvent{Actor: txn.Meta.Actor, ForcedBy: txn.Meta.ForcedBy}
 	if change.Deleted() {
 		// The job as it was just before removal; the flag is true exactly when the row is gone.
 		job = change.Before.(*structs.Job)

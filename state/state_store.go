@@ -66,6 +66,8 @@ func (s *StateStore) Abandon() { close(s.abandonCh) }
 type TxnMeta struct {
 	Purge bool
 	Actor *structs.Actor
+	// ForcedBy is who forced a GC whose Actor is the GC itself.
+	ForcedBy *structs.Actor
 }
 
 // Txn is a write transaction that carries the Raft index and message type it applies, and the

@@ -66,6 +66,9 @@ type JobEvent struct {
 	// Actor is who caused the write; omitted for API writes when ACLs are disabled. It never
 	// carries a SecretID.
 	Actor *Actor `json:",omitempty"`
+	// ForcedBy is, when a forced GC removed the job (Actor is then the job GC), the token that
+	// forced it: who asked, beside who did it. Our extension; never a SecretID either.
+	ForcedBy *Actor `json:",omitempty"`
 }
 
 // EvaluationEvent is the payload of events on TopicEvaluation.

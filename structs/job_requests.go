@@ -64,6 +64,9 @@ type JobBatchDeregisterRequest struct {
 	// PurgeTime is fixed by the leader for the purge-history records.
 	PurgeTime int64
 	Actor     *Actor
+	// ForcedBy is the token that forced this GC run (PUT /v1/system/gc), nil for a scheduled
+	// run. Our extension: upstream records only the GC.
+	ForcedBy *Actor `json:",omitempty"`
 	WriteRequest
 }
 

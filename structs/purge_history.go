@@ -17,6 +17,9 @@ type PurgeRecord struct {
 	JobType    string
 	Reason     string
 	Actor      *Actor
+	// ForcedBy is, for a removal by a forced GC, the token that forced it (Actor is then the
+	// job GC). Our extension, like the purge history itself.
+	ForcedBy *Actor `json:",omitempty"`
 	// PurgeTime is unix nanoseconds, fixed by the leader before the Raft apply.
 	PurgeTime   int64
 	Job         *Job
@@ -32,6 +35,7 @@ type PurgeRecordStub struct {
 	JobType     string
 	Reason      string
 	Actor       *Actor
+	ForcedBy    *Actor `json:",omitempty"`
 	PurgeTime   int64
 	CreateIndex uint64
 }
@@ -40,7 +44,7 @@ type PurgeRecordStub struct {
 func (r *PurgeRecord) Stub() *PurgeRecordStub {
 	return &PurgeRecordStub{
 		ID: r.ID, Namespace: r.Namespace, JobID: r.JobID, JobVersion: r.JobVersion,
-		JobType: r.JobType, Reason: r.Reason, Actor: r.Actor, PurgeTime: r.PurgeTime,
+		JobType: r.JobType, Reason: r.Reason, Actor: r.Actor, ForcedBy: r.ForcedBy, PurgeTime: r.PurgeTime,
 		CreateIndex: r.CreateIndex,
 	}
 }

@@ -11,6 +11,13 @@ type QueryOptions struct {
 	AllowStale    bool
 	Prefix        string
 	AuthToken     string
+
+	// Filter, PerPage, NextToken and Reverse page and filter list reads (upstream's
+	// filter, per_page, next_token and reverse parameters); other reads ignore them.
+	Filter    string
+	PerPage   int32
+	NextToken string
+	Reverse   bool
 }
 
 // WriteRequest carries the common parameters of a write RPC.

@@ -57,6 +57,7 @@ const (
 	rowDeleted       = "deleted"
 	rowManagement    = "management"
 	rowAgentRead     = "agent-read"
+	rowAgentWrite    = "agent-write"
 	rowNodeRead      = "node-read"
 )
 
@@ -74,6 +75,7 @@ var matrixRows = []matrixRow{
 	{name: rowDeleted, rules: `namespace "default" { policy = "write" }`, deleted: true},
 	{name: rowManagement, management: true},
 	{name: rowAgentRead, rules: `agent { policy = "read" }`},
+	{name: rowAgentWrite, rules: `agent { policy = "write" }`},
 	{name: rowNodeRead, rules: `node { policy = "read" }`},
 }
 
@@ -104,6 +106,8 @@ var (
 	// Namespace read: any capability in the namespace.
 	allowAnyInDefault = []string{rowAnonymousRead, rowRead, rowWrite, rowScale, rowDeployer, rowStopper, rowPurger, rowManagement}
 	allowManagement   = []string{rowManagement}
+	// Agent write (profiling): what upstream requires of its agent pprof API.
+	allowAgentWrite = []string{rowAgentWrite, rowManagement}
 )
 
 func rowNames(rows []matrixRow) []string {
@@ -317,17 +321,31 @@ func matrixStatusEndpoints() []matrixEndpoint {
 		{name: "status leader", method: "GET", path: "/v1/status/leader", allow: allowEveryone},
 		{name: "status peers", method: "GET", path: "/v1/status/peers", allow: allowEveryone},
 		{name: "regions", method: "GET", path: "/v1/regions", allow: allowEveryone},
-		{name: "agent self", method: "GET", path: "/v1/agent/self", allow: []string{rowAgentRead, rowManagement}},
+		{name: "agent self", method: "GET", path: "/v1/agent/self", allow: []string{rowAgentRead, rowAgentWrite, rowManagement}},
 		// Upstream gates the member list on node read, not agent read.
 		{name: "agent members", method: "GET", path: "/v1/agent/members", allow: []string{rowNodeRead, rowManagement}},
 		{name: "system gc", method: "PUT", path: "/v1/system/gc", allow: allowManagement},
 	}
 }
 
+// matrixDebugEndpoints are the pprof routes, which the matrix agent serves because it sets
+// enable_debug. The CPU profile and trace run for the shortest time each accepts.
+func matrixDebugEndpoints() []matrixEndpoint {
+	return []matrixEndpoint{
+		{name: "pprof index", method: "GET", path: "/debug/pprof/", allow: allowAgentWrite},
+		{name: "pprof heap", method: "GET", path: "/debug/pprof/heap", allow: allowAgentWrite},
+		{name: "pprof cmdline", method: "GET", path: "/debug/pprof/cmdline", allow: allowAgentWrite},
+		{name: "pprof symbol", method: "GET", path: "/debug/pprof/symbol", allow: allowAgentWrite},
+		{name: "pprof symbol lookup", method: "POST", path: "/debug/pprof/symbol", body: "0x1", allow: allowAgentWrite},
+		{name: "pprof profile", method: "GET", path: "/debug/pprof/profile?seconds=1", allow: allowAgentWrite},
+		{name: "pprof trace", method: "GET", path: "/debug/pprof/trace?seconds=0.01", allow: allowAgentWrite},
+	}
+}
+
 func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
-		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints())
+		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }
@@ -338,6 +356,7 @@ func TestACLMatrix_StreamAndHistory(t *testing.T) {
 	runACLMatrix(t, matrixStreamAndHistoryEndpoints(), matrixRows)
 }
 func TestACLMatrix_Status(t *testing.T) { runACLMatrix(t, matrixStatusEndpoints(), matrixRows) }
+func TestACLMatrix_Debug(t *testing.T)  { runACLMatrix(t, matrixDebugEndpoints(), matrixRows) }
 
 // TestACLMatrix_RemovalRules pins the rows the product exists for, so that an edit of the
 // tables above cannot quietly give purge to a token that may only stop.
@@ -433,6 +452,7 @@ func newMatrixFixture(t *testing.T, rows []matrixRow) *matrixFixture {
 	t.Helper()
 	ta, root, logs := newLoggedACLAgent(t, func(c *Config) {
 		c.ACL.TokenMinExpirationTTL = matrixMinTTL
+		c.EnableDebug = true
 	})
 	f := &matrixFixture{
 		ta: ta, root: root, mgmt: ta.Client(root), logs: logs,

@@ -1,7 +1,13 @@
 package agent
 
 import (
+	"net/http"
 	"testing"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/structs"
+	"github.com/shoenig/test/must"
 )
 
 // allowNodeRead is node read access, which management has too.
@@ -22,4 +28,32 @@ func matrixAllocAndNodeEndpoints() []matrixEndpoint {
 
 func TestACLMatrix_AllocsAndNodes(t *testing.T) {
 	runACLMatrix(t, matrixAllocAndNodeEndpoints(), matrixRows)
+}
+
+// A caller that may read allocations in the namespace it asks in, but not in the allocation's,
+// gets a 403 that names the allocation's namespace: the one whose policy is missing.
+func TestSecurity_AllocReadDeniedNamesAllocNamespace(t *testing.T) {
+	ta, root := NewTestACLAgent(t, nil)
+	rc := ta.Client(root)
+	_, err := rc.Namespaces().Register(&api.Namespace{Name: "other"}, nil)
+	must.NoError(t, err)
+	job := testJob("elsewhere")
+	job.Namespace = new("other")
+	_, _, err = rc.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	stored, err := ta.Server().State().JobByID(nil, "other", "elsewhere")
+	must.NoError(t, err)
+	alloc := &structs.Allocation{ID: "6f1ad1d4-6bd4-4d86-9f2a-6c1f5a1c0a01", Name: "elsewhere.web[0]", TaskGroup: "web"}
+	nomad.TestPlaceAllocs(t, ta.Server(), stored, alloc)
+
+	reader := clientToken(t, ta, root, "default-reader", `namespace "default" { policy = "read" }`)
+	res := doHTTP(t, ta, http.MethodGet, "/v1/allocation/"+alloc.ID, nil, http.Header{"X-Nomad-Token": {reader.SecretID}})
+	must.Eq(t, http.StatusForbidden, res.status)
+	must.StrHasPrefix(t, "Permission denied", res.body)
+	must.StrContains(t, res.body, `namespace "other"`)
+	must.StrNotContains(t, res.body, `namespace "default"`)
+
+	// Whoever may read it there gets it.
+	res = doHTTP(t, ta, http.MethodGet, "/v1/allocation/"+alloc.ID+"?namespace=other", nil, http.Header{"X-Nomad-Token": {root}})
+	must.Eq(t, http.StatusOK, res.status)
 }

@@ -192,7 +192,7 @@ func printBanner(ui cli.Ui, a *Agent) {
 	info := []struct{ key, value string }{
 		{"Advertise Addrs", fmt.Sprintf("HTTP: %s; RPC: %s; Serf: %s", cfg.Advertise.HTTP, cfg.Advertise.RPC, cfg.Advertise.Serf)},
 		{"Bind Addrs", fmt.Sprintf("HTTP: [%s]; RPC: %s", a.HTTPAddr(), rpcBind(a))},
-		{"Client", fmt.Sprint(false)},
+		{"Client", fmt.Sprint(a.Client() != nil)},
 		{"Log Level", cfg.LogLevel},
 		{"Node Id", a.server.Config().NodeID},
 		{"Region", fmt.Sprintf("%s (DC: %s)", cfg.Region, cfg.Datacenter)},

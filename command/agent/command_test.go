@@ -183,6 +183,8 @@ func TestRun_Dev(t *testing.T) {
 	must.StrContains(t, out, "==> Nomad agent configuration:")
 	must.StrContains(t, out, fmt.Sprintf("HTTP: [127.0.0.1:%d]", port))
 	must.StrContains(t, out, "Region: eu (DC: dc1)")
+	// -dev runs a client, and the banner says so.
+	must.StrContains(t, out, "Client: true")
 	must.StrContains(t, out, "==> Nomad agent started! Log data will stream in below:")
 	must.Eq(t, "", ui.ErrorWriter.String())
 	// Logs written while starting are held until the banner is out.

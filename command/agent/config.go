@@ -304,10 +304,12 @@ func loadConfigFile(path string) (*Config, error) {
 	parser := hclparse.NewParser()
 	var file *hcl.File
 	var diags hcl.Diagnostics
+	// remap points diagnostics at the text as written (see parseAgentHCL).
+	remap := func(d hcl.Diagnostics) hcl.Diagnostics { return d }
 	if strings.EqualFold(filepath.Ext(path), ".json") {
 		file, diags = parser.ParseJSON(src, path)
 	} else {
-		file, diags = parser.ParseHCL(src, path)
+		file, remap, diags = parseAgentHCL(parser, src, path)
 	}
 	if diags.HasErrors() {
 		return nil, diagsError(path, diags)
@@ -315,11 +317,11 @@ func loadConfigFile(path string) (*Config, error) {
 
 	var fc fileConfig
 	if diags := gohcl.DecodeBody(file.Body, nil, &fc); diags.HasErrors() {
-		return nil, diagsError(path, diags)
+		return nil, diagsError(path, remap(diags))
 	}
 	assignments, diags := fc.assignments()
 	if diags.HasErrors() {
-		return nil, diagsError(path, diags)
+		return nil, diagsError(path, remap(diags))
 	}
 
 	cfg := &Config{Files: []string{path}, assignments: assignments}

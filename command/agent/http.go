@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -82,6 +83,9 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerNodeRoutes(mux)
 	s.registerClientAllocRoutes(mux)
 	s.registerFSRoutes(mux)
+	if s.agent.config.EnableDebug {
+		s.registerDebugRoutes(mux)
+	}
 
 	// Anything else under any path is unknown.
 	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
@@ -140,8 +144,8 @@ func writeRequest(r *http.Request) structs.WriteRequest {
 	return structs.WriteRequest{Namespace: structs.DefaultNamespace}
 }
 
-// parseRequestOptions reads region, namespace, index, wait, stale, prefix, pretty and the
-// token. The token comes only from headers, never from the URL, so it cannot end up in logs.
+// parseRequestOptions reads region, namespace, index, wait, stale, prefix, pretty, the
+// paging parameters (filter, per_page, next_token, reverse) and the token. The token comes only from headers, never from the URL, so it cannot end up in logs.
 func (s *HTTPServer) parseRequestOptions(r *http.Request) (*requestOptions, error) {
 	q := r.URL.Query()
 	o := &requestOptions{}
@@ -184,7 +188,19 @@ func (s *HTTPServer) parseRequestOptions(r *http.Request) (*requestOptions, erro
 		}
 		o.query.MaxQueryTime = wait
 	}
+	o.query.Filter = q.Get("filter")
+	o.query.NextToken = q.Get("next_token")
+	if raw := q.Get("per_page"); raw != "" {
+		perPage, err := strconv.ParseInt(raw, 10, 32)
+		if err != nil || perPage < 0 {
+			return nil, structs.BadRequest("Invalid per_page %q: it must be an integer from 0 to %d", raw, math.MaxInt32)
+		}
+		o.query.PerPage = int32(perPage)
+	}
 	var err error
+	if o.query.Reverse, err = flagParam(q, "reverse"); err != nil {
+		return nil, err
+	}
 	if o.query.AllowStale, err = flagParam(q, "stale"); err != nil {
 		return nil, err
 	}

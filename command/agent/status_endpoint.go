@@ -132,7 +132,7 @@ func (s *HTTPServer) agentSelf(_ http.ResponseWriter, r *http.Request) (any, err
 				"known_regions": "1",
 				"bootstrap":     strconv.FormatBool(s.agent.config.Server.BootstrapExpect == 1),
 			},
-			"client": {"enabled": "false"},
+			"client": {"enabled": strconv.FormatBool(s.agent.Client() != nil)},
 		},
 	}, nil
 }

@@ -1,7 +1,13 @@
 package agent
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
 	"testing"
+
+	"github.com/hashicorp/cli"
 
 	"github.com/shoenig/test/must"
 )
@@ -136,4 +142,69 @@ func TestStatusEndpoint_SystemGCNeedsManagement(t *testing.T) {
 	leader, err := ta.Client("").Status().Leader()
 	must.NoError(t, err)
 	must.NotEq(t, "", leader)
+}
+
+// PUT /v1/system/gc by a management token: the purge record read back over HTTP names the job
+// GC as the actor and the token as ForcedBy, by accessor, name and type, never by secret.
+func TestSecurity_SystemGCRecordsForcingToken(t *testing.T) {
+	ta, root := NewTestACLAgent(t, nil)
+	c := ta.Client(root)
+	self, _, err := c.ACLTokens().Self(nil)
+	must.NoError(t, err)
+	_, _, err = c.Jobs().Register(testJob("gc-me"), nil)
+	must.NoError(t, err)
+	_, _, err = c.Jobs().Deregister("gc-me", false, nil)
+	must.NoError(t, err)
+
+	res := doHTTP(t, ta, http.MethodPut, "/v1/system/gc", nil, http.Header{"X-Nomad-Token": {root}})
+	must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
+
+	list := doHTTP(t, ta, http.MethodGet, "/v1/jobs/purged", nil, http.Header{"X-Nomad-Token": {root}})
+	must.Eq(t, http.StatusOK, list.status)
+	var records []struct {
+		ID       string
+		JobID    string
+		Reason   string
+		Actor    map[string]string
+		ForcedBy map[string]string
+	}
+	must.NoError(t, json.Unmarshal([]byte(list.body), &records))
+	must.Len(t, 1, records)
+	must.Eq(t, "gc-me", records[0].JobID)
+	must.Eq(t, "gc", records[0].Reason)
+	must.Eq(t, map[string]string{"Name": "job-gc", "Type": "system"}, records[0].Actor)
+	must.Eq(t, map[string]string{"AccessorID": self.AccessorID, "Name": self.Name, "Type": "management"}, records[0].ForcedBy)
+	must.StrNotContains(t, list.body, root)
+
+	read := doHTTP(t, ta, http.MethodGet, "/v1/jobs/purged/"+records[0].ID, nil, http.Header{"X-Nomad-Token": {root}})
+	must.Eq(t, http.StatusOK, read.status)
+	must.StrContains(t, read.body, `"ForcedBy":{"AccessorID":"`+self.AccessorID)
+	must.StrNotContains(t, read.body, root)
+}
+
+// The banner and GET /v1/agent/self report whether this agent runs a client, from the client
+// itself rather than a constant.
+func TestSecurity_BannerAndAgentSelfReportClient(t *testing.T) {
+	cases := []struct {
+		name       string
+		start      func(t *testing.T) *TestAgent
+		wantClient bool
+	}{
+		{name: "server and client", start: func(t *testing.T) *TestAgent { return NewTestClientAgent(t, nil) }, wantClient: true},
+		{name: "server only", start: func(t *testing.T) *TestAgent { return NewTestAgent(t, nil) }, wantClient: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ta := tc.start(t)
+			ui := cli.NewMockUi()
+			printBanner(ui, ta.Agent)
+			must.StrContains(t, ui.OutputWriter.String(), fmt.Sprintf("Client: %t\n", tc.wantClient))
+
+			self, err := ta.Client("").Agent().Self()
+			must.NoError(t, err)
+			must.Eq(t, strconv.FormatBool(tc.wantClient), self.Stats["client"]["enabled"])
+			clientCfg, _ := self.Config["Client"].(map[string]any)
+			must.Eq[any](t, tc.wantClient, clientCfg["Enabled"])
+		})
+	}
 }

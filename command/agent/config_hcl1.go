@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Upstream reads agent configuration with HCL1, which needs nothing between the items of a
+// body: `ports { http = 4646  rpc = 4647  serf = 4648 }` is one valid line there. HCL2 (which
+// we parse with) wants each argument on its own line and allows a one-line block only with a
+// single argument. So that upstream's configuration files load unchanged, a file that fails
+// to parse is tried once more with a newline put wherever a new item starts on the line of
+// the one before (and after and before the braces around such items); every position in the
+// diagnostics of that second parse is mapped back to the text the operator wrote.
+
+// parseAgentHCL parses native-syntax agent configuration. remap maps later diagnostics about
+// the returned file back to src; when the file needed no rewriting it returns them as they are.
+func parseAgentHCL(parser *hclparse.Parser, src []byte, path string) (*hcl.File, func(hcl.Diagnostics) hcl.Diagnostics, hcl.Diagnostics) {
+	same := func(d hcl.Diagnostics) hcl.Diagnostics { return d }
+	file, diags := parser.ParseHCL(src, path)
+	if !diags.HasErrors() {
+		return file, same, diags
+	}
+	inserts := hcl1ItemBreaks(src, path)
+	if len(inserts) == 0 {
+		return file, same, diags
+	}
+	rewritten := insertNewlines(src, inserts)
+	// A fresh parser: the first one cached the failed parse under path.
+	file2, diags2 := hclparse.NewParser().ParseHCL(rewritten, path)
+	// Still invalid or not, the second parse's diagnostics are the useful ones: they are
+	// about what remains wrong once the HCL1 form is accepted, at the positions written.
+	remap := func(d hcl.Diagnostics) hcl.Diagnostics { return remapDiags(d, src, inserts) }
+	return file2, remap, remap(diags2)
+}
+
+// hcl1ItemBreaks returns the sorted byte offsets of src where a newline makes the HCL1 form
+// valid HCL2: before an item (`name =`, `name {`, `name "label"`) that follows the end of a
+// value on the same line or a block that opens a one-line body, and just inside the braces
+// of a body holding such items. No valid HCL2 has an item start there, so valid files never
+// change.
+func hcl1ItemBreaks(src []byte, path string) []int {
+	tokens, _ := hclsyntax.LexConfig(src, path, hcl.InitialPos)
+	var out []int
+	var open []int // indexes of the unclosed '{' tokens
+	split := map[int]bool{}
+	for i, tok := range tokens {
+		switch tok.Type {
+		case hclsyntax.TokenOBrace:
+			open = append(open, i)
+		case hclsyntax.TokenCBrace:
+			if n := len(open); n > 0 {
+				if split[open[n-1]] {
+					out = append(out, tok.Range.Start.Byte)
+				}
+				open = open[:n-1]
+			}
+		case hclsyntax.TokenIdent:
+			if i == 0 || i+1 >= len(tokens) || exprKeywords[string(tok.Bytes)] {
+				continue
+			}
+			prev, next := tokens[i-1].Type, tokens[i+1].Type
+			startsBlock := next == hclsyntax.TokenOBrace || next == hclsyntax.TokenOQuote
+			switch {
+			case endsValue(prev) && (next == hclsyntax.TokenEqual || startsBlock):
+				// `a = 1 b = 2`, `} b {`: an item right after another on its line.
+			case prev == hclsyntax.TokenOBrace && startsBlock:
+				// `a { b { … } }`: HCL2 allows no block inside a one-line block.
+			default:
+				continue
+			}
+			out = append(out, tok.Range.Start.Byte)
+			if n := len(open); n > 0 && !split[open[n-1]] {
+				split[open[n-1]] = true
+				out = append(out, tokens[open[n-1]].Range.End.Byte)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// exprKeywords are the identifiers that for expressions use; `for k in {…}` is no item.
+var exprKeywords = map[string]bool{"for": true, "in": true, "if": true}
+
+// endsValue reports whether a token can be the last one of an argument's value or of a block.
+func endsValue(t hclsyntax.TokenType) bool {
+	switch t {
+	case hclsyntax.TokenNumberLit, hclsyntax.TokenCQuote, hclsyntax.TokenIdent, hclsyntax.TokenCBrack,
+		hclsyntax.TokenCBrace, hclsyntax.TokenCParen, hclsyntax.TokenCHeredoc:
+		return true
+	}
+	return false
+}
+
+func insertNewlines(src []byte, at []int) []byte {
+	var b bytes.Buffer
+	b.Grow(len(src) + len(at))
+	prev := 0
+	for _, o := range at {
+		b.Write(src[prev:o])
+		b.WriteByte('\n')
+		prev = o
+	}
+	b.Write(src[prev:])
+	return b.Bytes()
+}
+
+// remapDiags rewrites the ranges of diags, which point into src with newlines inserted at
+// inserts, to point into src itself.
+func remapDiags(diags hcl.Diagnostics, src []byte, inserts []int) hcl.Diagnostics {
+	mapPos := func(p hcl.Pos) hcl.Pos {
+		// The n-th inserted newline sits at rewritten offset inserts[n]+n.
+		n := 0
+		for n < len(inserts) && inserts[n]+n < p.Byte {
+			n++
+		}
+		return posAt(src, max(p.Byte-n, 0))
+	}
+	mapRange := func(r *hcl.Range) *hcl.Range {
+		if r == nil {
+			return nil
+		}
+		return &hcl.Range{Filename: r.Filename, Start: mapPos(r.Start), End: mapPos(r.End)}
+	}
+	out := make(hcl.Diagnostics, 0, len(diags))
+	for _, d := range diags {
+		c := *d
+		c.Subject, c.Context = mapRange(d.Subject), mapRange(d.Context)
+		out = append(out, &c)
+	}
+	return out
+}
+
+// posAt is the line and column (1-based, in bytes as hcl counts columns for ASCII) of byte
+// offset off of src.
+func posAt(src []byte, off int) hcl.Pos {
+	off = min(off, len(src))
+	line := 1 + bytes.Count(src[:off], []byte{'\n'})
+	col := off - (bytes.LastIndexByte(src[:off], '\n') + 1) + 1
+	return hcl.Pos{Line: line, Column: col, Byte: off}
+}
