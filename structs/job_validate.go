@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/hashicorp/go-multierror"
 )
@@ -49,13 +50,17 @@ func (j *Job) Validate() error {
 	switch {
 	case j.ID == "":
 		add("Missing job ID")
-	case strings.ContainsAny(j.ID, " \t\n\x00"):
-		add("Job ID %q contains whitespace or a null character", j.ID)
-	case len(j.ID) > 128:
-		add("Job ID must be at most 128 characters")
+	case strings.ContainsFunc(j.ID, unicode.IsSpace):
+		add("Job ID %q contains whitespace", j.ID)
+	default:
+		if msg := checkName(j.ID, true); msg != "" {
+			add("Job ID %s: %s", quoteName(j.ID), msg)
+		}
 	}
 	if j.Name == "" {
 		add("Missing job name")
+	} else if msg := checkName(j.Name, true); msg != "" {
+		add("Job name %s: %s", quoteName(j.Name), msg)
 	}
 	if j.Namespace != "" && !validNamespaceName.MatchString(j.Namespace) {
 		add("Invalid job namespace %q", j.Namespace)
@@ -85,6 +90,9 @@ func (j *Job) Validate() error {
 			add("group %d: missing name", i)
 			continue
 		}
+		if msg := checkName(name, false); msg != "" {
+			add("group %s: name %s", quoteName(name), msg)
+		}
 		if seenGroups[name] {
 			add("group %q: defined more than once", name)
 		}
@@ -104,6 +112,9 @@ func (j *Job) Validate() error {
 			if task.Name == "" {
 				add("group %q: task %d: missing name", name, k)
 				continue
+			}
+			if msg := checkName(task.Name, false); msg != "" {
+				add("group %s: task %s: name %s", quoteName(name), quoteName(task.Name), msg)
 			}
 			if seenTasks[task.Name] {
 				add("group %q: task %q: defined more than once", name, task.Name)
@@ -136,6 +147,40 @@ func (j *Job) Validate() error {
 		add("parameterized: only batch and sysbatch jobs may be parameterized")
 	}
 	return errs.ErrorOrNil()
+}
+
+// MaxNameLength bounds job IDs, job names, group names and task names.
+const MaxNameLength = 128
+
+// checkName says what is wrong with a job ID or a job, group or task name, or "" when nothing
+// is. Clients make directories and files named after tasks, as root: a task or group name
+// must be one plain path element ("/", "." and ".." would lead out of the allocation
+// directory), and control characters (NUL among them) have no place in a name or a path.
+// Job IDs and names may hold "/" as upstream allows (its periodic and dispatched children are
+// "parent/periodic-…"): no client path is built from them, and they travel escaped in URLs.
+func checkName(name string, slashOK bool) string {
+	switch {
+	case len(name) > MaxNameLength:
+		return fmt.Sprintf("must be at most %d characters, got %d", MaxNameLength, len(name))
+	case !slashOK && strings.Contains(name, "/"):
+		return `must not contain "/"`
+	case name == "." || name == "..":
+		return `must not be "." or ".."`
+	case strings.ContainsRune(name, 0):
+		return "must not contain a null character"
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return "must not contain control characters"
+	}
+	return ""
+}
+
+// quoteName quotes a name for an error message, cut short when it is over the limit so that
+// the message does not echo the whole of an oversized input.
+func quoteName(name string) string {
+	if len(name) <= MaxNameLength {
+		return fmt.Sprintf("%q", name)
+	}
+	return fmt.Sprintf("%q...", name[:64])
 }
 
 // ValidNamespaceName reports whether name may be used as a namespace.
