@@ -2,13 +2,15 @@ package structs
 
 import (
 	"fmt"
-	"github.com/hashicorp/nomad/api"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
+	"github.com/hashicorp/cronexpr"
 	"github.com/hashicorp/go-multierror"
+	"github.com/hashicorp/nomad/api"
 )
 
 var validJobTypes = []string{JobTypeService, JobTypeBatch, JobTypeSystem, JobTypeSysBatch}
@@ -143,10 +145,95 @@ func (j *Job) Validate() error {
 	if j.Periodic != nil && j.Type != JobTypeBatch && j.Type != JobTypeSysBatch {
 		add("periodic: only batch and sysbatch jobs may be periodic")
 	}
+	if j.Periodic != nil {
+		for _, msg := range checkPeriodic(j.Periodic) {
+			add("%s", msg)
+		}
+	}
 	if j.ParameterizedJob != nil && j.Type != JobTypeBatch && j.Type != JobTypeSysBatch {
 		add("parameterized: only batch and sysbatch jobs may be parameterized")
 	}
 	return errs.ErrorOrNil()
+}
+
+// maxCronLength bounds one cron expression of a periodic job.
+const maxCronLength = 256
+
+// checkPeriodic reports what is wrong with a periodic block. As upstream, a disabled block is
+// not checked. Every spec must parse as a cron expression: one that does not would never
+// launch, and fail only when the leader next computes a launch time.
+func checkPeriodic(p *api.PeriodicConfig) []string {
+	if p.Enabled != nil && !*p.Enabled {
+		return nil
+	}
+	var msgs []string
+	if p.SpecType != nil && *p.SpecType != "" && *p.SpecType != api.PeriodicSpecCron {
+		msgs = append(msgs, fmt.Sprintf("periodic: unknown spec type %q: only %q is supported", *p.SpecType, api.PeriodicSpecCron))
+	}
+	specs := slices.Clone(p.Specs)
+	field := "periodic.crons"
+	if p.Spec != nil && *p.Spec != "" {
+		specs = append([]string{*p.Spec}, specs...)
+		if len(p.Specs) == 0 {
+			field = "periodic.cron"
+		}
+	}
+	if len(specs) == 0 {
+		msgs = append(msgs, "periodic: a cron expression (cron or crons) is required")
+	}
+	for _, spec := range specs {
+		if len(spec) > maxCronLength {
+			msgs = append(msgs, fmt.Sprintf("%s: cron expression must be at most %d characters, got %d", field, maxCronLength, len(spec)))
+			continue
+		}
+		if err := parseCron(spec); err != nil {
+			msgs = append(msgs, fmt.Sprintf("%s: invalid cron expression %q: %v", field, spec, err))
+		}
+	}
+	if p.TimeZone != nil && *p.TimeZone != "" {
+		if _, err := time.LoadLocation(*p.TimeZone); err != nil {
+			msgs = append(msgs, fmt.Sprintf("periodic.time_zone: invalid time zone %q: %v", *p.TimeZone, err))
+		}
+	}
+	return msgs
+}
+
+// parseCron parses spec as the leader will. The parser has panicked on odd input in the
+// past: a panic here is a refused spec, never a crashed server.
+func parseCron(spec string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("unparseable: %v", r)
+		}
+	}()
+	_, err = cronexpr.Parse(spec)
+	return err
+}
+
+// CheckMaxCount refuses a job whose group counts add up to more than max (the server's
+// job_max_count): every allocation costs the scheduler, the state store and the clients, and
+// a count is otherwise only bounded by its integer type. A group without a count runs one.
+func (j *Job) CheckMaxCount(max int) error {
+	total := 0
+	for _, tg := range j.TaskGroups {
+		if tg == nil {
+			continue
+		}
+		count := 1
+		if tg.Count != nil {
+			count = *tg.Count
+		}
+		if count <= 0 {
+			continue
+		}
+		// Compared before adding, so no sum can overflow.
+		if count > max-total {
+			return BadRequest("group %s: count %d brings the sum of the job's group counts above job_max_count (%d)",
+				quoteName(stringValue(tg.Name)), count, max)
+		}
+		total += count
+	}
+	return nil
 }
 
 // MaxNameLength bounds job IDs, job names, group names and task names.
