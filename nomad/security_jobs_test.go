@@ -141,3 +141,27 @@ func TestSecurity_HugeJobPlacedInBatches(t *testing.T) {
 	must.Eq(t, (2500+maxPlacementsPerPlan-1)/maxPlacementsPerPlan, steps)
 	must.Len(t, 2500, liveAllocs(t, srv, "web"))
 }
+
+// A job stored above job_max_count (before the limit existed, or was lowered) is not placed:
+// its evaluation fails, saying why, and stopping it still stops what it runs.
+func TestSecurity_StoredJobAboveMaxCountNotPlaced(t *testing.T) {
+	srv := TestServer(t, func(c *Config) { c.JobMaxCount = 10 })
+	registerNode(t, srv, testNode("n1"), "")
+	job := mock.Job()
+	job.TaskGroups[0].Count = new(99_999_999_999)
+	// Straight to Raft, past the endpoint's check, as an entry written before it existed.
+	_, err := srv.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{
+		Job: job, Eval: testEval("e-huge", "web", structs.EvalStatusPending)})
+	must.NoError(t, err)
+
+	w := &worker{srv: srv, failures: map[string]int{}}
+	must.NoError(t, w.step(context.Background()))
+	eval, err := srv.State().EvalByID(nil, "e-huge")
+	must.NoError(t, err)
+	must.Eq(t, structs.EvalStatusFailed, eval.Status)
+	must.StrContains(t, eval.StatusDescription, "job_max_count (10)")
+	allocs, err := srv.State().AllocsByJob(nil, structs.DefaultNamespace, "web")
+	must.NoError(t, err)
+	must.SliceEmpty(t, allocs)
+	must.SliceEmpty(t, pendingEvals(t, srv))
+}

@@ -118,6 +118,18 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	if err != nil {
 		return err
 	}
+	// Register refuses such a job; one stored before the limit (or before it was lowered)
+	// is not placed, only stopped, so that it cannot fill the state batch after batch.
+	if job != nil && !job.Stop {
+		if err := job.CheckMaxCount(w.srv.jobMaxCount()); err != nil {
+			failed := eval.Copy()
+			failed.Status = structs.EvalStatusFailed
+			failed.StatusDescription = "not scheduled: " + err.Error() + "; scale the job down or stop it"
+			failed.ModifyTime = now().UnixNano()
+			_, err := w.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed}})
+			return err
+		}
+	}
 	allocs, err := store.AllocsByJob(nil, eval.Namespace, eval.JobID)
 	if err != nil {
 		return err
