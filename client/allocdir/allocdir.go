@@ -29,7 +29,7 @@ func CheckElem(name string) error {
 		return fmt.Errorf("%w: empty name", ErrEscapes)
 	case name == "." || name == "..":
 		return fmt.Errorf("%w: name %q", ErrEscapes, name)
-	case strings.ContainsAny(name, `/\`):
+	case strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/'):
 		return fmt.Errorf("%w: name %q contains a path separator", ErrEscapes, name)
 	case strings.ContainsFunc(name, unicode.IsControl):
 		return fmt.Errorf("%w: name %q contains a control character", ErrEscapes, name)

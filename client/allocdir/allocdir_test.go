@@ -24,7 +24,7 @@ func TestSecurity_AllocDirJoin(t *testing.T) {
 		{name: "dot dot as the allocation", elems: []string{".."}},
 		{name: "dot", elems: []string{"."}},
 		{name: "slash inside", elems: []string{"a1", "web/local"}},
-		{name: "backslash", elems: []string{"a1", `..\..`}},
+		{name: "backslash is no separator here", elems: []string{"a1", `..\..`}, want: `/data/alloc/a1/..\..`},
 		{name: "absolute", elems: []string{"/etc"}},
 		{name: "NUL", elems: []string{"a1", "we\x00b"}},
 		{name: "newline", elems: []string{"a1", "we\nb"}},
