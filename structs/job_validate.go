@@ -53,7 +53,7 @@ func (j *Job) Validate() error {
 	case j.ID == "":
 		add("Missing job ID")
 	case strings.ContainsFunc(j.ID, unicode.IsSpace):
-		add("Job ID %q contains whitespace", j.ID)
+		add("Job ID %s contains whitespace", quoteName(j.ID))
 	default:
 		if msg := checkName(j.ID, true); msg != "" {
 			add("Job ID %s: %s", quoteName(j.ID), msg)
@@ -192,14 +192,14 @@ func checkPeriodic(p *api.PeriodicConfig) []string {
 	}
 	if p.TimeZone != nil && *p.TimeZone != "" {
 		if _, err := time.LoadLocation(*p.TimeZone); err != nil {
-			msgs = append(msgs, fmt.Sprintf("periodic.time_zone: invalid time zone %q: %v", *p.TimeZone, err))
+			msgs = append(msgs, fmt.Sprintf("periodic.time_zone: invalid time zone %s", quoteName(*p.TimeZone)))
 		}
 	}
 	return msgs
 }
 
-// parseCron parses spec as the leader will. The parser has panicked on odd input in the
-// past: a panic here is a refused spec, never a crashed server.
+// parseCron parses spec as the leader will. The parser is third-party code fed with user
+// input: should it panic, the spec is refused and the server stays up.
 func parseCron(spec string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -70,3 +70,67 @@ func TestSecurity_JobNamesValidated(t *testing.T) {
 		})
 	}
 }
+
+func TestSecurity_PeriodicSpecValidated(t *testing.T) {
+	cases := []struct {
+		name     string
+		periodic *api.PeriodicConfig
+		wantErr  string // "" when valid
+	}{
+		{name: "valid cron", periodic: &api.PeriodicConfig{Spec: new("*/5 * * * *")}},
+		{name: "valid crons", periodic: &api.PeriodicConfig{Specs: []string{"@daily", "0 12 * * 1-5"}}},
+		{name: "disabled is not checked, as upstream", periodic: &api.PeriodicConfig{Enabled: new(false), Spec: new("not a cron")}},
+		{name: "not a cron", periodic: &api.PeriodicConfig{Spec: new("not a cron")},
+			wantErr: `periodic.cron: invalid cron expression "not a cron"`},
+		{name: "bad entry of crons", periodic: &api.PeriodicConfig{Specs: []string{"@daily", "every tuesday"}},
+			wantErr: `periodic.crons: invalid cron expression "every tuesday"`},
+		{name: "none", periodic: &api.PeriodicConfig{}, wantErr: "periodic: a cron expression (cron or crons) is required"},
+		{name: "unknown spec type", periodic: &api.PeriodicConfig{Spec: new("@daily"), SpecType: new("interval")},
+			wantErr: `periodic: unknown spec type "interval"`},
+		{name: "bad time zone", periodic: &api.PeriodicConfig{Spec: new("@daily"), TimeZone: new("../../etc/passwd")},
+			wantErr: `periodic.time_zone: invalid time zone "../../etc/passwd"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := validJob()
+			j.Type = JobTypeBatch
+			j.Periodic = tc.periodic
+			err := j.Validate()
+			if tc.wantErr == "" {
+				must.NoError(t, err)
+				return
+			}
+			must.ErrorContains(t, err, tc.wantErr)
+		})
+	}
+}
+
+func TestSecurity_CheckMaxCount(t *testing.T) {
+	group := func(name string, count *int) *api.TaskGroup { return &api.TaskGroup{Name: &name, Count: count} }
+	cases := []struct {
+		name    string
+		groups  []*api.TaskGroup
+		wantErr string
+	}{
+		{name: "at the limit", groups: []*api.TaskGroup{group("a", new(6)), group("b", new(4))}},
+		{name: "no count runs one", groups: []*api.TaskGroup{group("a", new(9)), group("b", nil)}},
+		{name: "zero", groups: []*api.TaskGroup{group("a", new(0))}},
+		{name: "over by the sum", groups: []*api.TaskGroup{group("a", new(6)), group("b", new(5))},
+			wantErr: `group "b": count 5 brings the sum of the job's group counts above job_max_count (10)`},
+		{name: "huge", groups: []*api.TaskGroup{group("a", new(99_999_999_999))}, wantErr: "job_max_count (10)"},
+		{name: "no overflow", groups: []*api.TaskGroup{group("a", new(9)), group("b", new(int(^uint(0)>>1)))}, wantErr: `group "b"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := validJob()
+			j.TaskGroups = tc.groups
+			err := j.CheckMaxCount(10)
+			if tc.wantErr == "" {
+				must.NoError(t, err)
+				return
+			}
+			must.ErrorContains(t, err, tc.wantErr)
+			must.Eq(t, 400, ErrorCode(err))
+		})
+	}
+}
