@@ -39,6 +39,11 @@ func (c *Client) OpenTaskLog(allocID, task, logType string) (*os.File, error) {
 			return nil, &structs.CodedError{Code: http.StatusNotFound, Err: structs.ErrNotFound,
 				Msg: fmt.Sprintf("no %s log for task %q of allocation %s on this node", logType, task, allocID)}
 		}
+		if info, lerr := os.Lstat(path); lerr == nil && info.Mode()&os.ModeSymlink != 0 {
+			// The task replaced its log with a link; what it points to is not the caller's
+			// to read.
+			return nil, structs.BadRequest("the %s log of task %q of allocation %s is a link that leaves the allocation directory", logType, task, allocID)
+		}
 		return nil, err
 	}
 	return f, nil

@@ -93,7 +93,8 @@ func TestSecurity_ClientTaskLogLinkRefused(t *testing.T) {
 	must.NoError(t, os.WriteFile(filepath.Join(logs, LogFileName("api", "stdout")), []byte("hello"), 0o644))
 
 	_, err := c.OpenTaskLog("a1", "web", "stdout")
-	must.Error(t, err)
+	must.ErrorContains(t, err, "is a link that leaves the allocation directory")
+	must.Eq(t, 400, structs.ErrorCode(err))
 	f, err := c.OpenTaskLog("a1", "api", "stdout")
 	must.NoError(t, err)
 	must.NoError(t, f.Close())
