@@ -5,35 +5,53 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strings"
 
+	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/structs"
 )
 
-// TaskLogFile is the path of a task's stdout or stderr log on this node. It fails with a 404
-// when the file does not exist (the task never started here, or its allocation directory is
-// gone). The caller authorizes first: the client holds no ACLs.
-func (c *Client) TaskLogFile(allocID, task, logType string) (string, error) {
+// OpenTaskLog opens a task's stdout or stderr log on this node for reading. It fails with a
+// 404 when the file does not exist (the task never started here, or its allocation directory
+// is gone). The file is opened inside the allocation directory: a link a task left in
+// alloc/logs cannot make the agent read a file of the host. The caller authorizes first: the
+// client holds no ACLs.
+func (c *Client) OpenTaskLog(allocID, task, logType string) (*os.File, error) {
 	if logType != "stdout" && logType != "stderr" {
-		return "", structs.BadRequest("invalid log type %q: stdout or stderr", logType)
+		return nil, structs.BadRequest("invalid log type %q: stdout or stderr", logType)
 	}
-	// IDs and names come from requests: they must stay one path element.
+	// IDs and names come from requests: each must stay one path element.
 	for _, part := range []string{allocID, task} {
-		if part == "" || part == "." || part == ".." || strings.ContainsAny(part, `/\`) {
-			return "", structs.BadRequest("invalid allocation ID or task name %q", part)
+		if err := allocdir.CheckElem(part); err != nil {
+			return nil, structs.BadRequest("invalid allocation ID or task name %q", part)
 		}
 	}
-	path := filepath.Join(c.config.AllocDir, allocID, "alloc", "logs", task+"."+logType+".0")
-	if _, err := os.Stat(path); err != nil {
+	root, err := allocdir.Join(c.config.AllocDir, allocID)
+	if err != nil {
+		return nil, structs.BadRequest("invalid allocation ID: %v", err)
+	}
+	path, err := allocdir.Join(root, "alloc", "logs", LogFileName(task, logType))
+	if err != nil {
+		return nil, structs.BadRequest("invalid task name: %v", err)
+	}
+	f, err := allocdir.OpenFile(root, path, os.O_RDONLY, 0)
+	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", &structs.CodedError{Code: http.StatusNotFound, Err: structs.ErrNotFound,
+			return nil, &structs.CodedError{Code: http.StatusNotFound, Err: structs.ErrNotFound,
 				Msg: fmt.Sprintf("no %s log for task %q of allocation %s on this node", logType, task, allocID)}
 		}
-		return "", err
+		if info, lerr := os.Lstat(path); lerr == nil && info.Mode()&os.ModeSymlink != 0 {
+			// The task replaced its log with a link; what it points to is not the caller's
+			// to read.
+			return nil, structs.BadRequest("the %s log of task %q of allocation %s is a link that leaves the allocation directory", logType, task, allocID)
+		}
+		return nil, err
 	}
-	return path, nil
+	return f, nil
 }
+
+// LogFileName is the name of a task's log of logType (stdout or stderr) in the allocation's
+// alloc/logs directory. Only the first file (index 0) is written: logs are not rotated.
+func LogFileName(task, logType string) string { return task + "." + logType + ".0" }
 
 // TaskLive reports whether a task of an allocation this client runs may still write to its
 // logs: it is running, or waiting to start or restart.

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -16,7 +17,10 @@ type allocRunner struct {
 	c      *Client
 	id     string
 	logger hclog.Logger
+	// dir is the allocation's directory; "" when the allocation's ID cannot name one (then
+	// the allocation fails and nothing is created or removed).
 	dir    string
+	dirErr error
 
 	mu    sync.Mutex
 	alloc *structs.Allocation // the servers' latest view
@@ -35,11 +39,13 @@ type allocRunner struct {
 }
 
 func newAllocRunner(c *Client, alloc *structs.Allocation) *allocRunner {
+	dir, err := allocdir.Join(c.config.AllocDir, alloc.ID)
 	return &allocRunner{
 		c:      c,
 		id:     alloc.ID,
 		logger: c.logger.With("alloc_id", alloc.ID),
-		dir:    filepath.Join(c.config.AllocDir, alloc.ID),
+		dir:    dir,
+		dirErr: err,
 		alloc:  alloc,
 		states: map[string]*structs.TaskState{},
 		done:   make(chan struct{}),
@@ -63,13 +69,25 @@ func (r *allocRunner) run() {
 		r.fail(fmt.Sprintf("task group %q not found in the allocation's job", alloc.TaskGroup))
 		return
 	}
+	if r.dirErr != nil {
+		r.fail(fmt.Sprintf("invalid allocation ID %q: %v", alloc.ID, r.dirErr))
+		return
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	// Every task name is checked before anything is created, so that an allocation with
+	// one bad name leaves no directory behind.
+	for _, task := range tg.Tasks {
+		if err := allocdir.CheckElem(task.Name); err != nil {
+			r.fail(fmt.Sprintf("invalid task name %q: %v", task.Name, err))
+			return
+		}
+	}
 	for _, d := range []string{filepath.Join(r.dir, "alloc", "logs"), filepath.Join(r.dir, "alloc", "data"), filepath.Join(r.dir, "alloc", "tmp")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := allocdir.MkdirAll(r.c.config.AllocDir, d, 0o755); err != nil {
 			r.fail(fmt.Sprintf("creating the allocation directory: %v", err))
 			return
 		}
 	}
-	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
 	r.mu.Lock()
 	for _, task := range tg.Tasks {
 		tr := newTaskRunner(r, alloc, tg, task)
@@ -94,7 +112,7 @@ func (r *allocRunner) run() {
 	r.mu.Lock()
 	destroyed := r.destroyed
 	r.mu.Unlock()
-	if destroyed {
+	if destroyed && r.dirErr == nil {
 		if err := os.RemoveAll(r.dir); err != nil {
 			r.logger.Warn("removing the allocation directory failed", "error", err)
 		}

@@ -2,7 +2,6 @@ package client
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -192,16 +192,32 @@ func (tr *taskRunner) stop(handle drivers.TaskHandle) {
 		KillReason: tr.killReason, Message: "Task successfully killed"}, false)
 }
 
-// setup creates the task's directories and builds its driver configuration.
+// setup creates the task's directories and builds its driver configuration. Every path is
+// built by allocdir, which refuses one that would leave the allocation's directory whatever
+// the task's name (the allocation runner checked the names, this is the second lock).
 func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
-	allocDir := filepath.Join(tr.ar.dir, "alloc")
-	taskDir := filepath.Join(tr.ar.dir, tr.task.Name)
-	for _, d := range []string{filepath.Join(taskDir, "local"), filepath.Join(taskDir, "secrets"), filepath.Join(taskDir, "tmp")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	root := tr.ar.c.config.AllocDir
+	allocDir, err := allocdir.Join(root, tr.alloc.ID, "alloc")
+	if err != nil {
+		return nil, err
+	}
+	taskDir, err := allocdir.Join(root, tr.alloc.ID, tr.task.Name)
+	if err != nil {
+		return nil, fmt.Errorf("task directory: %w", err)
+	}
+	for _, sub := range []string{"local", "secrets", "tmp"} {
+		if err := allocdir.MkdirAll(root, filepath.Join(taskDir, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("creating task directory: %w", err)
 		}
 	}
-	logs := filepath.Join(allocDir, "logs")
+	stdout, err := allocdir.Join(allocDir, "logs", LogFileName(tr.task.Name, "stdout"))
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := allocdir.Join(allocDir, "logs", LogFileName(tr.task.Name, "stderr"))
+	if err != nil {
+		return nil, err
+	}
 	return &drivers.TaskConfig{
 		AllocID:    tr.alloc.ID,
 		JobName:    tr.alloc.Job.Name,
@@ -211,8 +227,8 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 		Env:        tr.env(allocDir, taskDir),
 		TaskDir:    taskDir,
 		AllocDir:   allocDir,
-		StdoutPath: filepath.Join(logs, tr.task.Name+".stdout.0"),
-		StderrPath: filepath.Join(logs, tr.task.Name+".stderr.0"),
+		StdoutPath: stdout,
+		StderrPath: stderr,
 	}, nil
 }
 

@@ -31,6 +31,9 @@ type Config struct {
 	EvalGCThreshold       time.Duration
 	JobTrackedVersions    int
 	PurgeHistoryRetention time.Duration
+	// JobMaxCount bounds the sum of a job's group counts: a register, scale or revert above
+	// it is refused. Each allocation costs the scheduler, the state and every client.
+	JobMaxCount int
 
 	ACLEnabled bool
 	// ACLTokenMin/MaxExpirationTTL bound ExpirationTTL of created tokens.
@@ -61,6 +64,9 @@ type Config struct {
 	Logger hclog.Logger
 }
 
+// DefaultJobMaxCount is server.job_max_count when not set (or set to 0).
+const DefaultJobMaxCount = 50000
+
 // DefaultConfig returns upstream's defaults.
 func DefaultConfig() *Config {
 	return &Config{
@@ -72,6 +78,7 @@ func DefaultConfig() *Config {
 		JobGCThreshold:           4 * time.Hour,
 		EvalGCThreshold:          time.Hour,
 		JobTrackedVersions:       6,
+		JobMaxCount:              DefaultJobMaxCount,
 		PurgeHistoryRetention:    720 * time.Hour,
 		ACLTokenMinExpirationTTL: time.Minute,
 		ACLTokenMaxExpirationTTL: 24 * time.Hour * 365,

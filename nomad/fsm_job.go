@@ -63,6 +63,16 @@ func (f *FSM) applyJobDeregister(buf []byte, index uint64) any {
 	if job == nil {
 		return structs.NotFound(structs.ErrJobNotFound)
 	}
+	// In the same entry as the stop or purge: once it is applied, no server (after a restart
+	// or a leader change) goes on with the job's earlier evaluations. The deregister's own
+	// evaluation, added below, stops what runs.
+	reason := "canceled: job stopped"
+	if req.Purge {
+		reason = "canceled: job purged"
+	}
+	if err := store.CancelJobEvalsTxn(txn, req.Namespace, req.JobID, reason, req.StopTime); err != nil {
+		return err
+	}
 	if req.Purge {
 		if err := store.DeleteJobTxn(txn, req.Namespace, req.JobID); err != nil {
 			return err
@@ -104,6 +114,9 @@ func (f *FSM) applyJobBatchDeregister(buf []byte, index uint64) any {
 		if job == nil {
 			// Already gone (purged between the GC's scan and this apply): nothing to record.
 			continue
+		}
+		if err := store.CancelJobEvalsTxn(txn, item.Namespace, item.JobID, "canceled: job purged by garbage collection", req.PurgeTime); err != nil {
+			return err
 		}
 		if err := store.DeleteJobTxn(txn, item.Namespace, item.JobID); err != nil {
 			return err

@@ -76,6 +76,15 @@ func (j *Job) register(args *structs.JobRegisterRequest, actor *structs.Actor, r
 			}
 		}
 	}
+	// After preserve_counts: the counts checked are the ones that will run.
+	if err := args.Job.CheckMaxCount(j.srv.jobMaxCount()); err != nil {
+		return err
+	}
+	// As upstream: a job's type decides how every part of it is scheduled, so it does not
+	// change under its allocations; purge the job to register it with another type.
+	if existing != nil && existing.Type != args.Job.Type {
+		return structs.BadRequest("cannot update job from type %q to %q", existing.Type, args.Job.Type)
+	}
 	if actor != nil {
 		args.Job.NomadTokenID = actor.AccessorID
 	}
@@ -107,6 +116,14 @@ func (j *Job) register(args *structs.JobRegisterRequest, actor *structs.Actor, r
 	reply.Index = index
 	j.srv.setQueryMeta(&reply.QueryMeta)
 	return nil
+}
+
+// jobMaxCount is server.job_max_count, its default when unset.
+func (s *Server) jobMaxCount() int {
+	if s.config.JobMaxCount > 0 {
+		return s.config.JobMaxCount
+	}
+	return DefaultJobMaxCount
 }
 
 func newEval(job *structs.Job, trigger string, priority int, nowNanos int64) (*structs.Evaluation, error) {

@@ -11,6 +11,13 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
+// maxPlacementsPerPlan bounds the allocations one evaluation places. A job's count is bounded
+// by job_max_count, but a plan of that many allocations would hold them all in memory at once
+// and make one Raft entry of them; past this bound the evaluation places a batch and leaves a
+// pending follow-up evaluation to continue, behind the evaluations already waiting. A plan
+// of 500 placements is a Raft entry of about 0.5 MB.
+const maxPlacementsPerPlan = 500
+
 // workerMaxAttempts is how many times the worker tries an evaluation before marking it failed,
 // so one that cannot be applied does not hold up every other.
 const workerMaxAttempts = 3
@@ -111,6 +118,18 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	if err != nil {
 		return err
 	}
+	// Register refuses such a job; one stored before the limit (or before it was lowered)
+	// is not placed, only stopped, so that it cannot fill the state batch after batch.
+	if job != nil && !job.Stop {
+		if err := job.CheckMaxCount(w.srv.jobMaxCount()); err != nil {
+			failed := eval.Copy()
+			failed.Status = structs.EvalStatusFailed
+			failed.StatusDescription = "not scheduled: " + err.Error() + "; scale the job down or stop it"
+			failed.ModifyTime = now().UnixNano()
+			_, err := w.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed}})
+			return err
+		}
+	}
 	allocs, err := store.AllocsByJob(nil, eval.Namespace, eval.JobID)
 	if err != nil {
 		return err
@@ -131,7 +150,8 @@ func (w *worker) process(eval *structs.Evaluation) error {
 			}
 		}
 	}
-	plan := scheduler.Compute(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeLoad: load})
+	plan := scheduler.Compute(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeLoad: load,
+		MaxPlacements: maxPlacementsPerPlan})
 	queued := 0
 	for _, q := range plan.Queued {
 		queued += q
@@ -168,6 +188,17 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	done.StatusDescription = ""
 	done.ModifyTime = t
 	done.QueuedAllocations = plan.Queued
+	deferred := plan.DeferredTotal()
+	if deferred > 0 {
+		// What waits for the follow-up is queued too, as far as the job's summary goes.
+		done.QueuedAllocations = map[string]int{}
+		for name, q := range plan.Queued {
+			done.QueuedAllocations[name] = q
+		}
+		for name, d := range plan.Deferred {
+			done.QueuedAllocations[name] += d
+		}
+	}
 	done.SnapshotIndex = store.LatestIndex()
 	done.FailedTGAllocs = nil
 	if len(plan.Failed) > 0 {
@@ -193,6 +224,17 @@ func (w *worker) process(eval *structs.Evaluation) error {
 			done.BlockedEval = blocked.ID
 			req.Evals = append(req.Evals, blocked)
 		}
+	}
+	if deferred > 0 {
+		next, err := newEval(evalJob(job, eval), structs.EvalTriggerQueuedAllocs, eval.Priority, t)
+		if err != nil {
+			return err
+		}
+		next.StatusDescription = fmt.Sprintf("created to place the %d allocations left by evaluation %s", deferred, eval.ID)
+		next.PreviousEval = eval.ID
+		next.JobModifyIndex = eval.JobModifyIndex
+		done.NextEval = next.ID
+		req.Evals = append(req.Evals, next)
 	}
 	// This evaluation saw the whole job: earlier blocked ones of the job are superseded.
 	others, err := store.EvalsByJob(nil, eval.Namespace, eval.JobID)

@@ -32,6 +32,10 @@ type Input struct {
 	// NodeLoad counts the running allocations of every job on each node, for placing on the
 	// least loaded node. Nil counts nothing.
 	NodeLoad map[string]int
+	// MaxPlacements bounds the allocations one plan places, so that the memory and the Raft
+	// entry of a plan stay bounded whatever the job's count; what is left over is counted in
+	// Plan.Deferred for a later plan. 0 places everything.
+	MaxPlacements int
 }
 
 // Stop is an allocation to stop and why.
@@ -51,6 +55,23 @@ type Plan struct {
 	Queued map[string]int
 	// Failed explains, per group with queued allocations, why no node took them.
 	Failed map[string]*api.AllocationMetric
+	// Deferred counts, per group, the allocations that could be placed but were left for a
+	// later plan because this one reached Input.MaxPlacements.
+	Deferred map[string]int
+	// maxPlace is Input.MaxPlacements.
+	maxPlace int
+}
+
+// full reports whether the plan may place no more allocations.
+func (p *Plan) full() bool { return p.maxPlace > 0 && len(p.Place) >= p.maxPlace }
+
+// DeferredTotal is the number of allocations left for a later plan.
+func (p *Plan) DeferredTotal() int {
+	n := 0
+	for _, d := range p.Deferred {
+		n += d
+	}
+	return n
 }
 
 // IsNoOp reports whether the plan changes no allocation.
@@ -58,7 +79,8 @@ func (p *Plan) IsNoOp() bool { return len(p.Place) == 0 && len(p.Update) == 0 &&
 
 // Compute reconciles the job with its allocations and returns the plan that does it.
 func Compute(in Input) *Plan {
-	p := &Plan{Queued: map[string]int{}, Failed: map[string]*api.AllocationMetric{}}
+	p := &Plan{Queued: map[string]int{}, Failed: map[string]*api.AllocationMetric{}, Deferred: map[string]int{},
+		maxPlace: in.MaxPlacements}
 	job := in.Job
 	allocs := sortedAllocs(in.Allocs)
 	if job == nil || job.Stop {
@@ -186,18 +208,51 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		}
 	}
 	// Replacements keep the name of what they replace; new allocations take the lowest free
-	// indexes until the count is reached.
-	for _, idx := range missing {
-		g.place(idx, nil)
+	// indexes until the count is reached. Once no node is feasible or the plan is full, the
+	// rest is counted at once rather than one by one: the count may be large.
+	for i, idx := range missing {
+		if !g.placeOrCount(idx, len(missing)-i) {
+			break
+		}
 	}
 	for idx, total := 0, len(kept); total < count; idx++ {
 		if used[idx] {
 			continue
 		}
+		if !g.placeOrCount(idx, count-total) {
+			break
+		}
 		used[idx] = true
-		g.place(idx, nil)
 		total++
 	}
+}
+
+// placeOrCount places the allocation with name index idx, one of left still to place. When
+// the plan is full it defers all left, when no node is feasible it queues all left, and it
+// reports false: the caller places no more of them.
+func (g *group) placeOrCount(idx, left int) bool {
+	if g.plan.full() {
+		g.plan.Deferred[g.name] += left
+		return false
+	}
+	if g.computeFeasible(); len(g.feasible) == 0 {
+		g.queue(left)
+		return false
+	}
+	g.place(idx, nil)
+	return true
+}
+
+// queue counts n allocations of the group that no node can take.
+func (g *group) queue(n int) {
+	g.plan.Queued[g.name] += n
+	m := g.plan.Failed[g.name]
+	if m == nil {
+		m = copyMetric(g.metric)
+		g.plan.Failed[g.name] = m
+		n--
+	}
+	m.CoalescedFailures += n
 }
 
 // updateOrReplace moves a running allocation to the job's current version: in place when its
@@ -238,14 +293,23 @@ func (g *group) reconcileSystem(keep []*structs.Allocation) {
 			continue
 		}
 		if !g.updateOrReplace(a) {
-			g.place(0, feasible[a.NodeID])
+			g.placeOn(feasible[a.NodeID])
 		}
 	}
 	for _, n := range g.feasible {
 		if !covered[n.ID] {
-			g.place(0, n)
+			g.placeOn(n)
 		}
 	}
+}
+
+// placeOn places a system group's allocation on node, or defers it when the plan is full.
+func (g *group) placeOn(node *structs.Node) {
+	if g.plan.full() {
+		g.plan.Deferred[g.name]++
+		return
+	}
+	g.place(0, node)
 }
 
 // place plans a new allocation with name index idx on node, or on the best feasible node
@@ -255,14 +319,7 @@ func (g *group) place(idx int, node *structs.Node) {
 		node = g.pick()
 	}
 	if node == nil {
-		g.plan.Queued[g.name]++
-		m := g.plan.Failed[g.name]
-		if m == nil {
-			m = copyMetric(g.metric)
-			g.plan.Failed[g.name] = m
-		} else {
-			m.CoalescedFailures++
-		}
+		g.queue(1)
 		return
 	}
 	g.onNode[node.ID]++

@@ -52,6 +52,31 @@ func (s *StateStore) UpsertEvalsTxn(txn *Txn, evals []*structs.Evaluation) error
 	return s.setJobStatusesTxn(txn, touched)
 }
 
+// CancelJobEvalsTxn marks the job's pending and blocked evaluations canceled: a stopped or
+// purged job has nothing left to place, and without this a scheduler, after a restart or a
+// leader change, would work through evaluations made for a job that is gone. modifyTime
+// comes from the request (the FSM reads no clock).
+func (s *StateStore) CancelJobEvalsTxn(txn *Txn, namespace, jobID, reason string, modifyTime int64) error {
+	evals, err := evalsByJobTxn(txn.Txn, namespace, jobID)
+	if err != nil {
+		return err
+	}
+	var canceled []*structs.Evaluation
+	for _, eval := range evals {
+		if eval.Status != structs.EvalStatusPending && eval.Status != structs.EvalStatusBlocked {
+			continue
+		}
+		c := eval.Copy()
+		c.Status = structs.EvalStatusCancelled
+		c.StatusDescription = reason
+		c.ModifyTime = modifyTime
+		canceled = append(canceled, c)
+	}
+	// Sorted so that every server writes the same rows in the same order.
+	sort.Slice(canceled, func(i, j int) bool { return canceled[i].ID < canceled[j].ID })
+	return s.UpsertEvalsTxn(txn, canceled)
+}
+
 // DeleteEvalsTxn removes evaluations by ID; unknown IDs are ignored.
 func (s *StateStore) DeleteEvalsTxn(txn *Txn, ids []string) error {
 	touched := jobSet{}

@@ -2,12 +2,15 @@ package structs
 
 import (
 	"fmt"
-	"github.com/hashicorp/nomad/api"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
+	"unicode"
 
+	"github.com/hashicorp/cronexpr"
 	"github.com/hashicorp/go-multierror"
+	"github.com/hashicorp/nomad/api"
 )
 
 var validJobTypes = []string{JobTypeService, JobTypeBatch, JobTypeSystem, JobTypeSysBatch}
@@ -49,13 +52,17 @@ func (j *Job) Validate() error {
 	switch {
 	case j.ID == "":
 		add("Missing job ID")
-	case strings.ContainsAny(j.ID, " \t\n\x00"):
-		add("Job ID %q contains whitespace or a null character", j.ID)
-	case len(j.ID) > 128:
-		add("Job ID must be at most 128 characters")
+	case strings.ContainsFunc(j.ID, unicode.IsSpace):
+		add("Job ID %s contains whitespace", quoteName(j.ID))
+	default:
+		if msg := checkName(j.ID, true); msg != "" {
+			add("Job ID %s: %s", quoteName(j.ID), msg)
+		}
 	}
 	if j.Name == "" {
 		add("Missing job name")
+	} else if msg := checkName(j.Name, true); msg != "" {
+		add("Job name %s: %s", quoteName(j.Name), msg)
 	}
 	if j.Namespace != "" && !validNamespaceName.MatchString(j.Namespace) {
 		add("Invalid job namespace %q", j.Namespace)
@@ -85,6 +92,9 @@ func (j *Job) Validate() error {
 			add("group %d: missing name", i)
 			continue
 		}
+		if msg := checkName(name, false); msg != "" {
+			add("group %s: name %s", quoteName(name), msg)
+		}
 		if seenGroups[name] {
 			add("group %q: defined more than once", name)
 		}
@@ -104,6 +114,9 @@ func (j *Job) Validate() error {
 			if task.Name == "" {
 				add("group %q: task %d: missing name", name, k)
 				continue
+			}
+			if msg := checkName(task.Name, false); msg != "" {
+				add("group %s: task %s: name %s", quoteName(name), quoteName(task.Name), msg)
 			}
 			if seenTasks[task.Name] {
 				add("group %q: task %q: defined more than once", name, task.Name)
@@ -132,10 +145,129 @@ func (j *Job) Validate() error {
 	if j.Periodic != nil && j.Type != JobTypeBatch && j.Type != JobTypeSysBatch {
 		add("periodic: only batch and sysbatch jobs may be periodic")
 	}
+	if j.Periodic != nil {
+		for _, msg := range checkPeriodic(j.Periodic) {
+			add("%s", msg)
+		}
+	}
 	if j.ParameterizedJob != nil && j.Type != JobTypeBatch && j.Type != JobTypeSysBatch {
 		add("parameterized: only batch and sysbatch jobs may be parameterized")
 	}
 	return errs.ErrorOrNil()
+}
+
+// maxCronLength bounds one cron expression of a periodic job.
+const maxCronLength = 256
+
+// checkPeriodic reports what is wrong with a periodic block. As upstream, a disabled block is
+// not checked. Every spec must parse as a cron expression: one that does not would never
+// launch, and fail only when the leader next computes a launch time.
+func checkPeriodic(p *api.PeriodicConfig) []string {
+	if p.Enabled != nil && !*p.Enabled {
+		return nil
+	}
+	var msgs []string
+	if p.SpecType != nil && *p.SpecType != "" && *p.SpecType != api.PeriodicSpecCron {
+		msgs = append(msgs, fmt.Sprintf("periodic: unknown spec type %q: only %q is supported", *p.SpecType, api.PeriodicSpecCron))
+	}
+	specs := slices.Clone(p.Specs)
+	field := "periodic.crons"
+	if p.Spec != nil && *p.Spec != "" {
+		specs = append([]string{*p.Spec}, specs...)
+		if len(p.Specs) == 0 {
+			field = "periodic.cron"
+		}
+	}
+	if len(specs) == 0 {
+		msgs = append(msgs, "periodic: a cron expression (cron or crons) is required")
+	}
+	for _, spec := range specs {
+		if len(spec) > maxCronLength {
+			msgs = append(msgs, fmt.Sprintf("%s: cron expression must be at most %d characters, got %d", field, maxCronLength, len(spec)))
+			continue
+		}
+		if err := parseCron(spec); err != nil {
+			msgs = append(msgs, fmt.Sprintf("%s: invalid cron expression %q: %v", field, spec, err))
+		}
+	}
+	if p.TimeZone != nil && *p.TimeZone != "" {
+		if _, err := time.LoadLocation(*p.TimeZone); err != nil {
+			msgs = append(msgs, fmt.Sprintf("periodic.time_zone: invalid time zone %s", quoteName(*p.TimeZone)))
+		}
+	}
+	return msgs
+}
+
+// parseCron parses spec as the leader will. The parser is third-party code fed with user
+// input: should it panic, the spec is refused and the server stays up.
+func parseCron(spec string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("unparseable: %v", r)
+		}
+	}()
+	_, err = cronexpr.Parse(spec)
+	return err
+}
+
+// CheckMaxCount refuses a job whose group counts add up to more than max (the server's
+// job_max_count): every allocation costs the scheduler, the state store and the clients, and
+// a count is otherwise only bounded by its integer type. A group without a count runs one.
+func (j *Job) CheckMaxCount(max int) error {
+	total := 0
+	for _, tg := range j.TaskGroups {
+		if tg == nil {
+			continue
+		}
+		count := 1
+		if tg.Count != nil {
+			count = *tg.Count
+		}
+		if count <= 0 {
+			continue
+		}
+		// Compared before adding, so no sum can overflow.
+		if count > max-total {
+			return BadRequest("group %s: count %d brings the sum of the job's group counts above job_max_count (%d)",
+				quoteName(stringValue(tg.Name)), count, max)
+		}
+		total += count
+	}
+	return nil
+}
+
+// MaxNameLength bounds job IDs, job names, group names and task names.
+const MaxNameLength = 128
+
+// checkName says what is wrong with a job ID or a job, group or task name, or "" when nothing
+// is. Clients make directories and files named after tasks, as root: a task or group name
+// must be one plain path element ("/", "." and ".." would lead out of the allocation
+// directory), and control characters (NUL among them) have no place in a name or a path.
+// Job IDs and names may hold "/" as upstream allows (its periodic and dispatched children are
+// "parent/periodic-…"): no client path is built from them, and they travel escaped in URLs.
+func checkName(name string, slashOK bool) string {
+	switch {
+	case len(name) > MaxNameLength:
+		return fmt.Sprintf("must be at most %d characters, got %d", MaxNameLength, len(name))
+	case !slashOK && strings.Contains(name, "/"):
+		return `must not contain "/"`
+	case name == "." || name == "..":
+		return `must not be "." or ".."`
+	case strings.ContainsRune(name, 0):
+		return "must not contain a null character"
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return "must not contain control characters"
+	}
+	return ""
+}
+
+// quoteName quotes a name for an error message, cut short when it is over the limit so that
+// the message does not echo the whole of an oversized input.
+func quoteName(name string) string {
+	if len(name) <= MaxNameLength {
+		return fmt.Sprintf("%q", name)
+	}
+	return fmt.Sprintf("%q...", name[:64])
 }
 
 // ValidNamespaceName reports whether name may be used as a namespace.

@@ -2,5 +2,5 @@
 // (a task that only waits, for tests). A driver starts a task and hands back a handle to wait
 // for it or kill it. An ExecDriver also runs commands in the context of its tasks (alloc exec)
 // and says how isolated they are, which decides the ACL capability exec needs. It imports
-// structs only.
+// structs and client/allocdir only.
 package drivers

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -43,11 +44,13 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := os.OpenFile(cfg.StdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// The logs live in the allocation directory the task can write to: opened inside it, a
+	// link the task put in their place cannot make the agent write to a file of the host.
+	stdout, err := allocdir.OpenFile(cfg.AllocDir, cfg.StdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("raw_exec: opening stdout file: %w", err)
 	}
-	stderr, err := os.OpenFile(cfg.StderrPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	stderr, err := allocdir.OpenFile(cfg.AllocDir, cfg.StderrPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		_ = stdout.Close()
 		return nil, fmt.Errorf("raw_exec: opening stderr file: %w", err)

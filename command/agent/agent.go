@@ -103,6 +103,9 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	if server.JobTrackedVersions > 0 {
 		sc.JobTrackedVersions = server.JobTrackedVersions
 	}
+	if server.JobMaxCount > 0 {
+		sc.JobMaxCount = server.JobMaxCount
+	}
 	sc.PurgeHistoryRetention = server.PurgeHistoryRetention
 	sc.ReapInterval = cfg.reapInterval
 	sc.EnableEventBroker = server.EnableEventBroker

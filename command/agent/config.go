@@ -117,10 +117,12 @@ type ServerConfig struct {
 	RetryMaxAttempts int
 	RetryInterval    time.Duration
 
-	JobGCInterval         time.Duration
-	JobGCThreshold        time.Duration
-	EvalGCThreshold       time.Duration
-	JobTrackedVersions    int
+	JobGCInterval      time.Duration
+	JobGCThreshold     time.Duration
+	EvalGCThreshold    time.Duration
+	JobTrackedVersions int
+	// JobMaxCount is server.job_max_count; 0 is the server's default.
+	JobMaxCount           int
 	EventBufferSize       int
 	EnableEventBroker     bool
 	PurgeHistoryRetention time.Duration
@@ -517,6 +519,7 @@ func (c *Config) Validate() error {
 	nonNegative("server.num_schedulers", int64(server.NumSchedulers))
 	nonNegative("server.retry_max", int64(server.RetryMaxAttempts))
 	nonNegative("server.event_buffer_size", int64(server.EventBufferSize))
+	nonNegative("server.job_max_count", int64(server.JobMaxCount))
 	if server.JobTrackedVersions < 1 {
 		bad("server.job_tracked_versions", "must be at least 1, got %d", server.JobTrackedVersions)
 	}

@@ -78,6 +78,7 @@ type fileServer struct {
 	JobGCThreshold        hcl.Expression `hcl:"job_gc_threshold,optional"`
 	EvalGCThreshold       hcl.Expression `hcl:"eval_gc_threshold,optional"`
 	JobTrackedVersions    *int           `hcl:"job_tracked_versions,optional"`
+	JobMaxCount           *int           `hcl:"job_max_count,optional"`
 	EventBufferSize       *int           `hcl:"event_buffer_size,optional"`
 	EnableEventBroker     *bool          `hcl:"enable_event_broker,optional"`
 	PurgeHistoryRetention hcl.Expression `hcl:"purge_history_retention,optional"`
@@ -332,6 +333,7 @@ func assignServer(a *assigner, s *fileServer) {
 	assign(a, s.BootstrapExpect, func(c *Config) *int { return &ensure(&c.Server).BootstrapExpect })
 	assign(a, s.NumSchedulers, func(c *Config) *int { return &ensure(&c.Server).NumSchedulers })
 	assign(a, s.JobTrackedVersions, func(c *Config) *int { return &ensure(&c.Server).JobTrackedVersions })
+	assign(a, s.JobMaxCount, func(c *Config) *int { return &ensure(&c.Server).JobMaxCount })
 	assign(a, s.EventBufferSize, func(c *Config) *int { return &ensure(&c.Server).EventBufferSize })
 	assign(a, s.EnableEventBroker, func(c *Config) *bool { return &ensure(&c.Server).EnableEventBroker })
 	assign(a, s.AuthoritativeRegion, func(c *Config) *string { return &ensure(&c.Server).AuthoritativeRegion })

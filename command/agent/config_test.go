@@ -132,6 +132,7 @@ server {
   job_gc_threshold        = "8h"
   eval_gc_threshold       = "2h"
   job_tracked_versions    = 9
+  job_max_count           = 1234
   event_buffer_size       = 250
   enable_event_broker     = false
   purge_history_retention = "48h"
@@ -242,7 +243,7 @@ const fullJSON = `{
   "server": {
     "enabled": true, "bootstrap_expect": 3, "num_schedulers": 123,
     "job_gc_interval": "10m", "job_gc_threshold": "8h", "eval_gc_threshold": "2h",
-    "job_tracked_versions": 9, "event_buffer_size": 250, "enable_event_broker": false,
+    "job_tracked_versions": 9, "job_max_count": 1234, "event_buffer_size": 250, "enable_event_broker": false,
     "purge_history_retention": "48h", "heartbeat_grace": "30s",
     "encrypt": "c2VjcmV0", "raft_protocol": 3, "authoritative_region": "us",
     "server_join": {"retry_join": ["10.0.0.1", "10.0.0.2"], "retry_max": 5, "retry_interval": "15s"},
@@ -294,6 +295,7 @@ func TestConfig_FullFile(t *testing.T) {
 		JobGCThreshold:        8 * time.Hour,
 		EvalGCThreshold:       2 * time.Hour,
 		JobTrackedVersions:    9,
+		JobMaxCount:           1234,
 		EventBufferSize:       250,
 		EnableEventBroker:     false,
 		PurgeHistoryRetention: 48 * time.Hour,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -79,11 +80,7 @@ func (s *HTTPServer) allocLogs(w http.ResponseWriter, r *http.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	path, err := s.logFile(queryOptions(r), req)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
+	f, err := s.openLog(queryOptions(r), req)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +107,7 @@ func (s *HTTPServer) allocLogs(w http.ResponseWriter, r *http.Request) (any, err
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	enc := json.NewEncoder(w)
-	file := fmt.Sprintf("alloc/logs/%s.%s.0", req.task, req.logType)
+	file := "alloc/logs/" + client.LogFileName(req.task, req.logType)
 	lastSent := time.Now()
 	send := func(frame *api.StreamFrame) error {
 		var err error
@@ -167,32 +164,32 @@ func (s *HTTPServer) allocLogs(w http.ResponseWriter, r *http.Request) (any, err
 	}
 }
 
-// logFile authorizes the request and finds the log on this agent's client. The servers'
+// openLog authorizes the request and opens the log on this agent's client. The servers'
 // view of the allocation decides: its logs outlive the client's runner of it.
-func (s *HTTPServer) logFile(opts structs.QueryOptions, req *logRequest) (string, error) {
+func (s *HTTPServer) openLog(opts structs.QueryOptions, req *logRequest) (*os.File, error) {
 	authorize := s.srv.Endpoints.ACL.AuthorizeReadLogs
 	alloc, err := s.srv.State().AllocByID(nil, req.allocID)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if alloc == nil {
 		// A caller who may read no logs of the namespace learns nothing, not even whether
 		// the ID exists.
 		if err := authorize(opts.AuthToken, opts.Namespace); err != nil {
-			return "", err
+			return nil, err
 		}
-		return "", structs.NotFound(structs.ErrAllocNotFound)
+		return nil, structs.NotFound(structs.ErrAllocNotFound)
 	}
 	if err := authorize(opts.AuthToken, alloc.Namespace); err != nil {
-		return "", err
+		return nil, err
 	}
 	if _, ok := allocTaskDriver(alloc, req.task); !ok {
-		return "", &structs.CodedError{Code: http.StatusNotFound, Err: structs.ErrNotFound,
+		return nil, &structs.CodedError{Code: http.StatusNotFound, Err: structs.ErrNotFound,
 			Msg: fmt.Sprintf("task %q not found in allocation %s", req.task, alloc.ID)}
 	}
 	c := s.agent.Client()
 	if c == nil || alloc.NodeID != c.NodeID() {
-		return "", s.elsewhereError(alloc, "read its logs")
+		return nil, s.elsewhereError(alloc, "read its logs")
 	}
-	return c.TaskLogFile(alloc.ID, req.task, req.logType)
+	return c.OpenTaskLog(alloc.ID, req.task, req.logType)
 }
