@@ -307,7 +307,7 @@ const raftApplyTimeout = 30 * time.Second
 // raftApply writes one entry and waits for it to be applied. A domain error returned by the FSM
 // handler is returned as the error.
 func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
-	buf, err := structs.Encode(t, msg)
+	buf, err := s.encodeEntry(t, msg)
 	if err != nil {
 		return 0, err
 	}
@@ -324,6 +324,23 @@ func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
 		}
 	}
 	return future.Index(), nil
+}
+
+// encodeEntry encodes msg and checks the entry the way every FSM will: an entry they cannot
+// decode would make each of them panic on every start, so it is refused here, as the request's
+// fault, before anything is written.
+func (s *Server) encodeEntry(t structs.MessageType, msg any) ([]byte, error) {
+	buf, err := structs.EncodeEntry(t, msg)
+	if err != nil {
+		return nil, structs.BadRequest("request cannot be stored: %v", err)
+	}
+	if len(buf) > structs.LogEntryMaxSize {
+		return nil, structs.BadRequest("request cannot be stored: %s entry is %d bytes, above the log entry limit of %d bytes", t, len(buf), structs.LogEntryMaxSize)
+	}
+	if _, err := structs.CheckEntry(buf); err != nil {
+		return nil, structs.BadRequest("request cannot be stored: %v", err)
+	}
+	return buf, nil
 }
 
 // checkLeader refuses writes on followers. Multi-server clusters forward at the HTTP agent.
