@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/nomadfork/nomad/nomad/raftutil"
 	"github.com/nomadfork/nomad/nomad/stream"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
@@ -180,26 +181,52 @@ func (s *Server) setupRaft() error {
 		logs, stable = mem, mem
 		snaps = raft.NewInmemSnapshotStore()
 	} else {
-		dir := filepath.Join(s.config.DataDir, "server", "raft")
-		if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o700); err != nil {
+		dir := raftutil.RaftDir(s.config.DataDir)
+		walDir := raftutil.WALDir(s.config.DataDir)
+		if err := os.MkdirAll(walDir, 0o700); err != nil {
 			return fmt.Errorf("creating raft dir: %w", err)
 		}
 		// The WAL does not close its metadata DB on Close, and that DB holds a file lock:
 		// keep our own handle so Shutdown can release it (a server restarted in the same
 		// process on the same data dir would otherwise wait for the lock forever).
 		meta := &metadb.BoltMetaDB{}
-		w, err := wal.Open(filepath.Join(dir, "wal"), wal.WithLogger(s.logger.Named("wal")), wal.WithMetaStore(meta))
+		persisted, err := meta.Load(walDir)
 		if err != nil {
 			_ = meta.Close()
-			return fmt.Errorf("opening raft log: %w", err)
+			return fmt.Errorf("opening raft log metadata in %s: %w", walDir, err)
+		}
+		// raft-wal recovers a damaged tail segment as a shorter log without a word, so the
+		// files are checked before it opens them.
+		if err := raftutil.CheckSegmentFiles(walDir, persisted.Segments); err != nil {
+			_ = meta.Close()
+			return refuseDamagedLog(s.config.DataDir, err)
+		}
+		w, err := wal.Open(walDir, wal.WithLogger(s.logger.Named("wal")), wal.WithMetaStore(meta))
+		if err != nil {
+			_ = meta.Close()
+			return refuseDamagedLog(s.config.DataDir, fmt.Errorf("opening raft log in %s: %w", walDir, err))
 		}
 		s.walStore, s.walMeta = w, meta
 		logs, stable = w, w
+		// Snapshot files need no check of ours: raft's file snapshot store verifies each
+		// one's CRC-64 when it opens it and falls back to the previous snapshot on a mismatch.
 		fss, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, s.logger.Named("snapshots"))
 		if err != nil {
+			s.closeWAL()
 			return fmt.Errorf("opening snapshot store: %w", err)
 		}
 		snaps = fss
+		metas, err := fss.List()
+		if err != nil {
+			s.closeWAL()
+			return fmt.Errorf("listing snapshots: %w", err)
+		}
+		// Every entry is read and decoded once before Raft starts, so damage is one clear
+		// refusal here rather than a panic in the FSM seconds after an election.
+		if err := raftutil.VerifyLog(walDir, persisted.Segments, w, w, len(metas) > 0); err != nil {
+			s.closeWAL()
+			return refuseDamagedLog(s.config.DataDir, err)
+		}
 	}
 
 	if s.config.RaftBindAddr == "" {
@@ -248,6 +275,20 @@ func (s *Server) setupRaft() error {
 	s.raft = r
 	s.raftStarted.Store(true)
 	return nil
+}
+
+// refuseDamagedLog is the one error a server with a damaged log starts with: what is wrong,
+// where, and the commands that inspect and repair it.
+func refuseDamagedLog(dataDir string, err error) error {
+	return fmt.Errorf("refusing to start: %w; inspect the log with 'nomad operator raft logs -verify %s' and see \"Recovering a damaged data dir\" in the README", err, dataDir)
+}
+
+func (s *Server) closeWAL() {
+	if s.walStore != nil {
+		_ = s.walStore.Close()
+		_ = s.walMeta.Close()
+		s.walStore, s.walMeta = nil, nil
+	}
 }
 
 // State returns the current state store.
@@ -385,10 +426,7 @@ func (s *Server) Shutdown() error {
 		if closer, ok := s.transport.(interface{ Close() error }); ok {
 			_ = closer.Close()
 		}
-		if s.walStore != nil {
-			_ = s.walStore.Close()
-			_ = s.walMeta.Close()
-		}
+		s.closeWAL()
 	})
 	return err
 }

@@ -1,0 +1,109 @@
+package raftutil
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/raft"
+	"github.com/hashicorp/raft-wal/types"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Status is what one entry check found.
+type Status struct {
+	Index   uint64
+	Term    uint64
+	LogType raft.LogType
+	// MsgType is the message type name for command entries, "" otherwise.
+	MsgType string
+	Size    int
+	// Checksum is the entry's CRC-32C; Legacy marks a command entry written before checksums,
+	// in which a flipped byte cannot be detected.
+	Checksum uint32
+	Legacy   bool
+	// Err is why the entry cannot be applied; nil when it is intact.
+	Err error
+}
+
+// logReader is how entries are read: the WAL itself in the server, a reader that tolerates
+// unreadable segments offline.
+type logReader interface {
+	GetLog(index uint64, log *raft.Log) error
+}
+
+// checkEntry reads index and checks it the way Raft and the FSM will use it. prevTerm is the
+// previous entry's term (terms never go back).
+func checkEntry(r logReader, index, prevTerm uint64) Status {
+	st := Status{Index: index}
+	var l raft.Log
+	if err := r.GetLog(index, &l); err != nil {
+		st.Err = fmt.Errorf("the entry cannot be read: %w", err)
+		return st
+	}
+	st.Term, st.LogType, st.Size = l.Term, l.Type, len(l.Data)
+	switch {
+	case l.Index != index:
+		st.Err = fmt.Errorf("the entry read back claims index %d", l.Index)
+	case l.Term < prevTerm:
+		st.Err = fmt.Errorf("the entry's term %d is below the previous entry's %d", l.Term, prevTerm)
+	case l.Type > raft.LogConfiguration:
+		st.Err = fmt.Errorf("unknown raft log type %d", l.Type)
+	case l.Type == raft.LogConfiguration:
+		st.Err = checkConfiguration(l.Data)
+	case l.Type == raft.LogCommand && len(l.Data) > 0:
+		e, err := structs.CheckEntry(l.Data)
+		st.MsgType, st.Checksum, st.Legacy, st.Err = e.Type.String(), e.Checksum, !e.Checksummed, err
+		if err == nil && !e.Checksummed {
+			st.Checksum = 0
+		}
+	}
+	return st
+}
+
+// checkConfiguration decodes a configuration entry as Raft will; Raft panics on one that does
+// not decode.
+func checkConfiguration(data []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the configuration entry does not decode: %v", r)
+		}
+	}()
+	cfg := raft.DecodeConfiguration(data)
+	if len(cfg.Servers) == 0 {
+		return fmt.Errorf("the configuration entry names no servers")
+	}
+	return nil
+}
+
+// VerifyLog checks every entry from the first index to the last, before Raft reads any: each
+// can be read, is the index asked for, and (for commands) passes its checksum and decodes into
+// its request type. It returns the first Damage found. hasSnapshot tells whether a snapshot can
+// stand in for an empty log.
+func VerifyLog(walDir string, segs []types.SegmentInfo, logs raft.LogStore, stable raft.StableStore, hasSnapshot bool) error {
+	first, err := logs.FirstIndex()
+	if err != nil {
+		return fmt.Errorf("reading the first log index in %s: %w", walDir, err)
+	}
+	last, err := logs.LastIndex()
+	if err != nil {
+		return fmt.Errorf("reading the last log index in %s: %w", walDir, err)
+	}
+	if last == 0 {
+		// Raft writes the bootstrap configuration entry before it records a term, so a term
+		// with neither entries nor a snapshot means the entries were lost.
+		term, err := stable.GetUint64([]byte("CurrentTerm"))
+		if err == nil && term > 0 && !hasSnapshot {
+			return &Damage{File: fileFor(walDir, segs, 1), Index: 1, Reason: fmt.Sprintf(
+				"the log is empty and there is no snapshot, but the server has reached term %d: its entries were lost", term)}
+		}
+		return nil
+	}
+	var prevTerm uint64
+	for i := first; i <= last; i++ {
+		st := checkEntry(logs, i, prevTerm)
+		if st.Err != nil {
+			return &Damage{File: fileFor(walDir, segs, i), Index: i, Reason: st.Err.Error()}
+		}
+		prevTerm = st.Term
+	}
+	return nil
+}
