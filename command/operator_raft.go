@@ -154,7 +154,7 @@ func (c *OperatorRaftSkipCommand) Run(args []string) int {
 	var index optUint
 	fs := c.FlagSet("operator raft skip")
 	fs.Var(&index, "index", "")
-	return c.repair(fs, args, "skip", func() (uint64, bool) { return index.v, index.set },
+	return c.repair(fs, args, "index", func() (uint64, bool) { return index.v, index.set },
 		func(o *raftutil.Offline, i uint64) (*raftutil.Repair, error) { return o.Skip(i, time.Now()) },
 		"Replaced entry %d with a no-op")
 }
