@@ -173,7 +173,8 @@ Usage: nomad operator raft truncate -from=<index> <data_dir>
   <index>. The writes in the dropped entries are lost on this server (a
   cluster's leader sends them again to a follower). When <index> is at or
   below the newest snapshot, the whole log is dropped and the server starts
-  from that snapshot. The old log directory is kept as
+  from that snapshot; when it is past the last index, nothing is dropped and
+  the log is only rewritten. The old log directory is kept as
   <data_dir>/server/raft/wal.backup-<time>.
 
 Options:

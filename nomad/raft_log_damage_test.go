@@ -162,3 +162,29 @@ func waitForJob(t *testing.T, srv *Server, id string) {
 		return err == nil && got != nil
 	}), wait.Timeout(10*time.Second), wait.Gap(10*time.Millisecond)))
 }
+
+// Finding 7, snapshots: a damaged snapshot state file must be named. Raft verifies its CRC-64
+// but, with no other snapshot, fails with "failed to load any existing snapshots" and no file.
+func TestSecurity_DamagedSnapshotRefusesToStartNamingFile(t *testing.T) {
+	dir := t.TempDir()
+	srv := TestServer(t, func(c *Config) { c.DataDir = dir })
+	_, err := srv.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mock.Job()})
+	must.NoError(t, err)
+	must.NoError(t, srv.raft.Snapshot().Error())
+	must.NoError(t, srv.Shutdown())
+
+	states, err := filepath.Glob(filepath.Join(raftutil.RaftDir(dir), "snapshots", "*", "state.bin"))
+	must.NoError(t, err)
+	must.SliceLen(t, 1, states)
+	raw, err := os.ReadFile(states[0])
+	must.NoError(t, err)
+	raw[len(raw)/2] ^= 0x01
+	must.NoError(t, os.WriteFile(states[0], raw, 0o644))
+
+	srv, err = restart(t, dir)
+	must.Nil(t, srv)
+	var damage *raftutil.Damage
+	must.True(t, errors.As(err, &damage), must.Sprintf("not a raftutil.Damage: %v", err))
+	must.Eq(t, states[0], damage.File)
+	must.StrContains(t, err.Error(), "the snapshot does not verify (CRC mismatch)")
+}

@@ -186,47 +186,32 @@ func (s *Server) setupRaft() error {
 		if err := os.MkdirAll(walDir, 0o700); err != nil {
 			return fmt.Errorf("creating raft dir: %w", err)
 		}
-		// The WAL does not close its metadata DB on Close, and that DB holds a file lock:
-		// keep our own handle so Shutdown can release it (a server restarted in the same
-		// process on the same data dir would otherwise wait for the lock forever).
-		meta := &metadb.BoltMetaDB{}
-		persisted, err := meta.Load(walDir)
-		if err != nil {
-			_ = meta.Close()
-			return fmt.Errorf("opening raft log metadata in %s: %w", walDir, err)
-		}
-		// raft-wal recovers a damaged tail segment as a shorter log without a word, so the
-		// files are checked before it opens them.
-		if err := raftutil.CheckSegmentFiles(walDir, persisted.Segments); err != nil {
-			_ = meta.Close()
-			return refuseDamagedLog(s.config.DataDir, err)
-		}
-		w, err := wal.Open(walDir, wal.WithLogger(s.logger.Named("wal")), wal.WithMetaStore(meta))
-		if err != nil {
-			_ = meta.Close()
-			return refuseDamagedLog(s.config.DataDir, fmt.Errorf("opening raft log in %s: %w", walDir, err))
-		}
-		s.walStore, s.walMeta = w, meta
-		logs, stable = w, w
-		// Snapshot files need no check of ours: raft's file snapshot store verifies each
-		// one's CRC-64 when it opens it and falls back to the previous snapshot on a mismatch.
+		// Snapshot files carry raft's CRC-64 of their state, which raft's file snapshot store
+		// verifies when it opens one; checking the newest here names the file when it fails.
 		fss, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, s.logger.Named("snapshots"))
 		if err != nil {
-			s.closeWAL()
 			return fmt.Errorf("opening snapshot store: %w", err)
 		}
 		snaps = fss
+		if err := raftutil.CheckNewestSnapshot(fss, dir); err != nil {
+			return refuseDamagedLog(s.config.DataDir, err)
+		}
 		metas, err := fss.List()
 		if err != nil {
-			s.closeWAL()
 			return fmt.Errorf("listing snapshots: %w", err)
 		}
 		// Every entry is read and decoded once before Raft starts, so damage is one clear
-		// refusal here rather than a panic in the FSM seconds after an election.
-		if err := raftutil.VerifyLog(walDir, persisted.Segments, w, w, len(metas) > 0); err != nil {
-			s.closeWAL()
+		// refusal here rather than a panic in the FSM seconds after an election, or entries
+		// raft-wal drops without a word. The WAL does not close its metadata DB on Close,
+		// and that DB holds a file lock: keep our own handle so Shutdown can release it (a
+		// server restarted in the same process on the same data dir would otherwise wait
+		// for the lock forever).
+		w, meta, err := raftutil.OpenVerified(walDir, s.logger.Named("wal"), len(metas) > 0, 0)
+		if err != nil {
 			return refuseDamagedLog(s.config.DataDir, err)
 		}
+		s.walStore, s.walMeta = w, meta
+		logs, stable = w, w
 	}
 
 	if s.config.RaftBindAddr == "" {

@@ -79,11 +79,16 @@ func OpenOffline(dataDir string, lockTimeout time.Duration) (*Offline, error) {
 	filer := segment.NewFiler(walDir, fs.New())
 	for i, info := range st.Segments {
 		s := openSegment{info: info, file: segmentPath(walDir, info), first: info.MinIndex}
-		if info.SealTime.IsZero() && i == len(st.Segments)-1 {
+		// A sealed segment without an index block (see CheckSegmentFiles) is read the way
+		// the tail is, by walking its frames; MaxIndex still bounds it.
+		if (info.SealTime.IsZero() && i == len(st.Segments)-1) || info.IndexStart == 0 {
 			// Read-only use of the tail writer: nothing is appended, so nothing is written.
 			w, err := filer.RecoverTail(info)
 			if err == nil {
 				s.r, s.last = w, w.LastIndex()
+				if !info.SealTime.IsZero() && info.MaxIndex < s.last {
+					s.last = info.MaxIndex
+				}
 			}
 			s.err = err
 		} else {

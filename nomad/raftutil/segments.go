@@ -20,8 +20,9 @@ func WALDir(dataDir string) string { return filepath.Join(dataDir, "server", "ra
 // RaftDir holds the WAL directory and the snapshots.
 func RaftDir(dataDir string) string { return filepath.Join(dataDir, "server", "raft") }
 
-// Damage is one finding about the log: the segment file it is in, the first index it affects,
-// and what is wrong. The server refuses to start with it; the operator commands print it.
+// Damage is one finding about the log: the file it is in (a segment, or a snapshot's state
+// file), the first index it affects, and what is wrong. The server refuses to start with it;
+// the operator commands print it.
 type Damage struct {
 	File   string
 	Index  uint64
@@ -29,7 +30,7 @@ type Damage struct {
 }
 
 func (d *Damage) Error() string {
-	return fmt.Sprintf("raft log damaged at index %d in segment file %s: %s", d.Index, d.File, d.Reason)
+	return fmt.Sprintf("raft log damaged at index %d in %s: %s", d.Index, d.File, d.Reason)
 }
 
 // segmentPath is the file raft-wal keeps a segment in; names carry the base index and ID.
@@ -87,6 +88,13 @@ func CheckSegmentFiles(walDir string, segs []types.SegmentInfo) error {
 				return err
 			}
 			continue
+		}
+		if s.IndexStart == 0 {
+			// raft-wal v0.4.0 marks the tail sealed on a tail truncation without writing its
+			// index block (hashicorp/raft-wal#31), so after a restart none of its entries can
+			// be read and raft panics. The entries are intact: a rewrite keeps them all.
+			return &Damage{File: path, Index: s.MinIndex, Reason: "the segment was sealed by a log truncation without an index block (raft-wal issue #31), so raft cannot read it; " +
+				"its entries are intact, and 'nomad operator raft truncate -from=N' with N past the last index (see 'nomad operator raft logs') rewrites the log keeping all of them"}
 		}
 		if err := checkHeader(path, s); err != nil {
 			return err

@@ -2,6 +2,11 @@ package raftutil
 
 import (
 	"fmt"
+	"path/filepath"
+
+	"github.com/hashicorp/go-hclog"
+	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/raft-wal/types"
@@ -106,4 +111,54 @@ func VerifyLog(walDir string, segs []types.SegmentInfo, logs raft.LogStore, stab
 		prevTerm = st.Term
 	}
 	return nil
+}
+
+// OpenVerified opens the WAL in walDir the way a server must (segmentSize 0 is raft-wal's
+// default): the segment files are checked
+// against the metadata before raft-wal opens them (it would recover a damaged tail as a
+// shorter log without a word), and every entry is checked after. The metadata DB is returned
+// too because the WAL does not close it, and it holds a file lock. On error nothing stays open.
+func OpenVerified(walDir string, logger hclog.Logger, hasSnapshot bool, segmentSize int) (*wal.WAL, *metadb.BoltMetaDB, error) {
+	if segmentSize == 0 {
+		segmentSize = wal.DefaultSegmentSize
+	}
+	meta := &metadb.BoltMetaDB{}
+	persisted, err := meta.Load(walDir)
+	if err != nil {
+		_ = meta.Close()
+		return nil, nil, fmt.Errorf("opening raft log metadata in %s: %w", walDir, err)
+	}
+	if err := CheckSegmentFiles(walDir, persisted.Segments); err != nil {
+		_ = meta.Close()
+		return nil, nil, err
+	}
+	w, err := wal.Open(walDir, wal.WithLogger(logger), wal.WithMetaStore(meta), wal.WithSegmentSize(segmentSize))
+	if err != nil {
+		_ = meta.Close()
+		return nil, nil, fmt.Errorf("opening raft log in %s: %w", walDir, err)
+	}
+	if err := VerifyLog(walDir, persisted.Segments, w, w, hasSnapshot); err != nil {
+		_ = w.Close()
+		_ = meta.Close()
+		return nil, nil, err
+	}
+	return w, meta, nil
+}
+
+// CheckNewestSnapshot opens the newest snapshot as raft will before it restores it, which
+// verifies the state file against the CRC-64 in its meta.json. Raft would skip a damaged one
+// for an older snapshot (whose log entries may be compacted away, a panic later) or, with no
+// other, fail with an error that names no file.
+func CheckNewestSnapshot(store *raft.FileSnapshotStore, raftDir string) error {
+	metas, err := store.List()
+	if err != nil || len(metas) == 0 {
+		return err
+	}
+	newest := metas[0]
+	_, rc, err := store.Open(newest.ID)
+	if err != nil {
+		return &Damage{File: filepath.Join(raftDir, "snapshots", newest.ID, "state.bin"), Index: newest.Index, Reason: fmt.Sprintf(
+			"the snapshot does not verify (%v): move its directory aside to start from the previous snapshot and the log, if they reach this index", err)}
+	}
+	return rc.Close()
 }
