@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -118,4 +119,29 @@ func TestFSM_EveryHandlerDecodesIntoTheTablesType(t *testing.T) {
 		})
 	}
 	must.Panic(t, func() { decode(nil, new(structs.JobDeregisterRequest), structs.JobRegisterRequestType, 1) })
+}
+
+// Finding 3, the log side of the end-to-end fuzz: whatever JSON a task config holds, the
+// leader's check and the FSM agree. An entry encodeEntry accepts must apply without a panic;
+// one it refuses must be a 400. (Run: go test -run '^$' -fuzz FuzzSecurity_ ./nomad/)
+func FuzzSecurity_AcceptedLogEntriesApply(f *testing.F) {
+	f.Add(`{"command":"/bin/sleep","args":["1"]}`)
+	f.Add(strings.Repeat(`{"k":`, structs.LogCodecMaxDepth+10) + `1` + strings.Repeat(`}`, structs.LogCodecMaxDepth+10))
+	f.Add(`{"a":` + strings.Repeat(`[`, structs.LogCodecMaxDepth-3) + strings.Repeat(`]`, structs.LogCodecMaxDepth-3) + `}`)
+	f.Add(`{"a":` + strings.Repeat(`[`, structs.LogCodecMaxDepth) + strings.Repeat(`]`, structs.LogCodecMaxDepth) + `}`)
+	srv := &Server{}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var cfg map[string]any
+		if json.Unmarshal([]byte(raw), &cfg) != nil {
+			return
+		}
+		job := mock.Job()
+		job.TaskGroups[0].Tasks[0].Config = cfg
+		buf, err := srv.encodeEntry(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job})
+		if err != nil {
+			must.Eq(t, 400, structs.ErrorCode(err), must.Sprint(err))
+			return
+		}
+		must.Nil(t, testFSM(t).Apply(&raft.Log{Index: 7, Type: raft.LogCommand, Data: buf}))
+	})
 }

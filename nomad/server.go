@@ -206,7 +206,11 @@ func (s *Server) setupRaft() error {
 		// and that DB holds a file lock: keep our own handle so Shutdown can release it (a
 		// server restarted in the same process on the same data dir would otherwise wait
 		// for the lock forever).
-		w, meta, err := raftutil.OpenVerified(walDir, s.logger.Named("wal"), len(metas) > 0, 0)
+		var snapshotIndex uint64
+		if len(metas) > 0 {
+			snapshotIndex = metas[0].Index
+		}
+		w, meta, err := raftutil.OpenVerified(walDir, s.logger.Named("wal"), snapshotIndex, 0)
 		if err != nil {
 			return refuseDamagedLog(s.config.DataDir, err)
 		}

@@ -50,7 +50,7 @@ func testLog(t *testing.T, n int) (string, []string) {
 }
 
 func openVerified(dir string) error {
-	w, meta, err := OpenVerified(WALDir(dir), hclog.NewNullLogger(), false, testSegmentSize)
+	w, meta, err := OpenVerified(WALDir(dir), hclog.NewNullLogger(), 0, testSegmentSize)
 	if err == nil {
 		_ = w.Close()
 		_ = meta.Close()
@@ -268,4 +268,38 @@ func TestVerify_SegmentSealedByTailTruncationIsRewritten(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, uint64(7), rep.Last)
 	must.NoError(t, openVerified(dir))
+}
+
+// A log compacted after a snapshot starts past index 1; without that snapshot (moved aside,
+// lost) raft would apply from index 1 and panic on the first missing entry.
+func TestVerify_LogMustContinueFromTheSnapshot(t *testing.T) {
+	dir, _ := testLog(t, 200)
+	meta := &metadb.BoltMetaDB{}
+	w, err := wal.Open(WALDir(dir), wal.WithMetaStore(meta), wal.WithSegmentSize(testSegmentSize))
+	must.NoError(t, err)
+	must.NoError(t, w.DeleteRange(1, 100))
+	must.NoError(t, w.Close())
+	must.NoError(t, meta.Close())
+
+	for _, tc := range []struct {
+		name     string
+		snapshot uint64
+		wantErr  string
+	}{
+		{name: "snapshot reaches the log", snapshot: 100},
+		{name: "snapshot beyond the log start", snapshot: 150},
+		{name: "no snapshot", snapshot: 0, wantErr: "the log starts at index 101 but the newest snapshot reaches only index 0"},
+		{name: "older snapshot", snapshot: 50, wantErr: "the log starts at index 101 but the newest snapshot reaches only index 50"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, meta, err := OpenVerified(WALDir(dir), hclog.NewNullLogger(), tc.snapshot, testSegmentSize)
+			if tc.wantErr == "" {
+				must.NoError(t, err)
+				_ = w.Close()
+				_ = meta.Close()
+				return
+			}
+			must.ErrorContains(t, err, tc.wantErr)
+		})
+	}
 }

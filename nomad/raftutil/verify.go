@@ -81,9 +81,9 @@ func checkConfiguration(data []byte) (err error) {
 
 // VerifyLog checks every entry from the first index to the last, before Raft reads any: each
 // can be read, is the index asked for, and (for commands) passes its checksum and decodes into
-// its request type. It returns the first Damage found. hasSnapshot tells whether a snapshot can
-// stand in for an empty log.
-func VerifyLog(walDir string, segs []types.SegmentInfo, logs raft.LogStore, stable raft.StableStore, hasSnapshot bool) error {
+// its request type; and the log continues from the newest snapshot (snapshotIndex, 0 for
+// none). It returns the first Damage found.
+func VerifyLog(walDir string, segs []types.SegmentInfo, logs raft.LogStore, stable raft.StableStore, snapshotIndex uint64) error {
 	first, err := logs.FirstIndex()
 	if err != nil {
 		return fmt.Errorf("reading the first log index in %s: %w", walDir, err)
@@ -96,11 +96,16 @@ func VerifyLog(walDir string, segs []types.SegmentInfo, logs raft.LogStore, stab
 		// Raft writes the bootstrap configuration entry before it records a term, so a term
 		// with neither entries nor a snapshot means the entries were lost.
 		term, err := stable.GetUint64([]byte("CurrentTerm"))
-		if err == nil && term > 0 && !hasSnapshot {
+		if err == nil && term > 0 && snapshotIndex == 0 {
 			return &Damage{File: fileFor(walDir, segs, 1), Index: 1, Reason: fmt.Sprintf(
 				"the log is empty and there is no snapshot, but the server has reached term %d: its entries were lost", term)}
 		}
 		return nil
+	}
+	if first > snapshotIndex+1 {
+		// Raft would apply from the snapshot's index on and panic on the first missing entry.
+		return &Damage{File: fileFor(walDir, segs, first), Index: first, Reason: fmt.Sprintf(
+			"the log starts at index %d but the newest snapshot reaches only index %d: the entries between are lost", first, snapshotIndex)}
 	}
 	var prevTerm uint64
 	for i := first; i <= last; i++ {
@@ -118,7 +123,7 @@ func VerifyLog(walDir string, segs []types.SegmentInfo, logs raft.LogStore, stab
 // against the metadata before raft-wal opens them (it would recover a damaged tail as a
 // shorter log without a word), and every entry is checked after. The metadata DB is returned
 // too because the WAL does not close it, and it holds a file lock. On error nothing stays open.
-func OpenVerified(walDir string, logger hclog.Logger, hasSnapshot bool, segmentSize int) (*wal.WAL, *metadb.BoltMetaDB, error) {
+func OpenVerified(walDir string, logger hclog.Logger, snapshotIndex uint64, segmentSize int) (*wal.WAL, *metadb.BoltMetaDB, error) {
 	if segmentSize == 0 {
 		segmentSize = wal.DefaultSegmentSize
 	}
@@ -137,7 +142,7 @@ func OpenVerified(walDir string, logger hclog.Logger, hasSnapshot bool, segmentS
 		_ = meta.Close()
 		return nil, nil, fmt.Errorf("opening raft log in %s: %w", walDir, err)
 	}
-	if err := VerifyLog(walDir, persisted.Segments, w, w, hasSnapshot); err != nil {
+	if err := VerifyLog(walDir, persisted.Segments, w, w, snapshotIndex); err != nil {
 		_ = w.Close()
 		_ = meta.Close()
 		return nil, nil, err
