@@ -154,6 +154,11 @@ func TestVerify_DamageInSealedAndTailSegments(t *testing.T) {
 			}
 			must.NoError(t, o.Walk(func(st Status) error {
 				found = found || (st.Err != nil && st.Index == index && o.File(st.Index) == file)
+				if errors.Is(st.Err, structs.ErrEntryChecksum) {
+					// A damaged entry is not reported as legacy, nor by a type read from it.
+					must.Eq(t, "?", st.MsgType)
+					must.False(t, st.Legacy)
+				}
 				return nil
 			}))
 			must.True(t, found, must.Sprint("the offline listing misses the damage"))

@@ -3,6 +3,7 @@ package raftutil
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -80,7 +81,8 @@ func (o *Offline) Truncate(index uint64, now time.Time) (*Repair, error) {
 		keepLast = 0
 	}
 	if keepLast == 0 && snapIndex == 0 {
-		return nil, fmt.Errorf("truncating from index %d would leave neither entries nor a snapshot: the server would have no cluster configuration", index)
+		return nil, fmt.Errorf("truncating from index %d would leave neither entries nor a snapshot: the server would have no cluster configuration; "+
+			"nothing of this server's state is left to recover, so wipe %s and let it rejoin its cluster, or restore it from a backup", index, filepath.Join(o.DataDir, "server"))
 	}
 	hasConfig := snapIndex > 0
 	for i := first; keepLast > 0 && i <= keepLast; i++ {

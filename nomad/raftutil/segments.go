@@ -140,8 +140,8 @@ func checkTail(path string, s types.SegmentInfo, size int64) error {
 	if s.SizeLimit > 0 && size < int64(s.SizeLimit) {
 		return &Damage{File: path, Index: s.MinIndex, Reason: fmt.Sprintf(
 			"the segment file is %d bytes, shorter than the %d bytes it was allocated with: it was truncated, and the entries from index %d on that it held are lost "+
-				"(if the server crashed while creating this segment it held none, and truncating the log from index %d loses nothing)",
-			size, s.SizeLimit, s.MinIndex, s.MinIndex)}
+				"(had the server crashed while creating it, it held none yet)",
+			size, s.SizeLimit, s.MinIndex)}
 	}
 	f, err := os.Open(path)
 	if err != nil {

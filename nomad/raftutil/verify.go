@@ -1,6 +1,7 @@
 package raftutil
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -57,8 +58,9 @@ func checkEntry(r logReader, index, prevTerm uint64) Status {
 	case l.Type == raft.LogCommand && len(l.Data) > 0:
 		e, err := structs.CheckEntry(l.Data)
 		st.MsgType, st.Checksum, st.Legacy, st.Err = e.Type.String(), e.Checksum, !e.Checksummed, err
-		if err == nil && !e.Checksummed {
-			st.Checksum = 0
+		if errors.Is(err, structs.ErrEntryChecksum) || errors.Is(err, structs.ErrEntryMalformed) {
+			// The entry did not parse: its type byte is as untrustworthy as the rest.
+			st.MsgType, st.Legacy = "?", false
 		}
 	}
 	return st
