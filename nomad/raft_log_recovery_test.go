@@ -31,6 +31,21 @@ func poisonedDataDir(t *testing.T) (string, uint64) {
 	must.NoError(t, err)
 	must.NoError(t, srv.Shutdown())
 
+	deep := mock.JobWithID("poison")
+	deep.TaskGroups[0].Tasks[0].Config = deepConfig(structs.LogCodecMaxDepth + 10)
+	var entries [][]byte
+	for _, job := range []*structs.Job{deep, mock.JobWithID("later-1"), mock.JobWithID("later-2")} {
+		buf, err := structs.EncodeEntry(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job})
+		must.NoError(t, err)
+		entries = append(entries, buf)
+	}
+	return dir, appendToLog(t, dir, entries)
+}
+
+// appendToLog appends command entries to a stopped server's log at the log store level, in
+// the last entry's term, and returns the first new index.
+func appendToLog(t *testing.T, dir string, entries [][]byte) uint64 {
+	t.Helper()
 	meta := &metadb.BoltMetaDB{}
 	w, err := wal.Open(raftutil.WALDir(dir), wal.WithMetaStore(meta))
 	must.NoError(t, err)
@@ -40,17 +55,32 @@ func poisonedDataDir(t *testing.T) (string, uint64) {
 	must.NoError(t, err)
 	var tail raft.Log
 	must.NoError(t, w.GetLog(last, &tail))
-
-	deep := mock.JobWithID("poison")
-	deep.TaskGroups[0].Tasks[0].Config = deepConfig(structs.LogCodecMaxDepth + 10)
 	var logs []*raft.Log
-	for i, job := range []*structs.Job{deep, mock.JobWithID("later-1"), mock.JobWithID("later-2")} {
-		buf, err := structs.EncodeEntry(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job})
-		must.NoError(t, err)
-		logs = append(logs, &raft.Log{Index: last + 1 + uint64(i), Term: tail.Term, Type: raft.LogCommand, Data: buf})
+	for i, data := range entries {
+		logs = append(logs, &raft.Log{Index: last + 1 + uint64(i), Term: tail.Term, Type: raft.LogCommand, Data: data})
 	}
 	must.NoError(t, w.StoreLogs(logs))
-	return dir, last + 1
+	return last + 1
+}
+
+// Upgrade: a data dir written before entries carried checksums holds type byte + msgpack
+// entries; a server of this version verifies and applies them.
+func TestRaftLog_LegacyEntriesFromOlderVersionsStillApply(t *testing.T) {
+	dir := t.TempDir()
+	srv := TestServer(t, func(c *Config) { c.DataDir = dir })
+	must.NoError(t, srv.Shutdown())
+	var entries [][]byte
+	for _, id := range []string{"old-1", "old-2"} {
+		buf, err := structs.Encode(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mock.JobWithID(id)})
+		must.NoError(t, err)
+		entries = append(entries, buf)
+	}
+	appendToLog(t, dir, entries)
+
+	srv, err := restart(t, dir)
+	must.NoError(t, err)
+	waitForJob(t, srv, "old-2")
+	must.True(t, hasJob(t, srv, "old-1"))
 }
 
 // runCLI runs one nomad CLI command line and returns its exit code and output.
