@@ -136,8 +136,10 @@ Usage: nomad operator raft skip -index=<index> <data_dir>
   Rewrite a stopped server's Raft log with the damaged command entry at
   <index> replaced by a no-op that the state machine ignores. Every other
   entry is kept, so only that one write is lost. The old log directory is
-  kept as <data_dir>/server/raft/wal.backup-<time>. In a cluster, repair
-  each server that holds the entry.
+  kept as <data_dir>/server/raft/wal.backup-<time>. In a cluster, skip an
+  entry that every server holds damaged (a poison-pill write) on every
+  server; damage on one server's disk is repaired with 'truncate' on that
+  server instead, so that the leader sends it the entries again.
 
 Options:
 

@@ -308,3 +308,41 @@ func TestVerify_LogMustContinueFromTheSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// Every server of a cluster skips a poison-pill entry the same way only if the no-op keeps the
+// entry's own term, not a neighbour's.
+func TestSkip_KeepsTheEntrysOwnTerm(t *testing.T) {
+	dir := t.TempDir()
+	walDir := WALDir(dir)
+	must.NoError(t, os.MkdirAll(walDir, 0o700))
+	meta := &metadb.BoltMetaDB{}
+	w, err := wal.Open(walDir, wal.WithMetaStore(meta))
+	must.NoError(t, err)
+	cfg := raft.EncodeConfiguration(raft.Configuration{Servers: []raft.Server{{ID: "s1", Address: "s1"}}})
+	good, err := structs.EncodeEntry(structs.NamespaceDeleteRequestType, &structs.NamespaceDeleteRequest{})
+	must.NoError(t, err)
+	bad, err := structs.EncodeEntry(structs.NamespaceDeleteRequestType, "not a request")
+	must.NoError(t, err)
+	must.NoError(t, w.StoreLogs([]*raft.Log{
+		{Index: 1, Term: 1, Type: raft.LogConfiguration, Data: cfg},
+		{Index: 2, Term: 1, Type: raft.LogCommand, Data: good},
+		{Index: 3, Term: 3, Type: raft.LogCommand, Data: bad},
+		{Index: 4, Term: 3, Type: raft.LogCommand, Data: good},
+	}))
+	must.NoError(t, w.Close())
+	must.NoError(t, meta.Close())
+
+	o, err := OpenOffline(dir, time.Second)
+	must.NoError(t, err)
+	_, err = o.Skip(3, time.Unix(0, 0))
+	o.Close()
+	must.NoError(t, err)
+
+	o, err = OpenOffline(dir, time.Second)
+	must.NoError(t, err)
+	defer o.Close()
+	var l raft.Log
+	must.NoError(t, o.GetLog(3, &l))
+	must.Eq(t, raft.LogNoop, l.Type)
+	must.Eq(t, uint64(3), l.Term)
+}

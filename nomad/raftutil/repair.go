@@ -27,7 +27,9 @@ type Repair struct {
 // Skip rewrites the log with the entry at index replaced by a Raft no-op, which the FSM never
 // sees, and every other entry kept: the one write is lost, everything after it applies. Only a
 // damaged command entry can be skipped: an intact one would silently lose a write, and a
-// configuration entry holds the cluster's membership.
+// configuration entry holds the cluster's membership. In a cluster it is for an entry every
+// server holds damaged (a poison pill), skipped on every server; damage on one server's disk
+// is repaired by truncating that server, whose leader then sends the entries again.
 func (o *Offline) Skip(index uint64, now time.Time) (*Repair, error) {
 	first, last := o.Range()
 	if index < first || index > last || first == 0 {
@@ -40,15 +42,24 @@ func (o *Offline) Skip(index uint64, now time.Time) (*Repair, error) {
 	if st.LogType == raft.LogConfiguration {
 		return nil, fmt.Errorf("entry %d is a configuration entry: it cannot be skipped; truncate the log from it instead", index)
 	}
-	// The no-op takes the term of the entry before (terms never decrease along the log, and
-	// a damaged entry's own term cannot be trusted); the first entry takes the next one's.
-	term := uint64(0)
-	for _, i := range []uint64{index - 1, index + 1} {
-		var l raft.Log
-		if i >= first && i <= last && o.GetLog(i, &l) == nil {
-			term = l.Term
-			break
-		}
+	// The no-op keeps the entry's own term when the entry could be read and the term fits
+	// between its neighbours' (a poison-pill entry: then every server that skips it ends up
+	// with the same log). Otherwise it takes the previous entry's term (terms never decrease
+	// along the log), or for the first entry the next one's.
+	var prevTerm, nextTerm uint64
+	var l raft.Log
+	if index > first && o.GetLog(index-1, &l) == nil {
+		prevTerm = l.Term
+	}
+	if index < last && o.GetLog(index+1, &l) == nil {
+		nextTerm = l.Term
+	}
+	term := prevTerm
+	switch {
+	case st.Term > 0 && st.Term >= prevTerm && (nextTerm == 0 || st.Term <= nextTerm):
+		term = st.Term
+	case term == 0:
+		term = nextTerm
 	}
 	if term == 0 {
 		return nil, fmt.Errorf("no readable entry next to %d gives its term", index)
