@@ -68,6 +68,17 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"alloc status":      func() (cli.Command, error) { return &AllocStatusCommand{Meta: meta()}, nil },
 		"event":             group("Interact with the event stream", eventHelp),
 		"event stream":      func() (cli.Command, error) { return &EventStreamCommand{Meta: meta()}, nil },
+		"operator":          group("Cluster operator tools", operatorHelp),
+		"operator raft":     group("Inspect and repair a stopped server's Raft log", operatorRaftHelp),
+		"operator raft logs": func() (cli.Command, error) {
+			return &OperatorRaftLogsCommand{Meta: meta()}, nil
+		},
+		"operator raft skip": func() (cli.Command, error) {
+			return &OperatorRaftSkipCommand{Meta: meta()}, nil
+		},
+		"operator raft truncate": func() (cli.Command, error) {
+			return &OperatorRaftTruncateCommand{Meta: meta()}, nil
+		},
 	}
 }
 

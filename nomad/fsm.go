@@ -3,6 +3,7 @@ package nomad
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
@@ -60,19 +61,29 @@ func (f *FSM) Apply(log *raft.Log) any {
 	if log.Type != raft.LogCommand || len(log.Data) == 0 {
 		return nil
 	}
-	t := structs.MessageType(log.Data[0])
-	h, ok := f.handlers[t]
+	// The server verifies the whole log before Raft starts, so a failure here is damage that
+	// happened while running, or an entry a leader should have refused. Skipping it would let
+	// this server's state diverge from the others', so it stops the server instead.
+	entry, err := structs.ParseEntry(log.Data)
+	if err != nil {
+		panic(fmt.Sprintf("fsm: corrupt log entry at index %d: %v", log.Index, err))
+	}
+	h, ok := f.handlers[entry.Type]
 	if !ok {
 		// A type this binary does not know means a newer server wrote the log: applying past
 		// it would diverge from the other servers.
-		panic(fmt.Sprintf("fsm: no handler for message type %d at index %d", t, log.Index))
+		panic(fmt.Sprintf("fsm: no handler for message type %d at index %d", entry.Type, log.Index))
 	}
-	return h(log.Data[1:], log.Index)
+	return h(entry.Payload, log.Index)
 }
 
 // decode reads an entry body or panics: an entry that does not decode is log corruption, and
-// skipping it would let this server's state diverge.
+// skipping it would let this server's state diverge. out must be the type structs.MessageTypes
+// names for t, because that is what the leader checked the entry against before writing it.
 func decode(buf []byte, out any, t structs.MessageType, index uint64) {
+	if want := reflect.TypeOf(structs.MessageTypes[t].New()); reflect.TypeOf(out) != want {
+		panic(fmt.Sprintf("fsm: handler for %s decodes into %T, but structs.MessageTypes says %s", t, out, want))
+	}
 	if err := structs.Decode(buf, out); err != nil {
 		panic(fmt.Sprintf("fsm: corrupt %s entry at index %d: %v", t, index, err))
 	}

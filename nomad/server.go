@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/nomadfork/nomad/nomad/raftutil"
 	"github.com/nomadfork/nomad/nomad/serverauth"
 	"github.com/nomadfork/nomad/nomad/stream"
 	"github.com/nomadfork/nomad/state"
@@ -202,26 +203,41 @@ func (s *Server) setupRaft() error {
 		logs, stable = mem, mem
 		snaps = raft.NewInmemSnapshotStore()
 	} else {
-		dir := filepath.Join(s.config.DataDir, "server", "raft")
-		if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o700); err != nil {
+		dir := raftutil.RaftDir(s.config.DataDir)
+		walDir := raftutil.WALDir(s.config.DataDir)
+		if err := os.MkdirAll(walDir, 0o700); err != nil {
 			return fmt.Errorf("creating raft dir: %w", err)
 		}
-		// The WAL does not close its metadata DB on Close, and that DB holds a file lock:
-		// keep our own handle so Shutdown can release it (a server restarted in the same
-		// process on the same data dir would otherwise wait for the lock forever).
-		meta := &metadb.BoltMetaDB{}
-		w, err := wal.Open(filepath.Join(dir, "wal"), wal.WithLogger(s.logger.Named("wal")), wal.WithMetaStore(meta))
-		if err != nil {
-			_ = meta.Close()
-			return fmt.Errorf("opening raft log: %w", err)
-		}
-		s.walStore, s.walMeta = w, meta
-		logs, stable = w, w
+		// Snapshot files carry raft's CRC-64 of their state, which raft's file snapshot store
+		// verifies when it opens one; checking the newest here names the file when it fails.
 		fss, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, s.logger.Named("snapshots"))
 		if err != nil {
 			return fmt.Errorf("opening snapshot store: %w", err)
 		}
 		snaps = fss
+		if err := raftutil.CheckNewestSnapshot(fss, dir); err != nil {
+			return refuseDamagedLog(s.config.DataDir, err)
+		}
+		metas, err := fss.List()
+		if err != nil {
+			return fmt.Errorf("listing snapshots: %w", err)
+		}
+		// Every entry is read and decoded once before Raft starts, so damage is one clear
+		// refusal here rather than a panic in the FSM seconds after an election, or entries
+		// raft-wal drops without a word. The WAL does not close its metadata DB on Close,
+		// and that DB holds a file lock: keep our own handle so Shutdown can release it (a
+		// server restarted in the same process on the same data dir would otherwise wait
+		// for the lock forever).
+		var snapshotIndex uint64
+		if len(metas) > 0 {
+			snapshotIndex = metas[0].Index
+		}
+		w, meta, err := raftutil.OpenVerified(walDir, s.logger.Named("wal"), snapshotIndex, 0)
+		if err != nil {
+			return refuseDamagedLog(s.config.DataDir, err)
+		}
+		s.walStore, s.walMeta = w, meta
+		logs, stable = w, w
 	}
 
 	if s.config.RaftBindAddr == "" {
@@ -273,6 +289,20 @@ func (s *Server) setupRaft() error {
 	s.raft = r
 	s.raftStarted.Store(true)
 	return nil
+}
+
+// refuseDamagedLog is the one error a server with a damaged log starts with: what is wrong,
+// where, and the commands that inspect and repair it.
+func refuseDamagedLog(dataDir string, err error) error {
+	return fmt.Errorf("refusing to start: %w; inspect the log with 'nomad operator raft logs -verify %s' and see \"Recovering a damaged data dir\" in the README", err, dataDir)
+}
+
+func (s *Server) closeWAL() {
+	if s.walStore != nil {
+		_ = s.walStore.Close()
+		_ = s.walMeta.Close()
+		s.walStore, s.walMeta = nil, nil
+	}
 }
 
 // State returns the current state store.
@@ -332,7 +362,7 @@ const raftApplyTimeout = 30 * time.Second
 // raftApply writes one entry and waits for it to be applied. A domain error returned by the FSM
 // handler is returned as the error.
 func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
-	buf, err := structs.Encode(t, msg)
+	buf, err := s.encodeEntry(t, msg)
 	if err != nil {
 		return 0, err
 	}
@@ -349,6 +379,23 @@ func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
 		}
 	}
 	return future.Index(), nil
+}
+
+// encodeEntry encodes msg and checks the entry the way every FSM will: an entry they cannot
+// decode would make each of them panic on every start, so it is refused here, as the request's
+// fault, before anything is written.
+func (s *Server) encodeEntry(t structs.MessageType, msg any) ([]byte, error) {
+	buf, err := structs.EncodeEntry(t, msg)
+	if err != nil {
+		return nil, structs.BadRequest("request cannot be stored: %v", err)
+	}
+	if len(buf) > structs.LogEntryMaxSize {
+		return nil, structs.BadRequest("request cannot be stored: %s entry is %d bytes, above the log entry limit of %d bytes", t, len(buf), structs.LogEntryMaxSize)
+	}
+	if _, err := structs.CheckEntry(buf); err != nil {
+		return nil, structs.BadRequest("request cannot be stored: %v", err)
+	}
+	return buf, nil
 }
 
 // checkLeader refuses writes on followers. Multi-server clusters forward at the HTTP agent.
@@ -403,10 +450,7 @@ func (s *Server) closeRaftResources() {
 	} else if s.rpcListener != nil {
 		_ = s.rpcListener.Close()
 	}
-	if s.walStore != nil {
-		_ = s.walStore.Close()
-		_ = s.walMeta.Close()
-	}
+	s.closeWAL()
 }
 
 // queryMeta fills the read metadata every response carries.

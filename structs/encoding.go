@@ -2,11 +2,25 @@ package structs
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"reflect"
+	"strings"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 )
+
+// LogCodecMaxDepth is how deeply nested a value the log codec decodes. It is the msgpack
+// library's default, written down so the HTTP and RPC limits can stay below it: a limit here
+// lower than what older servers accepted would make their logs undecodable.
+const LogCodecMaxDepth = 1024
+
+// LogEntryMaxSize bounds one encoded Raft entry. raft-wal refuses entries above 64 MiB and
+// every follower holds a batch of them in memory, so a request far smaller than that is
+// refused before it is written.
+const LogEntryMaxSize = 8 << 20
 
 // MsgpackHandle encodes Raft log entries and snapshots. Free-form maps (task config, meta)
 // decode as map[string]any so they marshal to JSON unchanged.
@@ -14,10 +28,39 @@ var MsgpackHandle = func() *codec.MsgpackHandle {
 	h := &codec.MsgpackHandle{}
 	h.RawToString = true
 	h.MapType = reflect.TypeOf(map[string]any(nil))
+	h.MaxDepth = LogCodecMaxDepth
 	return h
 }()
 
-// Encode builds a Raft log entry: the message type byte, then the msgpack request.
+// Log entry formats. A legacy entry, written before checksums, is the message type byte and
+// the msgpack request. A checksummed entry is
+//
+//	entryMarker | entryVersion | CRC-32C (4 bytes, big endian) of the rest | type | msgpack
+//
+// The marker is a value no message type may take (types stay below 0x80, a test holds them to
+// it), so a reader tells the formats apart by the first byte and keeps reading old data dirs.
+const (
+	entryMarker     byte = 0xff
+	entryVersion    byte = 1
+	entryHeaderSize      = 6
+	// MaxMessageType is the highest value a message type may take; the values above it are
+	// reserved for entry format markers.
+	MaxMessageType MessageType = 0x7f
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Errors a log entry can fail with. Each means the entry cannot be applied: in the log it is
+// corruption, before raft.Apply it is a request that must be refused.
+var (
+	ErrEntryChecksum    = errors.New("log entry checksum mismatch")
+	ErrEntryMalformed   = errors.New("malformed log entry")
+	ErrEntryUnknownType = errors.New("unknown message type")
+	ErrEntryUndecodable = errors.New("log entry does not decode")
+)
+
+// Encode writes the message type byte and then the msgpack of msg. This is the legacy entry
+// format, still read from old logs; RPC bodies reuse it. New log entries use EncodeEntry.
 func Encode(t MessageType, msg any) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte(uint8(t))
@@ -25,6 +68,75 @@ func Encode(t MessageType, msg any) ([]byte, error) {
 		return nil, fmt.Errorf("encoding %s: %w", t, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// EncodeEntry builds a checksummed Raft log entry for msg.
+func EncodeEntry(t MessageType, msg any) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Write([]byte{entryMarker, entryVersion, 0, 0, 0, 0, byte(t)})
+	if err := codec.NewEncoder(&buf, MsgpackHandle).Encode(msg); err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", t, err)
+	}
+	out := buf.Bytes()
+	binary.BigEndian.PutUint32(out[2:entryHeaderSize], crc32.Checksum(out[entryHeaderSize:], castagnoli))
+	return out, nil
+}
+
+// Entry is a parsed log entry: its message type and msgpack payload.
+type Entry struct {
+	Type    MessageType
+	Payload []byte
+	// Checksummed is false for a legacy entry, whose damage cannot be detected.
+	Checksummed bool
+	// Checksum is the stored CRC-32C; zero for a legacy entry.
+	Checksum uint32
+}
+
+// ParseEntry splits a log entry into type and payload, verifying the checksum when the entry
+// carries one. It does not decode the payload.
+func ParseEntry(data []byte) (Entry, error) {
+	if len(data) == 0 {
+		return Entry{}, fmt.Errorf("%w: empty", ErrEntryMalformed)
+	}
+	if data[0] <= byte(MaxMessageType) {
+		return Entry{Type: MessageType(data[0]), Payload: data[1:]}, nil
+	}
+	if data[0] != entryMarker {
+		return Entry{}, fmt.Errorf("%w: unknown format marker 0x%02x", ErrEntryMalformed, data[0])
+	}
+	if len(data) <= entryHeaderSize {
+		return Entry{}, fmt.Errorf("%w: %d bytes is shorter than the entry header", ErrEntryMalformed, len(data))
+	}
+	if data[1] != entryVersion {
+		return Entry{}, fmt.Errorf("%w: unknown entry format version %d", ErrEntryMalformed, data[1])
+	}
+	stored := binary.BigEndian.Uint32(data[2:entryHeaderSize])
+	if got := crc32.Checksum(data[entryHeaderSize:], castagnoli); got != stored {
+		return Entry{}, fmt.Errorf("%w: stored %08x, computed %08x", ErrEntryChecksum, stored, got)
+	}
+	return Entry{Type: MessageType(data[entryHeaderSize]), Payload: data[entryHeaderSize+1:], Checksummed: true, Checksum: stored}, nil
+}
+
+// CheckEntry does to an entry everything the FSM does before it writes: checksum, message
+// type lookup and the decode into the type's request value. An entry that passes is one the
+// FSM can apply; one that fails would make every server panic.
+func CheckEntry(data []byte) (Entry, error) {
+	e, err := ParseEntry(data)
+	if err != nil {
+		return e, err
+	}
+	info, ok := MessageTypes[e.Type]
+	if !ok {
+		return e, fmt.Errorf("%w %d (written by a newer version?)", ErrEntryUnknownType, e.Type)
+	}
+	if err := Decode(e.Payload, info.New()); err != nil {
+		if strings.Contains(err.Error(), "maximum decoding depth exceeded") {
+			// The codec's error is unexported: its text is the only way to tell.
+			return e, fmt.Errorf("%w: %s nests deeper than the log codec allows (%d levels)", ErrEntryUndecodable, info.Name, LogCodecMaxDepth)
+		}
+		return e, fmt.Errorf("%w: %s: %v", ErrEntryUndecodable, info.Name, err)
+	}
+	return e, nil
 }
 
 // Decode reads a msgpack body into out.

@@ -1,6 +1,7 @@
 package structs
 
-// MessageType is the first byte of every Raft log entry; the rest is the msgpack request.
+// MessageType names the request a Raft log entry carries (see EncodeEntry for the layout).
+// Values stay at or below MaxMessageType: the values above are entry format markers.
 type MessageType uint8
 
 // Raft message types. Values are persisted in logs and snapshots: never renumber, only append.
@@ -27,36 +28,43 @@ const (
 	AllocClientUpdateRequestType  MessageType = 19
 )
 
-// MessageTypeInfo describes one Raft message type: its name for logs and the event Type its
-// transactions publish ("" = the transaction publishes no events).
+// MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
+// transactions publish ("" = the transaction publishes no events), and the request value its
+// entries decode into.
 type MessageTypeInfo struct {
 	Name      string
 	EventType string
+	// New returns a fresh request of the type the FSM handler decodes. The leader decodes
+	// every entry into it before raft.Apply, and the offline log tools use it, so an entry
+	// is checked with exactly the FSM's decode; the FSM refuses a handler whose type differs.
+	New func() any
 }
+
+func newRequest[T any]() any { return new(T) }
 
 // MessageTypes is the single table of Raft message types. The FSM test fails when a type here
 // has no handler, and the event code takes event Types from it.
 var MessageTypes = map[MessageType]MessageTypeInfo{
-	JobRegisterRequestType:        {Name: "JobRegister", EventType: "JobRegistered"},
-	JobDeregisterRequestType:      {Name: "JobDeregister", EventType: "JobDeregistered"},
-	JobBatchDeregisterRequestType: {Name: "JobBatchDeregister", EventType: "JobBatchDeregistered"},
-	EvalUpdateRequestType:         {Name: "EvalUpdate", EventType: "EvaluationUpdated"},
-	EvalDeleteRequestType:         {Name: "EvalDelete"},
-	JobVersionTagRequestType:      {Name: "JobVersionTag", EventType: "JobVersionTagged"},
-	NamespaceUpsertRequestType:    {Name: "NamespaceUpsert", EventType: "NamespaceUpserted"},
-	NamespaceDeleteRequestType:    {Name: "NamespaceDelete", EventType: "NamespaceDeleted"},
-	ACLPolicyUpsertRequestType:    {Name: "ACLPolicyUpsert", EventType: "ACLPolicyUpserted"},
-	ACLPolicyDeleteRequestType:    {Name: "ACLPolicyDelete", EventType: "ACLPolicyDeleted"},
-	ACLTokenUpsertRequestType:     {Name: "ACLTokenUpsert", EventType: "ACLTokenUpserted"},
-	ACLTokenDeleteRequestType:     {Name: "ACLTokenDelete", EventType: "ACLTokenDeleted"},
-	ACLTokenBootstrapRequestType:  {Name: "ACLTokenBootstrap", EventType: "ACLTokenUpserted"},
-	ACLRoleUpsertRequestType:      {Name: "ACLRoleUpsert", EventType: "ACLRoleUpserted"},
-	ACLRoleDeleteRequestType:      {Name: "ACLRoleDelete", EventType: "ACLRoleDeleted"},
-	PurgeRecordDeleteRequestType:  {Name: "PurgeRecordDelete"},
-	NodeRegisterRequestType:       {Name: "NodeRegister", EventType: "NodeRegistration"},
-	NodeUpdateStatusRequestType:   {Name: "NodeUpdateStatus", EventType: "NodeStreamEvent"},
-	ApplyPlanResultsRequestType:   {Name: "ApplyPlanResults", EventType: "PlanResult"},
-	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated"},
+	JobRegisterRequestType:        {Name: "JobRegister", EventType: "JobRegistered", New: newRequest[JobRegisterRequest]},
+	JobDeregisterRequestType:      {Name: "JobDeregister", EventType: "JobDeregistered", New: newRequest[JobDeregisterRequest]},
+	JobBatchDeregisterRequestType: {Name: "JobBatchDeregister", EventType: "JobBatchDeregistered", New: newRequest[JobBatchDeregisterRequest]},
+	EvalUpdateRequestType:         {Name: "EvalUpdate", EventType: "EvaluationUpdated", New: newRequest[EvalUpdateRequest]},
+	EvalDeleteRequestType:         {Name: "EvalDelete", New: newRequest[EvalDeleteRequest]},
+	JobVersionTagRequestType:      {Name: "JobVersionTag", EventType: "JobVersionTagged", New: newRequest[JobTagRequest]},
+	NamespaceUpsertRequestType:    {Name: "NamespaceUpsert", EventType: "NamespaceUpserted", New: newRequest[NamespaceUpsertRequest]},
+	NamespaceDeleteRequestType:    {Name: "NamespaceDelete", EventType: "NamespaceDeleted", New: newRequest[NamespaceDeleteRequest]},
+	ACLPolicyUpsertRequestType:    {Name: "ACLPolicyUpsert", EventType: "ACLPolicyUpserted", New: newRequest[ACLPolicyUpsertRequest]},
+	ACLPolicyDeleteRequestType:    {Name: "ACLPolicyDelete", EventType: "ACLPolicyDeleted", New: newRequest[ACLPolicyDeleteRequest]},
+	ACLTokenUpsertRequestType:     {Name: "ACLTokenUpsert", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenUpsertRequest]},
+	ACLTokenDeleteRequestType:     {Name: "ACLTokenDelete", EventType: "ACLTokenDeleted", New: newRequest[ACLTokenDeleteRequest]},
+	ACLTokenBootstrapRequestType:  {Name: "ACLTokenBootstrap", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenBootstrapRequest]},
+	ACLRoleUpsertRequestType:      {Name: "ACLRoleUpsert", EventType: "ACLRoleUpserted", New: newRequest[ACLRoleUpsertRequest]},
+	ACLRoleDeleteRequestType:      {Name: "ACLRoleDelete", EventType: "ACLRoleDeleted", New: newRequest[ACLRoleDeleteRequest]},
+	PurgeRecordDeleteRequestType:  {Name: "PurgeRecordDelete", New: newRequest[PurgeRecordDeleteRequest]},
+	NodeRegisterRequestType:       {Name: "NodeRegister", EventType: "NodeRegistration", New: newRequest[NodeRegisterRequest]},
+	NodeUpdateStatusRequestType:   {Name: "NodeUpdateStatus", EventType: "NodeStreamEvent", New: newRequest[NodeUpdateStatusRequest]},
+	ApplyPlanResultsRequestType:   {Name: "ApplyPlanResults", EventType: "PlanResult", New: newRequest[ApplyPlanResultsRequest]},
+	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
 }
 
 func (t MessageType) String() string {
