@@ -52,16 +52,15 @@ func EventsFromChanges(txn *Txn, changes memdb.Changes) *structs.Events {
 }
 
 func jobEvents(txn *Txn, change memdb.Change) []structs.Event {
-	var job *structs.Job
-	payload := &structs.JobEvent{Actor: txn.Meta.Actor, ForcedBy: txn.Meta.ForcedBy}
-	if change.Deleted() {
-		// The job as it was just before removal; the flag is true exactly when the row is gone.
-		job = change.Before.(*structs.Job)
-		payload.Purge, payload.Deleted = true, true
-	} else {
-		job = change.After.(*structs.Job)
+	// Purge is what the request asked for (the deregister's flag, true for the GC), carried
+	// in the transaction's metadata; Deleted says the row is gone (for a removal, Job is the
+	// row as it was just before). They differ for a write that removes a job row without a
+	// purge request, and a tool alerting on purges must not be told one happened then.
+	job := rowOf[*structs.Job](change)
+	payload := &structs.JobEvent{
+		Job: job, Actor: txn.Meta.Actor, ForcedBy: txn.Meta.ForcedBy,
+		Purge: txn.Meta.Purge, Deleted: change.Deleted(),
 	}
-	payload.Job = job
 	return []structs.Event{{Topic: structs.TopicJob, Key: job.ID, Namespace: job.Namespace, Payload: payload}}
 }
 

@@ -9,7 +9,6 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
-	"pgregory.net/rapid"
 )
 
 // TestEventConverters_CoverEveryTable fails when a table has no entry in eventConverters: a new
@@ -516,92 +515,45 @@ func TestJobEvent_JSON(t *testing.T) {
 	}
 }
 
-// TestJobEvents_PurgeInvariant drives random register/stop/purge/GC sequences and checks, after
-// every transaction, that each Job event's Purge and Deleted say exactly whether the job row is
-// gone, that both carry the request's purge flag, and that Actor is the transaction's actor.
-func TestJobEvents_PurgeInvariant(t *testing.T) {
-	ids := []string{"web", "web2", "api"}
-	actors := []*structs.Actor{nil, actorAlice, actorBob}
-	ops := []string{"register", "stop", "purge", "gc"}
-
-	rapid.Check(t, func(rt *rapid.T) {
-		s, err := NewStateStore(Config{JobTrackedVersions: 2})
-		must.NoError(rt, err)
-		got := captureEvents(s)
-		exists := map[string]bool{}
-		wantBatches := 0
-
-		steps := rapid.IntRange(1, 25).Draw(rt, "steps")
-		for i := 0; i < steps; i++ {
-			index := uint64(10 + i)
-			op := rapid.SampledFrom(ops).Draw(rt, "op")
-			id := rapid.SampledFrom(ids).Draw(rt, "id")
-			actor := rapid.SampledFrom(actors).Draw(rt, "actor")
-			before := len(*got)
-
-			var emits, wantPurge bool
-			switch op {
-			case "register":
-				job := mockJob(id)
-				job.Priority = rapid.IntRange(49, 51).Draw(rt, "priority") // repeats are identical re-registers
-				must.NoError(rt, applyRegister(s, index, actor, job, nil))
-				emits, exists[id] = true, true
-			case "stop":
-				err := applyStop(s, index, actor, structs.DefaultNamespace, id, nil)
-				if exists[id] {
-					must.NoError(rt, err)
-					emits = true
-				} else {
-					mustCode(rt, 404, err)
+// The job event's flags come from two places: Purge from the request (the transaction's
+// metadata), Deleted from the row. A write that removes a job row without a purge request (a
+// future cascade, a restore over a record) must not be reported as a purge, and the reverse.
+// TestJobEvents_PurgeInvariantThroughTheFSM (package nomad) drives the real FSM.
+func TestJobEvents_PurgeFollowsTheRequestNotTheRow(t *testing.T) {
+	cases := []struct {
+		name        string
+		purge       bool
+		remove      bool
+		wantPurge   bool
+		wantDeleted bool
+	}{
+		{name: "row removed without a purge request", remove: true, wantDeleted: true},
+		{name: "purge request that keeps the row", purge: true, wantPurge: true},
+		{name: "purge request that removes the row", purge: true, remove: true, wantPurge: true, wantDeleted: true},
+		{name: "neither"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testStateStore(t)
+			must.NoError(t, registerWeb(s))
+			got := captureEvents(s)
+			mustApply(t, s, structs.JobDeregisterRequestType, 11, &TxnMeta{Purge: tc.purge, Actor: actorAlice}, func(txn *Txn) error {
+				if tc.remove {
+					return s.DeleteJobTxn(txn, structs.DefaultNamespace, "web")
 				}
-			case "purge":
-				wantPurge = true
-				err := applyPurge(s, index, actor, structs.DefaultNamespace, id, fmt.Sprintf("rec-%d", index), nil)
-				if exists[id] {
-					must.NoError(rt, err)
-					emits, exists[id] = true, false
-				} else {
-					mustCode(rt, 404, err)
+				job, err := s.JobByIDTxn(txn, structs.DefaultNamespace, "web")
+				if err != nil {
+					return err
 				}
-			case "gc":
-				wantPurge, actor = true, structs.ActorJobGC
-				victims := rapid.SliceOfNDistinct(rapid.SampledFrom(ids), 1, len(ids), rapid.ID[string]).Draw(rt, "victims")
-				var batch []structs.NamespacedID
-				for _, v := range victims {
-					batch = append(batch, structs.NamespacedID{Namespace: structs.DefaultNamespace, ID: v})
-					emits = emits || exists[v]
-					exists[v] = false
-				}
-				must.NoError(rt, applyBatchDeregister(s, index, batch))
-			}
-
-			if emits {
-				wantBatches++
-			}
-			must.Eq(rt, wantBatches, len(*got), must.Sprintf("event batches after %s %s", op, id))
-			if len(*got) == before {
-				continue
-			}
-			batch := (*got)[len(*got)-1]
-			must.Eq(rt, index, batch.Index)
-			for _, e := range batch.Events {
-				must.Eq(rt, structs.TopicJob, e.Topic)
-				payload := e.Payload.(*structs.JobEvent)
-				row, err := s.JobByID(nil, e.Namespace, e.Key)
-				must.NoError(rt, err)
-				gone := row == nil
-				must.Eq(rt, gone, payload.Purge, must.Sprintf("%s %s: Purge", op, e.Key))
-				must.Eq(rt, gone, payload.Deleted, must.Sprintf("%s %s: Deleted", op, e.Key))
-				must.Eq(rt, wantPurge, payload.Purge, must.Sprintf("%s %s: Purge is the request's flag", op, e.Key))
-				must.Eq(rt, actor, payload.Actor, must.Sprintf("%s %s: Actor", op, e.Key))
-				must.Eq(rt, e.Key, payload.Job.ID)
-			}
-		}
-		// The model and the store agree on which jobs exist.
-		for _, id := range ids {
-			job, err := s.JobByID(nil, structs.DefaultNamespace, id)
-			must.NoError(rt, err)
-			must.Eq(rt, exists[id], job != nil, must.Sprintf("job %s", id))
-		}
-	})
+				stopped := job.Copy()
+				stopped.Stop = true
+				return s.UpsertJobTxn(txn, stopped)
+			})
+			must.Len(t, 1, *got)
+			payload := (*got)[0].Events[0].Payload.(*structs.JobEvent)
+			must.Eq(t, tc.wantPurge, payload.Purge)
+			must.Eq(t, tc.wantDeleted, payload.Deleted)
+			must.Eq(t, actorAlice, payload.Actor)
+		})
+	}
 }

@@ -93,88 +93,37 @@ func mustApply(t *testing.T, s *StateStore, msgType structs.MessageType, index u
 	must.NoError(t, applyTxn(s, msgType, index, meta, fn))
 }
 
-// The apply helpers below write what the FSM handlers of the same name write, so event and
-// property tests exercise the same transactions a real cluster commits.
+// The apply helpers below build the request of the Raft entry of the same name and apply it
+// with the function the FSM calls, so event and property tests exercise the transactions a
+// real cluster commits. Record IDs and times are derived from the index, as a leader would
+// fix them.
 
 func applyRegister(s *StateStore, index uint64, actor *structs.Actor, job *structs.Job, eval *structs.Evaluation) error {
-	return applyTxn(s, structs.JobRegisterRequestType, index, &TxnMeta{Actor: actor}, func(txn *Txn) error {
-		if err := s.UpsertJobTxn(txn, job); err != nil {
-			return err
-		}
-		if eval == nil {
-			return nil
-		}
-		eval.JobModifyIndex = job.JobModifyIndex
-		return s.UpsertEvalsTxn(txn, []*structs.Evaluation{eval})
-	})
+	return s.ApplyJobRegister(index, &structs.JobRegisterRequest{Job: job, Eval: eval, Actor: actor})
 }
 
 func applyStop(s *StateStore, index uint64, actor *structs.Actor, namespace, id string, eval *structs.Evaluation) error {
-	return applyTxn(s, structs.JobDeregisterRequestType, index, &TxnMeta{Actor: actor}, func(txn *Txn) error {
-		job, err := s.JobByIDTxn(txn, namespace, id)
-		if err != nil {
-			return err
-		}
-		if job == nil {
-			return structs.NotFound(structs.ErrJobNotFound)
-		}
-		stopped := job.Copy()
-		stopped.Stop = true
-		if err := s.UpsertJobTxn(txn, stopped); err != nil {
-			return err
-		}
-		if eval == nil {
-			return nil
-		}
-		eval.JobModifyIndex = index
-		return s.UpsertEvalsTxn(txn, []*structs.Evaluation{eval})
+	return s.ApplyJobDeregister(index, &structs.JobDeregisterRequest{
+		JobID: id, Eval: eval, Actor: actor, StopTime: int64(index) * 1_000_000_000,
+		WriteRequest: structs.WriteRequest{Namespace: namespace},
 	})
 }
 
 func applyPurge(s *StateStore, index uint64, actor *structs.Actor, namespace, id, recordID string, eval *structs.Evaluation) error {
-	return applyTxn(s, structs.JobDeregisterRequestType, index, &TxnMeta{Purge: true, Actor: actor}, func(txn *Txn) error {
-		job, err := s.JobByIDTxn(txn, namespace, id)
-		if err != nil {
-			return err
-		}
-		if job == nil {
-			return structs.NotFound(structs.ErrJobNotFound)
-		}
-		if err := s.DeleteJobTxn(txn, namespace, id); err != nil {
-			return err
-		}
-		if err := s.InsertPurgeRecordTxn(txn, mockPurgeRecord(recordID, job, structs.PurgeReasonPurge, actor, index)); err != nil {
-			return err
-		}
-		if eval == nil {
-			return nil
-		}
-		eval.JobModifyIndex = index
-		return s.UpsertEvalsTxn(txn, []*structs.Evaluation{eval})
+	return s.ApplyJobDeregister(index, &structs.JobDeregisterRequest{
+		JobID: id, Purge: true, Eval: eval, Actor: actor, PurgeRecordID: recordID,
+		PurgeTime: int64(index) * 1_000_000_000, StopTime: int64(index) * 1_000_000_000,
+		WriteRequest: structs.WriteRequest{Namespace: namespace},
 	})
 }
 
 // applyBatchDeregister removes jobs as the job GC does; jobs already gone are skipped.
 func applyBatchDeregister(s *StateStore, index uint64, jobs []structs.NamespacedID) error {
-	return applyTxn(s, structs.JobBatchDeregisterRequestType, index, &TxnMeta{Purge: true, Actor: structs.ActorJobGC}, func(txn *Txn) error {
-		for _, id := range jobs {
-			job, err := s.JobByIDTxn(txn, id.Namespace, id.ID)
-			if err != nil {
-				return err
-			}
-			if job == nil {
-				continue
-			}
-			if err := s.DeleteJobTxn(txn, id.Namespace, id.ID); err != nil {
-				return err
-			}
-			rec := mockPurgeRecord("gc-"+id.String(), job, structs.PurgeReasonGC, structs.ActorJobGC, index)
-			if err := s.InsertPurgeRecordTxn(txn, rec); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	req := &structs.JobBatchDeregisterRequest{PurgeTime: int64(index) * 1_000_000_000, Actor: structs.ActorJobGC}
+	for _, id := range jobs {
+		req.Jobs = append(req.Jobs, &structs.JobBatchDeregisterItem{Namespace: id.Namespace, JobID: id.ID, PurgeRecordID: "gc-" + id.String()})
+	}
+	return s.ApplyJobBatchDeregister(index, req)
 }
 
 func mockPurgeRecord(id string, job *structs.Job, reason string, actor *structs.Actor, index uint64) *structs.PurgeRecord {

@@ -56,12 +56,13 @@ type JobEvent struct {
 	// Job is the job after the change, or, when it was removed from state, as it was just
 	// before removal.
 	Job *Job
-	// Purge is the deregister request's purge flag, carried through the Raft log. It is true
-	// exactly when the job row no longer exists after the transaction (API purge or GC), and
-	// is omitted otherwise so a plain stop looks the same as before the flag existed.
+	// Purge is the deregister request's purge flag (true for the job GC), carried through the
+	// Raft log into the write transaction and read from it, never inferred from the state.
+	// Omitted when false, so a plain stop looks the same as before the flag existed.
 	Purge bool `json:",omitempty"`
-	// Deleted states the same fact under the name released upstream Nomad 2.x uses, so that
-	// consumers written against upstream work unchanged. It always equals Purge.
+	// Deleted says the job row no longer exists after the transaction, under the name
+	// upstream Nomad 2.x uses. Today only purges remove job rows, so the two agree; a write
+	// that removed one without a purge request would say Deleted without Purge.
 	Deleted bool `json:",omitempty"`
 	// Actor is who caused the write; omitted for API writes when ACLs are disabled. It never
 	// carries a SecretID.
