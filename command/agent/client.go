@@ -7,6 +7,7 @@ import (
 
 	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/client/fingerprint"
 	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -73,6 +74,8 @@ func (a *Agent) startClient() error {
 		Logger:     a.logger,
 
 		DisableRemoteExec: cc.DisableRemoteExec,
+		NetworkInterface:  cc.NetworkInterface,
+		Resources:         clientResources(cc),
 	}, localServers{srv: a.server})
 	if err != nil {
 		return err
@@ -109,4 +112,16 @@ func pluginEnabled(cfg *Config, name string) bool {
 		return enabled
 	}
 	return false
+}
+
+// clientResources is what the client block says about the node's resources.
+func clientResources(cc *ClientConfig) fingerprint.Config {
+	out := fingerprint.Config{
+		CPUTotalCompute: cc.CPUTotalCompute, MemoryTotalMB: cc.MemoryTotalMB,
+		MinDynamicPort: cc.MinDynamicPort, MaxDynamicPort: cc.MaxDynamicPort,
+	}
+	if r := cc.Reserved; r != nil {
+		out.ReservedCPU, out.ReservedMemMB, out.ReservedDisk, out.ReservedPorts = r.CPU, r.MemoryMB, r.DiskMB, r.ReservedPorts
+	}
+	return out
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
 )
 
 // Config is the agent configuration. It is assembled by the command from
@@ -151,6 +153,23 @@ type ClientConfig struct {
 	// HostVolumes holds one entry per volume name; a later block for the
 	// same name replaces the earlier one whole.
 	HostVolumes []*HostVolumeConfig
+
+	// CPUTotalCompute (MHz) and MemoryTotalMB replace what fingerprinting finds; 0 keeps it.
+	CPUTotalCompute int
+	MemoryTotalMB   int
+	// MinDynamicPort and MaxDynamicPort bound the dynamic ports; 0 is upstream's default
+	// (20000–32000).
+	MinDynamicPort int
+	MaxDynamicPort int
+	Reserved       *ReservedConfig
+}
+
+// ReservedConfig is the client's reserved block: resources allocations may not use.
+type ReservedConfig struct {
+	CPU           int
+	MemoryMB      int
+	DiskMB        int
+	ReservedPorts string
 }
 
 // HostVolumeConfig is a client host_volume block.
@@ -532,6 +551,27 @@ func (c *Config) Validate() error {
 	nonNegativeDur("server.purge_history_retention", server.PurgeHistoryRetention)
 	nonNegativeDur("server.heartbeat_grace", server.HeartbeatGrace)
 
+	nonNegative("client.cpu_total_compute", int64(client.CPUTotalCompute))
+	nonNegative("client.memory_total_mb", int64(client.MemoryTotalMB))
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"client.min_dynamic_port", client.MinDynamicPort}, {"client.max_dynamic_port", client.MaxDynamicPort}} {
+		if p.v < 0 || p.v > structs.MaxPort {
+			bad(p.name, "must be a port from 1 to %d, got %d", structs.MaxPort, p.v)
+		}
+	}
+	if lo, hi := structs.DynamicPortRange(&api.NodeResources{MinDynamicPort: client.MinDynamicPort, MaxDynamicPort: client.MaxDynamicPort}); lo > hi {
+		bad("client.min_dynamic_port", "must not exceed client.max_dynamic_port (%d), got %d", hi, lo)
+	}
+	if r := client.Reserved; r != nil {
+		nonNegative("client.reserved.cpu", int64(r.CPU))
+		nonNegative("client.reserved.memory", int64(r.MemoryMB))
+		nonNegative("client.reserved.disk", int64(r.DiskMB))
+		if _, err := structs.ParsePortSpec(r.ReservedPorts); err != nil {
+			bad("client.reserved.reserved_ports", "%v", err)
+		}
+	}
 	for _, v := range client.HostVolumes {
 		if !filepath.IsAbs(v.Path) {
 			bad(fmt.Sprintf("client.host_volume %q path", v.Name), "must be an absolute path, got %q", v.Path)

@@ -108,12 +108,25 @@ type fileClient struct {
 	AllocDir          *string           `hcl:"alloc_dir,optional"`
 	NetworkInterface  *string           `hcl:"network_interface,optional"`
 	HostVolumes       []*fileHostVolume `hcl:"host_volume,block"`
+	CPUTotalCompute   *int              `hcl:"cpu_total_compute,optional"`
+	MemoryTotalMB     *int              `hcl:"memory_total_mb,optional"`
+	MinDynamicPort    *int              `hcl:"min_dynamic_port,optional"`
+	MaxDynamicPort    *int              `hcl:"max_dynamic_port,optional"`
+	Reserved          *fileReserved     `hcl:"reserved,block"`
 
 	// Rest holds meta and options, which Nomad configurations write both as
 	// blocks (meta { rack = "r1" }) and as arguments (options = { "a.b" =
 	// "1" }, the only way to quote a key in HCL 2). gohcl cannot accept both
 	// forms for one name, so decodeStringMaps does, and rejects anything else.
 	Rest hcl.Body `hcl:",remain"`
+}
+
+// fileReserved is the client's reserved block: what the node keeps back from allocations.
+type fileReserved struct {
+	CPU           *int    `hcl:"cpu,optional"`
+	Memory        *int    `hcl:"memory,optional"`
+	Disk          *int    `hcl:"disk,optional"`
+	ReservedPorts *string `hcl:"reserved_ports,optional"`
 }
 
 type fileHostVolume struct {
@@ -377,6 +390,16 @@ func assignClient(a *assigner, cl *fileClient) {
 	assign(a, cl.StateDir, func(c *Config) *string { return &ensure(&c.Client).StateDir })
 	assign(a, cl.AllocDir, func(c *Config) *string { return &ensure(&c.Client).AllocDir })
 	assign(a, cl.NetworkInterface, func(c *Config) *string { return &ensure(&c.Client).NetworkInterface })
+	assign(a, cl.CPUTotalCompute, func(c *Config) *int { return &ensure(&c.Client).CPUTotalCompute })
+	assign(a, cl.MemoryTotalMB, func(c *Config) *int { return &ensure(&c.Client).MemoryTotalMB })
+	assign(a, cl.MinDynamicPort, func(c *Config) *int { return &ensure(&c.Client).MinDynamicPort })
+	assign(a, cl.MaxDynamicPort, func(c *Config) *int { return &ensure(&c.Client).MaxDynamicPort })
+	if r := cl.Reserved; r != nil {
+		assign(a, r.CPU, func(c *Config) *int { return &ensure(&ensure(&c.Client).Reserved).CPU })
+		assign(a, r.Memory, func(c *Config) *int { return &ensure(&ensure(&c.Client).Reserved).MemoryMB })
+		assign(a, r.Disk, func(c *Config) *int { return &ensure(&ensure(&c.Client).Reserved).DiskMB })
+		assign(a, r.ReservedPorts, func(c *Config) *string { return &ensure(&ensure(&c.Client).Reserved).ReservedPorts })
+	}
 
 	kv, diags := decodeStringMaps(cl.Rest, "meta", "options")
 	a.diags = append(a.diags, diags...)

@@ -164,6 +164,17 @@ client {
   state_dir           = "/var/lib/nomad/client"
   alloc_dir           = "/var/lib/nomad/alloc"
   network_interface   = "eth1"
+  cpu_total_compute   = 8000
+  memory_total_mb     = 4096
+  min_dynamic_port    = 25000
+  max_dynamic_port    = 26000
+
+  reserved {
+    cpu            = 500
+    memory         = 512
+    disk           = 1024
+    reserved_ports = "22"
+  }
 
   meta {
     rack = "r1"
@@ -253,6 +264,8 @@ const fullJSON = `{
     "enabled": true, "servers": ["10.0.0.1:4647"], "node_class": "gpu", "node_pool": "batch",
     "disable_remote_exec": true, "state_dir": "/var/lib/nomad/client",
     "alloc_dir": "/var/lib/nomad/alloc", "network_interface": "eth1",
+    "cpu_total_compute": 8000, "memory_total_mb": 4096, "min_dynamic_port": 25000, "max_dynamic_port": 26000,
+    "reserved": {"cpu": 500, "memory": 512, "disk": 1024, "reserved_ports": "22"},
     "meta": {"rack": "r1"},
     "options": {"driver.raw_exec.enable": "1"},
     "host_volume": {"mysql": {"path": "/opt/mysql", "read_only": true}}
@@ -315,6 +328,11 @@ func TestConfig_FullFile(t *testing.T) {
 		AllocDir:          "/var/lib/nomad/alloc",
 		NetworkInterface:  "eth1",
 		HostVolumes:       []*HostVolumeConfig{{Name: "mysql", Path: "/opt/mysql", ReadOnly: true}},
+		CPUTotalCompute:   8000,
+		MemoryTotalMB:     4096,
+		MinDynamicPort:    25000,
+		MaxDynamicPort:    26000,
+		Reserved:          &ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22"},
 	}, *got.Client)
 	must.Eq(t, ACLConfig{
 		Enabled:               true,
