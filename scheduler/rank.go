@@ -113,8 +113,9 @@ func (g *group) score(c *candidate, u *usage) scores {
 }
 
 // spreadScore is the weighted boost of placing on c for each spread block: positive while
-// the node's value has fewer allocations than its target share, negative past it, -1 for a
-// node without the attribute.
+// the node's value would stay below its target share, negative past it, -1 for a node
+// without the attribute. Without targets every value the candidates have gets an equal
+// share; values a target list leaves out share what the targets leave, counted together.
 func (g *group) spreadScore(c *candidate) float64 {
 	var sum, weights float64
 	total := float64(max(g.count(), 1))
@@ -161,9 +162,11 @@ func (g *group) spreadScore(c *candidate) float64 {
 			desired = total / float64(max(g.spreadVals[strconv.Itoa(i)], 1))
 			current = float64(counts[v])
 		}
+		// Counted with the allocation being placed, so that a value already at its target
+		// scores below one still short of it.
 		boost := -1.0
 		if desired > 0 {
-			boost = min(max((desired-current)/desired, -1), 1)
+			boost = min(max((desired-current-1)/desired, -1), 1)
 		}
 		sum += w * boost
 	}
