@@ -142,6 +142,9 @@ func (j *Job) Validate() error {
 			}
 		}
 	}
+	for _, msg := range checkPlacement(j) {
+		add("%s", msg)
+	}
 	if j.Periodic != nil && j.Type != JobTypeBatch && j.Type != JobTypeSysBatch {
 		add("periodic: only batch and sysbatch jobs may be periodic")
 	}

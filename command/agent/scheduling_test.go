@@ -99,3 +99,21 @@ func completedEval(t *testing.T, c *api.Client, id string) *api.Evaluation {
 	})
 	return eval
 }
+
+// TestSecurity_PlacementBadInputIs400: a constraint the scheduler could not evaluate is a 400
+// naming it at register time.
+func TestSecurity_PlacementBadInputIs400(t *testing.T) {
+	ta := NewTestAgent(t, nil)
+	c := ta.Client("")
+	job := testJob("bad")
+	job.Constraints = []*api.Constraint{api.NewConstraint("${meta.rack}", "regexp", "(")}
+	_, _, err := c.Jobs().Register(job, nil)
+	must.ErrorContains(t, err, "400")
+	must.ErrorContains(t, err, `constraint 0: invalid regexp "("`)
+
+	job = testJob("bad")
+	job.Spreads = []*api.Spread{{Attribute: "${meta.rack}", SpreadTarget: []*api.SpreadTarget{{Value: "a", Percent: 80}, {Value: "b", Percent: 80}}}}
+	_, _, err = c.Jobs().Register(job, nil)
+	must.ErrorContains(t, err, "400")
+	must.ErrorContains(t, err, "percentages must add up to at most 100, got 160")
+}
