@@ -11,7 +11,9 @@ import (
 // Constraints, affinities, spreads and resources the scheduler could not honour are refused
 // at register time with the place they are in, instead of a job that silently never runs.
 func TestSecurity_PlacementValidated(t *testing.T) {
-	con := func(l, op, r string) []*api.Constraint { return []*api.Constraint{{LTarget: l, Operand: op, RTarget: r}} }
+	con := func(l, op, r string) []*api.Constraint {
+		return []*api.Constraint{{LTarget: l, Operand: op, RTarget: r}}
+	}
 	cases := []struct {
 		name    string
 		mutate  func(j *Job)
