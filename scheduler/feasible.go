@@ -15,6 +15,13 @@ const filterMissingDrivers = "missing drivers"
 // that does not change while the plan is made.
 type candidate struct {
 	node *structs.Node
+	capy capacity
+	// u is the node's usage, looked up on first use.
+	u *usage
+	// on and load mirror g.onNode and st.load for the node, read for every placement; place
+	// keeps both up to date. (Set when the group's placements start: every stop and update
+	// of a service group is decided before.)
+	on, load int
 	// affinity is the node's affinity score, hasAffinity false when the group has none.
 	affinity    float64
 	hasAffinity bool
@@ -41,7 +48,6 @@ func (g *group) computeFeasible() {
 		ClassExhausted:     map[string]int{},
 		DimensionExhausted: map[string]int{},
 	}
-	g.spreadVals = map[string]int{}
 	seen := make([]map[string]bool, len(g.spreads))
 	for i := range seen {
 		seen[i] = map[string]bool{}
@@ -66,7 +72,7 @@ func (g *group) computeFeasible() {
 			}
 			continue
 		}
-		c := &candidate{node: n}
+		c := &candidate{node: n, capy: nodeCapacity(n), on: g.onNode[n.ID], load: g.st.load[n.ID]}
 		g.rankStatic(c)
 		for i := range g.spreads {
 			if c.spreadSet[i] && !seen[i][c.spreadVals[i]] {
@@ -75,8 +81,9 @@ func (g *group) computeFeasible() {
 		}
 		g.cands = append(g.cands, c)
 	}
+	g.spreadVals = make([]int, len(g.spreads))
 	for i := range g.spreads {
-		g.spreadVals[strconv.Itoa(i)] = len(seen[i])
+		g.spreadVals[i] = len(seen[i])
 	}
 }
 

@@ -25,6 +25,9 @@ const (
 // scoreMetaKept is how many of the best nodes each placement's metrics describe.
 const scoreMetaKept = 5
 
+// rankLimit is how many fitting nodes a placement without spreads or affinities ranks.
+const rankLimit = 64
+
 // defaultSpreadWeight is a spread block's weight when it gives none, as upstream.
 const defaultSpreadWeight = 50
 
@@ -75,7 +78,7 @@ func (g *group) score(c *candidate, u *usage) scores {
 	var s scores
 	n := 0
 	sum := 0.0
-	capy := nodeCapacity(c.node)
+	capy := c.capy
 	if capy.cpu > 0 && capy.mem > 0 {
 		cpu := float64(u.cpu+g.ask.cpu+int64(g.ask.cores)*capy.mhzPerCore) / float64(capy.cpu)
 		mem := float64(u.mem+g.ask.mem) / float64(capy.mem)
@@ -88,7 +91,7 @@ func (g *group) score(c *candidate, u *usage) scores {
 		n++
 	}
 	if !g.system() {
-		if coll := g.onNode[c.node.ID]; coll > 0 {
+		if coll := c.on; coll > 0 {
 			s.anti = -float64(coll+1) / float64(max(g.count(), 1))
 			s.anti = max(s.anti, -1)
 			s.hasAnti = true
@@ -102,6 +105,11 @@ func (g *group) score(c *candidate, u *usage) scores {
 		n++
 	}
 	if len(g.spreads) > 0 {
+		if g.spreadCounts == nil {
+			for i, sp := range g.spreads {
+				g.spreadCounts = append(g.spreadCounts, g.propCounts("sp"+strconv.Itoa(i), sp.Attribute, false))
+			}
+		}
 		s.spread, s.hasSp = g.spreadScore(c), true
 		sum += s.spread
 		n++
@@ -132,7 +140,7 @@ func (g *group) spreadScore(c *candidate) float64 {
 			sum -= w
 			continue
 		}
-		counts := g.propCounts("sp"+strconv.Itoa(i), sp.Attribute, false)
+		counts := g.spreadCounts[i]
 		v := c.spreadVals[i]
 		var desired, current float64
 		if len(sp.SpreadTarget) > 0 {
@@ -159,7 +167,7 @@ func (g *group) spreadScore(c *candidate) float64 {
 			}
 			desired = pct / 100 * total
 		} else {
-			desired = total / float64(max(g.spreadVals[strconv.Itoa(i)], 1))
+			desired = total / float64(max(g.spreadVals[i], 1))
 			current = float64(counts[v])
 		}
 		// Counted with the allocation being placed, so that a value already at its target
@@ -234,33 +242,37 @@ func (a *attempt) filter(n *structs.Node, reason string) {
 // try checks one candidate and keeps it when it ranks best so far. Ties go to the node with
 // fewer of the group's allocations, then fewer allocations overall, then the lower ID, so
 // that the plan is the same for the same input.
-func (g *group) try(a *attempt, c *candidate) {
+func (g *group) try(a *attempt, c *candidate) bool {
 	n := c.node
 	if reason := g.distinctInfeasible(n); reason != "" {
 		a.filter(n, reason)
-		return
+		return false
 	}
-	u := g.st.usageOf(n)
-	if dim := g.fit(n, u); dim != "" {
+	if c.u == nil {
+		c.u = g.st.usageOf(n)
+	}
+	u := c.u
+	if dim := g.fit(c.capy, u); dim != "" {
 		a.exhaust(n, dim)
-		return
+		return false
 	}
 	s := g.score(c, u)
 	a.keepTop(n.ID, s)
 	if a.best == nil || better(g, s, c, a.bestScore, a.best) {
 		a.best, a.bestU, a.bestScore = c, u, s
 	}
+	return true
 }
 
 func better(g *group, s scores, c *candidate, bs scores, b *candidate) bool {
 	if s.norm != bs.norm {
 		return s.norm > bs.norm
 	}
-	if on, bon := g.onNode[c.node.ID], g.onNode[b.node.ID]; on != bon {
-		return on < bon
+	if c.on != b.on {
+		return c.on < b.on
 	}
-	if l, bl := g.st.load[c.node.ID], g.st.load[b.node.ID]; l != bl {
-		return l < bl
+	if c.load != b.load {
+		return c.load < b.load
 	}
 	return c.node.ID < b.node.ID
 }
@@ -326,13 +338,27 @@ func (g *group) placeOrCount(idx, left int) bool {
 		g.queue(left, copyMetric(g.metric))
 		return false
 	}
+	// Without spreads or affinities, a placement ranks the first rankLimit nodes that fit,
+	// scanning on from where the last placement stopped, as upstream limits its search: the
+	// cost of a placement then does not grow with the cluster. A group with spreads or
+	// affinities ranks every node, so that their targets are met exactly.
+	limit := len(g.cands)
+	if len(g.spreads) == 0 && len(g.affinities) == 0 {
+		limit = min(limit, rankLimit)
+	}
 	a := &attempt{}
-	for _, c := range g.cands {
-		g.try(a, c)
+	n, fits, scanned := len(g.cands), 0, 0
+	for ; scanned < n && fits < limit; scanned++ {
+		if g.try(a, g.cands[(g.cursor+scanned)%n]) {
+			fits++
+		}
 	}
 	if a.best == nil {
 		g.queue(left, g.attemptMetric(a))
 		return false
+	}
+	if limit < n {
+		g.cursor = (g.cursor + scanned) % n
 	}
 	g.place(idx, a)
 	return true
@@ -370,6 +396,8 @@ func (g *group) place(idx int, a *attempt) {
 	node, u := a.best.node, a.bestU
 	ar, am := g.allocate(node, u)
 	u.add(am, 1)
+	a.best.on++
+	a.best.load++
 	g.onNode[node.ID]++
 	g.st.jobOnNode[node.ID]++
 	g.st.load[node.ID]++

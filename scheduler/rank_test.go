@@ -113,3 +113,37 @@ func TestRank_Spread(t *testing.T) {
 		must.Eq(t, 5, got["r1"]+got["r2"]+got["r3"])
 	})
 }
+
+// TestRank_LimitedScanStillFindsRoom: ranking a bounded number of nodes never hides the one
+// node with room, however far into the cluster it is.
+func TestRank_LimitedScanStillFindsRoom(t *testing.T) {
+	other := sized(1, 100, 3900)
+	other.ID = "other"
+	var nodes []*structs.Node
+	onNodes := map[string][]*structs.Allocation{}
+	for i := range 500 {
+		n := resNode(fmt.Sprintf("n%03d", i), 4000, 4000)
+		nodes = append(nodes, n)
+		if i != 437 {
+			onNodes[n.ID] = []*structs.Allocation{alloc(other, i, n.ID, structs.AllocClientStatusRunning)}
+		}
+	}
+	p := Compute(Input{Job: sized(4, 100, 1200), Nodes: nodes, NodeAllocs: onNodes})
+	must.Eq(t, map[string]int{"n437": 3}, placedOn(p))
+	must.Eq(t, 1, p.Queued["web"])
+	must.Eq(t, 500, p.Failed["web"].NodesExhausted)
+}
+
+// TestRank_SpreadAtScale is the benchmark's shape: 300 allocations over 1,000 nodes in 50
+// racks land 6 per rack.
+func TestRank_SpreadAtScale(t *testing.T) {
+	nodes := benchNodes(1000)
+	job := sized(300, 100, 256)
+	job.Datacenters = []string{"dc-1", "dc-2"}
+	job.Spreads = []*api.Spread{{Attribute: "${meta.rack}"}}
+	p := Compute(Input{Job: job, Nodes: nodes})
+	must.Len(t, 300, p.Place)
+	for rack, n := range perMeta(p, nodes, "rack") {
+		must.Eq(t, 6, n, must.Sprintf("rack %s", rack))
+	}
+}

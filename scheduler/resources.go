@@ -295,8 +295,7 @@ func exceeds(capacity, used, need int64) bool {
 
 // fit reports the dimension the node lacks for one more allocation of the group, "" when it
 // fits; dimension names are upstream's, as the CLI prints them.
-func (g *group) fit(n *structs.Node, u *usage) string {
-	c := nodeCapacity(n)
+func (g *group) fit(c capacity, u *usage) string {
 	k := g.ask
 	cpu := k.cpu + int64(k.cores)*c.mhzPerCore
 	switch {

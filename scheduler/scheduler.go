@@ -146,6 +146,7 @@ type group struct {
 	// cands are the nodes that pass the group's static checks, filled on first use, with the
 	// metric explaining what was filtered.
 	cands  []*candidate
+	cursor int // where the next placement's scan of cands starts
 	metric *api.AllocationMetric
 	ask    *ask
 	// constraints are the job's, the group's and its tasks', in that order; props counts the
@@ -156,8 +157,10 @@ type group struct {
 	jobLevel    map[*api.Constraint]bool
 	props       map[string]map[string]int
 	propTargets []propTarget
-	// spreadVals counts, per spread, the distinct values its attribute takes on candidates.
-	spreadVals map[string]int
+	// spreadVals counts, per spread, the distinct values its attribute takes on candidates;
+	// spreadCounts are its allocations by value (propCounts), looked up once.
+	spreadVals   []int
+	spreadCounts []map[string]int
 }
 
 func (g *group) system() bool {
