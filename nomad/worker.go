@@ -155,8 +155,19 @@ func (w *worker) process(eval *structs.Evaluation) error {
 			}
 		}
 	}
-	plan := scheduler.Compute(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
+	plan, err := computePlan(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
 		MaxPlacements: maxPlacementsPerPlan})
+	if err != nil {
+		// Retrying would fail the same way on the same state: fail this evaluation only, and
+		// let the worker go on with the others.
+		w.srv.logger.Error("scheduler failed", "eval_id", eval.ID, "error", err)
+		failed := eval.Copy()
+		failed.Status = structs.EvalStatusFailed
+		failed.StatusDescription = err.Error()
+		failed.ModifyTime = now().UnixNano()
+		_, err := w.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed}})
+		return err
+	}
 	queued := 0
 	for _, q := range plan.Queued {
 		queued += q
@@ -267,4 +278,18 @@ func evalJob(job *structs.Job, eval *structs.Evaluation) *structs.Job {
 		return job
 	}
 	return &structs.Job{ID: eval.JobID, Namespace: eval.Namespace, Type: eval.Type, Priority: eval.Priority}
+}
+
+// compute is the scheduler; tests replace it to make it fail.
+var compute = scheduler.Compute
+
+// computePlan runs the scheduler, turning a panic into an error: whatever the state holds,
+// one evaluation that cannot be scheduled must not stop the leader's worker.
+func computePlan(in scheduler.Input) (plan *scheduler.Plan, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			plan, err = nil, fmt.Errorf("scheduler failed on this evaluation: %v", r)
+		}
+	}()
+	return compute(in), nil
 }

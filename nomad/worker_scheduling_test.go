@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/mock"
+	"github.com/nomadfork/nomad/scheduler"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -129,4 +130,28 @@ func TestWorker_ConstraintFiltered(t *testing.T) {
 	must.Eq(t, map[string]int{"${attr.kernel.name} = plan9": 1}, m.ConstraintFiltered)
 	must.Eq(t, 1, m.NodesFiltered)
 	must.Eq(t, 1, m.NodesEvaluated)
+}
+
+// TestSecurity_SchedulerPanicFailsOneEvaluation: a scheduler that panics on one job's state
+// fails that evaluation with the reason, and the worker goes on placing the others.
+func TestSecurity_SchedulerPanicFailsOneEvaluation(t *testing.T) {
+	orig := compute
+	t.Cleanup(func() { compute = orig })
+	compute = func(in scheduler.Input) *scheduler.Plan {
+		if in.Job != nil && in.Job.ID == "poison" {
+			panic("boom")
+		}
+		return orig(in)
+	}
+	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	registerNode(t, srv, sizedNode("n1", 1000), "")
+	defer keepAlive(srv, "n1")()
+	bad := registerJob(t, srv, "", memJob("poison", 1, 100))
+	good := registerJob(t, srv, "", memJob("fine", 1, 100))
+	evalDone(t, srv, good.EvalID)
+	must.Len(t, 1, liveAllocs(t, srv, "fine"))
+	e, err := srv.State().EvalByID(nil, bad.EvalID)
+	must.NoError(t, err)
+	must.Eq(t, structs.EvalStatusFailed, e.Status)
+	must.StrContains(t, e.StatusDescription, "scheduler failed on this evaluation: boom")
 }

@@ -193,11 +193,12 @@ func hasTarget(sp *api.Spread, v string) bool {
 	return false
 }
 
+// count is the group's count; a negative one (refused at register) counts as 0.
 func (g *group) count() int {
 	if g.tg.Count == nil {
 		return 1
 	}
-	return *g.tg.Count
+	return max(*g.tg.Count, 0)
 }
 
 // attempt is one placement's search: the best node, and the metrics of what was tried.

@@ -36,7 +36,7 @@ func newState(in Input, p *Plan) *state {
 	} else {
 		for id, allocs := range in.NodeAllocs {
 			for _, a := range allocs {
-				if !a.TerminalStatus() {
+				if a != nil && !a.TerminalStatus() {
 					st.load[id]++
 				}
 			}

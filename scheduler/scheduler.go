@@ -194,10 +194,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		return
 	}
 
-	count := 1
-	if g.tg.Count != nil {
-		count = *g.tg.Count
-	}
+	count := g.count()
 	// One allocation per name index; past the count, the highest indexes go first.
 	used := map[int]bool{}
 	var kept []*structs.Allocation
@@ -331,7 +328,7 @@ func copyMetric(m *api.AllocationMetric) *api.AllocationMetric {
 // sortedAllocs orders allocations by group and name index, then ID, so that every decision is
 // the same for the same input.
 func sortedAllocs(in []*structs.Allocation) []*structs.Allocation {
-	out := slices.Clone(in)
+	out := slices.DeleteFunc(slices.Clone(in), func(a *structs.Allocation) bool { return a == nil })
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.TaskGroup != b.TaskGroup {
@@ -346,7 +343,7 @@ func sortedAllocs(in []*structs.Allocation) []*structs.Allocation {
 }
 
 func sortedNodes(in []*structs.Node) []*structs.Node {
-	out := slices.Clone(in)
+	out := slices.DeleteFunc(slices.Clone(in), func(n *structs.Node) bool { return n == nil })
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
