@@ -27,15 +27,35 @@ import (
 // hcl.ExprAsKeyword, hcl.ExprList and typeexpr still see the original syntax.
 
 func guardExpressions(node hclsyntax.Node, b *budget) hcl.Diagnostics {
-	return hclsyntax.Walk(node, &guardWalker{b: b})
+	return hclsyntax.Walk(node, &guardWalker{b: b, forEach: map[*hclsyntax.Attribute]bool{}})
 }
 
-type guardWalker struct{ b *budget }
+type guardWalker struct {
+	b *budget
+	// forEach are the for_each arguments of dynamic blocks seen so far.
+	forEach map[*hclsyntax.Attribute]bool
+}
+
+// Costs in steps, beyond one step per element of every value checked: what hcl allocates
+// to evaluate one for-expression iteration (a child scope and its variables) and to decode
+// one block a dynamic block generates.
+const (
+	iterationCost = 4
+	blockCost     = 32
+)
 
 func (w *guardWalker) Enter(node hclsyntax.Node) hcl.Diagnostics {
 	switch n := node.(type) {
+	case *hclsyntax.Block:
+		if attr, ok := n.Body.Attributes["for_each"]; ok && n.Type == "dynamic" {
+			w.forEach[attr] = true
+		}
 	case *hclsyntax.Attribute:
-		n.Expr = &attrGuard{ParenthesesExpr: paren(n.Expr), b: w.b}
+		g := &attrGuard{ParenthesesExpr: paren(n.Expr), b: w.b}
+		if w.forEach[n] {
+			g.perElement = blockCost
+		}
+		n.Expr = g
 	case *hclsyntax.ForExpr:
 		n.CollExpr = &collGuard{ParenthesesExpr: paren(n.CollExpr), b: w.b}
 		n.ValExpr = &iterGuard{ParenthesesExpr: paren(n.ValExpr), b: w.b}
@@ -76,6 +96,9 @@ func guardExpr(expr hclsyntax.Expression, b *budget) (hclsyntax.Expression, hcl.
 type attrGuard struct {
 	*hclsyntax.ParenthesesExpr
 	b *budget
+	// perElement is charged for each element of the result: a dynamic block's for_each
+	// decodes one block per element.
+	perElement int64
 }
 
 func (g *attrGuard) UnwrapExpression() hcl.Expression { return g.Expression }
@@ -94,6 +117,11 @@ func (g *attrGuard) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 	}
 	if bdiags := g.b.checkValue(v, rng); bdiags != nil {
 		return cty.DynamicVal, append(diags, bdiags...)
+	}
+	if u, _ := v.Unmark(); g.perElement > 0 && u.IsKnown() && !u.IsNull() && u.CanIterateElements() {
+		if bdiags := g.b.charge(g.perElement*int64(u.LengthInt()), rng); bdiags != nil {
+			return cty.DynamicVal, append(diags, bdiags...)
+		}
 	}
 	return v, diags
 }
@@ -135,7 +163,7 @@ func (g *iterGuard) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 		return cty.DynamicVal, nil
 	}
 	rng := g.Range().Ptr()
-	if diags := g.b.charge(1, rng); diags != nil {
+	if diags := g.b.charge(iterationCost, rng); diags != nil {
 		return cty.DynamicVal, diags
 	}
 	v, diags := g.Expression.Value(ctx)
