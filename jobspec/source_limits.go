@@ -72,6 +72,12 @@ func checkTokens(tokens hclsyntax.Tokens, lim Limits) error {
 			hclsyntax.TokenQuestion, hclsyntax.TokenDot:
 			top.chain++
 			chain++
+		case hclsyntax.TokenNumberLit:
+			// Arbitrary precision parsing is superlinear in the digits.
+			if len(tok.Bytes) > maxNumberText {
+				return &LimitError{Subject: tok.Range.Ptr(), Msg: fmt.Sprintf(
+					"number literal is longer than %d characters", maxNumberText)}
+			}
 		case hclsyntax.TokenIdent:
 			if i == 0 || tokens[i-1].Type != hclsyntax.TokenTemplateControl {
 				break
