@@ -59,12 +59,19 @@ func guardFunction(name string, f function.Function, b *budget) function.Functio
 			if b.exhausted() {
 				return cty.UnknownVal(retType), nil
 			}
-			var elems int64
+			// Arguments can hold the same large string many times over for the cost of a
+			// reference each; functions that compare, hash or copy them pay for every copy.
+			maxArgBytes := 4 * int64(b.lim.MaxStringBytes)
+			var elems, bytes int64
 			for _, a := range args {
-				n, _ := b.size(a, b.lim.MaxWork, math.MaxInt64)
-				elems += n
+				n, m := b.size(a, b.lim.MaxWork, maxArgBytes)
+				elems, bytes = elems+n, bytes+m
 			}
 			if diags := b.charge(elems, nil); diags != nil {
+				return cty.UnknownVal(retType), b.err
+			}
+			if bytes > maxArgBytes {
+				b.fail(nil, "arguments of %s() hold more than %d bytes of strings", name, maxArgBytes)
 				return cty.UnknownVal(retType), b.err
 			}
 			if precheck != nil && wholly(args) {

@@ -109,6 +109,12 @@ job "j" {
 			want: "job spec is 2097184 bytes, over the limit of 1048576"},
 		{name: "jsondecode nesting", src: jobWithMeta(`jsondecode("` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `")`),
 			want: "jsondecode() input nests deeper than 128 levels"},
+		{name: "function arguments repeating a large string", src: `
+locals {
+  big = join("", [for i in range(1000) : "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"])
+}
+job "j" { meta = { x = length(sort([` + strings.Repeat("local.big, ", 100) + `])) } }
+`, want: "arguments of sort() hold more than 4194304 bytes of strings"},
 		{name: "long number literal", src: "job \"j\" {\n  priority = " + strings.Repeat("1", 100000) + "\n}\n",
 			want: "number literal is longer than 1000 characters"},
 		{name: "try does not hide the limit", src: jobWithMeta(`try(length(range(1048576)), 0)`),
