@@ -1,8 +1,11 @@
 package jobspec
 
 import (
+	"strings"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // ParseVariablesFile reads a variables file ("name = value" lines, as the parse API's
@@ -27,12 +30,28 @@ func ParseVariablesFile(filename string, src []byte) (map[string]string, error) 
 	}
 	out := make(map[string]string, len(attrs))
 	for name, attr := range attrs {
-		if t, ok := attr.Expr.(*hclsyntax.TemplateExpr); ok && t.IsStringLiteral() {
-			v, _ := t.Value(nil) // one literal part: no work to bound
-			out[name] = v.AsString()
+		if s, ok := literalString(attr.Expr); ok {
+			out[name] = s
 			continue
 		}
 		out[name] = string(attr.Expr.Range().SliceBytes(src))
 	}
 	return out, nil
+}
+
+// literalString returns the text of a quoted string or heredoc with no interpolations.
+func literalString(expr hcl.Expression) (string, bool) {
+	t, ok := expr.(*hclsyntax.TemplateExpr)
+	if !ok {
+		return "", false
+	}
+	var sb strings.Builder
+	for _, p := range t.Parts {
+		lit, ok := p.(*hclsyntax.LiteralValueExpr)
+		if !ok || lit.Val.Type() != cty.String || lit.Val.IsNull() {
+			return "", false
+		}
+		sb.WriteString(lit.Val.AsString())
+	}
+	return sb.String(), true
 }
