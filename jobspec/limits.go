@@ -137,7 +137,7 @@ func (b *budget) checkDeadline(rng *hcl.Range) hcl.Diagnostics {
 	}
 	if err := b.ctx.Err(); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return b.fail(rng, "evaluation took longer than %s", b.lim.Timeout)
+			return b.fail(rng, "evaluation ran past its deadline (the limit is %s)", b.lim.Timeout)
 		}
 		return b.fail(rng, "evaluation was cancelled: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 )
@@ -175,11 +176,25 @@ func TestSecurity_ParseBudgetAllowsRealJobs(t *testing.T) {
 	must.Len(t, 20, job.TaskGroups[49].Tasks[9].Config["args"].([]any))
 }
 
-// A cancelled context stops the evaluation with an error naming why.
+// A done context stops the evaluation with an error naming why.
 func TestSecurity_ParseStopsWhenContextDone(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := ParseContext(ctx, "input.hcl", []byte(jobWithMeta(`"x"`)), nil)
-	must.ErrorIs(t, err, ErrLimit)
-	must.StrContains(t, err.Error(), "evaluation was cancelled")
+	expired, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel()
+	cases := []struct {
+		name string
+		ctx  context.Context
+		want string
+	}{
+		{name: "cancelled", ctx: cancelled, want: "evaluation was cancelled"},
+		{name: "past the deadline", ctx: expired, want: "evaluation ran past its deadline (the limit is 5s)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseContext(tc.ctx, "input.hcl", []byte(jobWithMeta(`"x"`)), nil)
+			must.ErrorIs(t, err, ErrLimit)
+			must.StrContains(t, err.Error(), tc.want)
+		})
+	}
 }
