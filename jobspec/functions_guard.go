@@ -63,11 +63,15 @@ func guardFunction(name string, f function.Function, b *budget) function.Functio
 			// reference each; functions that compare, hash or copy them pay for every copy.
 			maxArgBytes := 4 * int64(b.lim.MaxStringBytes)
 			var elems, bytes int64
+			widest := 0
 			for _, a := range args {
-				n, m := b.size(a, b.lim.MaxWork, maxArgBytes)
-				elems, bytes = elems+n, bytes+m
+				n, m, w := b.size(a, b.lim.MaxWork, maxArgBytes)
+				elems, bytes, widest = elems+n, bytes+m, max(widest, w)
 			}
 			if diags := b.charge(elems, nil); diags != nil {
+				return cty.UnknownVal(retType), b.err
+			}
+			if diags := b.checkCollection(widest, nil); diags != nil {
 				return cty.UnknownVal(retType), b.err
 			}
 			if bytes > maxArgBytes {
@@ -232,7 +236,7 @@ func precheckFormat(b *budget, args []cty.Value, list bool) error {
 	// An argument printed with %v can be a whole collection printed as JSON.
 	var argBytes, rows int64 = 0, 1
 	for _, a := range args[1:] {
-		elems, bytes := b.size(a, b.lim.MaxWork, b.lim.MaxTotalStringBytes)
+		elems, bytes, _ := b.size(a, b.lim.MaxWork, b.lim.MaxTotalStringBytes)
 		argBytes = max(argBytes, 2*bytes+24*elems)
 		if list && (a.Type().IsListType() || a.Type().IsTupleType()) {
 			rows = max(rows, int64(a.LengthInt()))
@@ -252,7 +256,7 @@ func precheckJoin(b *budget, args []cty.Value) error {
 	sep := int64(len(args[0].AsString()))
 	var total int64
 	for _, l := range args[1:] {
-		elems, bytes := b.size(l, b.lim.MaxWork, int64(b.lim.MaxStringBytes))
+		elems, bytes, _ := b.size(l, b.lim.MaxWork, int64(b.lim.MaxStringBytes))
 		total += bytes + sep*elems
 	}
 	if total > int64(b.lim.MaxStringBytes) {
@@ -262,7 +266,7 @@ func precheckJoin(b *budget, args []cty.Value) error {
 }
 
 func precheckJSONEncode(b *budget, args []cty.Value) error {
-	elems, bytes := b.size(args[0], b.lim.MaxWork, int64(b.lim.MaxStringBytes))
+	elems, bytes, _ := b.size(args[0], b.lim.MaxWork, int64(b.lim.MaxStringBytes))
 	if est := 6*bytes + 24*elems; est > int64(b.lim.MaxStringBytes)*6 {
 		return over("jsonencode() could produce %d bytes, over the string limit of %d", est, b.lim.MaxStringBytes)
 	}

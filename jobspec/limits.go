@@ -209,10 +209,12 @@ func (b *budget) walk(v cty.Value, depth int, rng *hcl.Range) hcl.Diagnostics {
 	return nil
 }
 
-// size measures v without charging string bytes: elements and string bytes, stopping once
-// either passes the given caps. Arguments are measured before a function runs, so that a
-// tuple holding the same large string many times cannot reach a function that copies each.
-func (b *budget) size(v cty.Value, maxElems, maxBytes int64) (elems, bytes int64) {
+// size measures v without charging string bytes: elements, string bytes and the largest
+// collection, stopping once elements or bytes pass the given caps. Arguments are measured
+// before a function runs, so that a tuple holding the same large string many times cannot
+// reach a function that copies each, and so that a literal list written in the source is
+// held to the collection limit like a computed one.
+func (b *budget) size(v cty.Value, maxElems, maxBytes int64) (elems, bytes int64, widest int) {
 	var visit func(v cty.Value)
 	visit = func(v cty.Value) {
 		if elems > maxElems || bytes > maxBytes {
@@ -228,6 +230,7 @@ func (b *budget) size(v cty.Value, maxElems, maxBytes int64) (elems, bytes int64
 		case t == cty.String:
 			bytes += int64(len(v.AsString()))
 		case t.IsListType() || t.IsSetType() || t.IsTupleType() || t.IsMapType() || t.IsObjectType():
+			widest = max(widest, v.LengthInt())
 			for it := v.ElementIterator(); it.Next(); {
 				_, ev := it.Element()
 				visit(ev)
@@ -235,5 +238,5 @@ func (b *budget) size(v cty.Value, maxElems, maxBytes int64) (elems, bytes int64
 		}
 	}
 	visit(v)
-	return elems, bytes
+	return elems, bytes, widest
 }

@@ -116,6 +116,8 @@ locals {
 }
 job "j" { meta = { x = length(sort([` + strings.Repeat("local.big, ", 100) + `])) } }
 `, want: "arguments of sort() hold more than 4194304 bytes of strings"},
+		{name: "literal list over the collection limit", src: jobWithMeta("length([" + strings.Repeat("1,", 20000) + "1])"),
+			want: "collection of 20001 elements is over the limit of 10000"},
 		{name: "long number literal", src: "job \"j\" {\n  priority = " + strings.Repeat("1", 100000) + "\n}\n",
 			want: "number literal is longer than 1000 characters"},
 		{name: "try does not hide the limit", src: jobWithMeta(`try(length(range(1048576)), 0)`),
