@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -80,8 +81,9 @@ func guardFunction(name string, f function.Function, b *budget) function.Functio
 			}
 			if precheck != nil && wholly(args) {
 				if err := precheck(b, unmarked(args)); err != nil {
-					if errors.As(err, new(*LimitError)) {
-						b.fail(nil, "%s", err.(*LimitError).Msg)
+					var le *LimitError
+					if errors.As(err, &le) {
+						b.fail(nil, "%s", le.Msg)
 						return cty.UnknownVal(retType), b.err
 					}
 					return cty.NilVal, err
@@ -118,9 +120,7 @@ func unmarked(args []cty.Value) []cty.Value {
 
 // over builds the error a precheck returns; guardFunction records it as the budget's.
 func over(format string, args ...any) error {
-	b := &budget{}
-	b.fail(nil, format, args...)
-	return b.err
+	return &LimitError{Msg: fmt.Sprintf(format, args...), Eval: true}
 }
 
 // prechecks estimate, from known arguments, a result size that could not be refused after

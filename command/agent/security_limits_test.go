@@ -93,7 +93,14 @@ func TestSecurity_JobsParseBombRefused(t *testing.T) {
 		req  api.JobsParseRequest
 		want string
 	}{
-		{name: "nested for over range(1024)", req: api.JobsParseRequest{JobHCL: `
+		{name: "two nested for over range(1024)", req: api.JobsParseRequest{JobHCL: `
+locals {
+  grid = [for i in range(1024) : [for j in range(1024) : "${i}-${j}"]]
+}
+job "bomb" {
+  meta = { size = length(flatten(local.grid)) }
+}`}, want: "job spec exceeds the evaluation budget: evaluation needs more than 1000000 steps"},
+		{name: "three nested for over range(1024)", req: api.JobsParseRequest{JobHCL: `
 job "bomb" {
   meta = {
     x = jsonencode([for i in range(1024) : [for j in range(1024) : [for k in range(1024) : i + j + k]]])
