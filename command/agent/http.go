@@ -349,7 +349,7 @@ var errBodyTooDeep = structs.BadRequest("request body nests deeper than %d level
 // decodeBody reads the JSON request body into out. An empty body is an error. The body is
 // bounded in size by the handler wrapper (maxRequestBodySize) and in depth here.
 func decodeBody(r *http.Request, out any) error {
-	err := json.NewDecoder(&depthLimitReader{r: r.Body}).Decode(out)
+	err := json.NewDecoder(limitBody(r)).Decode(out)
 	if errors.Is(err, io.EOF) {
 		return structs.BadRequest("Request body is empty")
 	}
@@ -358,11 +358,17 @@ func decodeBody(r *http.Request, out any) error {
 
 // decodeOptionalBody is decodeBody for endpoints whose body may be left out.
 func decodeOptionalBody(r *http.Request, out any) error {
-	err := json.NewDecoder(&depthLimitReader{r: r.Body}).Decode(out)
+	err := json.NewDecoder(limitBody(r)).Decode(out)
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
 	return bodyError(err)
+}
+
+// limitBody bounds the body in depth and, again, in size: the handler wrapper already caps
+// the size, and repeating it here keeps the cap on every decode, wrapper or not.
+func limitBody(r *http.Request) io.Reader {
+	return &depthLimitReader{r: http.MaxBytesReader(nil, r.Body, maxRequestBodySize)}
 }
 
 // depthLimitReader fails a read that would hand the JSON decoder a value nested deeper than

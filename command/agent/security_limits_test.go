@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -78,6 +79,27 @@ func TestSecurity_DeepJobBodyRefused(t *testing.T) {
 		must.NoError(t, err)
 		must.Eq(t, "after", *job.ID)
 	})
+}
+
+// decodeBody holds every body to both limits itself, not only behind the handler wrapper.
+func TestSecurity_DecodeBodyLimits(t *testing.T) {
+	cases := []struct {
+		name string
+		body string
+		want error
+	}{
+		{name: "too deep", body: `{"Job":` + deepJSON(200) + `}`, want: errBodyTooDeep},
+		{name: "too large", body: `{"Job":{"Meta":{"pad":"` + strings.Repeat("x", maxRequestBodySize) + `"}}}`, want: errBodyTooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, decode := range []func(*http.Request, any) error{decodeBody, decodeOptionalBody} {
+				r := httptest.NewRequest(http.MethodPut, "/v1/jobs", strings.NewReader(tc.body))
+				var out api.JobRegisterRequest
+				must.Eq(t, tc.want, decode(r, &out))
+			}
+		})
+	}
 }
 
 // Security finding 6 over the API: the parse bomb gets a 400 naming the limit, and so do
