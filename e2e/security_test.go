@@ -169,7 +169,7 @@ job "bomb" {
 	must.NoError(t, err)
 	res := a.raw("POST", "/v1/jobs/parse", body)
 	must.Eq(t, 400, res.status, must.Sprint(res.body))
-	must.StrContains(t, res.body, "limit")
+	must.StrContains(t, res.body, "exceeds the evaluation budget", must.Sprint(res.body))
 
 	// The agent is still serving.
 	_, _, err = a.client().Jobs().List(nil)
