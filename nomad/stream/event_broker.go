@@ -40,9 +40,10 @@ type EventBrokerConfig struct {
 	// subscribers to catch up on; DefaultEventBufferSize when <= 0.
 	EventBufferSize int64
 	Logger          hclog.Logger
-	// WakeInterval is the least time between two wake-ups of waiting subscribers; batches
-	// published in between are read in one go. 0 uses DefaultWakeInterval; negative wakes
-	// them on every publish.
+	// WakeInterval is the most time between two wake-ups of waiting subscribers while
+	// batches keep coming; batches published in between are read in one go. The pause
+	// actually taken grows with the number of subscriptions, wakeCostPerSubscription each,
+	// up to this. 0 uses DefaultWakeInterval; negative wakes them on every publish.
 	WakeInterval time.Duration
 }
 
@@ -50,6 +51,12 @@ type EventBrokerConfig struct {
 // coming: a thousand subscribers woken on every one of a thousand writes a second would take
 // the cores the writes need. A batch published after a quiet spell is delivered at once.
 const DefaultWakeInterval = 10 * time.Millisecond
+
+// wakeCostPerSubscription is the pause between wake-ups each subscription adds: waking one
+// costs a few microseconds of CPU, so pausing a multiple of that keeps the share of the
+// machine spent on wake-ups the same whatever the number of subscribers — one subscriber is
+// woken at once, a thousand every 10 ms.
+const wakeCostPerSubscription = 10 * time.Microsecond
 
 // EventBroker fans published event batches out to subscriptions.
 //
@@ -71,6 +78,8 @@ type EventBroker struct {
 	published chan struct{}
 	wakeEvery time.Duration
 	wakerDone chan struct{}
+	// numSubs mirrors len(subs) for the waker, which must not take mu.
+	numSubs atomic.Int64
 }
 
 // NewEventBroker returns a broker whose subscriptions are all closed with
@@ -118,13 +127,14 @@ func (b *EventBroker) runWaker(ctx context.Context) {
 		}
 		next := make(chan struct{})
 		close(*b.wake.Swap(&next))
-		if b.wakeEvery <= 0 {
+		wait := min(b.wakeEvery, time.Duration(b.numSubs.Load())*wakeCostPerSubscription)
+		if wait <= 0 {
 			continue
 		}
 		if pause == nil {
-			pause = time.NewTimer(b.wakeEvery)
+			pause = time.NewTimer(wait)
 		} else {
-			pause.Reset(b.wakeEvery)
+			pause.Reset(wait)
 		}
 		select {
 		case <-ctx.Done():
@@ -224,6 +234,7 @@ func (b *EventBroker) Subscribe(req *SubscribeRequest) (*Subscription, error) {
 		return nil, ErrSubscriptionClosed
 	}
 	b.subs[sub] = struct{}{}
+	b.numSubs.Store(int64(len(b.subs)))
 	if id := stored.TokenAccessorID; id != "" {
 		if b.byAccessor[id] == nil {
 			b.byAccessor[id] = make(map[*Subscription]struct{})
@@ -283,6 +294,7 @@ func (b *EventBroker) stop() {
 		sub.close(ErrSubscriptionClosed)
 	}
 	clear(b.subs)
+	b.numSubs.Store(0)
 	clear(b.byAccessor)
 }
 
@@ -294,6 +306,7 @@ func (b *EventBroker) remove(sub *Subscription) {
 
 func (b *EventBroker) removeLocked(sub *Subscription) {
 	delete(b.subs, sub)
+	b.numSubs.Store(int64(len(b.subs)))
 	id := sub.req.TokenAccessorID
 	if set, ok := b.byAccessor[id]; ok {
 		delete(set, sub)
