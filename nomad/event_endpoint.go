@@ -93,7 +93,7 @@ func (s *Server) subscriptionDenied(req *stream.SubscribeRequest) string {
 	}
 	for topic := range req.Topics {
 		switch topic {
-		case structs.TopicJob, structs.TopicEvaluation, structs.TopicAllocation, structs.TopicDeployment, structs.TopicService:
+		case structs.TopicJob, structs.TopicEvaluation, structs.TopicAllocation, structs.TopicDeployment, structs.TopicService, structs.TopicPurgeRecord:
 			if !aclObj.AllowNamespaceOperation(req.Namespace, acl.NamespaceCapabilityReadJob) {
 				return "read-job capability required in namespace \"" + req.Namespace + "\" for topic " + string(topic)
 			}

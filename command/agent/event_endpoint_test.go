@@ -291,6 +291,8 @@ func TestEventStream_SubscribeACL(t *testing.T) {
 	}{
 		{name: "read-job may follow jobs", token: reader.SecretID, query: "topic=Job", wantStatus: 200},
 		{name: "read-job may follow evaluations by job", token: reader.SecretID, query: "topic=Evaluation:web", wantStatus: 200},
+		{name: "read-job may follow the purge history", token: reader.SecretID, query: "topic=PurgeRecord", wantStatus: 200},
+		{name: "purge history needs read-job", token: lister.SecretID, query: "topic=PurgeRecord", wantStatus: 403},
 		{name: "management may follow everything", token: root, query: "", wantStatus: 200},
 		{name: "management may follow ACL tokens", token: root, query: "topic=ACLToken", wantStatus: 200},
 		{name: "node read may follow nodes", token: nodeReader.SecretID, query: "topic=Node", wantStatus: 200},
