@@ -34,6 +34,9 @@ type Config struct {
 	// JobMaxCount bounds the sum of a job's group counts: a register, scale or revert above
 	// it is refused. Each allocation costs the scheduler, the state and every client.
 	JobMaxCount int
+	// SchedulerAlgorithm is how the scheduler ranks nodes that fit: "binpack" (fill the
+	// busiest; the default when empty) or "spread" (prefer the emptiest).
+	SchedulerAlgorithm string
 
 	ACLEnabled bool
 	// ACLTokenMin/MaxExpirationTTL bound ExpirationTTL of created tokens.

@@ -155,3 +155,23 @@ func TestSecurity_SchedulerPanicFailsOneEvaluation(t *testing.T) {
 	must.Eq(t, structs.EvalStatusFailed, e.Status)
 	must.StrContains(t, e.StatusDescription, "scheduler failed on this evaluation: boom")
 }
+
+// TestWorker_SchedulerAlgorithm: bin packing puts a new allocation beside the busy node's,
+// the spread algorithm of the server's configuration on the empty node.
+func TestWorker_SchedulerAlgorithm(t *testing.T) {
+	cases := []struct{ algorithm, want string }{{"", "n1"}, {"binpack", "n1"}, {"spread", "n2"}}
+	for _, tc := range cases {
+		t.Run("algorithm "+tc.algorithm, func(t *testing.T) {
+			srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1; c.SchedulerAlgorithm = tc.algorithm })
+			registerNode(t, srv, sizedNode("n1", 1000), "")
+			defer keepAlive(srv, "n1")()
+			evalDone(t, srv, registerJob(t, srv, "", memJob("first", 1, 500)).EvalID)
+			registerNode(t, srv, sizedNode("n2", 1000), "")
+			defer keepAlive(srv, "n2")()
+			evalDone(t, srv, registerJob(t, srv, "", memJob("second", 1, 100)).EvalID)
+			placed := liveAllocs(t, srv, "second")
+			must.Len(t, 1, placed)
+			must.Eq(t, tc.want, placed[0].NodeID)
+		})
+	}
+}

@@ -106,6 +106,7 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	if server.JobMaxCount > 0 {
 		sc.JobMaxCount = server.JobMaxCount
 	}
+	sc.SchedulerAlgorithm = server.SchedulerAlgorithm
 	sc.PurgeHistoryRetention = server.PurgeHistoryRetention
 	sc.ReapInterval = cfg.reapInterval
 	sc.EnableEventBroker = server.EnableEventBroker

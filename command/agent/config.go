@@ -125,6 +125,9 @@ type ServerConfig struct {
 	JobTrackedVersions int
 	// JobMaxCount is server.job_max_count; 0 is the server's default.
 	JobMaxCount           int
+	// SchedulerAlgorithm is default_scheduler_config's scheduler_algorithm: "binpack" (the
+	// default, also when empty) or "spread".
+	SchedulerAlgorithm string
 	EventBufferSize       int
 	EnableEventBroker     bool
 	PurgeHistoryRetention time.Duration
@@ -539,6 +542,11 @@ func (c *Config) Validate() error {
 	nonNegative("server.retry_max", int64(server.RetryMaxAttempts))
 	nonNegative("server.event_buffer_size", int64(server.EventBufferSize))
 	nonNegative("server.job_max_count", int64(server.JobMaxCount))
+	switch server.SchedulerAlgorithm {
+	case "", "binpack", "spread":
+	default:
+		bad("server.default_scheduler_config.scheduler_algorithm", "must be \"binpack\" or \"spread\", got %q", server.SchedulerAlgorithm)
+	}
 	if server.JobTrackedVersions < 1 {
 		bad("server.job_tracked_versions", "must be at least 1, got %d", server.JobTrackedVersions)
 	}

@@ -60,6 +60,9 @@ func TestConfig_ValidateClientResources(t *testing.T) {
 		{name: "range backwards", mutate: func(c *Config) { c.Client.MinDynamicPort = 31000; c.Client.MaxDynamicPort = 30000 }, want: "client.min_dynamic_port: must not exceed"},
 		{name: "min above default max", mutate: func(c *Config) { c.Client.MinDynamicPort = 40000 }, want: "client.min_dynamic_port: must not exceed client.max_dynamic_port (32000)"},
 		{name: "bad reserved port", mutate: func(c *Config) { c.Client.Reserved = &ReservedConfig{ReservedPorts: "22,99999"} }, want: "client.reserved.reserved_ports"},
+		{name: "spread algorithm", mutate: func(c *Config) { c.Server.SchedulerAlgorithm = "spread" }},
+		{name: "unknown algorithm", mutate: func(c *Config) { c.Server.SchedulerAlgorithm = "random" },
+			want: `server.default_scheduler_config.scheduler_algorithm: must be "binpack" or "spread", got "random"`},
 		{name: "negative reserved memory", mutate: func(c *Config) { c.Client.Reserved = &ReservedConfig{MemoryMB: -1} }, want: "client.reserved.memory"},
 	}
 	for _, tc := range cases {

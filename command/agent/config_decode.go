@@ -52,8 +52,7 @@ type fileConfig struct {
 
 // ignoredBlock accepts any content. It is used only for blocks this agent
 // accepts from Nomad configurations but has no feature behind: telemetry
-// (no metrics sinks), consul and vault (no integrations), the server's
-// default_scheduler_config (scheduler configuration is set through the API).
+// (no metrics sinks), consul and vault (no integrations).
 type ignoredBlock struct {
 	Body hcl.Body `hcl:",remain"`
 }
@@ -86,10 +85,17 @@ type fileServer struct {
 	AuthoritativeRegion   *string        `hcl:"authoritative_region,optional"`
 	Encrypt               *string        `hcl:"encrypt,optional"`
 
-	// Accepted and ignored: only one Raft protocol is spoken, and scheduler
-	// configuration is set through the API (see ignoredBlock).
-	RaftProtocol           *int          `hcl:"raft_protocol,optional"`
-	DefaultSchedulerConfig *ignoredBlock `hcl:"default_scheduler_config,block"`
+	// Accepted and ignored: only one Raft protocol is spoken.
+	RaftProtocol           *int                 `hcl:"raft_protocol,optional"`
+	DefaultSchedulerConfig *fileSchedulerConfig `hcl:"default_scheduler_config,block"`
+}
+
+// fileSchedulerConfig is the server's default_scheduler_config. scheduler_algorithm is
+// honoured; the rest (preemption_config, memory_oversubscription_enabled …) has no feature
+// behind it yet and is accepted and ignored, as the whole block was before.
+type fileSchedulerConfig struct {
+	SchedulerAlgorithm *string  `hcl:"scheduler_algorithm,optional"`
+	Rest               hcl.Body `hcl:",remain"`
 }
 
 type fileJoin struct {
@@ -347,6 +353,9 @@ func assignServer(a *assigner, s *fileServer) {
 	assign(a, s.NumSchedulers, func(c *Config) *int { return &ensure(&c.Server).NumSchedulers })
 	assign(a, s.JobTrackedVersions, func(c *Config) *int { return &ensure(&c.Server).JobTrackedVersions })
 	assign(a, s.JobMaxCount, func(c *Config) *int { return &ensure(&c.Server).JobMaxCount })
+	if sc := s.DefaultSchedulerConfig; sc != nil {
+		assign(a, sc.SchedulerAlgorithm, func(c *Config) *string { return &ensure(&c.Server).SchedulerAlgorithm })
+	}
 	assign(a, s.EventBufferSize, func(c *Config) *int { return &ensure(&c.Server).EventBufferSize })
 	assign(a, s.EnableEventBroker, func(c *Config) *bool { return &ensure(&c.Server).EnableEventBroker })
 	assign(a, s.AuthoritativeRegion, func(c *Config) *string { return &ensure(&c.Server).AuthoritativeRegion })

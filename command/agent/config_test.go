@@ -309,6 +309,7 @@ func TestConfig_FullFile(t *testing.T) {
 		EvalGCThreshold:       2 * time.Hour,
 		JobTrackedVersions:    9,
 		JobMaxCount:           1234,
+		SchedulerAlgorithm:    "spread",
 		EventBufferSize:       250,
 		EnableEventBroker:     false,
 		PurgeHistoryRetention: 48 * time.Hour,
