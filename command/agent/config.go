@@ -124,10 +124,10 @@ type ServerConfig struct {
 	EvalGCThreshold    time.Duration
 	JobTrackedVersions int
 	// JobMaxCount is server.job_max_count; 0 is the server's default.
-	JobMaxCount           int
+	JobMaxCount int
 	// SchedulerAlgorithm is default_scheduler_config's scheduler_algorithm: "binpack" (the
 	// default, also when empty) or "spread".
-	SchedulerAlgorithm string
+	SchedulerAlgorithm    string
 	EventBufferSize       int
 	EnableEventBroker     bool
 	PurgeHistoryRetention time.Duration
