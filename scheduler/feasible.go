@@ -56,10 +56,13 @@ func (g *group) computeFeasible() {
 		if !inDatacenters(g.job.Datacenters, n.Datacenter) {
 			continue
 		}
-		if n.Status == structs.NodeStatusReady {
-			g.metric.NodesAvailable[n.Datacenter]++
+		if !n.Schedulable() {
+			continue
 		}
-		if !n.Schedulable() || !inPool(g.job.NodePool, n.NodePool) {
+		// As upstream: ready, eligible and not draining nodes of the job's datacenters,
+		// whatever their pool.
+		g.metric.NodesAvailable[n.Datacenter]++
+		if !inPool(g.job.NodePool, n.NodePool) {
 			continue
 		}
 		g.metric.NodesInPool++

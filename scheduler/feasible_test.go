@@ -270,6 +270,8 @@ func TestFeasible_EligibilityAndPool(t *testing.T) {
 	m := p.Place[0].Metrics
 	must.Eq(t, 2, m.NodesEvaluated, must.Sprint("only n4 and n5 are ready, eligible and in the pool"))
 	must.Eq(t, map[string]int{"missing drivers": 1}, m.ConstraintFiltered)
+	must.Eq(t, map[string]int{"dc1": 3}, m.NodesAvailable, must.Sprint("ready, eligible and not draining, any pool"))
+	must.Eq(t, 2, m.NodesInPool)
 }
 
 // TestFeasible_SystemJobExhausted: a system job's allocation that does not fit its node is
