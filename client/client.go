@@ -81,6 +81,15 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 		cancel()
 		return nil, err
 	}
+	// A dimension the node does not report is not counted by the scheduler: say so, rather
+	// than let the node take more than it has without a word.
+	r := c.node.NodeResources
+	if r.Cpu.CpuShares == 0 {
+		c.logger.Warn("CPU speed unknown, so CPU is not counted on this node: set client.cpu_total_compute")
+	}
+	if r.Memory.MemoryMB == 0 {
+		c.logger.Warn("memory size unknown, so memory is not counted on this node: set client.memory_total_mb")
+	}
 	c.updater = newAllocUpdater(c)
 	c.wg.Add(1)
 	go c.run()
