@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -14,6 +15,7 @@ const (
 	scoreAntiAffinity = "job-anti-affinity"
 	scoreAffinity     = "node-affinity"
 	scoreSpread       = "allocation-spread"
+	scorePenalty      = "node-reschedule-penalty"
 )
 
 // Scheduler algorithms (the scheduler configuration's scheduler_algorithm).
@@ -69,7 +71,9 @@ func abs(f float64) float64 {
 type scores struct {
 	binpack, anti, affinity, spread float64
 	hasBin, hasAnti, hasAff, hasSp  bool
-	norm                            float64
+	// penalty is set on the node the allocation being replaced failed on.
+	penalty bool
+	norm    float64
 }
 
 // score ranks node c for one more allocation of the group: the mean of the scores that apply,
@@ -112,6 +116,11 @@ func (g *group) score(c *candidate, u *usage) scores {
 		}
 		s.spread, s.hasSp = g.spreadScore(c), true
 		sum += s.spread
+		n++
+	}
+	if slices.Contains(g.penalised, c.node.ID) {
+		s.penalty = true
+		sum--
 		n++
 	}
 	if n > 0 {
@@ -322,6 +331,9 @@ func (g *group) attemptMetric(a *attempt) *api.AllocationMetric {
 		if t.s.hasSp {
 			meta.Scores[scoreSpread] = t.s.spread
 		}
+		if t.s.penalty {
+			meta.Scores[scorePenalty] = -1
+		}
 		m.ScoreMetaData = append(m.ScoreMetaData, meta)
 	}
 	return m
@@ -347,6 +359,7 @@ func (g *group) placeOrCount(idx, left int) bool {
 	if len(g.spreads) == 0 && len(g.affinities) == 0 {
 		limit = min(limit, rankLimit)
 	}
+	g.penalised = g.failedOn[idx]
 	a := &attempt{}
 	n, fits, scanned := len(g.cands), 0, 0
 	for ; scanned < n && fits < limit; scanned++ {

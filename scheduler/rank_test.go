@@ -147,3 +147,28 @@ func TestRank_SpreadAtScale(t *testing.T) {
 		must.Eq(t, 6, n, must.Sprintf("rack %s", rack))
 	}
 }
+
+// TestRank_FailedNodePenalty: the replacement of a failed allocation avoids the node it
+// failed on when another fits, and says so in its scores; with no other node it goes back.
+func TestRank_FailedNodePenalty(t *testing.T) {
+	job := sized(1, 100, 100)
+	failed := alloc(job, 0, "n1", structs.AllocClientStatusFailed)
+	other := sized(1, 1000, 2000)
+	other.ID = "other"
+	busy := alloc(other, 0, "n1", structs.AllocClientStatusRunning)
+	nodes := []*structs.Node{resNode("n1", 4000, 4000), resNode("n2", 4000, 4000)}
+	onNodes := map[string][]*structs.Allocation{"n1": {busy}}
+
+	p := Compute(Input{Job: job, Nodes: nodes, Allocs: []*structs.Allocation{failed}, NodeAllocs: onNodes})
+	must.Eq(t, map[string]int{"n2": 1}, placedOn(p), must.Sprint("bin packing alone would pick the busier n1"))
+	var penalised bool
+	for _, m := range p.Place[0].Metrics.ScoreMetaData {
+		if m.NodeID == "n1" {
+			penalised = m.Scores["node-reschedule-penalty"] == -1
+		}
+	}
+	must.True(t, penalised)
+
+	p = Compute(Input{Job: job, Nodes: nodes[:1], Allocs: []*structs.Allocation{failed}, NodeAllocs: onNodes})
+	must.Eq(t, map[string]int{"n1": 1}, placedOn(p))
+}

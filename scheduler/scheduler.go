@@ -147,6 +147,10 @@ type group struct {
 	// metric explaining what was filtered.
 	cands  []*candidate
 	cursor int // where the next placement's scan of cands starts
+	// failedOn are the nodes each name index failed on; penalised holds those of the
+	// placement being ranked.
+	failedOn  map[int][]string
+	penalised []string
 	metric *api.AllocationMetric
 	ask    *ask
 	// constraints are the job's, the group's and its tasks', in that order; props counts the
@@ -183,7 +187,14 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			// and let a replacement take its place.
 			g.st.stop(a, ReasonLost)
 		case a.ClientTerminalStatus() && !g.batch():
-			// A service allocation that finished or failed is replaced.
+			// A service allocation that finished or failed is replaced, away from the node
+			// it failed on if another will do.
+			if a.ClientStatus == structs.AllocClientStatusFailed {
+				if g.failedOn == nil {
+					g.failedOn = map[int][]string{}
+				}
+				g.failedOn[a.Index()] = append(g.failedOn[a.Index()], a.NodeID)
+			}
 		default:
 			keep = append(keep, a)
 		}
