@@ -151,8 +151,8 @@ type group struct {
 	// placement being ranked.
 	failedOn  map[int][]string
 	penalised []string
-	metric *api.AllocationMetric
-	ask    *ask
+	metric    *api.AllocationMetric
+	ask       *ask
 	// constraints are the job's, the group's and its tasks', in that order; props counts the
 	// group's or the job's allocations by property value, per distinct_property and spread.
 	constraints []*api.Constraint
