@@ -51,6 +51,11 @@ type Events struct {
 	Events []Event
 }
 
+// EventStreamMaxTopicKeys bounds the topic/key pairs of one subscription: every published
+// event is matched against them, so an unbounded list would make one subscriber cost the
+// broker without limit.
+const EventStreamMaxTopicKeys = 1000
+
 // JobEvent is the payload of events on TopicJob.
 type JobEvent struct {
 	// Job is the job after the change, or, when it was removed from state, as it was just
