@@ -191,11 +191,16 @@ func transportWarnings(config *Config) []string {
 		return nil
 	}
 	if config.TLS != nil {
+		var out []string
 		if !config.TLS.VerifyServerHostname {
-			return []string{"tls.verify_server_hostname is off: any certificate signed by the CA that does not name " +
-				"client.<region>.nomad or cli.<region>.nomad is accepted as a server's for Raft and server RPC; turn it on"}
+			out = append(out, "tls.verify_server_hostname is off: any certificate signed by the CA that does not name "+
+				"client.<region>.nomad or cli.<region>.nomad is accepted as a server's for Raft and server RPC; turn it on")
 		}
-		return nil
+		if config.TLS.RPCUpgradeMode {
+			out = append(out, "tls.rpc_upgrade_mode is on: the RPC port also accepts the cluster key (server.encrypt), "+
+				"and a server with a key dials with it; remove rpc_upgrade_mode once every server runs with TLS")
+		}
+		return out
 	}
 	host, _, err := net.SplitHostPort(config.RaftBindAddr)
 	if err != nil {

@@ -302,6 +302,8 @@ func TestSecurity_TransportWarnings(t *testing.T) {
 		{name: "tls with hostname check", cfg: Config{RaftBindAddr: "0.0.0.0:4647", TLS: &RPCTLSConfig{VerifyServerHostname: true}}},
 		{name: "tls without hostname check", cfg: Config{RaftBindAddr: "0.0.0.0:4647", TLS: &RPCTLSConfig{}},
 			want: "tls.verify_server_hostname is off"},
+		{name: "tls upgrade mode", cfg: Config{RaftBindAddr: "0.0.0.0:4647", TLS: &RPCTLSConfig{VerifyServerHostname: true, RPCUpgradeMode: true}},
+			want: "remove rpc_upgrade_mode once every server runs with TLS"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
