@@ -3,6 +3,7 @@ module github.com/nomadfork/nomad
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/docker/docker v28.5.2+incompatible
 	github.com/docker/go-connections v0.8.2
 	github.com/flynn/noise v1.1.0

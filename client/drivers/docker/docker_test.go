@@ -339,3 +339,5 @@ func TestDocker_PluginOptions(t *testing.T) {
 		})
 	}
 }
+
+func writeFile(path, body string) error { return os.WriteFile(path, []byte(body), 0o644) }

@@ -38,14 +38,26 @@ func (d *Driver) Exec(ctx context.Context, cfg *drivers.TaskConfig, opts *driver
 		env = append(env, "TERM=xterm")
 	}
 
-	created, err := d.cli.ContainerExecCreate(ctx, containerName(cfg), container.ExecOptions{
+	eopts := container.ExecOptions{
 		Cmd:          opts.Command,
 		Env:          env,
 		Tty:          opts.TTY,
 		AttachStdin:  opts.Stdin != nil,
 		AttachStdout: true,
 		AttachStderr: true,
-	})
+	}
+	if opts.TTY {
+		// A size the caller sent before the start; engines of API 1.42 and later apply it at
+		// the start, older ones (the client drops it) from the first resize.
+		select {
+		case s, ok := <-opts.Resize:
+			if ok && s.Height > 0 && s.Width > 0 {
+				eopts.ConsoleSize = &[2]uint{uint(s.Height), uint(s.Width)}
+			}
+		default:
+		}
+	}
+	created, err := d.cli.ContainerExecCreate(ctx, containerName(cfg), eopts)
 	if err != nil {
 		return 0, fmt.Errorf("docker: creating exec: %w", err)
 	}
@@ -58,11 +70,21 @@ func (d *Driver) Exec(ctx context.Context, cfg *drivers.TaskConfig, opts *driver
 	if opts.Stdin != nil {
 		go func() {
 			_, _ = io.Copy(att.Conn, opts.Stdin)
-			_ = att.CloseWrite()
+			// On a terminal the end of input is a character (^D), not a close: the engine
+			// ends a terminal session whose input closes, even while the command runs.
+			if !opts.TTY {
+				_ = att.CloseWrite()
+			}
 		}()
 	}
 	if opts.TTY {
-		go d.resizeExec(ctx, created.ID, opts.Resize)
+		resize := opts.Resize
+		if eopts.ConsoleSize != nil {
+			// Applied again once the command runs, for engines that ignored it at create.
+			first := drivers.TerminalSize{Height: int(eopts.ConsoleSize[0]), Width: int(eopts.ConsoleSize[1])}
+			resize = withFirstSize(ctx, first, opts.Resize)
+		}
+		go d.resizeExec(ctx, created.ID, resize)
 	}
 	copied := make(chan error, 1)
 	go func() {
@@ -157,4 +179,29 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
+}
+
+// withFirstSize delivers first, then rest's sizes, until ctx ends.
+func withFirstSize(ctx context.Context, first drivers.TerminalSize, rest <-chan drivers.TerminalSize) <-chan drivers.TerminalSize {
+	out := make(chan drivers.TerminalSize)
+	go func() {
+		next := first
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case out <- next:
+			}
+			var ok bool
+			select {
+			case <-ctx.Done():
+				return
+			case next, ok = <-rest:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return out
 }

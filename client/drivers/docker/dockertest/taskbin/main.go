@@ -4,7 +4,8 @@
 //	taskbin exit N        exits with N
 //	taskbin cat PATH      prints the file at PATH
 //	taskbin sleep         waits; SIGINT makes it print "got interrupt" and exit 3, SIGTERM is ignored
-//	taskbin tty           prints "tty WIDTHxHEIGHT" when stdin is a terminal, "notty" otherwise
+//	taskbin tty [WxH]     prints "tty WxH" when stdin is a terminal, "notty" otherwise; given
+//	                      a size, it first waits (up to 10s) for the terminal to have it
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -47,12 +49,24 @@ func main() {
 		fmt.Println("got interrupt")
 		os.Exit(3)
 	case "tty":
-		// The size ioctl fails on anything but a terminal.
-		var ws struct{ Row, Col, X, Y uint16 }
-		if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws))); errno != 0 {
+		size, ok := ttySize()
+		for i := 0; ok && len(args) > 0 && size != args[0] && i < 1000; i++ {
+			time.Sleep(10 * time.Millisecond)
+			size, ok = ttySize()
+		}
+		if !ok {
 			fmt.Println("notty")
 			return
 		}
-		fmt.Printf("tty %dx%d\n", ws.Col, ws.Row)
+		fmt.Println("tty " + size)
 	}
+}
+
+// ttySize is stdin's terminal size as WxH; the ioctl fails on anything but a terminal.
+func ttySize() (string, bool) {
+	var ws struct{ Row, Col, X, Y uint16 }
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws))); errno != 0 {
+		return "", false
+	}
+	return fmt.Sprintf("%dx%d", ws.Col, ws.Row), true
 }
