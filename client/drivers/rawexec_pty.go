@@ -99,4 +99,3 @@ func hasEnvKey(env []string, key string) bool {
 	}
 	return false
 }
-
