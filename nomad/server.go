@@ -40,6 +40,7 @@ type Server struct {
 	// that keeps Raft in memory.
 	rpcListener *rpcListener
 	clusterKey  *serverauth.Key
+	rpcTLS      *rpcTLS
 	rpcMethods  map[string]rpcMethod
 	raftStarted atomic.Bool
 	cluster     *clusterJoin
@@ -92,9 +93,14 @@ func NewServer(config *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	rpcTLS, err := newRPCTLS(config)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		clusterKey:     key,
+		rpcTLS:         rpcTLS,
 		config:         config,
 		logger:         config.Logger.Named("server"),
 		shutdownCtx:    ctx,
@@ -105,6 +111,9 @@ func NewServer(config *Config) (*Server, error) {
 			EventBufferSize: config.EventBufferSize,
 			Logger:          s.logger.Named("events"),
 		})
+	}
+	for _, w := range transportWarnings(config) {
+		s.logger.Warn(w)
 	}
 	s.aclCache = newACLCache()
 	s.leaderReady.Store(newNotReady())
@@ -148,12 +157,13 @@ func NewServer(config *Config) (*Server, error) {
 }
 
 // clusterKey parses the cluster key and refuses a configuration that would have servers talk
-// to each other unauthenticated: joining other servers needs the key.
+// to each other unauthenticated: joining other servers needs the key or TLS (whose
+// certificates authenticate servers instead).
 func clusterKey(config *Config) (*serverauth.Key, error) {
 	joins := config.BootstrapExpect > 1 || len(config.RetryJoin) > 0
 	if config.EncryptKey == "" {
-		if joins && config.RaftBindAddr != "" {
-			return nil, errors.New("server.encrypt is required when servers join each other (bootstrap_expect > 1 or retry_join): " +
+		if joins && config.RaftBindAddr != "" && config.TLS == nil {
+			return nil, errors.New("server.encrypt is required when servers join each other (bootstrap_expect > 1 or retry_join) without tls { rpc = true }: " +
 				"servers authenticate each other with it before any Raft or RPC traffic; generate one with `openssl rand -base64 32`")
 		}
 		return nil, nil
@@ -252,7 +262,7 @@ func (s *Server) setupRaft() error {
 		if err != nil {
 			return fmt.Errorf("resolving raft advertise address %q: %w", advertise, err)
 		}
-		ln, err := newRPCListener(s.config.RaftBindAddr, s.clusterKey, s.logger.Named("rpc"), s.serveRPC)
+		ln, err := newRPCListener(s.config.RaftBindAddr, s.clusterKey, s.rpcTLS, s.logger.Named("rpc"), s.serveRPC)
 		if err != nil {
 			return fmt.Errorf("listening on RPC address %s: %w", s.config.RaftBindAddr, err)
 		}

@@ -48,6 +48,7 @@ func (j *Job) Canonicalize() {
 func (j *Job) Validate() error {
 	var errs *multierror.Error
 	add := func(format string, args ...any) { errs = multierror.Append(errs, fmt.Errorf(format, args...)) }
+	errs = multierror.Append(errs, validateJobLimits(j)) // structs/job_limits.go (nesting depth)
 
 	switch {
 	case j.ID == "":

@@ -60,7 +60,7 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	ACLTokenBootstrapRequestType:  {Name: "ACLTokenBootstrap", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenBootstrapRequest]},
 	ACLRoleUpsertRequestType:      {Name: "ACLRoleUpsert", EventType: "ACLRoleUpserted", New: newRequest[ACLRoleUpsertRequest]},
 	ACLRoleDeleteRequestType:      {Name: "ACLRoleDelete", EventType: "ACLRoleDeleted", New: newRequest[ACLRoleDeleteRequest]},
-	PurgeRecordDeleteRequestType:  {Name: "PurgeRecordDelete", New: newRequest[PurgeRecordDeleteRequest]},
+	PurgeRecordDeleteRequestType:  {Name: "PurgeRecordDelete", EventType: "PurgeRecordDeleted", New: newRequest[PurgeRecordDeleteRequest]},
 	NodeRegisterRequestType:       {Name: "NodeRegister", EventType: "NodeRegistration", New: newRequest[NodeRegisterRequest]},
 	NodeUpdateStatusRequestType:   {Name: "NodeUpdateStatus", EventType: "NodeStreamEvent", New: newRequest[NodeUpdateStatusRequest]},
 	ApplyPlanResultsRequestType:   {Name: "ApplyPlanResults", EventType: "PlanResult", New: newRequest[ApplyPlanResultsRequest]},

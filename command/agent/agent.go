@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/tlsutil"
 )
 
 // httpShutdownTimeout is how long shutdown waits for requests in flight before closing their
@@ -27,6 +29,8 @@ type Agent struct {
 	server *nomad.Server
 	http   *HTTPServer
 	client *client.Client
+	// httpTLS holds the HTTPS certificate (tls.http); nil serves plain HTTP.
+	httpTLS *tlsutil.Wrapper
 	// tempAllocDir is the allocation directory of a client without a data dir; shutdown
 	// removes it.
 	tempAllocDir string
@@ -54,8 +58,19 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 		logger = hclog.NewNullLogger()
 	}
 
+	// The files are checked before anything starts, so a bad one stops the agent with an
+	// error that names it.
+	var httpTLS *tlsutil.Wrapper
+	if t := cfg.TLS; t != nil && t.EnableHTTP {
+		w, err := tlsutil.New(tlsutil.Config{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, MinVersion: t.TLSMinVersion})
+		if err != nil {
+			return nil, err
+		}
+		httpTLS = w
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel}
+	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel, httpTLS: httpTLS}
 
 	srv, err := nomad.NewServer(serverConfig(cfg, logger))
 	if err != nil {
@@ -70,6 +85,9 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 		cancel()
 		_ = srv.Shutdown()
 		return nil, fmt.Errorf("starting HTTP listener on %s: %w", addr, err)
+	}
+	if httpTLS != nil {
+		ln = tls.NewListener(ln, httpTLS.IncomingConfig(cfg.TLS.VerifyHTTPSClient))
 	}
 	a.http = newHTTPServer(a, ln)
 	go a.http.serve()
@@ -95,6 +113,13 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc.BootstrapExpect = server.BootstrapExpect
 	sc.RetryJoin = joinAddrs(server.RetryJoin, cfg.Ports.RPC)
 	sc.EncryptKey = server.EncryptKey
+	if t := cfg.TLS; t != nil && t.EnableRPC {
+		sc.TLS = &nomad.RPCTLSConfig{
+			Config:               tlsutil.Config{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, MinVersion: t.TLSMinVersion},
+			VerifyServerHostname: t.VerifyServerHostname,
+			RPCUpgradeMode:       t.RPCUpgradeMode,
+		}
+	}
 	if server.JobGCInterval > 0 {
 		sc.JobGCInterval = server.JobGCInterval
 	}
@@ -150,6 +175,17 @@ func joinAddrs(addrs []string, port int) []string {
 		out = append(out, net.JoinHostPort(a, strconv.Itoa(port)))
 	}
 	return out
+}
+
+// ReloadTLS reads the tls block's files again (SIGHUP) for HTTPS and the RPC port; the next
+// connection uses them. On error each listener keeps the certificates it had.
+func (a *Agent) ReloadTLS() error {
+	var errs []error
+	if a.httpTLS != nil {
+		errs = append(errs, a.httpTLS.Reload())
+	}
+	errs = append(errs, a.server.ReloadTLS())
+	return errors.Join(errs...)
 }
 
 // Server returns the agent's server.

@@ -48,9 +48,10 @@ Options:
 
 // Run is the `nomad agent` command. It returns the process exit code: 0 after a graceful
 // shutdown on SIGINT or SIGTERM, 1 when the configuration is bad or the agent cannot start.
+// SIGHUP reloads the TLS certificates.
 func Run(args []string, ui cli.Ui) int {
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	return run(args, ui, signals)
 }
@@ -84,6 +85,14 @@ func run(args []string, ui cli.Ui, signals <-chan os.Signal) int {
 	logOut.open()
 
 	sig := <-signals
+	for sig == syscall.SIGHUP {
+		if err := a.ReloadTLS(); err != nil {
+			logger.Error("reloading TLS certificates failed; the ones in use stay", "error", err)
+		} else {
+			logger.Info("reloaded TLS certificates")
+		}
+		sig = <-signals
+	}
 	logger.Info("caught signal, shutting down", "signal", sig)
 	done := make(chan struct{})
 	go func() {

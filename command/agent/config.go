@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/nomadfork/nomad/tlsutil"
 )
 
 // Config is the agent configuration. It is assembled by the command from
@@ -53,6 +54,7 @@ type Config struct {
 	ACL       *ACLConfig
 	UI        *UIConfig
 	Limits    *Limits
+	TLS       *TLSConfig
 
 	// Plugins holds one entry per plugin name; a later block for the same
 	// name replaces the earlier one whole.
@@ -170,6 +172,25 @@ type ACLConfig struct {
 	TokenMaxExpirationTTL time.Duration
 }
 
+// TLSConfig is the tls block (upstream's keys). The files are read and checked when the agent
+// starts and again on SIGHUP.
+type TLSConfig struct {
+	// EnableHTTP serves the HTTP API over HTTPS.
+	EnableHTTP bool
+	// EnableRPC makes every Raft and server RPC connection mutual TLS.
+	EnableRPC            bool
+	CAFile               string
+	CertFile             string
+	KeyFile              string
+	VerifyServerHostname bool
+	// VerifyHTTPSClient requires a certificate from the CA of every HTTPS client.
+	VerifyHTTPSClient bool
+	TLSMinVersion     string
+	// RPCUpgradeMode also accepts the cluster-key handshake on the RPC port (never bare
+	// traffic) while a keyed cluster moves to TLS.
+	RPCUpgradeMode bool
+}
+
 // UIConfig configures the web UI.
 type UIConfig struct {
 	Enabled bool
@@ -234,7 +255,8 @@ func DefaultConfig() *Config {
 			TokenMinExpirationTTL: time.Minute,
 			TokenMaxExpirationTTL: 24 * time.Hour,
 		},
-		UI: &UIConfig{Enabled: true},
+		UI:  &UIConfig{Enabled: true},
+		TLS: &TLSConfig{},
 		Limits: &Limits{
 			HTTPMaxConnsPerClient: 100,
 			RPCMaxConnsPerClient:  100,
@@ -549,6 +571,8 @@ func (c *Config) Validate() error {
 			acl.TokenMaxExpirationTTL, acl.TokenMinExpirationTTL)
 	}
 
+	validateTLS(valueOr(c.TLS, &TLSConfig{}), bad)
+
 	limits := valueOr(c.Limits, &Limits{})
 	nonNegative("limits.http_max_conns_per_client", int64(limits.HTTPMaxConnsPerClient))
 	nonNegative("limits.rpc_max_conns_per_client", int64(limits.RPCMaxConnsPerClient))
@@ -563,4 +587,32 @@ func valueOr[T any](p, fallback *T) *T {
 		return fallback
 	}
 	return p
+}
+
+// validateTLS checks the tls block's keys against each other; the files themselves are
+// checked when the agent starts (tlsutil.New), where each error names its file.
+func validateTLS(t *TLSConfig, bad func(key, format string, args ...any)) {
+	if _, err := tlsutil.ParseMinVersion(t.TLSMinVersion); err != nil {
+		bad("tls.tls_min_version", "%s", strings.TrimPrefix(err.Error(), "tls.tls_min_version: "))
+	}
+	if t.EnableHTTP || t.EnableRPC {
+		if t.CertFile == "" {
+			bad("tls.cert_file", "must be set when tls.http or tls.rpc is true")
+		}
+		if t.KeyFile == "" {
+			bad("tls.key_file", "must be set when tls.http or tls.rpc is true")
+		}
+	}
+	if (t.EnableRPC || t.VerifyHTTPSClient) && t.CAFile == "" {
+		bad("tls.ca_file", "must be set when tls.rpc or tls.verify_https_client is true: peers' certificates are verified against it")
+	}
+	if t.VerifyHTTPSClient && !t.EnableHTTP {
+		bad("tls.verify_https_client", "needs tls.http = true")
+	}
+	if t.RPCUpgradeMode && !t.EnableRPC {
+		bad("tls.rpc_upgrade_mode", "needs tls.rpc = true")
+	}
+	if t.VerifyServerHostname && !t.EnableRPC {
+		bad("tls.verify_server_hostname", "needs tls.rpc = true")
+	}
 }

@@ -40,6 +40,7 @@ type fileConfig struct {
 	ACL       *fileACL       `hcl:"acl,block"`
 	UI        *fileUI        `hcl:"ui,block"`
 	Limits    *fileLimits    `hcl:"limits,block"`
+	TLS       *fileTLS       `hcl:"tls,block"`
 	Plugins   []*filePlugin  `hcl:"plugin,block"`
 	Telemetry *ignoredBlock  `hcl:"telemetry,block"`
 	Consul    []ignoredBlock `hcl:"consul,block"`
@@ -144,6 +145,18 @@ type fileLimits struct {
 	RPCMaxConnsPerClient  *int           `hcl:"rpc_max_conns_per_client,optional"`
 	HTTPSHandshakeTimeout hcl.Expression `hcl:"https_handshake_timeout,optional"`
 	RPCHandshakeTimeout   hcl.Expression `hcl:"rpc_handshake_timeout,optional"`
+}
+
+type fileTLS struct {
+	HTTP                 *bool   `hcl:"http,optional"`
+	RPC                  *bool   `hcl:"rpc,optional"`
+	CAFile               *string `hcl:"ca_file,optional"`
+	CertFile             *string `hcl:"cert_file,optional"`
+	KeyFile              *string `hcl:"key_file,optional"`
+	VerifyServerHostname *bool   `hcl:"verify_server_hostname,optional"`
+	VerifyHTTPSClient    *bool   `hcl:"verify_https_client,optional"`
+	TLSMinVersion        *string `hcl:"tls_min_version,optional"`
+	RPCUpgradeMode       *bool   `hcl:"rpc_upgrade_mode,optional"`
 }
 
 type filePlugin struct {
@@ -305,6 +318,10 @@ func (f *fileConfig) assignments() ([]func(*Config), hcl.Diagnostics) {
 			func(c *Config) *time.Duration { return &ensure(&c.Limits).RPCHandshakeTimeout })
 	}
 
+	if t := f.TLS; t != nil {
+		assignTLS(a, t)
+	}
+
 	seen := map[string]bool{}
 	for _, p := range f.Plugins {
 		if seen[p.Name] {
@@ -360,6 +377,18 @@ func assignServer(a *assigner, s *fileServer) {
 		}
 		assignJoin(a, j.RetryJoin, j.RetryMax, j.RetryInterval)
 	}
+}
+
+func assignTLS(a *assigner, t *fileTLS) {
+	assign(a, t.HTTP, func(c *Config) *bool { return &ensure(&c.TLS).EnableHTTP })
+	assign(a, t.RPC, func(c *Config) *bool { return &ensure(&c.TLS).EnableRPC })
+	assign(a, t.CAFile, func(c *Config) *string { return &ensure(&c.TLS).CAFile })
+	assign(a, t.CertFile, func(c *Config) *string { return &ensure(&c.TLS).CertFile })
+	assign(a, t.KeyFile, func(c *Config) *string { return &ensure(&c.TLS).KeyFile })
+	assign(a, t.VerifyServerHostname, func(c *Config) *bool { return &ensure(&c.TLS).VerifyServerHostname })
+	assign(a, t.VerifyHTTPSClient, func(c *Config) *bool { return &ensure(&c.TLS).VerifyHTTPSClient })
+	assign(a, t.TLSMinVersion, func(c *Config) *string { return &ensure(&c.TLS).TLSMinVersion })
+	assign(a, t.RPCUpgradeMode, func(c *Config) *bool { return &ensure(&c.TLS).RPCUpgradeMode })
 }
 
 func assignJoin(a *assigner, retryJoin *[]string, retryMax *int, interval hcl.Expression) {

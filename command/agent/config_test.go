@@ -202,6 +202,18 @@ limits {
   rpc_handshake_timeout     = "11s"
 }
 
+tls {
+  http                   = true
+  rpc                    = true
+  ca_file                = "/etc/nomad/ca.pem"
+  cert_file              = "/etc/nomad/server.pem"
+  key_file               = "/etc/nomad/server-key.pem"
+  verify_server_hostname = true
+  verify_https_client    = true
+  tls_min_version        = "tls13"
+  rpc_upgrade_mode       = true
+}
+
 plugin "docker" {
   args = ["-v"]
   config {
@@ -265,6 +277,11 @@ const fullJSON = `{
   "limits": {
     "http_max_conns_per_client": 7, "rpc_max_conns_per_client": 8,
     "https_handshake_timeout": "9s", "rpc_handshake_timeout": "11s"
+  },
+  "tls": {
+    "http": true, "rpc": true, "ca_file": "/etc/nomad/ca.pem", "cert_file": "/etc/nomad/server.pem",
+    "key_file": "/etc/nomad/server-key.pem", "verify_server_hostname": true, "verify_https_client": true,
+    "tls_min_version": "tls13", "rpc_upgrade_mode": true
   },
   "plugin": {"docker": {"args": ["-v"], "config": {
     "allow_privileged": true, "extra_labels": ["job_name"],
@@ -330,6 +347,11 @@ func TestConfig_FullFile(t *testing.T) {
 		HTTPSHandshakeTimeout: 9 * time.Second,
 		RPCHandshakeTimeout:   11 * time.Second,
 	}, *got.Limits)
+	must.Eq(t, TLSConfig{
+		EnableHTTP: true, EnableRPC: true,
+		CAFile: "/etc/nomad/ca.pem", CertFile: "/etc/nomad/server.pem", KeyFile: "/etc/nomad/server-key.pem",
+		VerifyServerHostname: true, VerifyHTTPSClient: true, TLSMinVersion: "tls13", RPCUpgradeMode: true,
+	}, *got.TLS)
 	must.Eq(t, []*PluginConfig{{
 		Name: "docker",
 		Args: []string{"-v"},
@@ -626,6 +648,12 @@ func TestConfig_LoadErrors(t *testing.T) {
 			want:    []string{"config.hcl:3,", `"nodeclass"`},
 		},
 		{
+			name:    "unknown tls key",
+			file:    "config.hcl",
+			content: "tls {\n  rpc = true\n  verify_incoming = true\n}\n",
+			want:    []string{"config.hcl:3,", `"verify_incoming"`},
+		},
+		{
 			name:    "unknown json key",
 			file:    "config.json",
 			content: "{\n  \"server\": {\"enabled\": true},\n  \"foo\": 1\n}",
@@ -736,6 +764,17 @@ func TestConfig_Validate(t *testing.T) {
 		{name: "nothing enabled", mutate: func(c *Config) { c.Server.Enabled, c.Client.Enabled = false, false }, want: "at least one of server.enabled and client.enabled"},
 		{name: "data_dir required outside dev", mutate: func(c *Config) { c.DevMode = false }, want: "data_dir: must be set"},
 		{name: "data_dir relative", mutate: func(c *Config) { c.DevMode = false; c.DataDir = "data" }, want: "data_dir: must be an absolute path"},
+		{name: "tls rpc without files", mutate: func(c *Config) { c.TLS.EnableRPC = true }, want: "tls.cert_file: must be set"},
+		{name: "tls rpc without ca", mutate: func(c *Config) { c.TLS = &TLSConfig{EnableRPC: true, CertFile: "/c", KeyFile: "/k"} },
+			want: "tls.ca_file: must be set"},
+		{name: "tls https without ca", mutate: func(c *Config) { c.TLS = &TLSConfig{EnableHTTP: true, CertFile: "/c", KeyFile: "/k"} }},
+		{name: "tls verify_https_client without ca",
+			mutate: func(c *Config) {
+				c.TLS = &TLSConfig{EnableHTTP: true, VerifyHTTPSClient: true, CertFile: "/c", KeyFile: "/k"}
+			},
+			want: "tls.ca_file: must be set"},
+		{name: "tls upgrade mode without rpc", mutate: func(c *Config) { c.TLS.RPCUpgradeMode = true }, want: "tls.rpc_upgrade_mode: needs tls.rpc = true"},
+		{name: "tls 1.0", mutate: func(c *Config) { c.TLS.TLSMinVersion = "tls10" }, want: "tls.tls_min_version: \"tls10\" is deprecated"},
 		{
 			name:   "host volume relative",
 			mutate: func(c *Config) { c.Client.HostVolumes = []*HostVolumeConfig{{Name: "v", Path: "rel"}} },
