@@ -32,7 +32,7 @@ func testDriver(t *testing.T) (*Driver, string) {
 
 // newTask lays out an allocation directory under root as the client does and returns the
 // configuration of its task "web".
-func newTask(t *testing.T, root string, config map[string]any) *drivers.TaskConfig {
+func newTask(t testing.TB, root string, config map[string]any) *drivers.TaskConfig {
 	t.Helper()
 	id, err := uuid.GenerateUUID()
 	must.NoError(t, err)
