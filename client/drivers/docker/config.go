@@ -277,12 +277,19 @@ func (d *Driver) binds(cfg *drivers.TaskConfig, c *taskConfig) ([]string, []moun
 	var mounts []mount.Mount
 	for i, m := range c.Mounts {
 		dm := mount.Mount{Type: mount.Type(m.Type), Target: m.Target, Source: m.Source, ReadOnly: m.ReadOnly}
-		if m.Type == "bind" {
+		switch m.Type {
+		case "bind":
 			host, err := d.hostPath(cfg, m.Source)
 			if err != nil {
 				return nil, nil, fmt.Errorf("docker: config \"mount\"[%d]: %w", i, err)
 			}
 			dm.Source = host
+		case "volume":
+			// A named volume of the engine may be one an operator bound to any host path,
+			// or another job's data: as upstream, only an agent that enables volumes allows it.
+			if !d.opts.VolumesEnabled {
+				return nil, nil, fmt.Errorf("docker: config \"mount\"[%d]: volume mounts need the docker plugin to enable volumes", i)
+			}
 		}
 		mounts = append(mounts, dm)
 	}

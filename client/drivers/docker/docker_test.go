@@ -183,6 +183,7 @@ func TestDocker_BadTasksFailWithReason(t *testing.T) {
 		{name: "volume escaping the alloc dir", config: map[string]any{"image": dockertest.Image, "volumes": []any{"../../../etc:/etc2"}}, want: "leaves the allocation directory"},
 		{name: "absolute volume", config: map[string]any{"image": dockertest.Image, "volumes": []any{"/etc:/etc2"}}, want: "only relative paths"},
 		{name: "invalid mount", config: map[string]any{"image": dockertest.Image, "mount": []any{map[string]any{"type": "nfs", "target": "/x", "source": "y"}}}, want: `type "nfs" is not one of bind, volume, tmpfs`},
+		{name: "named volume without volumes enabled", config: map[string]any{"image": dockertest.Image, "mount": []any{map[string]any{"type": "volume", "target": "/x", "source": "shared"}}}, want: "need the docker plugin to enable volumes"},
 		{name: "mount target relative", config: map[string]any{"image": dockertest.Image, "mount": []any{map[string]any{"type": "tmpfs", "target": "x"}}}, want: "must be an absolute path"},
 		{name: "dynamic port", config: map[string]any{"image": dockertest.Image, "ports": []any{"http"}},
 			setup: func(cfg *drivers.TaskConfig) { cfg.Ports = []drivers.PortMapping{{Label: "http"}} }, want: "does not assign dynamic ports"},
