@@ -7,6 +7,7 @@ import (
 
 	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/client/drivers/docker"
 	"github.com/nomadfork/nomad/client/fingerprint"
 	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
@@ -60,6 +61,10 @@ func (a *Agent) startClient() error {
 		}
 		allocDir, a.tempAllocDir = tmp, tmp
 	}
+	clientDrivers, err := a.clientDrivers(allocDir)
+	if err != nil {
+		return err
+	}
 	c, err := client.New(&client.Config{
 		Name:       cfg.Name,
 		Region:     cfg.Region,
@@ -70,7 +75,7 @@ func (a *Agent) startClient() error {
 		HTTPAddr:   a.HTTPAddr(),
 		StateDir:   stateDir,
 		AllocDir:   allocDir,
-		Drivers:    a.clientDrivers(),
+		Drivers:    clientDrivers,
 		Logger:     a.logger,
 
 		DisableRemoteExec: cc.DisableRemoteExec,
@@ -87,8 +92,9 @@ func (a *Agent) startClient() error {
 // clientDrivers are the drivers the client offers. raw_exec runs commands as the agent's
 // user without isolation, so, as upstream, only a dev agent or a
 // `plugin "raw_exec" { config { enabled = true } }` block turns it on. The mock driver is
-// for tests and needs its own `plugin "mock_driver"` block.
-func (a *Agent) clientDrivers() []drivers.Driver {
+// for tests and needs its own `plugin "mock_driver"` block. docker is always offered, as
+// upstream: it fingerprints unhealthy where no engine answers.
+func (a *Agent) clientDrivers(allocDir string) ([]drivers.Driver, error) {
 	cfg := a.config
 	var out []drivers.Driver
 	if cfg.DevMode || pluginEnabled(cfg, "raw_exec") {
@@ -100,7 +106,22 @@ func (a *Agent) clientDrivers() []drivers.Driver {
 			out = append(out, drivers.Mock{})
 		}
 	}
-	return out
+	var dockerCfg map[string]any
+	for _, p := range cfg.Plugins {
+		if p.Name == "docker" {
+			dockerCfg = p.Config
+		}
+	}
+	opts, warnings, err := docker.PluginOptions(dockerCfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		a.logger.Warn(w)
+	}
+	opts.AllocRoot, opts.Logger = allocDir, a.logger
+	out = append(out, docker.New(opts))
+	return out, nil
 }
 
 func pluginEnabled(cfg *Config, name string) bool {

@@ -292,7 +292,7 @@ func TestClient_NoNodeForDriver(t *testing.T) {
 	ta := NewTestClientAgent(t, nil)
 	c := ta.Client("")
 	job := testJob("web")
-	job.TaskGroups[0].Tasks[0].Driver = "docker"
+	job.TaskGroups[0].Tasks[0].Driver = "qemu"
 	resp, _, err := c.Jobs().Register(job, nil)
 	must.NoError(t, err)
 	eventually(t, 10*time.Second, "the evaluation to complete with queued allocations", func() (bool, string) {
