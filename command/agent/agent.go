@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	metrics "github.com/hashicorp/go-metrics"
 	"net"
 	"os"
 	"strconv"
@@ -26,7 +27,9 @@ type Agent struct {
 	logger hclog.Logger
 	server *nomad.Server
 	http   *HTTPServer
-	client *client.Client
+	// metrics is the process's in-memory metrics sink (see setupMetrics).
+	metrics *metrics.InmemSink
+	client  *client.Client
 	// tempAllocDir is the allocation directory of a client without a data dir; shutdown
 	// removes it.
 	tempAllocDir string
@@ -56,6 +59,7 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel}
+	a.metrics = setupMetrics(cfg.Telemetry)
 
 	srv, err := nomad.NewServer(serverConfig(cfg, logger))
 	if err != nil {

@@ -54,6 +54,7 @@ type Config struct {
 	ACL       *ACLConfig
 	UI        *UIConfig
 	Limits    *Limits
+	Telemetry *TelemetryConfig
 
 	// Plugins holds one entry per plugin name; a later block for the same
 	// name replaces the earlier one whole.
@@ -576,6 +577,7 @@ func (c *Config) Validate() error {
 	nonNegative("limits.rpc_max_conns_per_client", int64(limits.RPCMaxConnsPerClient))
 	nonNegativeDur("limits.https_handshake_timeout", limits.HTTPSHandshakeTimeout)
 	nonNegativeDur("limits.rpc_handshake_timeout", limits.RPCHandshakeTimeout)
+	nonNegativeDur("telemetry.collection_interval", c.telemetry().CollectionInterval)
 
 	return errors.Join(errs...)
 }

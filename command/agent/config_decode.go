@@ -41,7 +41,7 @@ type fileConfig struct {
 	UI        *fileUI        `hcl:"ui,block"`
 	Limits    *fileLimits    `hcl:"limits,block"`
 	Plugins   []*filePlugin  `hcl:"plugin,block"`
-	Telemetry *ignoredBlock  `hcl:"telemetry,block"`
+	Telemetry *fileTelemetry `hcl:"telemetry,block"`
 	Consul    []ignoredBlock `hcl:"consul,block"`
 	Vault     []ignoredBlock `hcl:"vault,block"`
 
@@ -51,8 +51,7 @@ type fileConfig struct {
 }
 
 // ignoredBlock accepts any content. It is used only for blocks this agent
-// accepts from Nomad configurations but has no feature behind: telemetry
-// (no metrics sinks), consul and vault (no integrations), the server's
+// accepts from Nomad configurations but has no feature behind: consul and vault (no integrations), the server's
 // default_scheduler_config (scheduler configuration is set through the API).
 type ignoredBlock struct {
 	Body hcl.Body `hcl:",remain"`
@@ -280,6 +279,7 @@ func (f *fileConfig) assignments() ([]func(*Config), hcl.Diagnostics) {
 	if s := f.Server; s != nil {
 		assignServer(a, s)
 	}
+	assignTelemetry(a, f.Telemetry)
 	if cl := f.Client; cl != nil {
 		assignClient(a, cl)
 	}
