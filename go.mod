@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/flynn/noise v1.1.0
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/gorilla/websocket v1.5.3
 	github.com/hashicorp/cli v1.1.7
 	github.com/hashicorp/cronexpr v1.1.3

@@ -84,6 +84,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerClientAllocRoutes(mux)
 	s.registerFSRoutes(mux)
 	s.registerMetricsRoutes(mux)
+	s.registerKeyringRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}
