@@ -6,7 +6,8 @@
 #
 # Fails when a test fails that is not listed, and when a listed test now passes: the list may
 # only shrink. Writes one line per top-level test ("PASS name", "FAIL name", "SKIP name") to
-# $CONFORMANCE_RESULTS (default conformance/results.txt, not checked in).
+# $CONFORMANCE_RESULTS (default conformance/results.txt, not checked in), and go test's JSON
+# output beside it (results.json).
 #
 # Knobs: CONFORMANCE_TIMEOUT (go test -timeout, default 20m), CONFORMANCE_PARALLEL (-parallel,
 # default 4), CONFORMANCE_RUN (a -run pattern, for working on a few tests; the list check is then
@@ -44,6 +45,8 @@ start=$(date +%s)
 # go test exits non-zero on any failure; the verdict is ours to make from the list.
 GOFLAGS=-mod=mod go test "${args[@]}" ./... >"$work/test.json" 2>"$work/test.stderr" || true
 end=$(date +%s)
+# Kept next to the results (not checked in) so a failure can be read without a rerun.
+cp "$work/test.json" "${results%.txt}.json"
 
 # Top-level tests only: a subtest's name carries a slash.
 jq -r 'select(.Test != null and (.Test | contains("/") | not) and
