@@ -75,6 +75,7 @@ type Endpoints struct {
 	System      *System
 	Node        *Node
 	Alloc       *Alloc
+	Keyring     *Keyring
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -136,11 +137,13 @@ func NewServer(config *Config) (*Server, error) {
 		System:      &System{srv: s},
 		Node:        &Node{srv: s},
 		Alloc:       &Alloc{srv: s},
+		Keyring:     &Keyring{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
 		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
+		"Keyring": s.Endpoints.Keyring,
 	})
 	s.cluster = newClusterJoin(s)
 	if err := s.setupRaft(); err != nil {

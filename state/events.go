@@ -24,6 +24,7 @@ var eventConverters = map[string]eventConverter{
 	tablePurgeHistory: purgeRecordEvents,
 	tableAllocs:       allocEvents,
 	tableNodes:        nodeEvents,
+	tableRootKeys:     nil, // rows hold private key material: never published
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	metrics "github.com/hashicorp/go-metrics"
 	"net"
 	"os"
 	"strconv"
@@ -31,6 +32,8 @@ type Agent struct {
 	client *client.Client
 	// httpTLS holds the HTTPS certificate (tls.http); nil serves plain HTTP.
 	httpTLS *tlsutil.Wrapper
+	// metrics is the process's in-memory metrics sink (see setupMetrics).
+	metrics *metrics.InmemSink
 	// tempAllocDir is the allocation directory of a client without a data dir; shutdown
 	// removes it.
 	tempAllocDir string
@@ -71,6 +74,7 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel, httpTLS: httpTLS}
+	a.metrics = setupMetrics(cfg.Telemetry)
 
 	srv, err := nomad.NewServer(serverConfig(cfg, logger))
 	if err != nil {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -57,6 +58,7 @@ type Config struct {
 	UI        *UIConfig
 	Limits    *Limits
 	TLS       *TLSConfig
+	Telemetry *TelemetryConfig
 
 	// Plugins holds one entry per plugin name; a later block for the same
 	// name replaces the earlier one whole.
@@ -305,7 +307,9 @@ func DevConfig() *Config {
 
 // LoadConfig reads one configuration file, or every *.hcl and *.json file
 // directly inside a directory in lexical order, later files winning. A file
-// named *.json is read as HCL's JSON syntax, any other file as native HCL.
+// whose content is a JSON object (or that is named *.json) is read as HCL's
+// JSON syntax, any other file as native HCL: upstream's tools write JSON
+// configuration under names with no extension at all.
 //
 // The result holds only what the files set; merge it over DefaultConfig or
 // DevConfig.
@@ -339,11 +343,23 @@ func LoadConfig(path string) (*Config, error) {
 	return result, nil
 }
 
+// isJSONConfig reports whether src is JSON: native HCL can never begin with
+// '{' (an item starts with a name), so the first non-space byte decides.
+func isJSONConfig(path string, src []byte) bool {
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		return true
+	}
+	trimmed := bytes.TrimLeft(src, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
+}
+
 func loadConfigFile(path string) (*Config, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load config: %w", err)
 	}
+	// Editors on some systems start files with a UTF-8 byte order mark; neither syntax allows it.
+	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
 
 	// hclparse.Parser caches files by name; a fresh one per load keeps a
 	// rewritten file from being served stale.
@@ -352,7 +368,7 @@ func loadConfigFile(path string) (*Config, error) {
 	var diags hcl.Diagnostics
 	// remap points diagnostics at the text as written (see parseAgentHCL).
 	remap := func(d hcl.Diagnostics) hcl.Diagnostics { return d }
-	if strings.EqualFold(filepath.Ext(path), ".json") {
+	if isJSONConfig(path, src) {
 		file, diags = parser.ParseJSON(src, path)
 	} else {
 		file, remap, diags = parseAgentHCL(parser, src, path)
@@ -361,13 +377,20 @@ func loadConfigFile(path string) (*Config, error) {
 		return nil, diagsError(path, diags)
 	}
 
-	var fc fileConfig
-	if diags := gohcl.DecodeBody(file.Body, nil, &fc); diags.HasErrors() {
-		return nil, diagsError(path, remap(diags))
-	}
-	assignments, diags := fc.assignments()
-	if diags.HasErrors() {
-		return nil, diagsError(path, remap(diags))
+	// Upstream merges a block written twice (two server blocks, in one file
+	// as across files); each part is decoded on its own, in file order, and
+	// its assignments replayed after the previous part's.
+	var assignments []func(*Config)
+	for _, body := range splitRepeatedBlocks(file.Body) {
+		var fc fileConfig
+		if diags := gohcl.DecodeBody(body, nil, &fc); diags.HasErrors() {
+			return nil, diagsError(path, remap(diags))
+		}
+		part, diags := fc.assignments()
+		if diags.HasErrors() {
+			return nil, diagsError(path, remap(diags))
+		}
+		assignments = append(assignments, part...)
 	}
 
 	cfg := &Config{Files: []string{path}, assignments: assignments}
@@ -626,6 +649,7 @@ func (c *Config) Validate() error {
 	nonNegative("limits.rpc_max_conns_per_client", int64(limits.RPCMaxConnsPerClient))
 	nonNegativeDur("limits.https_handshake_timeout", limits.HTTPSHandshakeTimeout)
 	nonNegativeDur("limits.rpc_handshake_timeout", limits.RPCHandshakeTimeout)
+	nonNegativeDur("telemetry.collection_interval", c.telemetry().CollectionInterval)
 
 	return errors.Join(errs...)
 }

@@ -42,7 +42,7 @@ type fileConfig struct {
 	Limits    *fileLimits    `hcl:"limits,block"`
 	TLS       *fileTLS       `hcl:"tls,block"`
 	Plugins   []*filePlugin  `hcl:"plugin,block"`
-	Telemetry *ignoredBlock  `hcl:"telemetry,block"`
+	Telemetry *fileTelemetry `hcl:"telemetry,block"`
 	Consul    []ignoredBlock `hcl:"consul,block"`
 	Vault     []ignoredBlock `hcl:"vault,block"`
 
@@ -52,8 +52,7 @@ type fileConfig struct {
 }
 
 // ignoredBlock accepts any content. It is used only for blocks this agent
-// accepts from Nomad configurations but has no feature behind: telemetry
-// (no metrics sinks), consul and vault (no integrations).
+// accepts from Nomad configurations but has no feature behind: consul and vault (no integrations).
 type ignoredBlock struct {
 	Body hcl.Body `hcl:",remain"`
 }
@@ -312,6 +311,7 @@ func (f *fileConfig) assignments() ([]func(*Config), hcl.Diagnostics) {
 	if s := f.Server; s != nil {
 		assignServer(a, s)
 	}
+	assignTelemetry(a, f.Telemetry)
 	if cl := f.Client; cl != nil {
 		assignClient(a, cl)
 	}

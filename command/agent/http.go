@@ -83,6 +83,8 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerNodeRoutes(mux)
 	s.registerClientAllocRoutes(mux)
 	s.registerFSRoutes(mux)
+	s.registerMetricsRoutes(mux)
+	s.registerKeyringRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}
