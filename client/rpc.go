@@ -266,7 +266,16 @@ func (r *RPCServers) RegisterNode(args *structs.NodeRegisterRequest, reply *stru
 	if args.Node != nil {
 		r.mu.Lock()
 		r.nodeID, r.secret = args.Node.ID, args.Node.SecretID
+		sess := r.sess
 		r.mu.Unlock()
+		// Named at once, so that exec and logs reach the node as soon as it runs anything;
+		// announce keeps trying when this server has not seen the registration yet.
+		if sess != nil {
+			var reply structs.GenericResponse
+			_ = r.callOn(sess, "Node.Session", &structs.NodeSpecificRequest{
+				NodeID: args.Node.ID, QueryOptions: structs.QueryOptions{AuthToken: args.Node.SecretID},
+			}, &reply, rpcCallTimeout)
+		}
 	}
 	return nil
 }
@@ -287,13 +296,15 @@ var _ Servers = (*RPCServers)(nil)
 
 // streamListener is a net.Listener of the streams servers open, across sessions.
 type streamListener struct {
-	ctx   context.Context
-	conns chan net.Conn
-	slots chan struct{}
+	ctx       context.Context
+	conns     chan net.Conn
+	slots     chan struct{}
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 func newStreamListener(ctx context.Context) *streamListener {
-	return &streamListener{ctx: ctx, conns: make(chan net.Conn), slots: make(chan struct{}, maxServedStreams)}
+	return &streamListener{ctx: ctx, conns: make(chan net.Conn), slots: make(chan struct{}, maxServedStreams), closed: make(chan struct{})}
 }
 
 // offer passes a stream on, or closes it when maxServedStreams are being served.
@@ -309,6 +320,8 @@ func (l *streamListener) offer(stream net.Conn) {
 	case l.conns <- conn:
 	case <-l.ctx.Done():
 		_ = conn.Close()
+	case <-l.closed:
+		_ = conn.Close()
 	}
 }
 
@@ -318,10 +331,15 @@ func (l *streamListener) Accept() (net.Conn, error) {
 		return c, nil
 	case <-l.ctx.Done():
 		return nil, net.ErrClosed
+	case <-l.closed:
+		return nil, net.ErrClosed
 	}
 }
 
-func (l *streamListener) Close() error   { return nil }
+func (l *streamListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return nil
+}
 func (l *streamListener) Addr() net.Addr { return streamAddr{} }
 
 type streamAddr struct{}

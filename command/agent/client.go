@@ -73,7 +73,7 @@ func (a *Agent) startClient() error {
 		NodePool:   cc.NodePool,
 		NodeClass:  cc.NodeClass,
 		Meta:       cc.Meta,
-		HTTPAddr:   a.HTTPAddr(),
+		HTTPAddr:   a.nodeHTTPAddr(),
 		StateDir:   stateDir,
 		AllocDir:   allocDir,
 		Drivers:    a.clientDrivers(),
@@ -97,6 +97,16 @@ func (a *Agent) startClient() error {
 		a.serveClientStreams(ln)
 	}
 	return nil
+}
+
+// nodeHTTPAddr is the HTTP address the node advertises. A client-only agent advertises none:
+// its HTTP API answers nothing about allocations (it cannot check tokens), and without an
+// address the official client and the CLI send exec and logs to a server, which relays them.
+func (a *Agent) nodeHTTPAddr() string {
+	if a.server == nil {
+		return ""
+	}
+	return a.HTTPAddr()
 }
 
 // clientServers is how the client reaches the servers: the agent's own server in-process, or
