@@ -64,6 +64,7 @@ func (s *Server) DialNode(nodeID string) (net.Conn, error) {
 		if err == nil {
 			return conn, nil
 		}
+		s.logger.Debug("relay to node failed", "server", peer, "node_id", nodeID, "error", err)
 	}
 	return nil, errNoNodePath(nodeID)
 }
