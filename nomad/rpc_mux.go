@@ -38,8 +38,10 @@ type rpcListener struct {
 	logger    hclog.Logger
 	raftConns chan net.Conn
 	serveRPC  func(net.Conn)
-	pending   chan struct{}
-	lastWarn  atomic.Int64
+	// serveClient serves client agents' connections (nomad/rpc_client_conn.go).
+	serveClient func(net.Conn)
+	pending     chan struct{}
+	lastWarn    atomic.Int64
 	// refused counts connections closed because they did not authenticate (a metric to come).
 	refused   atomic.Uint64
 	closeOnce sync.Once
@@ -51,13 +53,13 @@ type rpcListener struct {
 	conns   map[net.Conn]struct{}
 }
 
-func newRPCListener(addr string, key *serverauth.Key, tlsConf *rpcTLS, logger hclog.Logger, serveRPC func(net.Conn)) (*rpcListener, error) {
+func newRPCListener(addr string, key *serverauth.Key, tlsConf *rpcTLS, logger hclog.Logger, serveRPC, serveClient func(net.Conn)) (*rpcListener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	l := &rpcListener{
-		ln: ln, key: key, tls: tlsConf, logger: logger, serveRPC: serveRPC,
+		ln: ln, key: key, tls: tlsConf, logger: logger, serveRPC: serveRPC, serveClient: serveClient,
 		raftConns: make(chan net.Conn, 16),
 		pending:   make(chan struct{}, maxPendingHandshakes),
 		closed:    make(chan struct{}),
@@ -87,10 +89,6 @@ func (l *rpcListener) acceptLoop() {
 				return
 			case <-time.After(10 * time.Millisecond):
 			}
-			continue
-		}
-		if l.key == nil && l.tls == nil {
-			l.refuse(conn, "this server has no cluster key (server.encrypt) nor TLS (tls.rpc) and accepts no server connections")
 			continue
 		}
 		select {
@@ -136,6 +134,15 @@ func (l *rpcListener) route(conn net.Conn) {
 	var first [1]byte
 	if _, err := conn.Read(first[:]); err != nil {
 		conn.Close()
+		return
+	}
+	if first[0] == connClientAgent && l.serveClient != nil {
+		release()
+		l.serveClient(conn)
+		return
+	}
+	if l.key == nil && l.tls == nil {
+		l.refuse(conn, "this server has no cluster key (server.encrypt) nor TLS (tls.rpc) and accepts no server connections")
 		return
 	}
 	var (

@@ -68,6 +68,10 @@ func (s *Server) serveRPC(conn net.Conn) {
 		if err := dec.Decode(&req); err != nil {
 			return
 		}
+		if req.Method == relayMethod {
+			s.serveRelay(conn, r, &req)
+			return
+		}
 		resp := s.dispatchRPC(&req)
 		if err := enc.Encode(resp); err != nil {
 			return

@@ -51,6 +51,11 @@ type Server struct {
 	heartbeats *heartbeats
 	localNodes *localNodeSecrets
 
+	// clientSessions are the client agents connected to this server; localDialer reaches the
+	// client of this server's own agent.
+	clientSessions *clientSessionTable
+	localDialer    *localNodeDialer
+
 	// Endpoints are the RPC methods, called in-process by the HTTP agent.
 	Endpoints *Endpoints
 
@@ -120,6 +125,8 @@ func NewServer(config *Config) (*Server, error) {
 	s.leaderReady.Store(newNotReady())
 	s.heartbeats = newHeartbeats()
 	s.localNodes = &localNodeSecrets{}
+	s.clientSessions = newClientSessionTable()
+	s.localDialer = &localNodeDialer{dials: map[string]func() (net.Conn, error){}}
 	fsm, err := NewFSM(s.logger.Named("fsm"), state.Config{JobTrackedVersions: config.JobTrackedVersions}, s.onCommit)
 	if err != nil {
 		cancel()
@@ -265,7 +272,7 @@ func (s *Server) setupRaft() error {
 		if err != nil {
 			return fmt.Errorf("resolving raft advertise address %q: %w", advertise, err)
 		}
-		ln, err := newRPCListener(s.config.RaftBindAddr, s.clusterKey, s.rpcTLS, s.logger.Named("rpc"), s.serveRPC)
+		ln, err := newRPCListener(s.config.RaftBindAddr, s.clusterKey, s.rpcTLS, s.logger.Named("rpc"), s.serveRPC, s.serveClientConn)
 		if err != nil {
 			return fmt.Errorf("listening on RPC address %s: %w", s.config.RaftBindAddr, err)
 		}

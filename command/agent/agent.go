@@ -7,6 +7,7 @@ import (
 	"fmt"
 	metrics "github.com/hashicorp/go-metrics"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"sync"
@@ -34,6 +35,11 @@ type Agent struct {
 	httpTLS *tlsutil.Wrapper
 	// metrics is the process's in-memory metrics sink (see setupMetrics).
 	metrics *metrics.InmemSink
+	// rpcServers is the client's connection to the servers of a client-only agent.
+	rpcServers *client.RPCServers
+	// streamSrv serves what servers send to the client over streams (exec, logs).
+	streamSrv *http.Server
+	streamWG  sync.WaitGroup
 	// tempAllocDir is the allocation directory of a client without a data dir; shutdown
 	// removes it.
 	tempAllocDir string
@@ -54,8 +60,13 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	}
 	cfg = cfg.Copy()
 	cfg.NormalizeAddrs()
-	if cfg.Server == nil || !cfg.Server.Enabled {
-		return nil, errors.New("this agent needs a server: set server.enabled or -server (a client reaches only the server of its own agent)")
+	serverEnabled := cfg.Server != nil && cfg.Server.Enabled
+	clientEnabled := cfg.Client != nil && cfg.Client.Enabled
+	if !serverEnabled && !clientEnabled {
+		return nil, errors.New("this agent runs nothing: set server.enabled (-server), client.enabled (-client) or both")
+	}
+	if !serverEnabled && len(cfg.Client.Servers)+len(cfg.Client.RetryJoin) == 0 {
+		return nil, errors.New("a client-only agent needs the servers' RPC addresses: set client.servers (-servers) or client.server_join.retry_join")
 	}
 	if logger == nil {
 		logger = hclog.NewNullLogger()
@@ -76,18 +87,22 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel, httpTLS: httpTLS}
 	a.metrics = setupMetrics(cfg.Telemetry)
 
-	srv, err := nomad.NewServer(serverConfig(cfg, logger))
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("starting server: %w", err)
+	if serverEnabled {
+		srv, err := nomad.NewServer(serverConfig(cfg, logger))
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("starting server: %w", err)
+		}
+		a.server = srv
 	}
-	a.server = srv
 
 	addr := net.JoinHostPort(cfg.Addresses.HTTP, strconv.Itoa(cfg.Ports.HTTP))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		cancel()
-		_ = srv.Shutdown()
+		if a.server != nil {
+			_ = a.server.Shutdown()
+		}
 		return nil, fmt.Errorf("starting HTTP listener on %s: %w", addr, err)
 	}
 	if httpTLS != nil {
@@ -95,7 +110,7 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	}
 	a.http = newHTTPServer(a, ln)
 	go a.http.serve()
-	if cfg.Client != nil && cfg.Client.Enabled {
+	if clientEnabled {
 		if err := a.startClient(); err != nil {
 			a.Shutdown()
 			return nil, fmt.Errorf("starting client: %w", err)
@@ -193,7 +208,7 @@ func (a *Agent) ReloadTLS() error {
 	return errors.Join(errs...)
 }
 
-// Server returns the agent's server.
+// Server returns the agent's server, nil for a client-only agent.
 func (a *Agent) Server() *nomad.Server { return a.server }
 
 // Client returns the agent's client, nil when it runs none.
@@ -217,9 +232,20 @@ func (a *Agent) Shutdown() {
 		a.cancel()
 		ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 		a.http.shutdown(ctx)
+		if a.streamSrv != nil {
+			if err := a.streamSrv.Shutdown(ctx); err != nil {
+				_ = a.streamSrv.Close()
+			}
+		}
 		cancel()
-		if err := a.server.Shutdown(); err != nil {
-			a.logger.Error("server shutdown failed", "error", err)
+		if a.rpcServers != nil {
+			a.rpcServers.Close()
+		}
+		a.streamWG.Wait()
+		if a.server != nil {
+			if err := a.server.Shutdown(); err != nil {
+				a.logger.Error("server shutdown failed", "error", err)
+			}
 		}
 		if a.tempAllocDir != "" {
 			_ = os.RemoveAll(a.tempAllocDir)

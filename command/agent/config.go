@@ -146,8 +146,11 @@ type ServerConfig struct {
 
 // ClientConfig configures the client half of the agent.
 type ClientConfig struct {
-	Enabled           bool
+	Enabled bool
+	// Servers and RetryJoin (client.server_join.retry_join) are the servers' RPC addresses
+	// a client-only agent connects to, tried in turn.
 	Servers           []string
+	RetryJoin         []string
 	NodeClass         string
 	NodePool          string
 	Meta              map[string]string

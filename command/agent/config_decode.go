@@ -107,6 +107,7 @@ type fileJoin struct {
 type fileClient struct {
 	Enabled           *bool             `hcl:"enabled,optional"`
 	Servers           *[]string         `hcl:"servers,optional"`
+	ServerJoin        *fileJoin         `hcl:"server_join,block"`
 	NodeClass         *string           `hcl:"node_class,optional"`
 	NodePool          *string           `hcl:"node_pool,optional"`
 	DisableRemoteExec *bool             `hcl:"disable_remote_exec,optional"`
@@ -422,6 +423,17 @@ func assignJoin(a *assigner, retryJoin *[]string, retryMax *int, interval hcl.Ex
 func assignClient(a *assigner, cl *fileClient) {
 	assign(a, cl.Enabled, func(c *Config) *bool { return &ensure(&c.Client).Enabled })
 	assignList(a, cl.Servers, func(c *Config) *[]string { return &ensure(&c.Client).Servers })
+	if j := cl.ServerJoin; j != nil {
+		assignList(a, j.RetryJoin, func(c *Config) *[]string { return &ensure(&c.Client).RetryJoin })
+		// A client tries its servers in turn for as long as it runs; the server's retry
+		// bounds have no meaning for it yet, so they are refused rather than ignored.
+		if j.RetryMax != nil || !isAbsent(j.RetryInterval) {
+			a.diags = append(a.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "client.server_join supports only retry_join: retry_max and retry_interval are not supported for clients",
+			})
+		}
+	}
 	assign(a, cl.NodeClass, func(c *Config) *string { return &ensure(&c.Client).NodeClass })
 	assign(a, cl.NodePool, func(c *Config) *string { return &ensure(&c.Client).NodePool })
 	assign(a, cl.DisableRemoteExec, func(c *Config) *bool { return &ensure(&c.Client).DisableRemoteExec })

@@ -72,6 +72,10 @@ func newHTTPServer(a *Agent, ln net.Listener) *HTTPServer {
 // registerHandlers installs every route. Each resource file owns a register*Routes method;
 // adding a resource is one line here.
 func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
+	if s.srv == nil {
+		s.registerClientOnlyRoutes(mux)
+		return
+	}
 	s.registerJobRoutes(mux)
 	s.registerEvalRoutes(mux)
 	s.registerNamespaceRoutes(mux)
