@@ -159,6 +159,11 @@ client {
   enabled             = true
   servers             = ["10.0.0.1:4647"]
   node_class          = "gpu"
+
+  server_join {
+    retry_join = ["10.0.0.9:4647"]
+  }
+
   node_pool           = "batch"
   disable_remote_exec = true
   state_dir           = "/var/lib/nomad/client"
@@ -250,7 +255,7 @@ const fullJSON = `{
     "default_scheduler_config": {"scheduler_algorithm": "spread"}
   },
   "client": {
-    "enabled": true, "servers": ["10.0.0.1:4647"], "node_class": "gpu", "node_pool": "batch",
+    "enabled": true, "servers": ["10.0.0.1:4647"], "server_join": {"retry_join": ["10.0.0.9:4647"]}, "node_class": "gpu", "node_pool": "batch",
     "disable_remote_exec": true, "state_dir": "/var/lib/nomad/client",
     "alloc_dir": "/var/lib/nomad/alloc", "network_interface": "eth1",
     "meta": {"rack": "r1"},
@@ -306,6 +311,7 @@ func TestConfig_FullFile(t *testing.T) {
 	must.Eq(t, ClientConfig{
 		Enabled:           true,
 		Servers:           []string{"10.0.0.1:4647"},
+		RetryJoin:         []string{"10.0.0.9:4647"},
 		NodeClass:         "gpu",
 		NodePool:          "batch",
 		Meta:              map[string]string{"rack": "r1"},
