@@ -162,6 +162,11 @@ client {
     retry_join = ["10.0.0.9:4647"]
   }
   node_class          = "gpu"
+
+  server_join {
+    retry_join = ["10.0.0.9:4647"]
+  }
+
   node_pool           = "batch"
   disable_remote_exec = true
   state_dir           = "/var/lib/nomad/client"
