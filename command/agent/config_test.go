@@ -158,9 +158,6 @@ server {
 client {
   enabled             = true
   servers             = ["10.0.0.1:4647"]
-  server_join {
-    retry_join = ["10.0.0.9:4647"]
-  }
   node_class          = "gpu"
 
   server_join {
