@@ -9,14 +9,17 @@ const KEEP = 500; // rows kept on screen; older ones are dropped
 
 export async function render(main, _args, ctx) {
   const p = ctx.params;
+  // The stream checks read-job in the namespace asked for, "*" included, so only a token
+  // that may read everything starts on all namespaces.
+  const namespace = p.namespace || (ctx.acl.management || ctx.acl.disabled ? "*" : "default");
   const topic = h("input", { id: "events-topic", placeholder: "topic, e.g. Job or Job:web", value: p.topic || "" });
-  const ns = h("input", { id: "events-namespace", placeholder: "namespace", value: p.namespace || "*" });
+  const ns = h("input", { id: "events-namespace", placeholder: "namespace", value: namespace });
   const status = h("div", { id: "events-status", class: "muted" }, "Connecting…");
   const tbody = h("tbody", {});
   const apply = () => {
     const q = new URLSearchParams();
     if (topic.value) q.set("topic", topic.value);
-    if (ns.value && ns.value !== "*") q.set("namespace", ns.value);
+    if (ns.value) q.set("namespace", ns.value);
     location.hash = "#/events" + (q.toString() ? "?" + q : "");
   };
   topic.addEventListener("change", apply);
@@ -24,7 +27,7 @@ export async function render(main, _args, ctx) {
   replace(main, h("h1", {}, "Live events"), h("div", { class: "filters" }, topic, ns), status,
     h("table", { id: "events" }, h("thead", {}, h("tr", {}, ["Index", "Topic", "Type", "Key", "Namespace", "Actor", ""].map((x) => h("th", {}, x)))), tbody));
 
-  const q = new URLSearchParams({ namespace: p.namespace || "*" });
+  const q = new URLSearchParams({ namespace });
   if (p.topic) q.set("topic", p.topic);
   try {
     await ndjson("/v1/event/stream?" + q, ctx.signal, (batch) => {
