@@ -119,7 +119,7 @@ export class ACL {
   constructor(kind, policies = []) {
     this.kind = kind;
     const raw = new Map();
-    for (const p of policies) {
+    for (const p of policies || []) {
       for (const ns of (p && p.Namespaces) || []) {
         const set = raw.get(ns.Name) || new Set();
         for (const c of DISPOSITIONS.get(ns.Policy) || []) set.add(c);
