@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/client/fingerprint"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -63,6 +63,7 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	var err error
 	c := &Client{
 		config:     cfg,
 		servers:    servers,
@@ -76,7 +77,19 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	for _, d := range cfg.Drivers {
 		c.drivers[d.Name()] = d
 	}
-	c.node = c.buildNode()
+	if c.node, err = c.buildNode(); err != nil {
+		cancel()
+		return nil, err
+	}
+	// A dimension the node does not report is not counted by the scheduler: say so, rather
+	// than let the node take more than it has without a word.
+	r := c.node.NodeResources
+	if r.Cpu.CpuShares == 0 {
+		c.logger.Warn("CPU speed unknown, so CPU is not counted on this node: set client.cpu_total_compute")
+	}
+	if r.Memory.MemoryMB == 0 {
+		c.logger.Warn("memory size unknown, so memory is not counted on this node: set client.memory_total_mb")
+	}
 	c.updater = newAllocUpdater(c)
 	c.wg.Add(1)
 	go c.run()
@@ -119,8 +132,22 @@ func loadIdentity(cfg *Config) error {
 	return nil
 }
 
-func (c *Client) buildNode() *structs.Node {
-	host, _ := os.Hostname()
+// buildNode describes the node to the servers: its identity, what fingerprinting found and
+// its drivers. A driver's attributes ("driver.docker.version") join the node's, where
+// constraints read them as ${attr.driver.docker.version}.
+func (c *Client) buildNode() (*structs.Node, error) {
+	src := fingerprint.HostSources()
+	if c.config.Sources != nil {
+		src = *c.config.Sources
+	}
+	fpCfg := c.config.Resources
+	fpCfg.AllocDir = c.config.AllocDir
+	fpCfg.NetworkInterface = c.config.NetworkInterface
+	fp, err := fingerprint.Fingerprint(fpCfg, src)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	host := fp.Attributes["unique.hostname"]
 	n := &structs.Node{
 		ID:                    c.config.NodeID,
 		SecretID:              c.config.SecretID,
@@ -132,26 +159,29 @@ func (c *Client) buildNode() *structs.Node {
 		HTTPAddr:              c.config.HTTPAddr,
 		Status:                structs.NodeStatusReady,
 		SchedulingEligibility: structs.NodeSchedulingEligible,
-		Attributes: map[string]string{
-			"kernel.name":     runtime.GOOS,
-			"os.name":         runtime.GOOS,
-			"cpu.arch":        runtime.GOARCH,
-			"unique.hostname": host,
-			"nomad.version":   c.config.Version,
-		},
-		Drivers: map[string]*structs.DriverInfo{},
+		Attributes:            fp.Attributes,
+		NodeResources:         fp.Resources,
+		ReservedResources:     fp.Reserved,
+		Drivers:               map[string]*structs.DriverInfo{},
 	}
+	n.Attributes["nomad.version"] = c.config.Version
 	if n.Name == "" {
 		n.Name = host
 	}
 	for name, d := range c.drivers {
 		info := d.Fingerprint()
 		n.Drivers[name] = info
-		if info.Detected {
-			n.Attributes["driver."+name] = "1"
+		if !info.Detected {
+			continue
+		}
+		n.Attributes["driver."+name] = "1"
+		for k, v := range info.Attributes {
+			if strings.HasPrefix(k, "driver."+name+".") {
+				n.Attributes[k] = v
+			}
 		}
 	}
-	return n
+	return n, nil
 }
 
 // NodeID is the ID of the client's node.

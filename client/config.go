@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/client/fingerprint"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -40,6 +41,14 @@ type Config struct {
 	// AllocDir holds one directory per allocation: <AllocDir>/<alloc ID>/<task>/ is a task's
 	// working directory, <AllocDir>/<alloc ID>/alloc/logs/ its output.
 	AllocDir string
+
+	// Resources is what the client block says about the node's resources (reserved,
+	// cpu_total_compute, memory_total_mb, the dynamic port range); AllocDir and
+	// NetworkInterface in it are filled from the fields here.
+	Resources fingerprint.Config
+	// Sources are where fingerprinting reads the machine; nil reads the host.
+	Sources          *fingerprint.Sources
+	NetworkInterface string
 
 	// Drivers are the task drivers this node offers.
 	Drivers []drivers.Driver

@@ -8,24 +8,10 @@ import (
 	"time"
 
 	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/internal/pathtest"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
-
-// treeOf lists every path under dir, relative to it.
-func treeOf(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	must.NoError(t, filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out = append(out, rel)
-		return nil
-	}))
-	return out
-}
 
 // The servers refuse such names, but an allocation that reaches the client anyway (a job
 // stored before the validation, a bug) must not make the agent, running as root, create,
@@ -56,13 +42,13 @@ func TestSecurity_ClientRefusesPathsOutsideAllocDir(t *testing.T) {
 			}, servers)
 			must.NoError(t, err)
 			t.Cleanup(c.Shutdown)
-			before := treeOf(t, base)
+			before := pathtest.Tree(t, base)
 
 			alloc := testAlloc(tc.allocID, structs.JobTypeService, mockTask(tc.task, map[string]any{"run_for": "1h"}))
 			servers.setAllocs(alloc)
 			waitFor(t, "the allocation to fail", reportedStatus(servers, tc.allocID, structs.AllocClientStatusFailed))
 			must.StrContains(t, servers.lastReport(tc.allocID).ClientDescription, "invalid")
-			must.Eq(t, before, treeOf(t, base), must.Sprint("the client created something"))
+			must.Eq(t, before, pathtest.Tree(t, base), must.Sprint("the client created something"))
 
 			// Removing the allocation removes nothing either: "" or ".." must not become
 			// the allocation directory's parent.
@@ -73,7 +59,7 @@ func TestSecurity_ClientRefusesPathsOutsideAllocDir(t *testing.T) {
 				r := c.runners[tc.allocID]
 				return r == nil || r.isDone()
 			})
-			must.Eq(t, before, treeOf(t, base))
+			must.Eq(t, before, pathtest.Tree(t, base))
 			for _, p := range before {
 				must.False(t, strings.Contains(p, "escaped") || strings.Contains(p, "tmp"))
 			}

@@ -229,7 +229,51 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 		AllocDir:   allocDir,
 		StdoutPath: stdout,
 		StderrPath: stderr,
+		KillSignal: tr.task.KillSignal,
+		Resources:  taskResources(tr.task.Resources),
+		Ports:      groupPorts(tr.alloc, tr.tg),
 	}, nil
+}
+
+func taskResources(r *api.Resources) drivers.TaskResources {
+	var out drivers.TaskResources
+	if r == nil {
+		return out
+	}
+	for _, f := range []struct {
+		src *int
+		dst *int
+	}{{r.CPU, &out.CPU}, {r.MemoryMB, &out.MemoryMB}, {r.MemoryMaxMB, &out.MemoryMaxMB}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	return out
+}
+
+// groupPorts are the ports the scheduler allocated to the allocation, or, while it allocates
+// none, the group network's ports as the job gives them (static ones with their host port,
+// dynamic ones with 0).
+func groupPorts(alloc *structs.Allocation, tg *api.TaskGroup) []drivers.PortMapping {
+	var out []drivers.PortMapping
+	if ar := alloc.AllocatedResources; ar != nil && len(ar.Shared.Ports) > 0 {
+		for _, p := range ar.Shared.Ports {
+			out = append(out, drivers.PortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: p.HostIP})
+		}
+		return out
+	}
+	for _, n := range tg.Networks {
+		if n == nil {
+			continue
+		}
+		for _, p := range n.ReservedPorts {
+			out = append(out, drivers.PortMapping{Label: p.Label, Value: p.Value, To: p.To})
+		}
+		for _, p := range n.DynamicPorts {
+			out = append(out, drivers.PortMapping{Label: p.Label, To: p.To})
+		}
+	}
+	return out
 }
 
 // env is the task's env block plus the NOMAD_* variables describing where it runs.

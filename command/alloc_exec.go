@@ -60,8 +60,10 @@ Exec Options:
     -i=false the command's input is empty.
 
   -t
-    Allocate a pseudo-terminal. Defaults to false: this agent cannot
-    allocate one yet and refuses -t.
+    Allocate a pseudo-terminal for the command. Defaults to true when the
+    local standard input is a terminal. The local terminal is then put in raw
+    mode for the session (keys, ^C included, go to the remote command) and
+    restored when it ends; its size follows the local window's.
 `)
 }
 
@@ -70,11 +72,16 @@ func (c *AllocExecCommand) Synopsis() string { return "Run a command in a runnin
 func (c *AllocExecCommand) Run(args []string) int {
 	var task string
 	var byJob, stdinOn, tty bool
+	localStdin := c.Stdin
+	if localStdin == nil {
+		localStdin = os.Stdin
+	}
+	localTerm := terminalOf(localStdin)
 	fs := c.FlagSet("alloc exec")
 	fs.StringVar(&task, "task", "", "")
 	fs.BoolVar(&byJob, "job", false, "")
 	fs.BoolVar(&stdinOn, "i", true, "")
-	fs.BoolVar(&tty, "t", false, "")
+	fs.BoolVar(&tty, "t", localTerm != nil, "")
 	// Flags end at the allocation: what follows is the remote command's, dashes and all.
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -111,10 +118,7 @@ func (c *AllocExecCommand) Run(args []string) int {
 
 	var stdin io.Reader = strings.NewReader("")
 	if stdinOn {
-		stdin = c.Stdin
-		if stdin == nil {
-			stdin = os.Stdin
-		}
+		stdin = localStdin
 	}
 	var stdout, stderr io.Writer = c.Stdout, c.Stderr
 	if stdout == nil {
@@ -127,8 +131,19 @@ func (c *AllocExecCommand) Run(args []string) int {
 	// An interrupt closes the session, which kills the remote command.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	code, err := client.Allocations().Exec(ctx, alloc, task, tty, command, stdin, stdout, stderr, nil,
+	var sizes <-chan api.TerminalSize
+	restore := func() {}
+	if tty && stdinOn && localTerm != nil {
+		var err error
+		if restore, sizes, err = rawTerminal(ctx, localTerm); err != nil {
+			return c.fail("Failed to put the terminal in raw mode: %v", err)
+		}
+		// Restored on every way out, and before anything of ours is printed.
+		defer restore()
+	}
+	code, err := client.Allocations().Exec(ctx, alloc, task, tty, command, stdin, stdout, stderr, sizes,
 		&api.QueryOptions{Namespace: alloc.Namespace})
+	restore()
 	if err != nil {
 		return c.fail("Failed to exec into task %q: %v", task, err)
 	}

@@ -68,6 +68,11 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"alloc status":      func() (cli.Command, error) { return &AllocStatusCommand{Meta: meta()}, nil },
 		"event":             group("Interact with the event stream", eventHelp),
 		"event stream":      func() (cli.Command, error) { return &EventStreamCommand{Meta: meta()}, nil },
+		"tls":               group("Create a CA and certificates for mutual TLS", tlsHelp),
+		"tls ca":            group("Create a certificate authority", tlsCAHelp),
+		"tls ca create":     func() (cli.Command, error) { return &TLSCACreateCommand{Meta: meta()}, nil },
+		"tls cert":          group("Create certificates", tlsCertHelp),
+		"tls cert create":   func() (cli.Command, error) { return &TLSCertCreateCommand{Meta: meta()}, nil },
 		"operator":          group("Cluster operator tools", operatorHelp),
 		"operator raft":     group("Inspect and repair a stopped server's Raft log", operatorRaftHelp),
 		"operator raft logs": func() (cli.Command, error) {

@@ -16,7 +16,9 @@ import (
 
 // Meta carries what every command shares: the UI and the connection flags.
 // Environment variables (NOMAD_ADDR, NOMAD_TOKEN, NOMAD_NAMESPACE,
-// NOMAD_REGION) are read by api.DefaultConfig; a flag, when given, wins.
+// NOMAD_REGION, NOMAD_CACERT, NOMAD_CLIENT_CERT, NOMAD_CLIENT_KEY,
+// NOMAD_TLS_SERVER_NAME, NOMAD_SKIP_VERIFY) are read by api.DefaultConfig; a
+// flag, when given, wins.
 type Meta struct {
 	Ui cli.Ui
 
@@ -25,6 +27,11 @@ type Meta struct {
 	namespace string
 	region    string
 	noColor   bool
+
+	caCert, clientCert, clientKey, tlsServerName string
+	// tlsSkipVerify is nil unless -tls-skip-verify was given, so that
+	// -tls-skip-verify=false can override NOMAD_SKIP_VERIFY.
+	tlsSkipVerify *bool
 
 	// monitorTimeout bounds how long a command follows its evaluation when
 	// not detached. The scheduler may never pick an evaluation up, so an
@@ -46,6 +53,15 @@ func (m *Meta) FlagSet(name string) *flag.FlagSet {
 	fs.StringVar(&m.namespace, "namespace", "", "")
 	fs.StringVar(&m.region, "region", "", "")
 	fs.BoolVar(&m.noColor, "no-color", false, "")
+	fs.StringVar(&m.caCert, "ca-cert", "", "")
+	fs.StringVar(&m.clientCert, "client-cert", "", "")
+	fs.StringVar(&m.clientKey, "client-key", "", "")
+	fs.StringVar(&m.tlsServerName, "tls-server-name", "", "")
+	fs.BoolFunc("tls-skip-verify", "", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		m.tlsSkipVerify = &b
+		return err
+	})
 	return fs
 }
 
@@ -64,7 +80,32 @@ func (m *Meta) Client() (*api.Client, error) {
 	if m.region != "" {
 		cfg.Region = m.region
 	}
+	m.applyTLSFlags(cfg)
 	return api.NewClient(cfg)
+}
+
+// applyTLSFlags lays the TLS flags over what api.DefaultConfig read from the
+// environment.
+func (m *Meta) applyTLSFlags(cfg *api.Config) {
+	if cfg.TLSConfig == nil {
+		cfg.TLSConfig = &api.TLSConfig{}
+	}
+	t := cfg.TLSConfig
+	if m.caCert != "" {
+		t.CACert = m.caCert
+	}
+	if m.clientCert != "" {
+		t.ClientCert = m.clientCert
+	}
+	if m.clientKey != "" {
+		t.ClientKey = m.clientKey
+	}
+	if m.tlsServerName != "" {
+		t.TLSServerName = m.tlsServerName
+	}
+	if m.tlsSkipVerify != nil {
+		t.Insecure = *m.tlsSkipVerify
+	}
 }
 
 // Namespace is the namespace the command addresses: the flag, else the
@@ -265,6 +306,26 @@ General Options:
 
   -no-color
     Accepted for compatibility; output is never colored.
+
+  -ca-cert=<path>
+    PEM CA certificate that verifies the agent's HTTPS certificate.
+    Overrides NOMAD_CACERT.
+
+  -client-cert=<path>
+    PEM client certificate presented to an agent with verify_https_client.
+    Needs -client-key. Overrides NOMAD_CLIENT_CERT.
+
+  -client-key=<path>
+    PEM private key of -client-cert. Overrides NOMAD_CLIENT_KEY.
+
+  -tls-server-name=<name>
+    Server name checked in the agent's certificate (and sent as SNI), for
+    when the address is not a name the certificate carries. Overrides
+    NOMAD_TLS_SERVER_NAME.
+
+  -tls-skip-verify
+    Do not verify the agent's certificate. Unsafe; for testing only.
+    Overrides NOMAD_SKIP_VERIFY.
 `
 
 // helpText joins a command's own help with the general options.

@@ -5,12 +5,9 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,24 +20,10 @@ import (
 // attacker reproduced, and what the server must do instead.
 
 // securityAgent starts a single server (with a client running raw_exec) on a persistent data
-// dir and returns it with its RPC address.
+// dir and returns it with its RPC address (the leader's address is its own).
 func securityAgent(t *testing.T) (*agentProc, string) {
 	t.Helper()
-	dataDir := t.TempDir()
-	httpPort, rpcPort, serfPort := freePort(t), freePort(t), freePort(t)
-	cfg := fmt.Sprintf(`
-name      = "e2e-security"
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %d
-  rpc  = %d
-  serf = %d
-}
-server {
-  enabled          = true
-  bootstrap_expect = 1
-}
+	path, url := writeConfig(t, t.TempDir(), `
 client {
   enabled = true
 }
@@ -49,11 +32,11 @@ plugin "raw_exec" {
     enabled = true
   }
 }
-`, dataDir, httpPort, rpcPort, serfPort)
-	path := filepath.Join(t.TempDir(), "agent.hcl")
-	must.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
-	a := startAgent(t, path, fmt.Sprintf("http://127.0.0.1:%d", httpPort))
-	return a, fmt.Sprintf("127.0.0.1:%d", rpcPort)
+`)
+	a := startAgent(t, path, url)
+	rpcAddr, err := a.client().Status().Leader()
+	must.NoError(t, err)
+	return a, rpcAddr
 }
 
 // restart stops the agent with SIGKILL and starts it again on the same data dir.
@@ -169,7 +152,7 @@ job "bomb" {
 	must.NoError(t, err)
 	res := a.raw("POST", "/v1/jobs/parse", body)
 	must.Eq(t, 400, res.status, must.Sprint(res.body))
-	must.StrContains(t, res.body, "limit")
+	must.StrContains(t, res.body, "exceeds the evaluation budget", must.Sprint(res.body))
 
 	// The agent is still serving.
 	_, _, err = a.client().Jobs().List(nil)

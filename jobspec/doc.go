@@ -10,6 +10,12 @@
 //
 // Parsing never canonicalizes: defaults are left for the caller to apply.
 //
+// Parsing is bounded (limits.go): the agent parses job files for API callers, and HCL's for
+// expressions, functions and templates can ask for unbounded work from a few bytes. The
+// source is size- and nesting-checked before the parser sees it, every evaluation is
+// charged to a budget (guard.go, functions_guard.go), and a spec over any limit fails with
+// a *LimitError naming it.
+//
 // Imports: hcl/v2, go-cty and github.com/hashicorp/nomad/api only; nothing
 // else of ours, so both the CLI and the agent may depend on it.
 package jobspec

@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 
@@ -28,7 +29,41 @@ var rootSchema = &hcl.BodySchema{
 // The returned error, when it comes from the HCL layer, is an hcl.Diagnostics
 // whose text starts with "filename:line,col-col:"; use errors.As to inspect
 // individual diagnostics. The job is not canonicalized.
+//
+// Parsing is bounded by DefaultLimits; a spec over any of them fails with a *LimitError
+// (errors.Is(err, ErrLimit)) naming the limit.
 func Parse(filename string, src []byte, vars map[string]string) (*api.Job, error) {
+	return ParseContext(context.Background(), filename, src, vars)
+}
+
+// ParseContext is Parse that also stops, with a *LimitError, when ctx is done.
+func ParseContext(ctx context.Context, filename string, src []byte, vars map[string]string) (*api.Job, error) {
+	return ParseWithLimits(ctx, filename, src, vars, DefaultLimits)
+}
+
+// ParseWithLimits is ParseContext with limits other than DefaultLimits.
+func ParseWithLimits(ctx context.Context, filename string, src []byte, vars map[string]string, lim Limits) (*api.Job, error) {
+	if lim.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
+		defer cancel()
+	}
+	b := newBudget(ctx, lim)
+	job, err := parse(filename, src, vars, b)
+	if b.err != nil {
+		// The first limit wins over whatever the unwinding evaluation reported after it.
+		return nil, b.err
+	}
+	return job, err
+}
+
+func parse(filename string, src []byte, vars map[string]string, b *budget) (*api.Job, error) {
+	if err := checkSource("job spec", filename, src, b.lim); err != nil {
+		return nil, err
+	}
+	if err := checkVariables(vars, b.lim); err != nil {
+		return nil, err
+	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() {
 		return nil, errorsOnly(diags)
@@ -38,6 +73,11 @@ func Parse(filename string, src []byte, vars map[string]string) (*api.Job, error
 	// Must run before anything is evaluated: it rewrites the AST so that
 	// client-side interpolations such as "${attr.kernel.name}" stay literal.
 	if diags := keepRuntimeInterpolations(body, src); diags.HasErrors() {
+		return nil, errorsOnly(diags)
+	}
+	// Also before anything is evaluated, and after the rewrite above so that the literals it
+	// made are guarded like the rest.
+	if diags := guardExpressions(body, b); diags.HasErrors() {
 		return nil, errorsOnly(diags)
 	}
 
@@ -76,7 +116,7 @@ func Parse(filename string, src []byte, vars map[string]string) (*api.Job, error
 		}}
 	}
 
-	ctx, diags := evalContext(filename, varBlocks, localBlocks, vars)
+	ctx, diags := evalContext(filename, varBlocks, localBlocks, vars, b)
 	if diags.HasErrors() {
 		return nil, errorsOnly(diags)
 	}
@@ -92,6 +132,21 @@ func Parse(filename string, src []byte, vars map[string]string) (*api.Job, error
 		job.Name = &name
 	}
 	return job, nil
+}
+
+// checkVariables bounds the variable values given, before any is parsed.
+func checkVariables(vars map[string]string, lim Limits) error {
+	if len(vars) > lim.MaxVariables {
+		return &LimitError{Msg: fmt.Sprintf("%d variable values given, over the limit of %d", len(vars), lim.MaxVariables)}
+	}
+	total := 0
+	for _, v := range vars {
+		total += len(v)
+	}
+	if total > lim.MaxSourceBytes {
+		return &LimitError{Msg: fmt.Sprintf("variable values are %d bytes, over the limit of %d", total, lim.MaxSourceBytes)}
+	}
+	return nil
 }
 
 // errorsOnly drops warnings so that the error text always starts with the

@@ -136,6 +136,9 @@ func assign(v cty.Value, dst reflect.Value) error {
 }
 
 func toNumber(v cty.Value) (*big.Float, error) {
+	if v.Type() == cty.String && len(v.AsString()) > maxNumberText {
+		return nil, fmt.Errorf("a number of at most %d characters is required", maxNumberText)
+	}
 	n, err := convert.Convert(v, cty.Number)
 	if err != nil {
 		return nil, err

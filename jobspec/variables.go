@@ -44,8 +44,8 @@ type variable struct {
 // local objects plus the function table. Roots other than var and local
 // never reach evaluation inside strings; keepRuntimeInterpolations has
 // already turned them into literal text.
-func evalContext(filename string, varBlocks, localBlocks []*hcl.Block, given map[string]string) (*hcl.EvalContext, hcl.Diagnostics) {
-	funcs := functions()
+func evalContext(filename string, varBlocks, localBlocks []*hcl.Block, given map[string]string, b *budget) (*hcl.EvalContext, hcl.Diagnostics) {
+	funcs := guardFunctions(functions(), b)
 	constCtx := &hcl.EvalContext{Functions: funcs}
 
 	declared, diags := declareVariables(varBlocks)
@@ -74,7 +74,7 @@ func evalContext(filename string, varBlocks, localBlocks []*hcl.Block, given map
 
 	values := make(map[string]cty.Value, len(declared))
 	for _, v := range sortedVariables(declared) {
-		val, vdiags := v.value(given, constCtx)
+		val, vdiags := v.value(given, constCtx, b)
 		diags = append(diags, vdiags...)
 		if !vdiags.HasErrors() {
 			values[v.name] = val
@@ -162,11 +162,11 @@ func sortedVariables(declared map[string]*variable) []*variable {
 }
 
 // value resolves the variable: a given string wins over the default.
-func (v *variable) value(given map[string]string, constCtx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+func (v *variable) value(given map[string]string, constCtx *hcl.EvalContext, b *budget) (cty.Value, hcl.Diagnostics) {
 	var val cty.Value
 	subject := v.block.DefRange.Ptr()
 	if raw, ok := given[v.name]; ok {
-		parsed, diags := v.fromString(raw)
+		parsed, diags := v.fromString(raw, b)
 		if diags.HasErrors() {
 			return cty.NilVal, diags
 		}
@@ -205,12 +205,20 @@ func (v *variable) value(given map[string]string, constCtx *hcl.EvalContext) (ct
 // fromString interprets a value given on the command line. Strings and
 // untyped variables take it verbatim; primitives are converted; collection
 // and structural types are parsed as an HCL expression such as ["a", "b"].
-func (v *variable) fromString(raw string) (cty.Value, hcl.Diagnostics) {
+func (v *variable) fromString(raw string, b *budget) (cty.Value, hcl.Diagnostics) {
 	if v.typ == cty.DynamicPseudoType || v.typ.IsPrimitiveType() {
 		return cty.StringVal(raw), nil
 	}
 	filename := fmt.Sprintf("<value for var.%s>", v.name)
-	expr, diags := hclsyntax.ParseExpression([]byte(raw), filename, hcl.InitialPos)
+	if err := checkExprSource("value of var."+v.name, filename, []byte(raw), b.lim); err != nil {
+		b.err = err.(*LimitError)
+		return cty.NilVal, b.fail(b.err.Subject, "")
+	}
+	parsed, diags := hclsyntax.ParseExpression([]byte(raw), filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return cty.NilVal, diags
+	}
+	expr, diags := guardExpr(parsed, b)
 	if diags.HasErrors() {
 		return cty.NilVal, diags
 	}

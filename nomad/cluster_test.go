@@ -24,7 +24,7 @@ const testClusterKey = "5NEn9gQSVj1t0aRft5oiXlqXUMOLtueEDpybZxbiFt4="
 
 // testCluster starts n servers that find each other through retry_join and bootstrap with
 // bootstrap_expect = n.
-func testCluster(t *testing.T, n int) []*Server {
+func testCluster(t *testing.T, n int, cbs ...func(*Config)) []*Server {
 	t.Helper()
 	addrs := make([]string, n)
 	for i := range addrs {
@@ -39,6 +39,9 @@ func testCluster(t *testing.T, n int) []*Server {
 		cfg.BootstrapExpect = n
 		cfg.RetryJoin = addrs
 		cfg.EncryptKey = testClusterKey
+		for _, cb := range cbs {
+			cb(cfg)
+		}
 		srv, err := NewServer(cfg)
 		must.NoError(t, err)
 		t.Cleanup(func() { _ = srv.Shutdown() })

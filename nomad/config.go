@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/tlsutil"
 )
 
 // Config configures a server.
@@ -25,6 +26,9 @@ type Config struct {
 	// each other before any Raft or server RPC is read; without it (and without TLS) a server
 	// accepts no server connection, and one configured to join others refuses to start.
 	EncryptKey string
+	// TLS is tls { rpc = true }: nil leaves the RPC port to the cluster key alone. With it,
+	// servers present and require certificates from the CA and need no key to join.
+	TLS *RPCTLSConfig
 
 	JobGCInterval         time.Duration
 	JobGCThreshold        time.Duration
@@ -34,6 +38,9 @@ type Config struct {
 	// JobMaxCount bounds the sum of a job's group counts: a register, scale or revert above
 	// it is refused. Each allocation costs the scheduler, the state and every client.
 	JobMaxCount int
+	// SchedulerAlgorithm is how the scheduler ranks nodes that fit: "binpack" (fill the
+	// busiest; the default when empty) or "spread" (prefer the emptiest).
+	SchedulerAlgorithm string
 
 	ACLEnabled bool
 	// ACLTokenMin/MaxExpirationTTL bound ExpirationTTL of created tokens.
@@ -88,4 +95,15 @@ func DefaultConfig() *Config {
 		MinHeartbeatTTL:          10 * time.Second,
 		HeartbeatGrace:           10 * time.Second,
 	}
+}
+
+// RPCTLSConfig is the agent's tls block as far as the RPC port is concerned.
+type RPCTLSConfig struct {
+	tlsutil.Config
+	// VerifyServerHostname makes a server accept Raft and server RPC only from certificates
+	// naming server.<region>.nomad, and check that name when it dials another server.
+	VerifyServerHostname bool
+	// RPCUpgradeMode also accepts the cluster-key handshake (never bare bytes), and dials
+	// with the key when one is set, while a keyed cluster moves to TLS one server at a time.
+	RPCUpgradeMode bool
 }

@@ -40,6 +40,13 @@ func (e *Event) SubscribeUntil(args *EventStreamRequest) (*stream.Subscription, 
 	if len(args.Topics) == 0 {
 		args.Topics = map[structs.Topic][]string{structs.TopicAll: {"*"}}
 	}
+	pairs := 0
+	for _, keys := range args.Topics {
+		pairs += len(keys)
+	}
+	if pairs > structs.EventStreamMaxTopicKeys {
+		return nil, nil, structs.BadRequest("subscription names %d topic/key pairs, the limit is %d", pairs, structs.EventStreamMaxTopicKeys)
+	}
 	_, actor, err := e.srv.resolveACL(args.AuthToken)
 	if err != nil {
 		return nil, nil, err
@@ -86,7 +93,7 @@ func (s *Server) subscriptionDenied(req *stream.SubscribeRequest) string {
 	}
 	for topic := range req.Topics {
 		switch topic {
-		case structs.TopicJob, structs.TopicEvaluation, structs.TopicAllocation, structs.TopicDeployment, structs.TopicService:
+		case structs.TopicJob, structs.TopicEvaluation, structs.TopicAllocation, structs.TopicDeployment, structs.TopicService, structs.TopicPurgeRecord:
 			if !aclObj.AllowNamespaceOperation(req.Namespace, acl.NamespaceCapabilityReadJob) {
 				return "read-job capability required in namespace \"" + req.Namespace + "\" for topic " + string(topic)
 			}

@@ -43,6 +43,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerPurgeHistoryCommands()
 	f.registerNodeCommands()
 	f.registerAllocCommands()
+	f.registerKeyringCommands()
 	return f, nil
 }
 

@@ -43,19 +43,23 @@ func (s *Server) authorizeNode(token, nodeID string, write bool) (*acl.ACL, erro
 	return aclObj, nil
 }
 
-// authorizeRegister is authorizeNode for a registration, which the agent's own client may
-// also make for a node not yet known, with the secret it told this server about.
-func (s *Server) authorizeRegister(token string, node *structs.Node) error {
-	if token != "" && token == node.SecretID && s.isLocalNodeSecret(token) {
-		existing, err := s.State().NodeByID(nil, node.ID)
-		if err != nil {
-			return err
-		}
-		if existing == nil {
-			return nil
-		}
+// authorizeRegister is authorizeNode for a registration. A node ID keeps the secret it was
+// first registered with, whoever asks: a record with another secret would hand the node to
+// whoever made it up. A node not yet known may register itself with its own secret when it
+// comes over a client agent's connection (self) or is the agent's own client; otherwise an
+// operator token with node write access is needed.
+func (s *Server) authorizeRegister(token string, node *structs.Node, self bool) error {
+	existing, err := s.State().NodeByID(nil, node.ID)
+	if err != nil {
+		return err
 	}
-	_, err := s.authorizeNode(token, node.ID, true)
+	if existing != nil && !secretsEqual(existing.SecretID, node.SecretID) {
+		return structs.PermissionDenied("node %s is registered with another secret", node.ID)
+	}
+	if existing == nil && node.ID != "" && secretsEqual(node.SecretID, token) && (self || s.isLocalNodeSecret(token)) {
+		return nil
+	}
+	_, err = s.authorizeNode(token, node.ID, true)
 	return err
 }
 
@@ -63,16 +67,28 @@ func (s *Server) authorizeRegister(token string, node *structs.Node) error {
 // node itself (its stored secret), the agent's own client registering its node for the first
 // time, or have node write access.
 func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
-	if done, err := n.srv.forward("Node.Register", args, reply); done {
+	return n.register("Node.Register", args, reply, false)
+}
+
+// RegisterClient is Register for a client agent's connection, which reaches it through
+// rpc_client_conn.go after checking the node's secret (and servers forward it to the leader):
+// a node not yet known registers itself with its own secret, no ACL token needed, as
+// upstream's clients do.
+func (n *Node) RegisterClient(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	return n.register("Node.RegisterClient", args, reply, true)
+}
+
+func (n *Node) register(method string, args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse, self bool) error {
+	if done, err := n.srv.forward(method, args, reply); done {
+		return err
+	}
+	if args.Node == nil {
+		return structs.BadRequest("missing node for client registration")
+	}
+	if err := n.srv.authorizeRegister(args.AuthToken, args.Node, self); err != nil {
 		return err
 	}
 	node := args.Node
-	if node == nil {
-		return structs.BadRequest("missing node for client registration")
-	}
-	if err := n.srv.authorizeRegister(args.AuthToken, node); err != nil {
-		return err
-	}
 	switch {
 	case node.ID == "":
 		return structs.BadRequest("missing node ID for client registration")

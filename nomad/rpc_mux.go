@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -27,16 +28,20 @@ const handshakeTimeout = 10 * time.Second
 // opening connections in a loop costs a bounded number of goroutines and buffers.
 const maxPendingHandshakes = 64
 
-// rpcListener accepts on the RPC port. Only peers that prove the cluster key get through; with
-// no key (a lone server with nothing to join) every connection is closed at once.
+// rpcListener accepts on the RPC port. Only peers that prove the cluster key or present a
+// certificate from the CA (tls.rpc) get through; with neither (a lone server with nothing to
+// join) every connection is closed at once.
 type rpcListener struct {
 	ln        net.Listener
 	key       *serverauth.Key
+	tls       *rpcTLS
 	logger    hclog.Logger
 	raftConns chan net.Conn
 	serveRPC  func(net.Conn)
-	pending   chan struct{}
-	lastWarn  atomic.Int64
+	// serveClient serves client agents' connections (nomad/rpc_client_conn.go).
+	serveClient func(net.Conn)
+	pending     chan struct{}
+	lastWarn    atomic.Int64
 	// refused counts connections closed because they did not authenticate (a metric to come).
 	refused   atomic.Uint64
 	closeOnce sync.Once
@@ -48,13 +53,13 @@ type rpcListener struct {
 	conns   map[net.Conn]struct{}
 }
 
-func newRPCListener(addr string, key *serverauth.Key, logger hclog.Logger, serveRPC func(net.Conn)) (*rpcListener, error) {
+func newRPCListener(addr string, key *serverauth.Key, tlsConf *rpcTLS, logger hclog.Logger, serveRPC, serveClient func(net.Conn)) (*rpcListener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	l := &rpcListener{
-		ln: ln, key: key, logger: logger, serveRPC: serveRPC,
+		ln: ln, key: key, tls: tlsConf, logger: logger, serveRPC: serveRPC, serveClient: serveClient,
 		raftConns: make(chan net.Conn, 16),
 		pending:   make(chan struct{}, maxPendingHandshakes),
 		closed:    make(chan struct{}),
@@ -86,10 +91,6 @@ func (l *rpcListener) acceptLoop() {
 			}
 			continue
 		}
-		if l.key == nil {
-			l.refuse(conn, "this server has no cluster key (server.encrypt) and accepts no server connections")
-			continue
-		}
 		select {
 		case l.pending <- struct{}{}:
 			if !l.track(conn) {
@@ -116,6 +117,8 @@ func (l *rpcListener) refuse(conn net.Conn, why string) {
 	}
 }
 
+// route reads the first byte, which says how the peer authenticates, runs that handshake,
+// then hands the authenticated stream to serve. Anything else closes this connection only.
 func (l *rpcListener) route(conn net.Conn) {
 	released := false
 	release := func() {
@@ -133,29 +136,62 @@ func (l *rpcListener) route(conn net.Conn) {
 		conn.Close()
 		return
 	}
-	if first[0] != serverauth.ConnAuthenticated {
-		l.refuse(conn, "the peer did not authenticate")
+	if first[0] == connClientAgent && l.serveClient != nil {
+		release()
+		l.serveClient(conn)
 		return
 	}
-	secure, kind, err := l.key.Server(conn, handshakeTimeout)
+	if l.key == nil && l.tls == nil {
+		l.refuse(conn, "this server has no cluster key (server.encrypt) nor TLS (tls.rpc) and accepts no server connections")
+		return
+	}
+	var (
+		secure net.Conn
+		kind   byte
+		role   peerRole
+		err    error
+	)
+	switch first[0] {
+	case connTLS:
+		secure, kind, role, err = l.acceptTLS(conn)
+	case serverauth.ConnAuthenticated:
+		secure, kind, role, err = l.acceptKey(conn)
+	default:
+		// The bare Raft (0x01) and RPC (0x02) bytes of old land here too: never accepted.
+		err = fmt.Errorf("unknown or unauthenticated connection byte 0x%02x", first[0])
+	}
 	if err != nil {
 		l.refuse(conn, err.Error())
 		return
 	}
 	release()
+	l.serve(conn, secure, kind, role)
+}
+
+// serve hands an authenticated stream to what speaks kind, if role may speak it. raw is the
+// accepted connection under secure, tracked until its owner takes it.
+func (l *rpcListener) serve(raw, secure net.Conn, kind byte, role peerRole) {
 	switch kind {
 	case connRaft:
+		if role != roleServer {
+			l.refuse(secure, fmt.Sprintf("a %s certificate may not speak Raft", role))
+			return
+		}
 		// Raft's transport owns the connection from here and closes it on shutdown.
-		l.untrack(conn)
+		l.untrack(raw)
 		select {
 		case l.raftConns <- secure:
 		case <-l.closed:
 			secure.Close()
 		}
 	case connRPC:
+		if role != roleServer {
+			l.refuse(secure, fmt.Sprintf("a %s certificate may not call server RPCs", role))
+			return
+		}
 		l.serveRPC(secure)
 	default:
-		secure.Close()
+		l.refuse(secure, fmt.Sprintf("unknown stream kind 0x%02x", kind))
 	}
 }
 
@@ -230,5 +266,5 @@ func (r *raftLayer) Close() error   { return r.l.Close() }
 func (r *raftLayer) Addr() net.Addr { return r.advertise }
 
 func (r *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return dialServer(r.l.key, string(address), connRaft, timeout)
+	return serverDialer{key: r.l.key, tls: r.l.tls}.dial(string(address), connRaft, timeout)
 }

@@ -68,6 +68,10 @@ func (s *Server) serveRPC(conn net.Conn) {
 		if err := dec.Decode(&req); err != nil {
 			return
 		}
+		if req.Method == relayMethod {
+			s.serveRelay(conn, r, &req)
+			return
+		}
 		resp := s.dispatchRPC(&req)
 		if err := enc.Encode(resp); err != nil {
 			return
@@ -119,7 +123,7 @@ func (s *Server) rpcCall(addr, method string, args, reply any) error {
 
 // rpcCallTimeout is rpcCall with a deadline for the whole exchange.
 func (s *Server) rpcCallTimeout(addr, method string, args, reply any, timeout time.Duration) error {
-	conn, err := dialServer(s.clusterKey, addr, connRPC, 5*time.Second)
+	conn, err := s.dialer().dial(addr, connRPC, 5*time.Second)
 	if err != nil {
 		return fmt.Errorf("contacting server %s: %w", addr, err)
 	}

@@ -40,6 +40,7 @@ type Server struct {
 	// that keeps Raft in memory.
 	rpcListener *rpcListener
 	clusterKey  *serverauth.Key
+	rpcTLS      *rpcTLS
 	rpcMethods  map[string]rpcMethod
 	raftStarted atomic.Bool
 	cluster     *clusterJoin
@@ -49,6 +50,11 @@ type Server struct {
 
 	heartbeats *heartbeats
 	localNodes *localNodeSecrets
+
+	// clientSessions are the client agents connected to this server; localDialer reaches the
+	// client of this server's own agent.
+	clientSessions *clientSessionTable
+	localDialer    *localNodeDialer
 
 	// Endpoints are the RPC methods, called in-process by the HTTP agent.
 	Endpoints *Endpoints
@@ -74,6 +80,7 @@ type Endpoints struct {
 	System      *System
 	Node        *Node
 	Alloc       *Alloc
+	Keyring     *Keyring
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -92,9 +99,14 @@ func NewServer(config *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	rpcTLS, err := newRPCTLS(config)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		clusterKey:     key,
+		rpcTLS:         rpcTLS,
 		config:         config,
 		logger:         config.Logger.Named("server"),
 		shutdownCtx:    ctx,
@@ -106,10 +118,15 @@ func NewServer(config *Config) (*Server, error) {
 			Logger:          s.logger.Named("events"),
 		})
 	}
+	for _, w := range transportWarnings(config) {
+		s.logger.Warn(w)
+	}
 	s.aclCache = newACLCache()
 	s.leaderReady.Store(newNotReady())
 	s.heartbeats = newHeartbeats()
 	s.localNodes = &localNodeSecrets{}
+	s.clientSessions = newClientSessionTable()
+	s.localDialer = &localNodeDialer{dials: map[string]func() (net.Conn, error){}}
 	fsm, err := NewFSM(s.logger.Named("fsm"), state.Config{JobTrackedVersions: config.JobTrackedVersions}, s.onCommit)
 	if err != nil {
 		cancel()
@@ -127,11 +144,13 @@ func NewServer(config *Config) (*Server, error) {
 		System:      &System{srv: s},
 		Node:        &Node{srv: s},
 		Alloc:       &Alloc{srv: s},
+		Keyring:     &Keyring{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
 		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
+		"Keyring": s.Endpoints.Keyring,
 	})
 	s.cluster = newClusterJoin(s)
 	if err := s.setupRaft(); err != nil {
@@ -148,12 +167,13 @@ func NewServer(config *Config) (*Server, error) {
 }
 
 // clusterKey parses the cluster key and refuses a configuration that would have servers talk
-// to each other unauthenticated: joining other servers needs the key.
+// to each other unauthenticated: joining other servers needs the key or TLS (whose
+// certificates authenticate servers instead).
 func clusterKey(config *Config) (*serverauth.Key, error) {
 	joins := config.BootstrapExpect > 1 || len(config.RetryJoin) > 0
 	if config.EncryptKey == "" {
-		if joins && config.RaftBindAddr != "" {
-			return nil, errors.New("server.encrypt is required when servers join each other (bootstrap_expect > 1 or retry_join): " +
+		if joins && config.RaftBindAddr != "" && config.TLS == nil {
+			return nil, errors.New("server.encrypt is required when servers join each other (bootstrap_expect > 1 or retry_join) without tls { rpc = true }: " +
 				"servers authenticate each other with it before any Raft or RPC traffic; generate one with `openssl rand -base64 32`")
 		}
 		return nil, nil
@@ -252,7 +272,7 @@ func (s *Server) setupRaft() error {
 		if err != nil {
 			return fmt.Errorf("resolving raft advertise address %q: %w", advertise, err)
 		}
-		ln, err := newRPCListener(s.config.RaftBindAddr, s.clusterKey, s.logger.Named("rpc"), s.serveRPC)
+		ln, err := newRPCListener(s.config.RaftBindAddr, s.clusterKey, s.rpcTLS, s.logger.Named("rpc"), s.serveRPC, s.serveClientConn)
 		if err != nil {
 			return fmt.Errorf("listening on RPC address %s: %w", s.config.RaftBindAddr, err)
 		}

@@ -28,8 +28,10 @@ const workerMaxAttempts = 3
 type worker struct {
 	srv      *Server
 	failures map[string]int
-	// nodesSeen is the nodes table index at which blocked evaluations were last retried.
-	nodesSeen uint64
+	// capacitySeen is the highest index of the nodes and allocations tables at which
+	// blocked evaluations were last retried: a node that joins or changes, or an allocation
+	// that stops, may make room for them.
+	capacitySeen uint64
 }
 
 // runWorker runs the worker until ctx ends (shutdown or loss of leadership).
@@ -47,7 +49,7 @@ func (s *Server) runWorker(ctx context.Context) {
 }
 
 // step processes the oldest pending evaluation; with none, it retries the blocked ones when
-// the nodes changed since their last try; with nothing to do, it waits for either to change.
+// the nodes or the allocations changed since their last try; with nothing to do, it waits for either to change.
 // Until a first node registers there is nothing to decide (an allocation lives on a node, so
 // none exists and none can be placed): evaluations wait as pending, and nothing is written.
 func (w *worker) step(ctx context.Context) error {
@@ -69,7 +71,8 @@ func (w *worker) step(ctx context.Context) error {
 	if len(pending) > 0 {
 		return w.processWithRetry(pending[0])
 	}
-	if idx := store.Index("nodes"); idx > w.nodesSeen {
+	// Watched so that an allocation that stops (room on its node) wakes the worker too.
+	if idx := max(store.Index("nodes"), store.WatchIndex(ws, "allocs")); idx > w.capacitySeen {
 		blocked, err := store.EvalsByStatus(nil, structs.EvalStatusBlocked)
 		if err != nil {
 			return err
@@ -80,7 +83,7 @@ func (w *worker) step(ctx context.Context) error {
 			}
 		}
 		// Only once every blocked evaluation had its try: a failure retries them all.
-		w.nodesSeen = idx
+		w.capacitySeen = idx
 		return nil
 	}
 	_ = ws.WatchCtx(ctx)
@@ -110,10 +113,11 @@ func (w *worker) processWithRetry(eval *structs.Evaluation) error {
 	return err
 }
 
-// process runs the scheduler for one evaluation against the current state and applies its
-// plan. A blocked evaluation that still cannot place anything is left as it is, unwritten.
+// process runs the scheduler for one evaluation against one point-in-time view of the state
+// and applies its plan. A blocked evaluation that still cannot place anything is left as it
+// is, unwritten.
 func (w *worker) process(eval *structs.Evaluation) error {
-	store := w.srv.State()
+	store := w.srv.State().PointInTime()
 	job, err := store.JobByID(nil, eval.Namespace, eval.JobID)
 	if err != nil {
 		return err
@@ -138,7 +142,8 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	if err != nil {
 		return err
 	}
-	load := map[string]int{}
+	// What runs on each node uses its resources, whatever job it belongs to.
+	onNodes := map[string][]*structs.Allocation{}
 	for _, n := range nodes {
 		onNode, err := store.AllocsByNode(nil, n.ID)
 		if err != nil {
@@ -146,12 +151,23 @@ func (w *worker) process(eval *structs.Evaluation) error {
 		}
 		for _, a := range onNode {
 			if !a.TerminalStatus() {
-				load[n.ID]++
+				onNodes[n.ID] = append(onNodes[n.ID], a)
 			}
 		}
 	}
-	plan := scheduler.Compute(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeLoad: load,
-		MaxPlacements: maxPlacementsPerPlan})
+	plan, err := computePlan(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
+		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.config.SchedulerAlgorithm})
+	if err != nil {
+		// Retrying would fail the same way on the same state: fail this evaluation only, and
+		// let the worker go on with the others.
+		w.srv.logger.Error("scheduler failed", "eval_id", eval.ID, "error", err)
+		failed := eval.Copy()
+		failed.Status = structs.EvalStatusFailed
+		failed.StatusDescription = err.Error()
+		failed.ModifyTime = now().UnixNano()
+		_, err := w.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed}})
+		return err
+	}
 	queued := 0
 	for _, q := range plan.Queued {
 		queued += q
@@ -262,4 +278,18 @@ func evalJob(job *structs.Job, eval *structs.Evaluation) *structs.Job {
 		return job
 	}
 	return &structs.Job{ID: eval.JobID, Namespace: eval.Namespace, Type: eval.Type, Priority: eval.Priority}
+}
+
+// compute is the scheduler; tests replace it to make it fail.
+var compute = scheduler.Compute
+
+// computePlan runs the scheduler, turning a panic into an error: whatever the state holds,
+// one evaluation that cannot be scheduled must not stop the leader's worker.
+func computePlan(in scheduler.Input) (plan *scheduler.Plan, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			plan, err = nil, fmt.Errorf("scheduler failed on this evaluation: %v", r)
+		}
+	}()
+	return compute(in), nil
 }

@@ -5,13 +5,18 @@
 // fix IDs and times itself before the plan goes through Raft. It imports structs only (and the
 // official client's wire types that structs builds on).
 //
-// What it does: places missing allocations of each group up to its count on ready nodes of
-// the job's datacenters and node pool that have every driver its tasks use, spreading a
-// group over nodes and then preferring the least loaded; stops allocations past the count and
-// every allocation of a stopped or purged job; replaces allocations whose tasks changed
-// (destructive update: stop the old, place the new under the same name) and moves the others
-// to the new version in place; places one allocation per eligible node for system jobs.
-// Allocations that cannot be placed are reported as queued, with the reasons nodes were
-// filtered. It does not account for CPU or memory, and does not honour constraints,
-// affinities, spreads, update strategies or reschedule policies yet.
+// What it does: places missing allocations of each group up to its count; stops allocations
+// past the count and every allocation of a stopped or purged job; replaces allocations whose
+// tasks changed (destructive update: stop the old, place the new under the same name) and
+// moves the others to the new version in place; places one allocation per eligible node for
+// system jobs. Allocations that cannot be placed are reported as queued, with upstream's
+// metrics of why (Plan.Failed).
+//
+// Files by concern: feasible.go filters nodes (ready, eligible, datacenter, node pool,
+// drivers, constraints at job, group and task level, distinct_hosts, distinct_property);
+// constraints.go evaluates constraint and affinity operands against a node; resources.go
+// counts CPU, cores, memory, disk and ports, the node's existing allocations included, and
+// gives out ports; rank.go scores the nodes that fit (bin packing or spread, job
+// anti-affinity, affinities, spread blocks) and places on the best. Update strategies,
+// deployments and reschedule policies are not honoured yet.
 package scheduler

@@ -1,7 +1,7 @@
 package scheduler
 
 import (
-	"path"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -29,9 +29,15 @@ type Input struct {
 	Allocs []*structs.Allocation
 	// Nodes are every node; Compute filters them.
 	Nodes []*structs.Node
-	// NodeLoad counts the running allocations of every job on each node, for placing on the
-	// least loaded node. Nil counts nothing.
+	// NodeAllocs are the allocations of every job on each node that are not terminal: what
+	// uses the node's CPU, memory, disk and ports. Nil counts nothing.
+	NodeAllocs map[string][]*structs.Allocation
+	// NodeLoad counts the running allocations of every job on each node, a tie-break among
+	// nodes that score the same. Nil counts NodeAllocs.
 	NodeLoad map[string]int
+	// Algorithm is the scheduler configuration's scheduler_algorithm: "binpack" (the
+	// default) fills nodes, "spread" prefers the emptiest.
+	Algorithm string
 	// MaxPlacements bounds the allocations one plan places, so that the memory and the Raft
 	// entry of a plan stay bounded whatever the job's count; what is left over is counted in
 	// Plan.Deferred for a later plan. 0 places everything.
@@ -77,7 +83,8 @@ func (p *Plan) DeferredTotal() int {
 // IsNoOp reports whether the plan changes no allocation.
 func (p *Plan) IsNoOp() bool { return len(p.Place) == 0 && len(p.Update) == 0 && len(p.Stop) == 0 }
 
-// Compute reconciles the job with its allocations and returns the plan that does it.
+// Compute reconciles the job with its allocations and returns the plan that does it. It
+// never panics on what it reads: a malformed job or node makes nodes infeasible, not errors.
 func Compute(in Input) *Plan {
 	p := &Plan{Queued: map[string]int{}, Failed: map[string]*api.AllocationMetric{}, Deferred: map[string]int{},
 		maxPlace: in.MaxPlacements}
@@ -95,6 +102,7 @@ func Compute(in Input) *Plan {
 		}
 		return p
 	}
+	st := newState(in, p)
 
 	// Allocations of groups the job no longer has are stopped; the rest are handled by group.
 	byGroup := map[string][]*structs.Allocation{}
@@ -102,22 +110,20 @@ func Compute(in Input) *Plan {
 		if a.DesiredStatus != structs.AllocDesiredStatusRun {
 			continue
 		}
+		if !a.ClientTerminalStatus() {
+			st.jobOnNode[a.NodeID]++
+		}
 		if job.LookupTaskGroup(a.TaskGroup) == nil {
-			p.Stop = append(p.Stop, Stop{Alloc: a, Reason: ReasonGroupRemoved})
+			st.stop(a, ReasonGroupRemoved)
 			continue
 		}
 		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
 	}
-	nodes := sortedNodes(in.Nodes)
-	load := map[string]int{}
-	for id, n := range in.NodeLoad {
-		load[id] = n
-	}
 	for _, tg := range job.TaskGroups {
-		if tg.Name == nil {
+		if tg == nil || tg.Name == nil {
 			continue
 		}
-		g := &group{plan: p, job: job, tg: tg, name: *tg.Name, nodes: nodes, load: load}
+		g := &group{st: st, plan: p, job: job, tg: tg, name: *tg.Name}
 		g.reconcile(byGroup[g.name])
 	}
 	for name, q := range p.Queued {
@@ -130,18 +136,35 @@ func Compute(in Input) *Plan {
 
 // group reconciles one task group.
 type group struct {
-	plan  *Plan
-	job   *structs.Job
-	tg    *api.TaskGroup
-	name  string
-	nodes []*structs.Node
-	// load is shared by the groups of one plan, so later groups see earlier placements.
-	load map[string]int
+	st   *state
+	plan *Plan
+	job  *structs.Job
+	tg   *api.TaskGroup
+	name string
 	// onNode counts this group's allocations per node, to spread the group.
 	onNode map[string]int
-	// feasible is filled on first use, with the metric explaining what was filtered.
-	feasible []*structs.Node
-	metric   *api.AllocationMetric
+	// cands are the nodes that pass the group's static checks, filled on first use, with the
+	// metric explaining what was filtered.
+	cands  []*candidate
+	cursor int // where the next placement's scan of cands starts
+	// failedOn are the nodes each name index failed on; penalised holds those of the
+	// placement being ranked.
+	failedOn  map[int][]string
+	penalised []string
+	metric    *api.AllocationMetric
+	ask       *ask
+	// constraints are the job's, the group's and its tasks', in that order; props counts the
+	// group's or the job's allocations by property value, per distinct_property and spread.
+	constraints []*api.Constraint
+	affinities  []*api.Affinity
+	spreads     []*api.Spread
+	jobLevel    map[*api.Constraint]bool
+	props       map[string]map[string]int
+	propTargets []propTarget
+	// spreadVals counts, per spread, the distinct values its attribute takes on candidates;
+	// spreadCounts are its allocations by value (propCounts), looked up once.
+	spreadVals   []int
+	spreadCounts []map[string]int
 }
 
 func (g *group) system() bool {
@@ -155,7 +178,6 @@ func (g *group) batch() bool {
 // reconcile sorts the group's allocations (DesiredStatus run, sorted by name index) into what
 // keeps running, what is stopped and what is missing, and plans each.
 func (g *group) reconcile(allocs []*structs.Allocation) {
-	g.onNode = map[string]int{}
 	g.plan.Queued[g.name] = 0
 	var keep []*structs.Allocation // running, or a finished batch allocation
 	for _, a := range allocs {
@@ -163,29 +185,34 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		case a.ClientStatus == structs.AllocClientStatusLost:
 			// Its node is down: stop it, so that the client kills it should the node return,
 			// and let a replacement take its place.
-			g.plan.Stop = append(g.plan.Stop, Stop{Alloc: a, Reason: ReasonLost})
+			g.st.stop(a, ReasonLost)
 		case a.ClientTerminalStatus() && !g.batch():
-			// A service allocation that finished or failed is replaced.
+			// A service allocation that finished or failed is replaced, away from the node
+			// it failed on if another will do.
+			if a.ClientStatus == structs.AllocClientStatusFailed {
+				if g.failedOn == nil {
+					g.failedOn = map[int][]string{}
+				}
+				g.failedOn[a.Index()] = append(g.failedOn[a.Index()], a.NodeID)
+			}
 		default:
 			keep = append(keep, a)
 		}
 	}
+	g.onNode = map[string]int{}
 	if g.system() {
 		g.reconcileSystem(keep)
 		return
 	}
 
-	count := 1
-	if g.tg.Count != nil {
-		count = *g.tg.Count
-	}
+	count := g.count()
 	// One allocation per name index; past the count, the highest indexes go first.
 	used := map[int]bool{}
 	var kept []*structs.Allocation
 	for _, a := range keep {
 		idx := a.Index()
 		if used[idx] || idx < 0 {
-			g.plan.Stop = append(g.plan.Stop, Stop{Alloc: a, Reason: ReasonCountReduced})
+			g.st.stop(a, ReasonCountReduced)
 			continue
 		}
 		used[idx] = true
@@ -195,7 +222,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		last := kept[len(kept)-1]
 		kept = kept[:len(kept)-1]
 		delete(used, last.Index())
-		g.plan.Stop = append(g.plan.Stop, Stop{Alloc: last, Reason: ReasonCountReduced})
+		g.st.stop(last, ReasonCountReduced)
 	}
 	var missing []int
 	for _, a := range kept {
@@ -227,34 +254,6 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 	}
 }
 
-// placeOrCount places the allocation with name index idx, one of left still to place. When
-// the plan is full it defers all left, when no node is feasible it queues all left, and it
-// reports false: the caller places no more of them.
-func (g *group) placeOrCount(idx, left int) bool {
-	if g.plan.full() {
-		g.plan.Deferred[g.name] += left
-		return false
-	}
-	if g.computeFeasible(); len(g.feasible) == 0 {
-		g.queue(left)
-		return false
-	}
-	g.place(idx, nil)
-	return true
-}
-
-// queue counts n allocations of the group that no node can take.
-func (g *group) queue(n int) {
-	g.plan.Queued[g.name] += n
-	m := g.plan.Failed[g.name]
-	if m == nil {
-		m = copyMetric(g.metric)
-		g.plan.Failed[g.name] = m
-		n--
-	}
-	m.CoalescedFailures += n
-}
-
 // updateOrReplace moves a running allocation to the job's current version: in place when its
 // group's tasks are unchanged, otherwise by stopping it (the caller places the replacement).
 // It reports whether the allocation keeps running.
@@ -266,7 +265,7 @@ func (g *group) updateOrReplace(a *structs.Allocation) bool {
 		g.plan.Update = append(g.plan.Update, a)
 		return true
 	}
-	g.plan.Stop = append(g.plan.Stop, Stop{Alloc: a, Reason: ReasonReplaced})
+	g.st.stop(a, ReasonReplaced)
 	g.onNode[a.NodeID]--
 	return false
 }
@@ -274,14 +273,14 @@ func (g *group) updateOrReplace(a *structs.Allocation) bool {
 // reconcileSystem keeps one allocation of the group on every feasible node.
 func (g *group) reconcileSystem(keep []*structs.Allocation) {
 	g.computeFeasible()
-	feasible := map[string]*structs.Node{}
-	for _, n := range g.feasible {
-		feasible[n.ID] = n
+	feasible := map[string]*candidate{}
+	for _, c := range g.cands {
+		feasible[c.node.ID] = c
 	}
 	covered := map[string]bool{}
 	for _, a := range keep {
 		if covered[a.NodeID] {
-			g.plan.Stop = append(g.plan.Stop, Stop{Alloc: a, Reason: ReasonCountReduced})
+			g.st.stop(a, ReasonCountReduced)
 			continue
 		}
 		covered[a.NodeID] = true
@@ -289,131 +288,18 @@ func (g *group) reconcileSystem(keep []*structs.Allocation) {
 			continue // a finished sysbatch allocation is done on its node
 		}
 		if feasible[a.NodeID] == nil {
-			g.plan.Stop = append(g.plan.Stop, Stop{Alloc: a, Reason: ReasonNodeRemoved})
+			g.st.stop(a, ReasonNodeRemoved)
 			continue
 		}
 		if !g.updateOrReplace(a) {
 			g.placeOn(feasible[a.NodeID])
 		}
 	}
-	for _, n := range g.feasible {
-		if !covered[n.ID] {
-			g.placeOn(n)
+	for _, c := range g.cands {
+		if !covered[c.node.ID] {
+			g.placeOn(c)
 		}
 	}
-}
-
-// placeOn places a system group's allocation on node, or defers it when the plan is full.
-func (g *group) placeOn(node *structs.Node) {
-	if g.plan.full() {
-		g.plan.Deferred[g.name]++
-		return
-	}
-	g.place(0, node)
-}
-
-// place plans a new allocation with name index idx on node, or on the best feasible node
-// when node is nil; with no feasible node it is counted as queued.
-func (g *group) place(idx int, node *structs.Node) {
-	if node == nil {
-		node = g.pick()
-	}
-	if node == nil {
-		g.queue(1)
-		return
-	}
-	g.onNode[node.ID]++
-	g.load[node.ID]++
-	g.plan.Place = append(g.plan.Place, &structs.Allocation{
-		Namespace:     g.job.Namespace,
-		Name:          structs.AllocName(g.job.ID, g.name, idx),
-		NodeID:        node.ID,
-		NodeName:      node.Name,
-		JobID:         g.job.ID,
-		Job:           g.job,
-		TaskGroup:     g.name,
-		Metrics:       copyMetric(g.metric),
-		DesiredStatus: structs.AllocDesiredStatusRun,
-		ClientStatus:  structs.AllocClientStatusPending,
-	})
-}
-
-// pick returns the feasible node with the fewest allocations of this group, then the fewest
-// allocations overall, then the lowest ID: nil when none is feasible.
-func (g *group) pick() *structs.Node {
-	g.computeFeasible()
-	var best *structs.Node
-	for _, n := range g.feasible {
-		if best == nil || g.onNode[n.ID] < g.onNode[best.ID] ||
-			(g.onNode[n.ID] == g.onNode[best.ID] && g.load[n.ID] < g.load[best.ID]) {
-			best = n
-		}
-	}
-	return best
-}
-
-// computeFeasible filters the nodes once per group and records why each was left out.
-func (g *group) computeFeasible() {
-	if g.metric != nil {
-		return
-	}
-	g.metric = &api.AllocationMetric{
-		NodePool:           g.job.NodePool,
-		NodesAvailable:     map[string]int{},
-		ConstraintFiltered: map[string]int{},
-	}
-	for _, n := range g.nodes {
-		g.metric.NodesEvaluated++
-		if n.Schedulable() {
-			g.metric.NodesAvailable[n.Datacenter]++
-		}
-		if reason := g.infeasible(n); reason != "" {
-			g.metric.NodesFiltered++
-			g.metric.ConstraintFiltered[reason]++
-			continue
-		}
-		g.metric.NodesInPool++
-		g.feasible = append(g.feasible, n)
-	}
-}
-
-// infeasible says why node cannot run the group, or "" when it can.
-func (g *group) infeasible(n *structs.Node) string {
-	switch {
-	case !n.Schedulable():
-		return "node not ready"
-	case !inPool(g.job.NodePool, n.NodePool):
-		return "node pool"
-	case !inDatacenters(g.job.Datacenters, n.Datacenter):
-		return "datacenter"
-	}
-	for _, task := range g.tg.Tasks {
-		if !n.HasDriver(task.Driver) {
-			return "missing driver " + task.Driver
-		}
-	}
-	return ""
-}
-
-func inPool(jobPool, nodePool string) bool {
-	if nodePool == "" {
-		nodePool = structs.DefaultNodePool
-	}
-	return jobPool == "" || jobPool == "all" || jobPool == nodePool
-}
-
-// inDatacenters matches the node's datacenter against the job's list, whose entries may be
-// globs ("*", "dc-*").
-func inDatacenters(patterns []string, dc string) bool {
-	if len(patterns) == 0 {
-		return true
-	}
-	for _, p := range patterns {
-		if ok, err := path.Match(p, dc); err == nil && ok {
-			return true
-		}
-	}
-	return false
 }
 
 // tasksChanged reports whether running an allocation of old as new needs a restart: anything
@@ -437,9 +323,15 @@ func copyMetric(m *api.AllocationMetric) *api.AllocationMetric {
 	for k, v := range m.NodesAvailable {
 		c.NodesAvailable[k] = v
 	}
-	c.ConstraintFiltered = map[string]int{}
-	for k, v := range m.ConstraintFiltered {
-		c.ConstraintFiltered[k] = v
+	c.ConstraintFiltered = maps.Clone(m.ConstraintFiltered)
+	c.ClassFiltered = maps.Clone(m.ClassFiltered)
+	c.ClassExhausted = maps.Clone(m.ClassExhausted)
+	c.DimensionExhausted = maps.Clone(m.DimensionExhausted)
+	c.ScoreMetaData = nil
+	for _, mp := range []*map[string]int{&c.ConstraintFiltered, &c.ClassFiltered, &c.ClassExhausted, &c.DimensionExhausted} {
+		if *mp == nil {
+			*mp = map[string]int{}
+		}
 	}
 	return &c
 }
@@ -447,7 +339,7 @@ func copyMetric(m *api.AllocationMetric) *api.AllocationMetric {
 // sortedAllocs orders allocations by group and name index, then ID, so that every decision is
 // the same for the same input.
 func sortedAllocs(in []*structs.Allocation) []*structs.Allocation {
-	out := slices.Clone(in)
+	out := slices.DeleteFunc(slices.Clone(in), func(a *structs.Allocation) bool { return a == nil })
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.TaskGroup != b.TaskGroup {
@@ -462,7 +354,7 @@ func sortedAllocs(in []*structs.Allocation) []*structs.Allocation {
 }
 
 func sortedNodes(in []*structs.Node) []*structs.Node {
-	out := slices.Clone(in)
+	out := slices.DeleteFunc(slices.Clone(in), func(n *structs.Node) bool { return n == nil })
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }

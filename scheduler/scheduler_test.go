@@ -181,7 +181,7 @@ func TestCompute(t *testing.T) {
 				must.NotNil(t, m)
 				must.Eq(t, 2, m.NodesEvaluated)
 				must.Eq(t, 2, m.NodesFiltered)
-				must.Eq(t, map[string]int{"missing driver docker": 2}, m.ConstraintFiltered)
+				must.Eq(t, map[string]int{"missing drivers": 2}, m.ConstraintFiltered)
 				must.Eq(t, 1, m.CoalescedFailures)
 			},
 		},

@@ -21,9 +21,10 @@ var eventConverters = map[string]eventConverter{
 	tableACLPolicies:  aclPolicyEvents,
 	tableACLTokens:    aclTokenEvents,
 	tableACLRoles:     aclRoleEvents,
-	tablePurgeHistory: nil, // a record is visible through the job event of its removal
+	tablePurgeHistory: purgeRecordEvents,
 	tableAllocs:       allocEvents,
 	tableNodes:        nodeEvents,
+	tableRootKeys:     nil, // rows hold private key material: never published
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction
@@ -117,6 +118,19 @@ func aclTokenEvents(_ *Txn, change memdb.Change) []structs.Event {
 func aclRoleEvents(_ *Txn, change memdb.Change) []structs.Event {
 	r := rowOf[*structs.ACLRole](change)
 	return []structs.Event{{Topic: structs.TopicACLRole, Key: r.ID, FilterKeys: []string{r.Name}, Payload: &structs.ACLRoleEvent{ACLRole: r}}}
+}
+
+// purgeRecordEvents publishes a purge-history record when a purge or GC writes it and when
+// retention removes it, without the job spec (the job event of the purge carries that).
+func purgeRecordEvents(_ *Txn, change memdb.Change) []structs.Event {
+	rec := rowOf[*structs.PurgeRecord](change)
+	return []structs.Event{{
+		Topic:      structs.TopicPurgeRecord,
+		Key:        rec.ID,
+		Namespace:  rec.Namespace,
+		FilterKeys: []string{rec.JobID},
+		Payload:    &structs.PurgeRecordEvent{PurgeRecord: rec.Stub()},
+	}}
 }
 
 // rowOf returns the row after the change, or before it for a delete.

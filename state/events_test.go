@@ -63,6 +63,9 @@ func payloadView(payload any) any {
 		return roleEventView{ID: p.ACLRole.ID, Name: p.ACLRole.Name}
 	case *structs.NamespaceEvent:
 		return namespaceEventView{Name: p.Namespace.Name, Description: p.Namespace.Description}
+	case *structs.PurgeRecordEvent:
+		r := p.PurgeRecord
+		return purgeRecordEventView{ID: r.ID, JobID: r.JobID, JobVersion: r.JobVersion, Reason: r.Reason, Actor: r.Actor}
 	}
 	// An unknown payload type is compared whole, so a new one fails until it gets a view.
 	return payload
@@ -81,6 +84,22 @@ func wantJobEvent(typ string, index uint64, job *structs.Job, purge bool, actor 
 	return structs.Event{
 		Topic: structs.TopicJob, Type: typ, Key: job.ID, Namespace: job.Namespace, Index: index,
 		Payload: &structs.JobEvent{Job: job, Purge: purge, Deleted: purge, Actor: actor},
+	}
+}
+
+type purgeRecordEventView struct {
+	ID, JobID  string
+	JobVersion uint64
+	Reason     string
+	Actor      *structs.Actor
+}
+
+// wantPurgeRecordEvent is the PurgeRecord event of writing (or removing) record id.
+func wantPurgeRecordEvent(typ string, index uint64, id, jobID string, version uint64, reason string, actor *structs.Actor) structs.Event {
+	return structs.Event{
+		Topic: structs.TopicPurgeRecord, Type: typ, Key: id, Namespace: structs.DefaultNamespace,
+		FilterKeys: []string{jobID}, Index: index,
+		Payload: &structs.PurgeRecordEvent{PurgeRecord: &structs.PurgeRecordStub{ID: id, JobID: jobID, JobVersion: version, Reason: reason, Actor: actor}},
 	}
 }
 
@@ -210,17 +229,19 @@ func TestEventsFromChanges(t *testing.T) {
 			// The payload is the job as it was before removal: index 10, not stopped.
 			WantEvents: []structs.Event{
 				wantJobEvent(deregistered, 11, &structs.Job{ID: "web", Version: 0, ModifyIndex: 10}, true, actorAlice),
+				wantPurgeRecordEvent(deregistered, 11, "rec-1", "web", 0, structs.PurgeReasonPurge, actorAlice),
 				wantEvalEvent(deregistered, 11, "eval-2", "web"),
 			},
 		},
 		{
-			Name:  "purge record adds no event",
+			Name:  "purge record is published without the job spec",
 			Setup: registerWeb,
 			Mutate: func(s *StateStore) error {
 				return applyPurge(s, 11, actorBob, structs.DefaultNamespace, "web", "rec-1", nil)
 			},
 			WantEvents: []structs.Event{
 				wantJobEvent(deregistered, 11, &structs.Job{ID: "web", Version: 0, ModifyIndex: 10}, true, actorBob),
+				wantPurgeRecordEvent(deregistered, 11, "rec-1", "web", 0, structs.PurgeReasonPurge, actorBob),
 			},
 			Check: func(t *testing.T, s *StateStore) {
 				rec, err := s.PurgeRecordByID(nil, "rec-1")
@@ -240,6 +261,7 @@ func TestEventsFromChanges(t *testing.T) {
 			WantEvents: []structs.Event{
 				wantJobEvent(deregistered, 11, &structs.Job{ID: "web", Stop: true, Version: 1, ModifyIndex: 11}, false, actorAlice),
 				wantJobEvent(deregistered, 12, &structs.Job{ID: "web", Stop: true, Version: 1, ModifyIndex: 11}, true, actorBob),
+				wantPurgeRecordEvent(deregistered, 12, "rec-1", "web", 1, structs.PurgeReasonPurge, actorBob),
 			},
 		},
 		{
@@ -261,7 +283,9 @@ func TestEventsFromChanges(t *testing.T) {
 			},
 			WantEvents: []structs.Event{
 				wantJobEvent(batchDeregister, 20, &structs.Job{ID: "web", Version: 0, ModifyIndex: 10}, true, structs.ActorJobGC),
+				wantPurgeRecordEvent(batchDeregister, 20, "gc-default/web", "web", 0, structs.PurgeReasonGC, structs.ActorJobGC),
 				wantJobEvent(batchDeregister, 20, &structs.Job{ID: "api", Stop: true, Version: 1, ModifyIndex: 13}, true, structs.ActorJobGC),
+				wantPurgeRecordEvent(batchDeregister, 20, "gc-default/api", "api", 1, structs.PurgeReasonGC, structs.ActorJobGC),
 			},
 		},
 		{
@@ -299,7 +323,7 @@ func TestEventsFromChanges(t *testing.T) {
 			},
 		},
 		{
-			Name: "purge record delete emits nothing",
+			Name: "purge record removed after retention",
 			Setup: func(s *StateStore) error {
 				if err := registerWeb(s); err != nil {
 					return err
@@ -310,6 +334,9 @@ func TestEventsFromChanges(t *testing.T) {
 				return applyTxn(s, structs.PurgeRecordDeleteRequestType, 12, nil, func(txn *Txn) error {
 					return s.DeletePurgeRecordsTxn(txn, []string{"rec-1"})
 				})
+			},
+			WantEvents: []structs.Event{
+				wantPurgeRecordEvent("PurgeRecordDeleted", 12, "rec-1", "web", 0, structs.PurgeReasonPurge, actorAlice),
 			},
 		},
 		{
@@ -489,7 +516,7 @@ func TestJobEvent_JSON(t *testing.T) {
 			got := captureEvents(s)
 			must.NoError(t, tc.mutate(s))
 			must.Len(t, 1, *got)
-			must.Len(t, 1, (*got)[0].Events)
+			must.Eq(t, structs.TopicJob, (*got)[0].Events[0].Topic)
 
 			raw, err := json.Marshal((*got)[0].Events[0])
 			must.NoError(t, err)

@@ -126,18 +126,9 @@ func applyBatchDeregister(s *StateStore, index uint64, jobs []structs.Namespaced
 	return s.ApplyJobBatchDeregister(index, req)
 }
 
+// mockPurgeRecord is the record a purge at index writes, with the time a leader would fix.
 func mockPurgeRecord(id string, job *structs.Job, reason string, actor *structs.Actor, index uint64) *structs.PurgeRecord {
-	return &structs.PurgeRecord{
-		ID:         id,
-		Namespace:  job.Namespace,
-		JobID:      job.ID,
-		JobVersion: job.Version,
-		JobType:    job.Type,
-		Reason:     reason,
-		Actor:      actor,
-		PurgeTime:  int64(index) * 1_000_000_000,
-		Job:        job,
-	}
+	return PurgeRecordFor(job, id, int64(index)*1_000_000_000, reason, actor)
 }
 
 // upsertJob registers job at index in its own transaction.

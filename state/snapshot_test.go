@@ -45,6 +45,11 @@ func snapshotFixture(t *testing.T) *StateStore {
 	mustApply(t, s, structs.ApplyPlanResultsRequestType, 35, nil, func(txn *Txn) error {
 		return s.ApplyPlanResultsTxn(txn, &structs.ApplyPlanResultsRequest{Job: web, AllocsPlaced: []*structs.Allocation{mockAlloc("alloc-1", web, "node-1", 0)}})
 	})
+	// A root key's private half must survive the snapshot: a restored server signs with it.
+	mustApply(t, s, structs.KeyringUpsertRootKeyRequestType, 36, nil, func(txn *Txn) error {
+		return s.UpsertRootKeyTxn(txn, &structs.RootKey{KeyID: "key-1", Algorithm: structs.RootKeyAlgorithm,
+			State: structs.RootKeyStateActive, PublicKey: []byte("pub"), PrivateKey: []byte("priv")})
+	})
 	return s
 }
 

@@ -19,7 +19,10 @@ const (
 	TopicService    Topic = "Service"
 	TopicNamespace  Topic = "Namespace"
 	TopicOperator   Topic = "Operator"
-	TopicAll        Topic = "*"
+	// TopicPurgeRecord carries the purge history (ours: upstream has no purge history): a
+	// record written by a purge or GC, and its removal after retention.
+	TopicPurgeRecord Topic = "PurgeRecord"
+	TopicAll         Topic = "*"
 )
 
 // Event is one change to one object, derived from a committed state-store transaction. The
@@ -49,6 +52,17 @@ type Event struct {
 type Events struct {
 	Index  uint64
 	Events []Event
+}
+
+// EventStreamMaxTopicKeys bounds the topic/key pairs of one subscription: every published
+// event is matched against them, so an unbounded list would make one subscriber cost the
+// broker without limit.
+const EventStreamMaxTopicKeys = 1000
+
+// PurgeRecordEvent is the payload of events on TopicPurgeRecord: the record without the job
+// spec, which the JobDeregistered event of the same index already carries.
+type PurgeRecordEvent struct {
+	PurgeRecord *PurgeRecordStub
 }
 
 // JobEvent is the payload of events on TopicJob.

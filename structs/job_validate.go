@@ -48,6 +48,7 @@ func (j *Job) Canonicalize() {
 func (j *Job) Validate() error {
 	var errs *multierror.Error
 	add := func(format string, args ...any) { errs = multierror.Append(errs, fmt.Errorf(format, args...)) }
+	errs = multierror.Append(errs, validateJobLimits(j)) // structs/job_limits.go (nesting depth)
 
 	switch {
 	case j.ID == "":
@@ -141,6 +142,9 @@ func (j *Job) Validate() error {
 				add("group %q: %s jobs may not have a count greater than 1", stringValue(tg.Name), j.Type)
 			}
 		}
+	}
+	for _, msg := range checkPlacement(j) {
+		add("%s", msg)
 	}
 	if j.Periodic != nil && j.Type != JobTypeBatch && j.Type != JobTypeSysBatch {
 		add("periodic: only batch and sysbatch jobs may be periodic")

@@ -6,26 +6,27 @@ type MessageType uint8
 
 // Raft message types. Values are persisted in logs and snapshots: never renumber, only append.
 const (
-	JobRegisterRequestType        MessageType = 0
-	JobDeregisterRequestType      MessageType = 1
-	JobBatchDeregisterRequestType MessageType = 2
-	EvalUpdateRequestType         MessageType = 3
-	EvalDeleteRequestType         MessageType = 4
-	JobVersionTagRequestType      MessageType = 5
-	NamespaceUpsertRequestType    MessageType = 6
-	NamespaceDeleteRequestType    MessageType = 7
-	ACLPolicyUpsertRequestType    MessageType = 8
-	ACLPolicyDeleteRequestType    MessageType = 9
-	ACLTokenUpsertRequestType     MessageType = 10
-	ACLTokenDeleteRequestType     MessageType = 11
-	ACLTokenBootstrapRequestType  MessageType = 12
-	ACLRoleUpsertRequestType      MessageType = 13
-	ACLRoleDeleteRequestType      MessageType = 14
-	PurgeRecordDeleteRequestType  MessageType = 15
-	NodeRegisterRequestType       MessageType = 16
-	NodeUpdateStatusRequestType   MessageType = 17
-	ApplyPlanResultsRequestType   MessageType = 18
-	AllocClientUpdateRequestType  MessageType = 19
+	JobRegisterRequestType          MessageType = 0
+	JobDeregisterRequestType        MessageType = 1
+	JobBatchDeregisterRequestType   MessageType = 2
+	EvalUpdateRequestType           MessageType = 3
+	EvalDeleteRequestType           MessageType = 4
+	JobVersionTagRequestType        MessageType = 5
+	NamespaceUpsertRequestType      MessageType = 6
+	NamespaceDeleteRequestType      MessageType = 7
+	ACLPolicyUpsertRequestType      MessageType = 8
+	ACLPolicyDeleteRequestType      MessageType = 9
+	ACLTokenUpsertRequestType       MessageType = 10
+	ACLTokenDeleteRequestType       MessageType = 11
+	ACLTokenBootstrapRequestType    MessageType = 12
+	ACLRoleUpsertRequestType        MessageType = 13
+	ACLRoleDeleteRequestType        MessageType = 14
+	PurgeRecordDeleteRequestType    MessageType = 15
+	NodeRegisterRequestType         MessageType = 16
+	NodeUpdateStatusRequestType     MessageType = 17
+	ApplyPlanResultsRequestType     MessageType = 18
+	AllocClientUpdateRequestType    MessageType = 19
+	KeyringUpsertRootKeyRequestType MessageType = 20
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -60,11 +61,13 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	ACLTokenBootstrapRequestType:  {Name: "ACLTokenBootstrap", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenBootstrapRequest]},
 	ACLRoleUpsertRequestType:      {Name: "ACLRoleUpsert", EventType: "ACLRoleUpserted", New: newRequest[ACLRoleUpsertRequest]},
 	ACLRoleDeleteRequestType:      {Name: "ACLRoleDelete", EventType: "ACLRoleDeleted", New: newRequest[ACLRoleDeleteRequest]},
-	PurgeRecordDeleteRequestType:  {Name: "PurgeRecordDelete", New: newRequest[PurgeRecordDeleteRequest]},
+	PurgeRecordDeleteRequestType:  {Name: "PurgeRecordDelete", EventType: "PurgeRecordDeleted", New: newRequest[PurgeRecordDeleteRequest]},
 	NodeRegisterRequestType:       {Name: "NodeRegister", EventType: "NodeRegistration", New: newRequest[NodeRegisterRequest]},
 	NodeUpdateStatusRequestType:   {Name: "NodeUpdateStatus", EventType: "NodeStreamEvent", New: newRequest[NodeUpdateStatusRequest]},
 	ApplyPlanResultsRequestType:   {Name: "ApplyPlanResults", EventType: "PlanResult", New: newRequest[ApplyPlanResultsRequest]},
 	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
+	// No events: a root key holds private key material (see structs/keyring.go).
+	KeyringUpsertRootKeyRequestType: {Name: "KeyringUpsertRootKey", New: newRequest[KeyringUpsertRootKeyRequest]},
 }
 
 func (t MessageType) String() string {

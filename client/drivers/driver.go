@@ -24,6 +24,32 @@ type TaskConfig struct {
 	// StdoutPath and StderrPath are the files the task's output goes to.
 	StdoutPath string
 	StderrPath string
+	// KillSignal is the task's kill_signal ("" for the driver's default, SIGTERM).
+	KillSignal string
+	// Resources are the task's resources block, for drivers that enforce limits.
+	Resources TaskResources
+	// Ports are the ports of the task's group network, with their host values: those the
+	// scheduler allocated, else the group's static ports.
+	Ports []PortMapping
+}
+
+// TaskResources are the limits a task asked for; 0 is unset.
+type TaskResources struct {
+	// CPU is in MHz; drivers turn it into relative CPU shares.
+	CPU int
+	// MemoryMB is the memory the task reserves, and its hard limit unless MemoryMaxMB is set.
+	MemoryMB    int
+	MemoryMaxMB int
+}
+
+// PortMapping is one port of a group's network. Value is the host port (0 when the
+// scheduler assigned none yet), To the port inside the task's network namespace (0 for the
+// same as Value).
+type PortMapping struct {
+	Label  string
+	Value  int
+	To     int
+	HostIP string
 }
 
 // ExitResult is how a task ended.
@@ -128,4 +154,12 @@ func configInt(cfg map[string]any, key string) (int, error) {
 		return int(v), nil
 	}
 	return 0, fmt.Errorf("config %q must be a number, not %T", key, raw)
+}
+
+// ConfigString reads an optional string from a task config, for drivers of other packages.
+func ConfigString(cfg map[string]any, key string) (string, error) { return configString(cfg, key) }
+
+// ConfigStrings reads an optional list of strings from a task config.
+func ConfigStrings(cfg map[string]any, key string) ([]string, error) {
+	return configStrings(cfg, key)
 }

@@ -67,3 +67,7 @@ func FSIsolationOf(driver string) FSIsolation {
 	}
 	return FSIsolationNone
 }
+
+// RegisterBuiltin adds a driver of another package (docker) to those FSIsolationOf knows.
+// It is called from that package's init, before any request.
+func RegisterBuiltin(d ExecDriver) { builtin = append(builtin, d) }

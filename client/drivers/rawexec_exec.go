@@ -25,17 +25,17 @@ func (RawExec) FSIsolation() FSIsolation { return FSIsolationNone }
 // killed once the command exits (as a task's is), so nothing it started outlives the session.
 // A command killed by a signal reports 128 plus the signal, as shells do.
 func (RawExec) Exec(ctx context.Context, cfg *TaskConfig, opts *ExecOptions) (int, error) {
-	if opts.TTY {
-		return 0, ErrTTYUnsupported
-	}
 	if len(opts.Command) == 0 || opts.Command[0] == "" {
 		return 0, errors.New("raw_exec: no command to run")
 	}
 	cmd := exec.CommandContext(ctx, opts.Command[0], opts.Command[1:]...)
 	cmd.Dir = cfg.TaskDir
 	cmd.Env = taskEnv(cfg)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if opts.TTY {
+		return execTTY(ctx, cmd, opts)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	// The output pipes are ours rather than exec's, so that the end of the command, not the
 	// end of its output, decides when the session ends: a background child holding stdout

@@ -321,6 +321,10 @@ func matrixStatusEndpoints() []matrixEndpoint {
 		{name: "status leader", method: "GET", path: "/v1/status/leader", allow: allowEveryone},
 		{name: "status peers", method: "GET", path: "/v1/status/peers", allow: allowEveryone},
 		{name: "regions", method: "GET", path: "/v1/regions", allow: allowEveryone},
+		// Upstream serves metrics without an ACL: names and numbers, no secrets.
+		{name: "metrics", method: "GET", path: "/v1/metrics", allow: allowEveryone},
+		// Public keys for verifying workload identities: anyone may fetch them, as upstream.
+		{name: "jwks", method: "GET", path: "/.well-known/jwks.json", allow: allowEveryone},
 		{name: "agent self", method: "GET", path: "/v1/agent/self", allow: []string{rowAgentRead, rowAgentWrite, rowManagement}},
 		// Upstream gates the member list on node read, not agent read.
 		{name: "agent members", method: "GET", path: "/v1/agent/members", allow: []string{rowNodeRead, rowManagement}},

@@ -2,9 +2,12 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	metrics "github.com/hashicorp/go-metrics"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"sync"
@@ -13,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/tlsutil"
 )
 
 // httpShutdownTimeout is how long shutdown waits for requests in flight before closing their
@@ -27,6 +31,15 @@ type Agent struct {
 	server *nomad.Server
 	http   *HTTPServer
 	client *client.Client
+	// httpTLS holds the HTTPS certificate (tls.http); nil serves plain HTTP.
+	httpTLS *tlsutil.Wrapper
+	// metrics is the process's in-memory metrics sink (see setupMetrics).
+	metrics *metrics.InmemSink
+	// rpcServers is the client's connection to the servers of a client-only agent.
+	rpcServers *client.RPCServers
+	// streamSrv serves what servers send to the client over streams (exec, logs).
+	streamSrv *http.Server
+	streamWG  sync.WaitGroup
 	// tempAllocDir is the allocation directory of a client without a data dir; shutdown
 	// removes it.
 	tempAllocDir string
@@ -47,33 +60,57 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	}
 	cfg = cfg.Copy()
 	cfg.NormalizeAddrs()
-	if cfg.Server == nil || !cfg.Server.Enabled {
-		return nil, errors.New("this agent needs a server: set server.enabled or -server (a client reaches only the server of its own agent)")
+	serverEnabled := cfg.Server != nil && cfg.Server.Enabled
+	clientEnabled := cfg.Client != nil && cfg.Client.Enabled
+	if !serverEnabled && !clientEnabled {
+		return nil, errors.New("this agent runs nothing: set server.enabled (-server), client.enabled (-client) or both")
+	}
+	if !serverEnabled && len(cfg.Client.Servers)+len(cfg.Client.RetryJoin) == 0 {
+		return nil, errors.New("a client-only agent needs the servers' RPC addresses: set client.servers (-servers) or client.server_join.retry_join")
 	}
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel}
-
-	srv, err := nomad.NewServer(serverConfig(cfg, logger))
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("starting server: %w", err)
+	// The files are checked before anything starts, so a bad one stops the agent with an
+	// error that names it.
+	var httpTLS *tlsutil.Wrapper
+	if t := cfg.TLS; t != nil && t.EnableHTTP {
+		w, err := tlsutil.New(tlsutil.Config{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, MinVersion: t.TLSMinVersion})
+		if err != nil {
+			return nil, err
+		}
+		httpTLS = w
 	}
-	a.server = srv
+
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel, httpTLS: httpTLS}
+	a.metrics = setupMetrics(cfg.Telemetry)
+
+	if serverEnabled {
+		srv, err := nomad.NewServer(serverConfig(cfg, logger))
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("starting server: %w", err)
+		}
+		a.server = srv
+	}
 
 	addr := net.JoinHostPort(cfg.Addresses.HTTP, strconv.Itoa(cfg.Ports.HTTP))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		cancel()
-		_ = srv.Shutdown()
+		if a.server != nil {
+			_ = a.server.Shutdown()
+		}
 		return nil, fmt.Errorf("starting HTTP listener on %s: %w", addr, err)
+	}
+	if httpTLS != nil {
+		ln = tls.NewListener(ln, httpTLS.IncomingConfig(cfg.TLS.VerifyHTTPSClient))
 	}
 	a.http = newHTTPServer(a, ln)
 	go a.http.serve()
-	if cfg.Client != nil && cfg.Client.Enabled {
+	if clientEnabled {
 		if err := a.startClient(); err != nil {
 			a.Shutdown()
 			return nil, fmt.Errorf("starting client: %w", err)
@@ -95,6 +132,13 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc.BootstrapExpect = server.BootstrapExpect
 	sc.RetryJoin = joinAddrs(server.RetryJoin, cfg.Ports.RPC)
 	sc.EncryptKey = server.EncryptKey
+	if t := cfg.TLS; t != nil && t.EnableRPC {
+		sc.TLS = &nomad.RPCTLSConfig{
+			Config:               tlsutil.Config{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, MinVersion: t.TLSMinVersion},
+			VerifyServerHostname: t.VerifyServerHostname,
+			RPCUpgradeMode:       t.RPCUpgradeMode,
+		}
+	}
 	if server.JobGCInterval > 0 {
 		sc.JobGCInterval = server.JobGCInterval
 	}
@@ -106,6 +150,7 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	if server.JobMaxCount > 0 {
 		sc.JobMaxCount = server.JobMaxCount
 	}
+	sc.SchedulerAlgorithm = server.SchedulerAlgorithm
 	sc.PurgeHistoryRetention = server.PurgeHistoryRetention
 	sc.ReapInterval = cfg.reapInterval
 	sc.EnableEventBroker = server.EnableEventBroker
@@ -152,7 +197,18 @@ func joinAddrs(addrs []string, port int) []string {
 	return out
 }
 
-// Server returns the agent's server.
+// ReloadTLS reads the tls block's files again (SIGHUP) for HTTPS and the RPC port; the next
+// connection uses them. On error each listener keeps the certificates it had.
+func (a *Agent) ReloadTLS() error {
+	var errs []error
+	if a.httpTLS != nil {
+		errs = append(errs, a.httpTLS.Reload())
+	}
+	errs = append(errs, a.server.ReloadTLS())
+	return errors.Join(errs...)
+}
+
+// Server returns the agent's server, nil for a client-only agent.
 func (a *Agent) Server() *nomad.Server { return a.server }
 
 // Client returns the agent's client, nil when it runs none.
@@ -176,9 +232,20 @@ func (a *Agent) Shutdown() {
 		a.cancel()
 		ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 		a.http.shutdown(ctx)
+		if a.streamSrv != nil {
+			if err := a.streamSrv.Shutdown(ctx); err != nil {
+				_ = a.streamSrv.Close()
+			}
+		}
 		cancel()
-		if err := a.server.Shutdown(); err != nil {
-			a.logger.Error("server shutdown failed", "error", err)
+		if a.rpcServers != nil {
+			a.rpcServers.Close()
+		}
+		a.streamWG.Wait()
+		if a.server != nil {
+			if err := a.server.Shutdown(); err != nil {
+				a.logger.Error("server shutdown failed", "error", err)
+			}
 		}
 		if a.tempAllocDir != "" {
 			_ = os.RemoveAll(a.tempAllocDir)

@@ -1,12 +1,17 @@
 package agent
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 
 	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/client/drivers/docker"
+	"github.com/nomadfork/nomad/client/fingerprint"
 	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -59,6 +64,14 @@ func (a *Agent) startClient() error {
 		}
 		allocDir, a.tempAllocDir = tmp, tmp
 	}
+	clientDrivers, err := a.clientDrivers(allocDir)
+	if err != nil {
+		return err
+	}
+	servers, err := a.clientServers()
+	if err != nil {
+		return err
+	}
 	c, err := client.New(&client.Config{
 		Name:       cfg.Name,
 		Region:     cfg.Region,
@@ -66,26 +79,104 @@ func (a *Agent) startClient() error {
 		NodePool:   cc.NodePool,
 		NodeClass:  cc.NodeClass,
 		Meta:       cc.Meta,
-		HTTPAddr:   a.HTTPAddr(),
+		HTTPAddr:   a.nodeHTTPAddr(),
 		StateDir:   stateDir,
 		AllocDir:   allocDir,
-		Drivers:    a.clientDrivers(),
+		Drivers:    clientDrivers,
 		Logger:     a.logger,
 
 		DisableRemoteExec: cc.DisableRemoteExec,
-	}, localServers{srv: a.server})
+		NetworkInterface:  cc.NetworkInterface,
+		Resources:         clientResources(cc),
+	}, servers)
 	if err != nil {
+		if a.rpcServers != nil {
+			a.rpcServers.Close()
+		}
 		return err
 	}
 	a.client = c
+	if a.rpcServers != nil {
+		a.serveClientStreams(a.rpcServers.Streams())
+	} else {
+		// Another server relays requests for this node's allocations here.
+		ln := newPipeListener(a.ctx)
+		a.server.ServeLocalNode(c.NodeID(), ln.dial)
+		a.serveClientStreams(ln)
+	}
 	return nil
 }
+
+// nodeHTTPAddr is the HTTP address the node advertises. A client-only agent advertises none:
+// its HTTP API answers nothing about allocations (it cannot check tokens), and without an
+// address the official client and the CLI send exec and logs to a server, which relays them.
+func (a *Agent) nodeHTTPAddr() string {
+	if a.server == nil {
+		return ""
+	}
+	return a.HTTPAddr()
+}
+
+// clientServers is how the client reaches the servers: the agent's own server in-process, or
+// the RPC port of the servers a client-only agent names.
+func (a *Agent) clientServers() (client.Servers, error) {
+	if a.server != nil {
+		return localServers{srv: a.server}, nil
+	}
+	cc := a.config.Client
+	addrs := append(append([]string(nil), cc.Servers...), cc.RetryJoin...)
+	r, err := client.NewRPCServers(addrs, nomad.ClientYamuxConfig(), a.logger)
+	if err != nil {
+		return nil, err
+	}
+	a.rpcServers = r
+	return r, nil
+}
+
+// pipeListener hands out in-process connections, one per stream a server opens to the client
+// of this agent.
+type pipeListener struct {
+	ctx   context.Context
+	conns chan net.Conn
+}
+
+func newPipeListener(ctx context.Context) *pipeListener {
+	return &pipeListener{ctx: ctx, conns: make(chan net.Conn)}
+}
+
+func (l *pipeListener) dial() (net.Conn, error) {
+	ours, theirs := net.Pipe()
+	select {
+	case l.conns <- theirs:
+		return ours, nil
+	case <-l.ctx.Done():
+		return nil, errors.New("agent shutting down")
+	}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.ctx.Done():
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error   { return nil }
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "in-process" }
 
 // clientDrivers are the drivers the client offers. raw_exec runs commands as the agent's
 // user without isolation, so, as upstream, only a dev agent or a
 // `plugin "raw_exec" { config { enabled = true } }` block turns it on. The mock driver is
-// for tests and needs its own `plugin "mock_driver"` block.
-func (a *Agent) clientDrivers() []drivers.Driver {
+// for tests and needs its own `plugin "mock_driver"` block. docker is always offered, as
+// upstream: it fingerprints unhealthy where no engine answers.
+func (a *Agent) clientDrivers(allocDir string) ([]drivers.Driver, error) {
 	cfg := a.config
 	var out []drivers.Driver
 	if cfg.DevMode || pluginEnabled(cfg, "raw_exec") {
@@ -97,7 +188,22 @@ func (a *Agent) clientDrivers() []drivers.Driver {
 			out = append(out, drivers.Mock{})
 		}
 	}
-	return out
+	var dockerCfg map[string]any
+	for _, p := range cfg.Plugins {
+		if p.Name == "docker" {
+			dockerCfg = p.Config
+		}
+	}
+	opts, warnings, err := docker.PluginOptions(dockerCfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		a.logger.Warn(w)
+	}
+	opts.AllocRoot, opts.Logger = allocDir, a.logger
+	out = append(out, docker.New(opts))
+	return out, nil
 }
 
 func pluginEnabled(cfg *Config, name string) bool {
@@ -109,4 +215,16 @@ func pluginEnabled(cfg *Config, name string) bool {
 		return enabled
 	}
 	return false
+}
+
+// clientResources is what the client block says about the node's resources.
+func clientResources(cc *ClientConfig) fingerprint.Config {
+	out := fingerprint.Config{
+		CPUTotalCompute: cc.CPUTotalCompute, MemoryTotalMB: cc.MemoryTotalMB,
+		MinDynamicPort: cc.MinDynamicPort, MaxDynamicPort: cc.MaxDynamicPort,
+	}
+	if r := cc.Reserved; r != nil {
+		out.ReservedCPU, out.ReservedMemMB, out.ReservedDisk, out.ReservedPorts = r.CPU, r.MemoryMB, r.DiskMB, r.ReservedPorts
+	}
+	return out
 }

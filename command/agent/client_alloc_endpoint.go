@@ -93,8 +93,15 @@ func (s *HTTPServer) allocExec(w http.ResponseWriter, r *http.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
+	// node is the session on the client that runs the allocation when another node's does.
+	var node *websocket.Conn
+	defer func() {
+		if node != nil {
+			node.Close()
+		}
+	}()
 	if !req.handshake {
-		if err := s.authorizeExec(req); err != nil {
+		if node, err = s.authorizeAndDialExec(r, req); err != nil {
 			return nil, err
 		}
 	}
@@ -113,17 +120,32 @@ func (s *HTTPServer) allocExec(w http.ResponseWriter, r *http.Request) (any, err
 			closeExec(conn, err)
 			return nil, nil
 		}
-		if err := s.authorizeExec(req); err != nil {
+		if node, err = s.authorizeAndDialExec(r, req); err != nil {
 			closeExec(conn, err)
 			return nil, nil
 		}
+	}
+	if node != nil {
+		relayExec(r.Context(), conn, node)
+		return nil, nil
 	}
 	s.runExecSession(r.Context(), conn, req)
 	return nil, nil
 }
 
-// authorizeExec decides whether the caller may run the command, and whether this agent can:
-// only the agent whose client runs the allocation can (requests are not forwarded).
+// authorizeAndDialExec authorizes the request and, for an allocation of another node, opens
+// the session on that node's client; node is nil for this agent's own client.
+func (s *HTTPServer) authorizeAndDialExec(r *http.Request, req *execRequest) (node *websocket.Conn, err error) {
+	err = s.authorizeExec(req)
+	var remote *remoteNodeError
+	if !errors.As(err, &remote) {
+		return nil, err
+	}
+	return s.dialNodeExec(r.Context(), r, remote.alloc)
+}
+
+// authorizeExec decides whether the caller may run the command, and where: a remoteNodeError
+// names the allocation of another node, whose client the request is relayed to.
 func (s *HTTPServer) authorizeExec(req *execRequest) error {
 	authorize := s.srv.Endpoints.ACL.AuthorizeAllocExec
 	c := s.agent.Client()
@@ -163,7 +185,7 @@ func (s *HTTPServer) authorizeExec(req *execRequest) error {
 	if c != nil && alloc.NodeID == c.NodeID() {
 		return structs.BadRequest("allocation %s is not running on this node (client status %q)", alloc.ID, alloc.ClientStatus)
 	}
-	return s.elsewhereError(alloc, "run commands in it")
+	return &remoteNodeError{alloc: alloc}
 }
 
 // allocTaskDriver is the driver of the allocation's task named task; ok is false when its
@@ -180,16 +202,6 @@ func allocTaskDriver(alloc *structs.Allocation, task string) (driver string, ok 
 		}
 	}
 	return "", false
-}
-
-// elsewhereError answers a request about an allocation of another node's client: requests
-// for clients are not forwarded, so it names the agent to ask instead.
-func (s *HTTPServer) elsewhereError(alloc *structs.Allocation, what string) error {
-	where := "node " + alloc.NodeID
-	if node, err := s.srv.State().NodeByID(nil, alloc.NodeID); err == nil && node != nil && node.HTTPAddr != "" {
-		where = "node " + node.Name + " (http://" + node.HTTPAddr + ")"
-	}
-	return structs.BadRequest("allocation %s runs on %s, not on this agent's client: only the agent of that node can %s", alloc.ID, where, what)
 }
 
 // execHandshake is the first frame of a ws_handshake session.

@@ -128,9 +128,11 @@ func TestClientAllocExec_OfficialClient(t *testing.T) {
 		res := execOfficial(t, c, alloc, "sleep", false, "", "/no/such/program")
 		must.ErrorContains(t, res.err, "no such file or directory")
 	})
-	t.Run("tty is refused clearly", func(t *testing.T) {
-		res := execOfficial(t, c, alloc, "sleep", true, "", "/bin/true")
-		must.ErrorContains(t, res.err, "TTY is not supported")
+	t.Run("tty", func(t *testing.T) {
+		res := execOfficial(t, c, alloc, "sleep", true, "", "/bin/sh", "-c", "tty; exit 6")
+		must.NoError(t, res.err)
+		must.Eq(t, 6, res.code)
+		must.StrContains(t, res.stdout, "/dev/pts/")
 	})
 	t.Run("unknown task", func(t *testing.T) {
 		res := execOfficial(t, c, alloc, "nope", false, "", "/bin/true")

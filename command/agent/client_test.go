@@ -292,7 +292,7 @@ func TestClient_NoNodeForDriver(t *testing.T) {
 	ta := NewTestClientAgent(t, nil)
 	c := ta.Client("")
 	job := testJob("web")
-	job.TaskGroups[0].Tasks[0].Driver = "docker"
+	job.TaskGroups[0].Tasks[0].Driver = "qemu"
 	resp, _, err := c.Jobs().Register(job, nil)
 	must.NoError(t, err)
 	eventually(t, 10*time.Second, "the evaluation to complete with queued allocations", func() (bool, string) {
@@ -305,7 +305,7 @@ func TestClient_NoNodeForDriver(t *testing.T) {
 	eval, _, err := c.Evaluations().Info(resp.EvalID, nil)
 	must.NoError(t, err)
 	must.Eq(t, map[string]int{"web": 1}, eval.QueuedAllocations)
-	must.Eq(t, 1, eval.FailedTGAllocs["web"].ConstraintFiltered["missing driver docker"])
+	must.Eq(t, 1, eval.FailedTGAllocs["web"].ConstraintFiltered["missing drivers"])
 	blocked, _, err := c.Evaluations().Info(eval.BlockedEval, nil)
 	must.NoError(t, err)
 	must.Eq(t, "blocked", blocked.Status)

@@ -40,7 +40,10 @@ Options:
   -region=<region>           Region of the agent (default: global).
   -dc=<datacenter>           Datacenter of the agent (default: dc1).
   -server                    Run the server.
-  -client                    Run the client (needs -server: it reaches only this agent).
+  -client                    Run the client. Without -server it reaches the servers
+                             named by -servers or client.servers over their RPC port.
+  -servers=<addr,...>        RPC addresses (host[:port], default port 4647) of the
+                             servers a client-only agent connects to.
   -bootstrap-expect=<n>      Number of servers to wait for before electing.
   -acl-enabled               Enable ACLs.
   -retry-join=<addr>         Address of a server to join; may be repeated.
@@ -48,9 +51,10 @@ Options:
 
 // Run is the `nomad agent` command. It returns the process exit code: 0 after a graceful
 // shutdown on SIGINT or SIGTERM, 1 when the configuration is bad or the agent cannot start.
+// SIGHUP reloads the TLS certificates.
 func Run(args []string, ui cli.Ui) int {
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	return run(args, ui, signals)
 }
@@ -84,6 +88,14 @@ func run(args []string, ui cli.Ui, signals <-chan os.Signal) int {
 	logOut.open()
 
 	sig := <-signals
+	for sig == syscall.SIGHUP {
+		if err := a.ReloadTLS(); err != nil {
+			logger.Error("reloading TLS certificates failed; the ones in use stay", "error", err)
+		} else {
+			logger.Info("reloaded TLS certificates")
+		}
+		sig = <-signals
+	}
 	logger.Info("caught signal, shutting down", "signal", sig)
 	done := make(chan struct{})
 	go func() {
@@ -103,6 +115,7 @@ func run(args []string, ui cli.Ui, signals <-chan os.Signal) int {
 type agentFlags struct {
 	dev, logJSON, server, client, aclEnabled bool
 	configs, retryJoin                       stringList
+	servers                                  string
 	dataDir, bind, logLevel, node, region    string
 	dc                                       string
 	bootstrapExpect                          int
@@ -126,6 +139,7 @@ func readConfig(args []string) (*Config, error) {
 	fs.StringVar(&f.dc, "dc", "", "")
 	fs.BoolVar(&f.server, "server", false, "")
 	fs.BoolVar(&f.client, "client", false, "")
+	fs.StringVar(&f.servers, "servers", "", "")
 	fs.IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "")
 	fs.BoolVar(&f.aclEnabled, "acl-enabled", false, "")
 	fs.Var(&f.retryJoin, "retry-join", "")
@@ -172,6 +186,14 @@ func readConfig(args []string) (*Config, error) {
 			ensure(&cfg.Server).Enabled = f.server
 		case "client":
 			ensure(&cfg.Client).Enabled = f.client
+		case "servers":
+			var addrs []string
+			for _, a := range strings.Split(f.servers, ",") {
+				if a = strings.TrimSpace(a); a != "" {
+					addrs = append(addrs, a)
+				}
+			}
+			ensure(&cfg.Client).Servers = addrs
 		case "bootstrap-expect":
 			ensure(&cfg.Server).BootstrapExpect = f.bootstrapExpect
 		case "acl-enabled":
@@ -194,9 +216,9 @@ func printBanner(ui cli.Ui, a *Agent) {
 		{"Bind Addrs", fmt.Sprintf("HTTP: [%s]; RPC: %s", a.HTTPAddr(), rpcBind(a))},
 		{"Client", fmt.Sprint(a.Client() != nil)},
 		{"Log Level", cfg.LogLevel},
-		{"Node Id", a.server.Config().NodeID},
+		{"Node Id", nodeIDOf(a)},
 		{"Region", fmt.Sprintf("%s (DC: %s)", cfg.Region, cfg.Datacenter)},
-		{"Server", fmt.Sprint(true)},
+		{"Server", fmt.Sprint(a.server != nil)},
 		{"ACLs", fmt.Sprint(cfg.ACL != nil && cfg.ACL.Enabled)},
 	}
 	width := 0
@@ -212,7 +234,17 @@ func printBanner(ui cli.Ui, a *Agent) {
 	ui.Output("==> Nomad agent started! Log data will stream in below:\n")
 }
 
+func nodeIDOf(a *Agent) string {
+	if a.server != nil {
+		return a.server.Config().NodeID
+	}
+	return a.client.NodeID()
+}
+
 func rpcBind(a *Agent) string {
+	if a.server == nil {
+		return "none (client only: servers " + strings.Join(append(append([]string(nil), a.config.Client.Servers...), a.config.Client.RetryJoin...), ", ") + ")"
+	}
 	if a.server.Config().RaftBindAddr == "" {
 		return "in-memory (dev)"
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -18,6 +19,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+	"github.com/nomadfork/nomad/tlsutil"
 )
 
 // Config is the agent configuration. It is assembled by the command from
@@ -53,6 +57,8 @@ type Config struct {
 	ACL       *ACLConfig
 	UI        *UIConfig
 	Limits    *Limits
+	TLS       *TLSConfig
+	Telemetry *TelemetryConfig
 
 	// Plugins holds one entry per plugin name; a later block for the same
 	// name replaces the earlier one whole.
@@ -122,7 +128,10 @@ type ServerConfig struct {
 	EvalGCThreshold    time.Duration
 	JobTrackedVersions int
 	// JobMaxCount is server.job_max_count; 0 is the server's default.
-	JobMaxCount           int
+	JobMaxCount int
+	// SchedulerAlgorithm is default_scheduler_config's scheduler_algorithm: "binpack" (the
+	// default, also when empty) or "spread".
+	SchedulerAlgorithm    string
 	EventBufferSize       int
 	EnableEventBroker     bool
 	PurgeHistoryRetention time.Duration
@@ -137,8 +146,11 @@ type ServerConfig struct {
 
 // ClientConfig configures the client half of the agent.
 type ClientConfig struct {
-	Enabled           bool
+	Enabled bool
+	// Servers and RetryJoin (client.server_join.retry_join) are the servers' RPC addresses
+	// a client-only agent connects to, tried in turn.
 	Servers           []string
+	RetryJoin         []string
 	NodeClass         string
 	NodePool          string
 	Meta              map[string]string
@@ -151,6 +163,23 @@ type ClientConfig struct {
 	// HostVolumes holds one entry per volume name; a later block for the
 	// same name replaces the earlier one whole.
 	HostVolumes []*HostVolumeConfig
+
+	// CPUTotalCompute (MHz) and MemoryTotalMB replace what fingerprinting finds; 0 keeps it.
+	CPUTotalCompute int
+	MemoryTotalMB   int
+	// MinDynamicPort and MaxDynamicPort bound the dynamic ports; 0 is upstream's default
+	// (20000–32000).
+	MinDynamicPort int
+	MaxDynamicPort int
+	Reserved       *ReservedConfig
+}
+
+// ReservedConfig is the client's reserved block: resources allocations may not use.
+type ReservedConfig struct {
+	CPU           int
+	MemoryMB      int
+	DiskMB        int
+	ReservedPorts string
 }
 
 // HostVolumeConfig is a client host_volume block.
@@ -168,6 +197,25 @@ type ACLConfig struct {
 	RoleTTL               time.Duration
 	TokenMinExpirationTTL time.Duration
 	TokenMaxExpirationTTL time.Duration
+}
+
+// TLSConfig is the tls block (upstream's keys). The files are read and checked when the agent
+// starts and again on SIGHUP.
+type TLSConfig struct {
+	// EnableHTTP serves the HTTP API over HTTPS.
+	EnableHTTP bool
+	// EnableRPC makes every Raft and server RPC connection mutual TLS.
+	EnableRPC            bool
+	CAFile               string
+	CertFile             string
+	KeyFile              string
+	VerifyServerHostname bool
+	// VerifyHTTPSClient requires a certificate from the CA of every HTTPS client.
+	VerifyHTTPSClient bool
+	TLSMinVersion     string
+	// RPCUpgradeMode also accepts the cluster-key handshake on the RPC port (never bare
+	// traffic) while a keyed cluster moves to TLS.
+	RPCUpgradeMode bool
 }
 
 // UIConfig configures the web UI.
@@ -234,7 +282,8 @@ func DefaultConfig() *Config {
 			TokenMinExpirationTTL: time.Minute,
 			TokenMaxExpirationTTL: 24 * time.Hour,
 		},
-		UI: &UIConfig{Enabled: true},
+		UI:  &UIConfig{Enabled: true},
+		TLS: &TLSConfig{},
 		Limits: &Limits{
 			HTTPMaxConnsPerClient: 100,
 			RPCMaxConnsPerClient:  100,
@@ -261,7 +310,9 @@ func DevConfig() *Config {
 
 // LoadConfig reads one configuration file, or every *.hcl and *.json file
 // directly inside a directory in lexical order, later files winning. A file
-// named *.json is read as HCL's JSON syntax, any other file as native HCL.
+// whose content is a JSON object (or that is named *.json) is read as HCL's
+// JSON syntax, any other file as native HCL: upstream's tools write JSON
+// configuration under names with no extension at all.
 //
 // The result holds only what the files set; merge it over DefaultConfig or
 // DevConfig.
@@ -295,11 +346,23 @@ func LoadConfig(path string) (*Config, error) {
 	return result, nil
 }
 
+// isJSONConfig reports whether src is JSON: native HCL can never begin with
+// '{' (an item starts with a name), so the first non-space byte decides.
+func isJSONConfig(path string, src []byte) bool {
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		return true
+	}
+	trimmed := bytes.TrimLeft(src, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
+}
+
 func loadConfigFile(path string) (*Config, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load config: %w", err)
 	}
+	// Editors on some systems start files with a UTF-8 byte order mark; neither syntax allows it.
+	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
 
 	// hclparse.Parser caches files by name; a fresh one per load keeps a
 	// rewritten file from being served stale.
@@ -308,7 +371,7 @@ func loadConfigFile(path string) (*Config, error) {
 	var diags hcl.Diagnostics
 	// remap points diagnostics at the text as written (see parseAgentHCL).
 	remap := func(d hcl.Diagnostics) hcl.Diagnostics { return d }
-	if strings.EqualFold(filepath.Ext(path), ".json") {
+	if isJSONConfig(path, src) {
 		file, diags = parser.ParseJSON(src, path)
 	} else {
 		file, remap, diags = parseAgentHCL(parser, src, path)
@@ -317,13 +380,20 @@ func loadConfigFile(path string) (*Config, error) {
 		return nil, diagsError(path, diags)
 	}
 
-	var fc fileConfig
-	if diags := gohcl.DecodeBody(file.Body, nil, &fc); diags.HasErrors() {
-		return nil, diagsError(path, remap(diags))
-	}
-	assignments, diags := fc.assignments()
-	if diags.HasErrors() {
-		return nil, diagsError(path, remap(diags))
+	// Upstream merges a block written twice (two server blocks, in one file
+	// as across files); each part is decoded on its own, in file order, and
+	// its assignments replayed after the previous part's.
+	var assignments []func(*Config)
+	for _, body := range splitRepeatedBlocks(file.Body) {
+		var fc fileConfig
+		if diags := gohcl.DecodeBody(body, nil, &fc); diags.HasErrors() {
+			return nil, diagsError(path, remap(diags))
+		}
+		part, diags := fc.assignments()
+		if diags.HasErrors() {
+			return nil, diagsError(path, remap(diags))
+		}
+		assignments = append(assignments, part...)
 	}
 
 	cfg := &Config{Files: []string{path}, assignments: assignments}
@@ -520,6 +590,11 @@ func (c *Config) Validate() error {
 	nonNegative("server.retry_max", int64(server.RetryMaxAttempts))
 	nonNegative("server.event_buffer_size", int64(server.EventBufferSize))
 	nonNegative("server.job_max_count", int64(server.JobMaxCount))
+	switch server.SchedulerAlgorithm {
+	case "", "binpack", "spread":
+	default:
+		bad("server.default_scheduler_config.scheduler_algorithm", "must be \"binpack\" or \"spread\", got %q", server.SchedulerAlgorithm)
+	}
 	if server.JobTrackedVersions < 1 {
 		bad("server.job_tracked_versions", "must be at least 1, got %d", server.JobTrackedVersions)
 	}
@@ -532,6 +607,27 @@ func (c *Config) Validate() error {
 	nonNegativeDur("server.purge_history_retention", server.PurgeHistoryRetention)
 	nonNegativeDur("server.heartbeat_grace", server.HeartbeatGrace)
 
+	nonNegative("client.cpu_total_compute", int64(client.CPUTotalCompute))
+	nonNegative("client.memory_total_mb", int64(client.MemoryTotalMB))
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"client.min_dynamic_port", client.MinDynamicPort}, {"client.max_dynamic_port", client.MaxDynamicPort}} {
+		if p.v < 0 || p.v > structs.MaxPort {
+			bad(p.name, "must be a port from 1 to %d, got %d", structs.MaxPort, p.v)
+		}
+	}
+	if lo, hi := structs.DynamicPortRange(&api.NodeResources{MinDynamicPort: client.MinDynamicPort, MaxDynamicPort: client.MaxDynamicPort}); lo > hi {
+		bad("client.min_dynamic_port", "must not exceed client.max_dynamic_port (%d), got %d", hi, lo)
+	}
+	if r := client.Reserved; r != nil {
+		nonNegative("client.reserved.cpu", int64(r.CPU))
+		nonNegative("client.reserved.memory", int64(r.MemoryMB))
+		nonNegative("client.reserved.disk", int64(r.DiskMB))
+		if _, err := structs.ParsePortSpec(r.ReservedPorts); err != nil {
+			bad("client.reserved.reserved_ports", "%v", err)
+		}
+	}
 	for _, v := range client.HostVolumes {
 		if !filepath.IsAbs(v.Path) {
 			bad(fmt.Sprintf("client.host_volume %q path", v.Name), "must be an absolute path, got %q", v.Path)
@@ -549,11 +645,14 @@ func (c *Config) Validate() error {
 			acl.TokenMaxExpirationTTL, acl.TokenMinExpirationTTL)
 	}
 
+	validateTLS(valueOr(c.TLS, &TLSConfig{}), bad)
+
 	limits := valueOr(c.Limits, &Limits{})
 	nonNegative("limits.http_max_conns_per_client", int64(limits.HTTPMaxConnsPerClient))
 	nonNegative("limits.rpc_max_conns_per_client", int64(limits.RPCMaxConnsPerClient))
 	nonNegativeDur("limits.https_handshake_timeout", limits.HTTPSHandshakeTimeout)
 	nonNegativeDur("limits.rpc_handshake_timeout", limits.RPCHandshakeTimeout)
+	nonNegativeDur("telemetry.collection_interval", c.telemetry().CollectionInterval)
 
 	return errors.Join(errs...)
 }
@@ -563,4 +662,32 @@ func valueOr[T any](p, fallback *T) *T {
 		return fallback
 	}
 	return p
+}
+
+// validateTLS checks the tls block's keys against each other; the files themselves are
+// checked when the agent starts (tlsutil.New), where each error names its file.
+func validateTLS(t *TLSConfig, bad func(key, format string, args ...any)) {
+	if _, err := tlsutil.ParseMinVersion(t.TLSMinVersion); err != nil {
+		bad("tls.tls_min_version", "%s", strings.TrimPrefix(err.Error(), "tls.tls_min_version: "))
+	}
+	if t.EnableHTTP || t.EnableRPC {
+		if t.CertFile == "" {
+			bad("tls.cert_file", "must be set when tls.http or tls.rpc is true")
+		}
+		if t.KeyFile == "" {
+			bad("tls.key_file", "must be set when tls.http or tls.rpc is true")
+		}
+	}
+	if (t.EnableRPC || t.VerifyHTTPSClient) && t.CAFile == "" {
+		bad("tls.ca_file", "must be set when tls.rpc or tls.verify_https_client is true: peers' certificates are verified against it")
+	}
+	if t.VerifyHTTPSClient && !t.EnableHTTP {
+		bad("tls.verify_https_client", "needs tls.http = true")
+	}
+	if t.RPCUpgradeMode && !t.EnableRPC {
+		bad("tls.rpc_upgrade_mode", "needs tls.rpc = true")
+	}
+	if t.VerifyServerHostname && !t.EnableRPC {
+		bad("tls.verify_server_hostname", "needs tls.rpc = true")
+	}
 }

@@ -40,8 +40,9 @@ type fileConfig struct {
 	ACL       *fileACL       `hcl:"acl,block"`
 	UI        *fileUI        `hcl:"ui,block"`
 	Limits    *fileLimits    `hcl:"limits,block"`
+	TLS       *fileTLS       `hcl:"tls,block"`
 	Plugins   []*filePlugin  `hcl:"plugin,block"`
-	Telemetry *ignoredBlock  `hcl:"telemetry,block"`
+	Telemetry *fileTelemetry `hcl:"telemetry,block"`
 	Consul    []ignoredBlock `hcl:"consul,block"`
 	Vault     []ignoredBlock `hcl:"vault,block"`
 
@@ -51,9 +52,7 @@ type fileConfig struct {
 }
 
 // ignoredBlock accepts any content. It is used only for blocks this agent
-// accepts from Nomad configurations but has no feature behind: telemetry
-// (no metrics sinks), consul and vault (no integrations), the server's
-// default_scheduler_config (scheduler configuration is set through the API).
+// accepts from Nomad configurations but has no feature behind: consul and vault (no integrations).
 type ignoredBlock struct {
 	Body hcl.Body `hcl:",remain"`
 }
@@ -86,10 +85,17 @@ type fileServer struct {
 	AuthoritativeRegion   *string        `hcl:"authoritative_region,optional"`
 	Encrypt               *string        `hcl:"encrypt,optional"`
 
-	// Accepted and ignored: only one Raft protocol is spoken, and scheduler
-	// configuration is set through the API (see ignoredBlock).
-	RaftProtocol           *int          `hcl:"raft_protocol,optional"`
-	DefaultSchedulerConfig *ignoredBlock `hcl:"default_scheduler_config,block"`
+	// Accepted and ignored: only one Raft protocol is spoken.
+	RaftProtocol           *int                 `hcl:"raft_protocol,optional"`
+	DefaultSchedulerConfig *fileSchedulerConfig `hcl:"default_scheduler_config,block"`
+}
+
+// fileSchedulerConfig is the server's default_scheduler_config. scheduler_algorithm is
+// honoured; the rest (preemption_config, memory_oversubscription_enabled …) has no feature
+// behind it yet and is accepted and ignored, as the whole block was before.
+type fileSchedulerConfig struct {
+	SchedulerAlgorithm *string  `hcl:"scheduler_algorithm,optional"`
+	Rest               hcl.Body `hcl:",remain"`
 }
 
 type fileJoin struct {
@@ -101,6 +107,7 @@ type fileJoin struct {
 type fileClient struct {
 	Enabled           *bool             `hcl:"enabled,optional"`
 	Servers           *[]string         `hcl:"servers,optional"`
+	ServerJoin        *fileJoin         `hcl:"server_join,block"`
 	NodeClass         *string           `hcl:"node_class,optional"`
 	NodePool          *string           `hcl:"node_pool,optional"`
 	DisableRemoteExec *bool             `hcl:"disable_remote_exec,optional"`
@@ -108,12 +115,25 @@ type fileClient struct {
 	AllocDir          *string           `hcl:"alloc_dir,optional"`
 	NetworkInterface  *string           `hcl:"network_interface,optional"`
 	HostVolumes       []*fileHostVolume `hcl:"host_volume,block"`
+	CPUTotalCompute   *int              `hcl:"cpu_total_compute,optional"`
+	MemoryTotalMB     *int              `hcl:"memory_total_mb,optional"`
+	MinDynamicPort    *int              `hcl:"min_dynamic_port,optional"`
+	MaxDynamicPort    *int              `hcl:"max_dynamic_port,optional"`
+	Reserved          *fileReserved     `hcl:"reserved,block"`
 
 	// Rest holds meta and options, which Nomad configurations write both as
 	// blocks (meta { rack = "r1" }) and as arguments (options = { "a.b" =
 	// "1" }, the only way to quote a key in HCL 2). gohcl cannot accept both
 	// forms for one name, so decodeStringMaps does, and rejects anything else.
 	Rest hcl.Body `hcl:",remain"`
+}
+
+// fileReserved is the client's reserved block: what the node keeps back from allocations.
+type fileReserved struct {
+	CPU           *int    `hcl:"cpu,optional"`
+	Memory        *int    `hcl:"memory,optional"`
+	Disk          *int    `hcl:"disk,optional"`
+	ReservedPorts *string `hcl:"reserved_ports,optional"`
 }
 
 type fileHostVolume struct {
@@ -144,6 +164,18 @@ type fileLimits struct {
 	RPCMaxConnsPerClient  *int           `hcl:"rpc_max_conns_per_client,optional"`
 	HTTPSHandshakeTimeout hcl.Expression `hcl:"https_handshake_timeout,optional"`
 	RPCHandshakeTimeout   hcl.Expression `hcl:"rpc_handshake_timeout,optional"`
+}
+
+type fileTLS struct {
+	HTTP                 *bool   `hcl:"http,optional"`
+	RPC                  *bool   `hcl:"rpc,optional"`
+	CAFile               *string `hcl:"ca_file,optional"`
+	CertFile             *string `hcl:"cert_file,optional"`
+	KeyFile              *string `hcl:"key_file,optional"`
+	VerifyServerHostname *bool   `hcl:"verify_server_hostname,optional"`
+	VerifyHTTPSClient    *bool   `hcl:"verify_https_client,optional"`
+	TLSMinVersion        *string `hcl:"tls_min_version,optional"`
+	RPCUpgradeMode       *bool   `hcl:"rpc_upgrade_mode,optional"`
 }
 
 type filePlugin struct {
@@ -280,6 +312,7 @@ func (f *fileConfig) assignments() ([]func(*Config), hcl.Diagnostics) {
 	if s := f.Server; s != nil {
 		assignServer(a, s)
 	}
+	assignTelemetry(a, f.Telemetry)
 	if cl := f.Client; cl != nil {
 		assignClient(a, cl)
 	}
@@ -303,6 +336,10 @@ func (f *fileConfig) assignments() ([]func(*Config), hcl.Diagnostics) {
 			func(c *Config) *time.Duration { return &ensure(&c.Limits).HTTPSHandshakeTimeout })
 		assignDuration(a, l.RPCHandshakeTimeout, "rpc_handshake_timeout",
 			func(c *Config) *time.Duration { return &ensure(&c.Limits).RPCHandshakeTimeout })
+	}
+
+	if t := f.TLS; t != nil {
+		assignTLS(a, t)
 	}
 
 	seen := map[string]bool{}
@@ -334,6 +371,9 @@ func assignServer(a *assigner, s *fileServer) {
 	assign(a, s.NumSchedulers, func(c *Config) *int { return &ensure(&c.Server).NumSchedulers })
 	assign(a, s.JobTrackedVersions, func(c *Config) *int { return &ensure(&c.Server).JobTrackedVersions })
 	assign(a, s.JobMaxCount, func(c *Config) *int { return &ensure(&c.Server).JobMaxCount })
+	if sc := s.DefaultSchedulerConfig; sc != nil {
+		assign(a, sc.SchedulerAlgorithm, func(c *Config) *string { return &ensure(&c.Server).SchedulerAlgorithm })
+	}
 	assign(a, s.EventBufferSize, func(c *Config) *int { return &ensure(&c.Server).EventBufferSize })
 	assign(a, s.EnableEventBroker, func(c *Config) *bool { return &ensure(&c.Server).EnableEventBroker })
 	assign(a, s.AuthoritativeRegion, func(c *Config) *string { return &ensure(&c.Server).AuthoritativeRegion })
@@ -362,6 +402,18 @@ func assignServer(a *assigner, s *fileServer) {
 	}
 }
 
+func assignTLS(a *assigner, t *fileTLS) {
+	assign(a, t.HTTP, func(c *Config) *bool { return &ensure(&c.TLS).EnableHTTP })
+	assign(a, t.RPC, func(c *Config) *bool { return &ensure(&c.TLS).EnableRPC })
+	assign(a, t.CAFile, func(c *Config) *string { return &ensure(&c.TLS).CAFile })
+	assign(a, t.CertFile, func(c *Config) *string { return &ensure(&c.TLS).CertFile })
+	assign(a, t.KeyFile, func(c *Config) *string { return &ensure(&c.TLS).KeyFile })
+	assign(a, t.VerifyServerHostname, func(c *Config) *bool { return &ensure(&c.TLS).VerifyServerHostname })
+	assign(a, t.VerifyHTTPSClient, func(c *Config) *bool { return &ensure(&c.TLS).VerifyHTTPSClient })
+	assign(a, t.TLSMinVersion, func(c *Config) *string { return &ensure(&c.TLS).TLSMinVersion })
+	assign(a, t.RPCUpgradeMode, func(c *Config) *bool { return &ensure(&c.TLS).RPCUpgradeMode })
+}
+
 func assignJoin(a *assigner, retryJoin *[]string, retryMax *int, interval hcl.Expression) {
 	assignList(a, retryJoin, func(c *Config) *[]string { return &ensure(&c.Server).RetryJoin })
 	assign(a, retryMax, func(c *Config) *int { return &ensure(&c.Server).RetryMaxAttempts })
@@ -371,12 +423,33 @@ func assignJoin(a *assigner, retryJoin *[]string, retryMax *int, interval hcl.Ex
 func assignClient(a *assigner, cl *fileClient) {
 	assign(a, cl.Enabled, func(c *Config) *bool { return &ensure(&c.Client).Enabled })
 	assignList(a, cl.Servers, func(c *Config) *[]string { return &ensure(&c.Client).Servers })
+	if j := cl.ServerJoin; j != nil {
+		assignList(a, j.RetryJoin, func(c *Config) *[]string { return &ensure(&c.Client).RetryJoin })
+		// A client tries its servers in turn for as long as it runs; the server's retry
+		// bounds have no meaning for it yet, so they are refused rather than ignored.
+		if j.RetryMax != nil || !isAbsent(j.RetryInterval) {
+			a.diags = append(a.diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "client.server_join supports only retry_join: retry_max and retry_interval are not supported for clients",
+			})
+		}
+	}
 	assign(a, cl.NodeClass, func(c *Config) *string { return &ensure(&c.Client).NodeClass })
 	assign(a, cl.NodePool, func(c *Config) *string { return &ensure(&c.Client).NodePool })
 	assign(a, cl.DisableRemoteExec, func(c *Config) *bool { return &ensure(&c.Client).DisableRemoteExec })
 	assign(a, cl.StateDir, func(c *Config) *string { return &ensure(&c.Client).StateDir })
 	assign(a, cl.AllocDir, func(c *Config) *string { return &ensure(&c.Client).AllocDir })
 	assign(a, cl.NetworkInterface, func(c *Config) *string { return &ensure(&c.Client).NetworkInterface })
+	assign(a, cl.CPUTotalCompute, func(c *Config) *int { return &ensure(&c.Client).CPUTotalCompute })
+	assign(a, cl.MemoryTotalMB, func(c *Config) *int { return &ensure(&c.Client).MemoryTotalMB })
+	assign(a, cl.MinDynamicPort, func(c *Config) *int { return &ensure(&c.Client).MinDynamicPort })
+	assign(a, cl.MaxDynamicPort, func(c *Config) *int { return &ensure(&c.Client).MaxDynamicPort })
+	if r := cl.Reserved; r != nil {
+		assign(a, r.CPU, func(c *Config) *int { return &ensure(&ensure(&c.Client).Reserved).CPU })
+		assign(a, r.Memory, func(c *Config) *int { return &ensure(&ensure(&c.Client).Reserved).MemoryMB })
+		assign(a, r.Disk, func(c *Config) *int { return &ensure(&ensure(&c.Client).Reserved).DiskMB })
+		assign(a, r.ReservedPorts, func(c *Config) *string { return &ensure(&ensure(&c.Client).Reserved).ReservedPorts })
+	}
 
 	kv, diags := decodeStringMaps(cl.Rest, "meta", "options")
 	a.diags = append(a.diags, diags...)

@@ -26,10 +26,11 @@ func parseAgentHCL(parser *hclparse.Parser, src []byte, path string) (*hcl.File,
 		return file, same, diags
 	}
 	inserts := hcl1ItemBreaks(src, path)
-	if len(inserts) == 0 {
+	equals := quotedKeyBlocks(src, path)
+	if len(inserts) == 0 && len(equals) == 0 {
 		return file, same, diags
 	}
-	rewritten := insertNewlines(src, inserts)
+	rewritten, inserts := insertBytes(src, inserts, equals)
 	// A fresh parser: the first one cached the failed parse under path.
 	file2, diags2 := hclparse.NewParser().ParseHCL(rewritten, path)
 	// Still invalid or not, the second parse's diagnostics are the useful ones: they are
@@ -97,20 +98,68 @@ func endsValue(t hclsyntax.TokenType) bool {
 	return false
 }
 
-func insertNewlines(src []byte, at []int) []byte {
-	var b bytes.Buffer
-	b.Grow(len(src) + len(at))
-	prev := 0
-	for _, o := range at {
-		b.Write(src[prev:o])
-		b.WriteByte('\n')
-		prev = o
+// quotedKeyBlocks returns the offsets of the '{' of every block whose body starts with a quoted
+// key (`options { "driver.raw_exec.enable" = "1" }`): HCL1 allows quoted keys anywhere, HCL2
+// only inside an object expression. An '=' put before such a brace turns the block into that
+// argument form (`options = { … }`), which the decoders of string maps accept. No valid HCL2
+// body starts with a quoted key, so valid files never change.
+func quotedKeyBlocks(src []byte, path string) []int {
+	tokens, _ := hclsyntax.LexConfig(src, path, hcl.InitialPos)
+	var out []int
+	for i := 1; i+1 < len(tokens); i++ {
+		if tokens[i].Type != hclsyntax.TokenOBrace || tokens[i-1].Type != hclsyntax.TokenIdent {
+			continue
+		}
+		j := i + 1
+		for j < len(tokens) && tokens[j].Type == hclsyntax.TokenNewline {
+			j++
+		}
+		if j >= len(tokens) || tokens[j].Type != hclsyntax.TokenOQuote {
+			continue
+		}
+		// The key must be followed by '=': `a { "x" }` is something else and stays an error.
+		k := j + 1
+		for k < len(tokens) && tokens[k].Type != hclsyntax.TokenCQuote && tokens[k].Type != hclsyntax.TokenNewline {
+			k++
+		}
+		if k+1 < len(tokens) && tokens[k].Type == hclsyntax.TokenCQuote && tokens[k+1].Type == hclsyntax.TokenEqual {
+			out = append(out, tokens[i].Range.Start.Byte)
+		}
 	}
-	b.Write(src[prev:])
-	return b.Bytes()
+	return out
 }
 
-// remapDiags rewrites the ranges of diags, which point into src with newlines inserted at
+// insertBytes puts a newline at each offset of newlines and an '=' at each offset of equals
+// (both sorted), and returns the rewritten text with the merged, sorted offsets: one byte
+// each, which is what remapDiags undoes.
+func insertBytes(src []byte, newlines, equals []int) ([]byte, []int) {
+	type insertion struct {
+		at int
+		b  byte
+	}
+	all := make([]insertion, 0, len(newlines)+len(equals))
+	for _, o := range newlines {
+		all = append(all, insertion{o, '\n'})
+	}
+	for _, o := range equals {
+		all = append(all, insertion{o, '='})
+	}
+	slices.SortStableFunc(all, func(x, y insertion) int { return x.at - y.at })
+	var b bytes.Buffer
+	b.Grow(len(src) + len(all))
+	offsets := make([]int, 0, len(all))
+	prev := 0
+	for _, in := range all {
+		b.Write(src[prev:in.at])
+		b.WriteByte(in.b)
+		prev = in.at
+		offsets = append(offsets, in.at)
+	}
+	b.Write(src[prev:])
+	return b.Bytes(), offsets
+}
+
+// remapDiags rewrites the ranges of diags, which point into src with one byte inserted at each of
 // inserts, to point into src itself.
 func remapDiags(diags hcl.Diagnostics, src []byte, inserts []int) hcl.Diagnostics {
 	mapPos := func(p hcl.Pos) hcl.Pos {

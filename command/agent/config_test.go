@@ -158,12 +158,31 @@ server {
 client {
   enabled             = true
   servers             = ["10.0.0.1:4647"]
+  server_join {
+    retry_join = ["10.0.0.9:4647"]
+  }
   node_class          = "gpu"
+
+  server_join {
+    retry_join = ["10.0.0.9:4647"]
+  }
+
   node_pool           = "batch"
   disable_remote_exec = true
   state_dir           = "/var/lib/nomad/client"
   alloc_dir           = "/var/lib/nomad/alloc"
   network_interface   = "eth1"
+  cpu_total_compute   = 8000
+  memory_total_mb     = 4096
+  min_dynamic_port    = 25000
+  max_dynamic_port    = 26000
+
+  reserved {
+    cpu            = 500
+    memory         = 512
+    disk           = 1024
+    reserved_ports = "22"
+  }
 
   meta {
     rack = "r1"
@@ -200,6 +219,18 @@ limits {
   rpc_max_conns_per_client  = 8
   https_handshake_timeout   = "9s"
   rpc_handshake_timeout     = "11s"
+}
+
+tls {
+  http                   = true
+  rpc                    = true
+  ca_file                = "/etc/nomad/ca.pem"
+  cert_file              = "/etc/nomad/server.pem"
+  key_file               = "/etc/nomad/server-key.pem"
+  verify_server_hostname = true
+  verify_https_client    = true
+  tls_min_version        = "tls13"
+  rpc_upgrade_mode       = true
 }
 
 plugin "docker" {
@@ -250,9 +281,11 @@ const fullJSON = `{
     "default_scheduler_config": {"scheduler_algorithm": "spread"}
   },
   "client": {
-    "enabled": true, "servers": ["10.0.0.1:4647"], "node_class": "gpu", "node_pool": "batch",
+    "enabled": true, "servers": ["10.0.0.1:4647"], "server_join": {"retry_join": ["10.0.0.9:4647"]}, "node_class": "gpu", "node_pool": "batch",
     "disable_remote_exec": true, "state_dir": "/var/lib/nomad/client",
     "alloc_dir": "/var/lib/nomad/alloc", "network_interface": "eth1",
+    "cpu_total_compute": 8000, "memory_total_mb": 4096, "min_dynamic_port": 25000, "max_dynamic_port": 26000,
+    "reserved": {"cpu": 500, "memory": 512, "disk": 1024, "reserved_ports": "22"},
     "meta": {"rack": "r1"},
     "options": {"driver.raw_exec.enable": "1"},
     "host_volume": {"mysql": {"path": "/opt/mysql", "read_only": true}}
@@ -265,6 +298,11 @@ const fullJSON = `{
   "limits": {
     "http_max_conns_per_client": 7, "rpc_max_conns_per_client": 8,
     "https_handshake_timeout": "9s", "rpc_handshake_timeout": "11s"
+  },
+  "tls": {
+    "http": true, "rpc": true, "ca_file": "/etc/nomad/ca.pem", "cert_file": "/etc/nomad/server.pem",
+    "key_file": "/etc/nomad/server-key.pem", "verify_server_hostname": true, "verify_https_client": true,
+    "tls_min_version": "tls13", "rpc_upgrade_mode": true
   },
   "plugin": {"docker": {"args": ["-v"], "config": {
     "allow_privileged": true, "extra_labels": ["job_name"],
@@ -296,6 +334,7 @@ func TestConfig_FullFile(t *testing.T) {
 		EvalGCThreshold:       2 * time.Hour,
 		JobTrackedVersions:    9,
 		JobMaxCount:           1234,
+		SchedulerAlgorithm:    "spread",
 		EventBufferSize:       250,
 		EnableEventBroker:     false,
 		PurgeHistoryRetention: 48 * time.Hour,
@@ -306,6 +345,7 @@ func TestConfig_FullFile(t *testing.T) {
 	must.Eq(t, ClientConfig{
 		Enabled:           true,
 		Servers:           []string{"10.0.0.1:4647"},
+		RetryJoin:         []string{"10.0.0.9:4647"},
 		NodeClass:         "gpu",
 		NodePool:          "batch",
 		Meta:              map[string]string{"rack": "r1"},
@@ -315,6 +355,11 @@ func TestConfig_FullFile(t *testing.T) {
 		AllocDir:          "/var/lib/nomad/alloc",
 		NetworkInterface:  "eth1",
 		HostVolumes:       []*HostVolumeConfig{{Name: "mysql", Path: "/opt/mysql", ReadOnly: true}},
+		CPUTotalCompute:   8000,
+		MemoryTotalMB:     4096,
+		MinDynamicPort:    25000,
+		MaxDynamicPort:    26000,
+		Reserved:          &ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22"},
 	}, *got.Client)
 	must.Eq(t, ACLConfig{
 		Enabled:               true,
@@ -330,6 +375,11 @@ func TestConfig_FullFile(t *testing.T) {
 		HTTPSHandshakeTimeout: 9 * time.Second,
 		RPCHandshakeTimeout:   11 * time.Second,
 	}, *got.Limits)
+	must.Eq(t, TLSConfig{
+		EnableHTTP: true, EnableRPC: true,
+		CAFile: "/etc/nomad/ca.pem", CertFile: "/etc/nomad/server.pem", KeyFile: "/etc/nomad/server-key.pem",
+		VerifyServerHostname: true, VerifyHTTPSClient: true, TLSMinVersion: "tls13", RPCUpgradeMode: true,
+	}, *got.TLS)
 	must.Eq(t, []*PluginConfig{{
 		Name: "docker",
 		Args: []string{"-v"},
@@ -626,6 +676,12 @@ func TestConfig_LoadErrors(t *testing.T) {
 			want:    []string{"config.hcl:3,", `"nodeclass"`},
 		},
 		{
+			name:    "unknown tls key",
+			file:    "config.hcl",
+			content: "tls {\n  rpc = true\n  verify_incoming = true\n}\n",
+			want:    []string{"config.hcl:3,", `"verify_incoming"`},
+		},
+		{
 			name:    "unknown json key",
 			file:    "config.json",
 			content: "{\n  \"server\": {\"enabled\": true},\n  \"foo\": 1\n}",
@@ -736,6 +792,17 @@ func TestConfig_Validate(t *testing.T) {
 		{name: "nothing enabled", mutate: func(c *Config) { c.Server.Enabled, c.Client.Enabled = false, false }, want: "at least one of server.enabled and client.enabled"},
 		{name: "data_dir required outside dev", mutate: func(c *Config) { c.DevMode = false }, want: "data_dir: must be set"},
 		{name: "data_dir relative", mutate: func(c *Config) { c.DevMode = false; c.DataDir = "data" }, want: "data_dir: must be an absolute path"},
+		{name: "tls rpc without files", mutate: func(c *Config) { c.TLS.EnableRPC = true }, want: "tls.cert_file: must be set"},
+		{name: "tls rpc without ca", mutate: func(c *Config) { c.TLS = &TLSConfig{EnableRPC: true, CertFile: "/c", KeyFile: "/k"} },
+			want: "tls.ca_file: must be set"},
+		{name: "tls https without ca", mutate: func(c *Config) { c.TLS = &TLSConfig{EnableHTTP: true, CertFile: "/c", KeyFile: "/k"} }},
+		{name: "tls verify_https_client without ca",
+			mutate: func(c *Config) {
+				c.TLS = &TLSConfig{EnableHTTP: true, VerifyHTTPSClient: true, CertFile: "/c", KeyFile: "/k"}
+			},
+			want: "tls.ca_file: must be set"},
+		{name: "tls upgrade mode without rpc", mutate: func(c *Config) { c.TLS.RPCUpgradeMode = true }, want: "tls.rpc_upgrade_mode: needs tls.rpc = true"},
+		{name: "tls 1.0", mutate: func(c *Config) { c.TLS.TLSMinVersion = "tls10" }, want: "tls.tls_min_version: \"tls10\" is deprecated"},
 		{
 			name:   "host volume relative",
 			mutate: func(c *Config) { c.Client.HostVolumes = []*HostVolumeConfig{{Name: "v", Path: "rel"}} },

@@ -22,6 +22,9 @@ func (s *HTTPServer) registerEventRoutes(mux *http.ServeMux) {
 
 // parseTopics reads repeated topic=Topic[:Key] parameters; no parameter means every topic.
 func parseTopics(values []string) (map[structs.Topic][]string, error) {
+	if len(values) > structs.EventStreamMaxTopicKeys {
+		return nil, structs.BadRequest("Invalid topic query: %d topic parameters, the limit is %d", len(values), structs.EventStreamMaxTopicKeys)
+	}
 	topics := map[structs.Topic][]string{}
 	for _, v := range values {
 		parts := strings.Split(v, ":")

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -258,6 +260,7 @@ func TestEventStream_Wire(t *testing.T) {
 		{name: "topic with an empty key", query: "topic=Job:", wantStatus: 400, wantPrefix: "Invalid topic query"},
 		{name: "index not a number", query: "topic=Job&index=abc", wantStatus: 400, wantPrefix: "Unable to parse index"},
 		{name: "negative index", query: "topic=Job&index=-1", wantStatus: 400, wantPrefix: "Unable to parse index"},
+		{name: "10,000 topic/key pairs", query: manyTopics(10_000), wantStatus: 400, wantPrefix: "Invalid topic query: 10000 topic parameters, the limit is 1000"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,6 +291,8 @@ func TestEventStream_SubscribeACL(t *testing.T) {
 	}{
 		{name: "read-job may follow jobs", token: reader.SecretID, query: "topic=Job", wantStatus: 200},
 		{name: "read-job may follow evaluations by job", token: reader.SecretID, query: "topic=Evaluation:web", wantStatus: 200},
+		{name: "read-job may follow the purge history", token: reader.SecretID, query: "topic=PurgeRecord", wantStatus: 200},
+		{name: "purge history needs read-job", token: lister.SecretID, query: "topic=PurgeRecord", wantStatus: 403},
 		{name: "management may follow everything", token: root, query: "", wantStatus: 200},
 		{name: "management may follow ACL tokens", token: root, query: "topic=ACLToken", wantStatus: 200},
 		{name: "node read may follow nodes", token: nodeReader.SecretID, query: "topic=Node", wantStatus: 200},
@@ -603,4 +608,13 @@ func TestEventStream_GCEvent(t *testing.T) {
 	must.Eq[any](t, true, ev.Payload["Purge"])
 	must.Eq[any](t, true, ev.Payload["Deleted"])
 	must.Eq[any](t, map[string]any{"Type": "system", "Name": "job-gc"}, ev.Payload["Actor"])
+}
+
+// manyTopics is a query naming n Job keys.
+func manyTopics(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("topic=Job:k%d", i)
+	}
+	return strings.Join(parts, "&")
 }

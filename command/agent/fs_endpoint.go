@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -81,10 +82,19 @@ func (s *HTTPServer) allocLogs(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	f, err := s.openLog(queryOptions(r), req)
+	var remote *remoteNodeError
+	if errors.As(err, &remote) {
+		return s.proxyLogs(w, r, remote.alloc)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return s.sendLog(w, r, req, f)
+}
+
+// sendLog streams the open log f from req's offset.
+func (s *HTTPServer) sendLog(w http.ResponseWriter, r *http.Request, req *logRequest, f *os.File) (any, error) {
 	info, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -189,7 +199,7 @@ func (s *HTTPServer) openLog(opts structs.QueryOptions, req *logRequest) (*os.Fi
 	}
 	c := s.agent.Client()
 	if c == nil || alloc.NodeID != c.NodeID() {
-		return nil, s.elsewhereError(alloc, "read its logs")
+		return nil, &remoteNodeError{alloc: alloc}
 	}
 	return c.OpenTaskLog(alloc.ID, req.task, req.logType)
 }

@@ -72,6 +72,10 @@ func newHTTPServer(a *Agent, ln net.Listener) *HTTPServer {
 // registerHandlers installs every route. Each resource file owns a register*Routes method;
 // adding a resource is one line here.
 func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
+	if s.srv == nil {
+		s.registerClientOnlyRoutes(mux)
+		return
+	}
 	s.registerJobRoutes(mux)
 	s.registerEvalRoutes(mux)
 	s.registerNamespaceRoutes(mux)
@@ -83,6 +87,8 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerNodeRoutes(mux)
 	s.registerClientAllocRoutes(mux)
 	s.registerFSRoutes(mux)
+	s.registerMetricsRoutes(mux)
+	s.registerKeyringRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}
@@ -353,9 +359,20 @@ func setIndex(w http.ResponseWriter, index uint64) {
 	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(index, 1), 10))
 }
 
-// decodeBody reads the JSON request body into out. An empty body is an error.
+// maxBodyDepth bounds how deeply a JSON request body may nest. Whatever a write carries is
+// written to the Raft log as msgpack, whose decoder refuses values past 1,024 levels, and an
+// entry it cannot decode stops every server replaying the log. The typed part of a job is
+// about twenty levels deep, so 128 leaves free-form values (task config) room for any real
+// use while staying far below the log codec's limit; job validation applies the same number
+// to free-form values however a job arrives (structs.MaxFreeformDepth).
+const maxBodyDepth = structs.MaxFreeformDepth
+
+var errBodyTooDeep = structs.BadRequest("request body nests deeper than %d levels", maxBodyDepth)
+
+// decodeBody reads the JSON request body into out. An empty body is an error. The body is
+// bounded in size by the handler wrapper (maxRequestBodySize) and in depth here.
 func decodeBody(r *http.Request, out any) error {
-	err := json.NewDecoder(r.Body).Decode(out)
+	err := json.NewDecoder(limitBody(r)).Decode(out)
 	if errors.Is(err, io.EOF) {
 		return structs.BadRequest("Request body is empty")
 	}
@@ -364,11 +381,56 @@ func decodeBody(r *http.Request, out any) error {
 
 // decodeOptionalBody is decodeBody for endpoints whose body may be left out.
 func decodeOptionalBody(r *http.Request, out any) error {
-	err := json.NewDecoder(r.Body).Decode(out)
+	err := json.NewDecoder(limitBody(r)).Decode(out)
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
 	return bodyError(err)
+}
+
+// limitBody bounds the body in depth and, again, in size: the handler wrapper already caps
+// the size, and repeating it here keeps the cap on every decode, wrapper or not.
+func limitBody(r *http.Request) io.Reader {
+	return &depthLimitReader{r: http.MaxBytesReader(nil, r.Body, maxRequestBodySize)}
+}
+
+// depthLimitReader fails a read that would hand the JSON decoder a value nested deeper than
+// maxBodyDepth. It tracks brackets outside strings as the bytes stream past, so the limit
+// costs one pass and no copy, and the decoder stops before it builds anything that deep.
+type depthLimitReader struct {
+	r        io.Reader
+	depth    int
+	inString bool
+	escaped  bool
+}
+
+func (d *depthLimitReader) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	for i, c := range p[:n] {
+		if d.inString {
+			switch {
+			case d.escaped:
+				d.escaped = false
+			case c == '\\':
+				d.escaped = true
+			case c == '"':
+				d.inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			d.inString = true
+		case '[', '{':
+			d.depth++
+			if d.depth > maxBodyDepth {
+				return i, errBodyTooDeep
+			}
+		case ']', '}':
+			d.depth--
+		}
+	}
+	return n, err
 }
 
 func bodyError(err error) error {
@@ -378,6 +440,9 @@ func bodyError(err error) error {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return errBodyTooLarge
+	}
+	if errors.Is(err, errBodyTooDeep) {
+		return errBodyTooDeep
 	}
 	return structs.BadRequest("%s", err.Error())
 }

@@ -4,12 +4,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/jobspec"
 	"github.com/nomadfork/nomad/structs"
-	"github.com/zclconf/go-cty/cty"
 )
 
 func (s *HTTPServer) registerJobRoutes(mux *http.ServeMux) {
@@ -133,11 +130,13 @@ func (s *HTTPServer) jobsParse(_ http.ResponseWriter, r *http.Request) (any, err
 	if body.JobHCL == "" {
 		return nil, structs.BadRequest("Job spec is empty")
 	}
-	vars, err := parseVariablesFile(body.Variables)
+	vars, err := jobspec.ParseVariablesFile("variables.hcl", []byte(body.Variables))
 	if err != nil {
 		return nil, structs.BadRequest("Failed to parse variables: %v", err)
 	}
-	job, err := jobspec.Parse("input.hcl", []byte(body.JobHCL), vars)
+	// Bounded by jobspec.DefaultLimits and by the request: a client that gives up stops the
+	// evaluation.
+	job, err := jobspec.ParseContext(r.Context(), "input.hcl", []byte(body.JobHCL), vars)
 	if err != nil {
 		return nil, structs.BadRequest("Failed to parse job: %v", err)
 	}
@@ -147,36 +146,6 @@ func (s *HTTPServer) jobsParse(_ http.ResponseWriter, r *http.Request) (any, err
 		}
 	}
 	return job, nil
-}
-
-// parseVariablesFile reads the content of a variables file ("name = value" lines) into the
-// string form jobspec.Parse takes: strings as they are, other values as their HCL source so
-// that jobspec converts them to each variable's declared type.
-func parseVariablesFile(src string) (map[string]string, error) {
-	if src == "" {
-		return nil, nil
-	}
-	file, diags := hclsyntax.ParseConfig([]byte(src), "variables.hcl", hcl.InitialPos)
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	attrs, diags := file.Body.JustAttributes()
-	if diags.HasErrors() {
-		return nil, diags
-	}
-	out := make(map[string]string, len(attrs))
-	for name, attr := range attrs {
-		v, diags := attr.Expr.Value(nil)
-		if diags.HasErrors() {
-			return nil, diags
-		}
-		if v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
-			out[name] = v.AsString()
-			continue
-		}
-		out[name] = string(attr.Expr.Range().SliceBytes(file.Bytes))
-	}
-	return out, nil
 }
 
 func (s *HTTPServer) jobRead(w http.ResponseWriter, r *http.Request) (any, error) {

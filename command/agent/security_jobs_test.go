@@ -1,31 +1,16 @@
 package agent
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/internal/pathtest"
 	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
-
-// filesUnder lists every path under dir, relative to it.
-func filesUnder(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	must.NoError(t, filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out = append(out, rel)
-		return nil
-	}))
-	return out
-}
 
 // A task or group name that would lead out of the allocation directory is refused at the
 // door, with a 400 naming the field, and the client creates nothing outside its data dir.
@@ -54,14 +39,14 @@ func TestSecurity_TraversalNamesRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := filesUnder(t, base)
+			before := pathtest.Tree(t, base)
 			res := doHTTP(t, ta, "PUT", "/v1/jobs", strings.NewReader(tc.body), nil)
 			must.Eq(t, 400, res.status, must.Sprint(res.body))
 			must.StrContains(t, res.body, tc.wantBody)
 			job, err := ta.Server().State().JobByID(nil, "default", "evil")
 			must.NoError(t, err)
 			must.Nil(t, job)
-			must.Eq(t, before, filesUnder(t, base))
+			must.Eq(t, before, pathtest.Tree(t, base))
 		})
 	}
 }

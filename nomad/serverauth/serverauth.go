@@ -70,6 +70,9 @@ func ParseKey(encoded string) (*Key, error) {
 
 func (k *Key) String() string { return "cluster-key(redacted)" }
 
+// GoString keeps %#v from printing the key's bytes.
+func (k *Key) GoString() string { return k.String() }
+
 // Client authenticates an outbound connection as a server speaking kind, proving the key and
 // checking that the other side knows it too. On success every byte written to or read from
 // the returned conn is encrypted and authenticated; on failure conn is closed.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -81,7 +82,9 @@ func TestParseKey(t *testing.T) {
 				return
 			}
 			must.NoError(t, err)
-			must.Eq(t, "cluster-key(redacted)", k.String())
+			for _, printed := range []string{k.String(), fmt.Sprintf("%v", k), fmt.Sprintf("%#v", k), fmt.Sprintf("%+v", k)} {
+				must.Eq(t, "cluster-key(redacted)", printed)
+			}
 		})
 	}
 }

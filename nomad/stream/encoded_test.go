@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -82,5 +83,18 @@ func TestViewOf_DistinctFiltersNeverCollide(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			must.NotEq(t, viewOf(tc.a), viewOf(tc.b))
 		})
+	}
+}
+
+// The waker goroutine belongs to the broker's context: it ends with it.
+func TestEventBroker_WakerEndsWithTheContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := NewEventBroker(ctx, EventBrokerConfig{EventBufferSize: 4})
+	b.Publish(batch(1, ev(structs.TopicJob, "default", "web")))
+	cancel()
+	select {
+	case <-b.wakerDone:
+	case <-time.After(testTimeout):
+		t.Fatal("the waker goroutine outlived the broker's context")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -38,7 +40,23 @@ type EventBrokerConfig struct {
 	// subscribers to catch up on; DefaultEventBufferSize when <= 0.
 	EventBufferSize int64
 	Logger          hclog.Logger
+	// WakeInterval is the most time between two wake-ups of waiting subscribers while
+	// batches keep coming; batches published in between are read in one go. The pause
+	// actually taken grows with the number of subscriptions, wakeCostPerSubscription each,
+	// up to this. 0 uses DefaultWakeInterval; negative wakes them on every publish.
+	WakeInterval time.Duration
 }
+
+// DefaultWakeInterval bounds how often waiting subscribers are woken while batches keep
+// coming: a thousand subscribers woken on every one of a thousand writes a second would take
+// the cores the writes need. A batch published after a quiet spell is delivered at once.
+const DefaultWakeInterval = 10 * time.Millisecond
+
+// wakeCostPerSubscription is the pause between wake-ups each subscription adds: waking one
+// costs a few microseconds of CPU, so pausing a multiple of that keeps the share of the
+// machine spent on wake-ups the same whatever the number of subscribers — one subscriber is
+// woken at once, a thousand every 10 ms.
+const wakeCostPerSubscription = 10 * time.Microsecond
 
 // EventBroker fans published event batches out to subscriptions.
 //
@@ -52,6 +70,16 @@ type EventBroker struct {
 	subs       map[*Subscription]struct{}
 	byAccessor map[string]map[*Subscription]struct{}
 	stopped    bool
+
+	// wake is closed (and replaced) by the waker goroutine after publishes; subscribers with
+	// nothing to read wait on it. published carries one pending "something was published"
+	// signal, so Publish never blocks and never wakes anyone itself.
+	wake      atomic.Pointer[chan struct{}]
+	published chan struct{}
+	wakeEvery time.Duration
+	wakerDone chan struct{}
+	// numSubs mirrors len(subs) for the waker, which must not take mu.
+	numSubs atomic.Int64
 }
 
 // NewEventBroker returns a broker whose subscriptions are all closed with
@@ -65,15 +93,61 @@ func NewEventBroker(ctx context.Context, cfg EventBrokerConfig) *EventBroker {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	wakeEvery := cfg.WakeInterval
+	if wakeEvery == 0 {
+		wakeEvery = DefaultWakeInterval
+	}
 	b := &EventBroker{
 		buf:        newEventBuffer(size),
 		logger:     logger.Named("event_broker"),
 		subs:       make(map[*Subscription]struct{}),
 		byAccessor: make(map[string]map[*Subscription]struct{}),
+		published:  make(chan struct{}, 1),
+		wakeEvery:  wakeEvery,
+		wakerDone:  make(chan struct{}),
 	}
+	first := make(chan struct{})
+	b.wake.Store(&first)
+	go b.runWaker(ctx)
 	context.AfterFunc(ctx, b.stop)
 	return b
 }
+
+// runWaker wakes the waiting subscribers after publishes, at most once per wakeEvery, off the
+// publisher's goroutine: readying a thousand waiters is work the FSM must not do. It ends with
+// ctx; the broker's subscriptions are closed then, so nobody waits on wake any more.
+func (b *EventBroker) runWaker(ctx context.Context) {
+	defer close(b.wakerDone)
+	var pause *time.Timer
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.published:
+		}
+		next := make(chan struct{})
+		close(*b.wake.Swap(&next))
+		wait := min(b.wakeEvery, time.Duration(b.numSubs.Load())*wakeCostPerSubscription)
+		if wait <= 0 {
+			continue
+		}
+		if pause == nil {
+			pause = time.NewTimer(wait)
+		} else {
+			pause.Reset(wait)
+		}
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return
+		case <-pause.C:
+		}
+	}
+}
+
+// wakeCh is the channel that is closed at the next wake-up. A subscriber loads it before it
+// looks for a batch, so a batch published after the look is followed by a close it sees.
+func (b *EventBroker) wakeCh() <-chan struct{} { return *b.wake.Load() }
 
 // Publish appends one batch to the buffer, dropping the oldest batch when the buffer is full.
 // It never waits on subscribers: it is called from the FSM. The broker takes ownership of
@@ -84,6 +158,10 @@ func (b *EventBroker) Publish(events *structs.Events) {
 		return
 	}
 	b.buf.append(*events)
+	select {
+	case b.published <- struct{}{}:
+	default: // a wake-up is already pending; it will cover this batch too
+	}
 }
 
 // Len reports how many batches are retained.
@@ -156,6 +234,7 @@ func (b *EventBroker) Subscribe(req *SubscribeRequest) (*Subscription, error) {
 		return nil, ErrSubscriptionClosed
 	}
 	b.subs[sub] = struct{}{}
+	b.numSubs.Store(int64(len(b.subs)))
 	if id := stored.TokenAccessorID; id != "" {
 		if b.byAccessor[id] == nil {
 			b.byAccessor[id] = make(map[*Subscription]struct{})
@@ -215,6 +294,7 @@ func (b *EventBroker) stop() {
 		sub.close(ErrSubscriptionClosed)
 	}
 	clear(b.subs)
+	b.numSubs.Store(0)
 	clear(b.byAccessor)
 }
 
@@ -226,6 +306,7 @@ func (b *EventBroker) remove(sub *Subscription) {
 
 func (b *EventBroker) removeLocked(sub *Subscription) {
 	delete(b.subs, sub)
+	b.numSubs.Store(int64(len(b.subs)))
 	id := sub.req.TokenAccessorID
 	if set, ok := b.byAccessor[id]; ok {
 		delete(set, sub)

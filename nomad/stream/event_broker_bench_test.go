@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -109,4 +110,57 @@ func lineIndex(line []byte) (uint64, error) {
 		return 0, errors.New("no events after the index")
 	}
 	return strconv.ParseUint(string(rest[:end]), 10, 64)
+}
+
+// BenchmarkDeliveryLatency publishes at a steady 2,000 batches a second (a busy cluster) and
+// reports how long each batch took from Publish to each subscriber's Next: the price of
+// waking subscribers at most every WakeInterval instead of on every publish.
+func BenchmarkDeliveryLatency(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("subscribers=%d", n), func(b *testing.B) {
+			broker := newTestBroker(b, DefaultEventBufferSize)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			published := make([]atomic.Int64, b.N+1)
+			latencies := make([][]time.Duration, n)
+			var consumers sync.WaitGroup
+			for i := range n {
+				sub := subscribe(b, broker, allReq(0))
+				consumers.Go(func() {
+					for {
+						events, err := sub.Next(ctx)
+						if err != nil {
+							return
+						}
+						at := published[events.Index].Load()
+						latencies[i] = append(latencies[i], time.Duration(time.Now().UnixNano()-at))
+						if events.Index == uint64(b.N) {
+							return
+						}
+					}
+				})
+			}
+			event := ev(structs.TopicJob, "default", "web")
+			tick := time.NewTicker(500 * time.Microsecond)
+			defer tick.Stop()
+			b.ResetTimer()
+			for i := 1; i <= b.N; i++ {
+				<-tick.C
+				published[i].Store(time.Now().UnixNano())
+				broker.Publish(batch(uint64(i), event))
+			}
+			consumers.Wait()
+			b.StopTimer()
+			var all []time.Duration
+			for _, l := range latencies {
+				all = append(all, l...)
+			}
+			if len(all) == 0 {
+				b.Fatal("nothing delivered")
+			}
+			slices.Sort(all)
+			b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+		})
+	}
 }

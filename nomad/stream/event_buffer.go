@@ -22,46 +22,81 @@ type bufferItem struct {
 	next  atomic.Pointer[bufferItem]
 	ready chan struct{}
 
-	// encoded holds the JSON of this batch per subscriber view, made by the first subscriber
-	// of that view to read it. It lives and dies with the item, so it is bounded by the
-	// buffer's length times the number of distinct views.
-	encMu   sync.Mutex
-	encoded map[string]*encodedBatch
+	// views holds this batch as each subscriber view sees it (filtered, and encoded as JSON
+	// when a stream asks), made by the first subscriber of that view to read it, so a
+	// thousand subscribers of one view cost one filtering and one encoding. It lives and dies
+	// with the item: bounded by the buffer's length times the number of distinct views.
+	// firstView is the first view made, read without the lock: usually every subscriber has
+	// the same one, and a thousand of them must not queue on viewsMu for each batch.
+	firstView atomic.Pointer[batchView]
+	viewsMu   sync.Mutex
+	views     map[string]*batchView
 }
 
-// encodedBatch is one view's encoding of a batch; line is nil when no event passes the view.
-type encodedBatch struct {
-	once sync.Once
-	line []byte
-	err  error
+// batchView is one view of a batch: the events that pass it (pass false when none does),
+// and their JSON line once encoded.
+type batchView struct {
+	key        string
+	filterOnce sync.Once
+	events     structs.Events
+	pass       bool
+
+	encodeOnce sync.Once
+	line       []byte
+	err        error
+}
+
+func (it *bufferItem) view(f *eventFilter) *batchView {
+	if v := it.firstView.Load(); v != nil && v.key == f.view {
+		return v
+	}
+	it.viewsMu.Lock()
+	defer it.viewsMu.Unlock()
+	if v := it.firstView.Load(); v == nil {
+		v = &batchView{key: f.view}
+		it.firstView.Store(v)
+		return v
+	} else if v.key == f.view {
+		return v
+	}
+	if it.views == nil {
+		it.views = make(map[string]*batchView)
+	}
+	v, ok := it.views[f.view]
+	if !ok {
+		v = &batchView{key: f.view}
+		it.views[f.view] = v
+	}
+	return v
+}
+
+// filteredFor returns the events of the batch that pass f, and whether any does.
+func (it *bufferItem) filteredFor(f *eventFilter) (structs.Events, bool) {
+	if f.everything {
+		return it.events, true
+	}
+	v := it.view(f)
+	v.filterOnce.Do(func() { v.events, v.pass = f.apply(it.events) })
+	return v.events, v.pass
 }
 
 // encodedFor returns the batch as f sees it, encoded as one JSON line, or nil when no event
 // passes f. Concurrent callers with the same view wait for one encoding.
 func (it *bufferItem) encodedFor(f *eventFilter) ([]byte, error) {
-	it.encMu.Lock()
-	if it.encoded == nil {
-		it.encoded = make(map[string]*encodedBatch)
+	events, pass := it.filteredFor(f)
+	if !pass {
+		return nil, nil
 	}
-	enc, ok := it.encoded[f.view]
-	if !ok {
-		enc = &encodedBatch{}
-		it.encoded[f.view] = enc
-	}
-	it.encMu.Unlock()
-	enc.once.Do(func() {
-		out, pass := f.apply(it.events)
-		if !pass {
-			return
-		}
-		buf, err := json.Marshal(&out)
+	v := it.view(f)
+	v.encodeOnce.Do(func() {
+		buf, err := json.Marshal(&events)
 		if err != nil {
-			enc.err = fmt.Errorf("encoding events at index %d: %w", it.events.Index, err)
+			v.err = fmt.Errorf("encoding events at index %d: %w", it.events.Index, err)
 			return
 		}
-		enc.line = append(buf, '\n')
+		v.line = append(buf, '\n')
 	})
-	return enc.line, enc.err
+	return v.line, v.err
 }
 
 // closedCh is the ready channel of items created already linked (head markers).

@@ -49,7 +49,7 @@ func (s *Subscription) Next(ctx context.Context) (structs.Events, error) {
 		if err != nil {
 			return structs.Events{}, err
 		}
-		if out, ok := s.filter.apply(item.events); ok {
+		if out, ok := item.filteredFor(s.filter); ok {
 			return out, nil
 		}
 	}
@@ -86,18 +86,24 @@ func (s *Subscription) advance(ctx context.Context) (*bufferItem, error) {
 		default:
 		}
 
+		wake := s.broker.wakeCh()
 		next := s.cursor.next.Load()
 		if next == nil {
 			select {
 			case <-s.cursor.ready:
-			case <-s.closed:
-				return nil, s.closeErr
-			case <-ctx.Done():
-				return nil, ctx.Err()
+				// Linked since the load above, or linked and then cut because the successor
+				// was dropped (next is nil again): the check below tells which.
+				next = s.cursor.next.Load()
+			default:
+				select {
+				case <-wake:
+					continue
+				case <-s.closed:
+					return nil, s.closeErr
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
 			}
-			// Still nil after ready was closed: the link was cut because the successor was
-			// dropped.
-			next = s.cursor.next.Load()
 		}
 
 		// Items are only ever dropped from the head, so one comparison against the head
@@ -251,17 +257,24 @@ func (f *eventFilter) apply(batch structs.Events) (structs.Events, bool) {
 	if f.everything {
 		return batch, true
 	}
-	var kept []structs.Event
+	// Count first: most batches pass whole or not at all, and those cost no allocation.
+	n := 0
 	for i := range batch.Events {
 		if f.matches(&batch.Events[i]) {
-			kept = append(kept, batch.Events[i])
+			n++
 		}
 	}
-	switch len(kept) {
+	switch n {
 	case 0:
 		return structs.Events{}, false
 	case len(batch.Events):
 		return batch, true
+	}
+	kept := make([]structs.Event, 0, n)
+	for i := range batch.Events {
+		if f.matches(&batch.Events[i]) {
+			kept = append(kept, batch.Events[i])
+		}
 	}
 	return structs.Events{Index: batch.Index, Events: kept}, true
 }

@@ -1,0 +1,72 @@
+// Command taskbin is the only program of the docker driver's test image (FROM scratch).
+//
+//	taskbin echo TEXT...  prints TEXT on stdout and "err:TEXT" on stderr
+//	taskbin exit N        exits with N
+//	taskbin cat PATH      prints the file at PATH
+//	taskbin sleep         waits; SIGINT makes it print "got interrupt" and exit 3, SIGTERM is ignored
+//	taskbin tty [WxH]     prints "tty WxH" when stdin is a terminal, "notty" otherwise; given
+//	                      a size, it first waits (up to 10s) for the terminal to have it
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: taskbin echo|exit|cat|sleep|tty")
+		os.Exit(2)
+	}
+	args := os.Args[2:]
+	switch os.Args[1] {
+	case "echo":
+		text := strings.Join(args, " ")
+		fmt.Println(text)
+		fmt.Fprintln(os.Stderr, "err:"+text)
+	case "exit":
+		n, _ := strconv.Atoi(args[0])
+		os.Exit(n)
+	case "cat":
+		b, err := os.ReadFile(args[0])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Stdout.Write(b)
+	case "sleep":
+		signal.Ignore(syscall.SIGTERM)
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGINT)
+		fmt.Println("sleeping")
+		<-ch
+		fmt.Println("got interrupt")
+		os.Exit(3)
+	case "tty":
+		size, ok := ttySize()
+		for i := 0; ok && len(args) > 0 && size != args[0] && i < 1000; i++ {
+			time.Sleep(10 * time.Millisecond)
+			size, ok = ttySize()
+		}
+		if !ok {
+			fmt.Println("notty")
+			return
+		}
+		fmt.Println("tty " + size)
+	}
+}
+
+// ttySize is stdin's terminal size as WxH; the ioctl fails on anything but a terminal.
+func ttySize() (string, bool) {
+	var ws struct{ Row, Col, X, Y uint16 }
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws))); errno != 0 {
+		return "", false
+	}
+	return fmt.Sprintf("%dx%d", ws.Col, ws.Row), true
+}

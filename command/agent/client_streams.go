@@ -1,0 +1,268 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Requests for an allocation on another node travel as HTTP over a stream the agent's server
+// opens to that node's client (nomad.Server.DialNode: over the client's own connection to a
+// server, so a client behind NAT answers). The caller's token stays with the server agent,
+// which authorizes the request before anything is sent: the client serves what reaches it
+// over a stream without asking again, and never sees the caller's token.
+
+// remoteNodeError says that the allocation of a request runs on another node's client.
+type remoteNodeError struct {
+	alloc *structs.Allocation
+}
+
+func (e *remoteNodeError) Error() string {
+	return "allocation " + e.alloc.ID + " runs on node " + e.alloc.NodeID
+}
+
+// streamRequestTimeout bounds reading a request that came over a stream.
+const streamRequestTimeout = 10 * time.Second
+
+// serveClientStreams serves the requests that servers send to this agent's client over
+// streams from ln, until the agent shuts down.
+func (a *Agent) serveClientStreams(ln net.Listener) {
+	s := &HTTPServer{agent: a, srv: a.server, logger: a.logger.Named("client-streams"), mux: http.NewServeMux()}
+	// Not s.handle: these routes are not part of the agent's HTTP API; only a server reaches
+	// them, over a stream it opened after authorizing the caller.
+	s.mux.Handle("/v1/client/fs/logs/{alloc_id}", s.wrap(getOnly(s.streamedLogs)))
+	s.mux.Handle("/v1/client/allocation/{alloc_id}/exec", s.wrap(getOnly(s.streamedExec)))
+	s.mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
+		return nil, structs.NewErrCode(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
+	}))
+	srv := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: streamRequestTimeout,
+		BaseContext:       func(net.Listener) context.Context { return a.ctx },
+		ErrorLog:          s.logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	a.streamSrv = srv
+	a.streamWG.Add(1)
+	go func() {
+		defer a.streamWG.Done()
+		_ = srv.Serve(ln)
+	}()
+}
+
+func getOnly(fn handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) (any, error) {
+		if r.Method != http.MethodGet {
+			return nil, errInvalidMethod
+		}
+		return fn(w, r)
+	}
+}
+
+// streamedLogs serves a log read a server sent over a stream.
+func (s *HTTPServer) streamedLogs(w http.ResponseWriter, r *http.Request) (any, error) {
+	req, err := parseLogRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	c := s.agent.Client()
+	if c == nil {
+		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	}
+	f, err := c.OpenTaskLog(req.allocID, req.task, req.logType)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return s.sendLog(w, r, req, f)
+}
+
+// streamedExec serves an exec session a server sent over a stream, as a WebSocket without the
+// handshake frame (the server took the caller's token).
+func (s *HTTPServer) streamedExec(w http.ResponseWriter, r *http.Request) (any, error) {
+	req, err := parseExecRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	c := s.agent.Client()
+	if c == nil {
+		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	}
+	t, err := c.ExecTarget(req.allocID, req.task)
+	if err != nil {
+		return nil, err
+	}
+	if t.Err != nil {
+		return nil, t.Err
+	}
+	if sw, ok := w.(*statusWriter); ok {
+		w = upgradeWriter{sw}
+	}
+	conn, err := execUpgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return nil, nil
+	}
+	defer conn.Close()
+	conn.SetReadLimit(execMaxFrame)
+	s.runExecSession(r.Context(), conn, req)
+	return nil, nil
+}
+
+// nodeTransport sends requests over streams to the client of nodeID.
+func (s *HTTPServer) nodeTransport(nodeID string) *http.Transport {
+	return &http.Transport{
+		DialContext: func(context.Context, string, string) (net.Conn, error) {
+			return s.srv.DialNode(nodeID)
+		},
+		DisableKeepAlives:     true,
+		ResponseHeaderTimeout: 30 * time.Second,
+	}
+}
+
+// nodeURL is the URL of r's path and query on the node's stream server.
+func nodeURL(scheme string, r *http.Request, drop ...string) string {
+	q := r.URL.Query()
+	for _, k := range drop {
+		q.Del(k)
+	}
+	u := url.URL{Scheme: scheme, Host: "node", Path: r.URL.Path, RawQuery: q.Encode()}
+	return u.String()
+}
+
+// proxyLogs relays a log read to the client that has the log.
+func (s *HTTPServer) proxyLogs(w http.ResponseWriter, r *http.Request, alloc *structs.Allocation) (any, error) {
+	out, err := http.NewRequestWithContext(r.Context(), http.MethodGet, nodeURL("http", r), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.nodeTransport(alloc.NodeID).RoundTrip(out)
+	if err != nil {
+		var coded *structs.CodedError
+		if errors.As(err, &coded) {
+			return nil, coded
+		}
+		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the client of node %s: %v", alloc.NodeID, err)
+	}
+	defer resp.Body.Close()
+	for _, k := range []string{"Content-Type"} {
+		if v := resp.Header.Get(k); v != "" {
+			w.Header().Set(k, v)
+		}
+	}
+	w.Header().Del("Content-Encoding")
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	buf := make([]byte, logFrameSize)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return nil, nil
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err != nil {
+			return nil, nil
+		}
+	}
+}
+
+// dialNodeExec opens the exec WebSocket to the client that runs the allocation.
+func (s *HTTPServer) dialNodeExec(ctx context.Context, r *http.Request, alloc *structs.Allocation) (*websocket.Conn, error) {
+	d := websocket.Dialer{
+		NetDialContext:   func(context.Context, string, string) (net.Conn, error) { return s.srv.DialNode(alloc.NodeID) },
+		HandshakeTimeout: 30 * time.Second,
+	}
+	conn, resp, err := d.DialContext(ctx, nodeURL("ws", r, "ws_handshake"), nil)
+	if err != nil {
+		var coded *structs.CodedError
+		switch {
+		case errors.As(err, &coded):
+			return nil, coded
+		case resp != nil:
+			// The client refused before the upgrade: pass its answer on.
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			return nil, structs.NewErrCode(resp.StatusCode, "%s", trimErrorBody(body))
+		}
+		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the client of node %s: %v", alloc.NodeID, err)
+	}
+	conn.SetReadLimit(execMaxFrame)
+	return conn, nil
+}
+
+func trimErrorBody(b []byte) string {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return string(b)
+}
+
+// relayExec relays frames between the caller and the client's session until either ends; the
+// client's close frame (exit, error) reaches the caller as it was.
+func relayExec(ctx context.Context, caller, node *websocket.Conn) {
+	done := make(chan struct{}, 2)
+	go func() {
+		defer func() { done <- struct{}{} }()
+		for {
+			kind, msg, err := caller.ReadMessage()
+			if err != nil {
+				_ = node.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(execWriteTimeout))
+				return
+			}
+			_ = node.SetWriteDeadline(time.Now().Add(execWriteTimeout))
+			if node.WriteMessage(kind, msg) != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		defer func() { done <- struct{}{} }()
+		for {
+			kind, msg, err := node.ReadMessage()
+			if err != nil {
+				var ce *websocket.CloseError
+				if errors.As(err, &ce) {
+					closeExecCode(caller, ce.Code, ce.Text)
+				} else {
+					closeExecCode(caller, websocket.CloseInternalServerErr, "lost the connection to the client")
+				}
+				return
+			}
+			_ = caller.SetWriteDeadline(time.Now().Add(execWriteTimeout))
+			if caller.WriteMessage(kind, msg) != nil {
+				return
+			}
+		}
+	}()
+	pending := 2
+	select {
+	case <-done:
+		pending--
+	case <-ctx.Done():
+		closeExecCode(caller, websocket.CloseGoingAway, errAgentShuttingDown.Error())
+	}
+	node.Close()
+	caller.Close()
+	for ; pending > 0; pending-- {
+		<-done
+	}
+}
+
+// registerClientOnlyRoutes is the HTTP API of a client-only agent: it has no server to answer
+// from, so every request is told where to go. Exec and logs of its allocations reach it
+// through any server.
+func (s *HTTPServer) registerClientOnlyRoutes(mux *http.ServeMux) {
+	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
+		return nil, structs.BadRequest("this agent runs only a client: send API requests (including exec and logs of its allocations) to a server agent's HTTP address")
+	}))
+}

@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"testing"
+
+	"github.com/shoenig/test/must"
+)
+
+// TestConfig_ClientResources: the client block's resource keys reach the client config, in
+// HCL and in JSON, and a reserved block sets only what it names.
+func TestConfig_ClientResources(t *testing.T) {
+	cases := []struct {
+		name, file, body string
+	}{
+		{name: "hcl", file: "c.hcl", body: `
+client {
+  enabled           = true
+  cpu_total_compute = 8000
+  memory_total_mb   = 4096
+  min_dynamic_port  = 25000
+  max_dynamic_port  = 26000
+  reserved {
+    cpu            = 500
+    memory         = 512
+    disk           = 1024
+    reserved_ports = "22,80-90"
+  }
+}`},
+		{name: "json", file: "c.json", body: `{"client": {"enabled": true, "cpu_total_compute": 8000, "memory_total_mb": 4096,
+  "min_dynamic_port": 25000, "max_dynamic_port": 26000,
+  "reserved": {"cpu": 500, "memory": 512, "disk": 1024, "reserved_ports": "22,80-90"}}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			loaded, err := loadConfigString(t, tc.file, tc.body)
+			must.NoError(t, err)
+			got := DefaultConfig().Merge(loaded).Client
+			must.Eq(t, 8000, got.CPUTotalCompute)
+			must.Eq(t, 4096, got.MemoryTotalMB)
+			must.Eq(t, 25000, got.MinDynamicPort)
+			must.Eq(t, 26000, got.MaxDynamicPort)
+			must.Eq(t, &ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22,80-90"}, got.Reserved)
+			fp := clientResources(got)
+			must.Eq(t, 500, fp.ReservedCPU)
+			must.Eq(t, "22,80-90", fp.ReservedPorts)
+		})
+	}
+}
+
+func TestConfig_ValidateClientResources(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*Config)
+		want   string
+	}{
+		{name: "defaults", mutate: func(*Config) {}},
+		{name: "negative cpu_total_compute", mutate: func(c *Config) { c.Client.CPUTotalCompute = -1 }, want: "client.cpu_total_compute"},
+		{name: "negative memory_total_mb", mutate: func(c *Config) { c.Client.MemoryTotalMB = -1 }, want: "client.memory_total_mb"},
+		{name: "port too large", mutate: func(c *Config) { c.Client.MaxDynamicPort = 70000 }, want: "client.max_dynamic_port: must be a port"},
+		{name: "range backwards", mutate: func(c *Config) { c.Client.MinDynamicPort = 31000; c.Client.MaxDynamicPort = 30000 }, want: "client.min_dynamic_port: must not exceed"},
+		{name: "min above default max", mutate: func(c *Config) { c.Client.MinDynamicPort = 40000 }, want: "client.min_dynamic_port: must not exceed client.max_dynamic_port (32000)"},
+		{name: "bad reserved port", mutate: func(c *Config) { c.Client.Reserved = &ReservedConfig{ReservedPorts: "22,99999"} }, want: "client.reserved.reserved_ports"},
+		{name: "spread algorithm", mutate: func(c *Config) { c.Server.SchedulerAlgorithm = "spread" }},
+		{name: "unknown algorithm", mutate: func(c *Config) { c.Server.SchedulerAlgorithm = "random" },
+			want: `server.default_scheduler_config.scheduler_algorithm: must be "binpack" or "spread", got "random"`},
+		{name: "negative reserved memory", mutate: func(c *Config) { c.Client.Reserved = &ReservedConfig{MemoryMB: -1} }, want: "client.reserved.memory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DevConfig()
+			tc.mutate(c)
+			err := c.Validate()
+			if tc.want == "" {
+				must.NoError(t, err)
+				return
+			}
+			must.ErrorContains(t, err, tc.want)
+		})
+	}
+}

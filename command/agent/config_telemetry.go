@@ -1,0 +1,39 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// TelemetryConfig is the telemetry block. Metrics are process-wide (see setupMetrics), so
+// the first agent started in a process fixes the collection interval.
+type TelemetryConfig struct {
+	// PrometheusMetrics serves GET /v1/metrics?format=prometheus.
+	PrometheusMetrics bool
+	// CollectionInterval is how long one in-memory summary interval lasts.
+	CollectionInterval time.Duration
+}
+
+// fileTelemetry decodes the keys we honour. Upstream's sink settings (statsd, statsite,
+// datadog, circonus, publish_* and the like) stay accepted and have no effect: no external
+// sink is built in.
+type fileTelemetry struct {
+	PrometheusMetrics  *bool          `hcl:"prometheus_metrics,optional"`
+	CollectionInterval hcl.Expression `hcl:"collection_interval,optional"`
+	Rest               hcl.Body       `hcl:",remain"`
+}
+
+func assignTelemetry(a *assigner, t *fileTelemetry) {
+	if t == nil {
+		return
+	}
+	assign(a, t.PrometheusMetrics, func(c *Config) *bool { return &ensure(&c.Telemetry).PrometheusMetrics })
+	assignDuration(a, t.CollectionInterval, "collection_interval",
+		func(c *Config) *time.Duration { return &ensure(&c.Telemetry).CollectionInterval })
+}
+
+// telemetry returns the telemetry block, or its zero value when none was written.
+func (c *Config) telemetry() *TelemetryConfig {
+	return valueOr(c.Telemetry, &TelemetryConfig{})
+}

@@ -1,0 +1,81 @@
+package scheduler
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+	"pgregory.net/rapid"
+)
+
+// TestSecurity_ComputeNeverPanics: whatever the state holds (nil entries, negative asks,
+// malformed constraints and port specs, allocations with partial resources), Compute
+// returns a plan.
+func TestSecurity_ComputeNeverPanics(t *testing.T) {
+	operands := []string{"=", "!=", "<", ">=", "regexp", "version", "semver", "set_contains_any",
+		"is_set", "is_not_set", "distinct_hosts", "distinct_property", "bogus", ""}
+	targets := []string{"${attr.kernel.name}", "${meta.rack}", "${node.class}", "(", "~~1", "1.2.3", "", "x,y", "${", "${}"}
+	rapid.Check(t, func(t *rapid.T) {
+		var nodes []*structs.Node
+		for i := range rapid.IntRange(0, 6).Draw(t, "nodes") {
+			if rapid.Bool().Draw(t, "nilNode") {
+				nodes = append(nodes, nil)
+				continue
+			}
+			n := node(fmt.Sprintf("n%d", i), "dc1", "raw_exec")
+			n.Meta = map[string]string{"rack": rapid.SampledFrom([]string{"r1", "r2", ""}).Draw(t, "rack")}
+			if rapid.Bool().Draw(t, "resources") {
+				n.NodeResources = &api.NodeResources{
+					Cpu:            api.NodeCpuResources{CpuShares: rapid.Int64Range(-10, 5000).Draw(t, "cpu"), TotalCpuCores: uint16(rapid.IntRange(0, 4).Draw(t, "cores"))},
+					Memory:         api.NodeMemoryResources{MemoryMB: rapid.Int64Range(-10, 5000).Draw(t, "mem")},
+					MinDynamicPort: rapid.IntRange(-5, 70000).Draw(t, "min"), MaxDynamicPort: rapid.IntRange(-5, 70000).Draw(t, "max"),
+				}
+			}
+			if rapid.Bool().Draw(t, "reserved") {
+				n.ReservedResources = &api.NodeReservedResources{
+					Memory:   api.NodeReservedMemoryResources{MemoryMB: rapid.Uint64().Draw(t, "rmem")},
+					Networks: api.NodeReservedNetworkResources{ReservedHostPorts: rapid.SampledFrom([]string{"22", "a-b", "99999", "1-65535", ""}).Draw(t, "rports")},
+				}
+			}
+			nodes = append(nodes, n)
+		}
+		job := testJob(rapid.SampledFrom([]string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem}).Draw(t, "type"),
+			rapid.IntRange(-2, 8).Draw(t, "count"), "raw_exec")
+		tg := job.TaskGroups[0]
+		if rapid.Bool().Draw(t, "nilTask") {
+			tg.Tasks = append(tg.Tasks, nil)
+		}
+		tg.Tasks[0].Resources = &api.Resources{CPU: new(rapid.IntRange(-100, 3000).Draw(t, "askCPU")),
+			MemoryMB: new(rapid.IntRange(-100, 3000).Draw(t, "askMem")), Cores: new(rapid.IntRange(-1, 3).Draw(t, "askCores"))}
+		tg.Networks = []*api.NetworkResource{nil, {ReservedPorts: []api.Port{{Label: "a", Value: rapid.IntRange(-1, 70000).Draw(t, "static")}},
+			DynamicPorts: make([]api.Port, rapid.IntRange(0, 3).Draw(t, "dyn"))}}
+		for range rapid.IntRange(0, 3).Draw(t, "constraints") {
+			c := &api.Constraint{Operand: rapid.SampledFrom(operands).Draw(t, "op"),
+				LTarget: rapid.SampledFrom(targets).Draw(t, "l"), RTarget: rapid.SampledFrom(targets).Draw(t, "r")}
+			tg.Constraints = append(tg.Constraints, c, nil)
+		}
+		job.Affinities = []*api.Affinity{nil, {LTarget: rapid.SampledFrom(targets).Draw(t, "al"), Operand: rapid.SampledFrom(operands).Draw(t, "aop"),
+			Weight: new(int8(rapid.IntRange(-128, 127).Draw(t, "aw")))}}
+		if rapid.Bool().Draw(t, "spread") {
+			job.Spreads = []*api.Spread{nil, {Attribute: rapid.SampledFrom(targets).Draw(t, "sa"), Weight: new(int8(rapid.IntRange(-128, 127).Draw(t, "sw"))),
+				SpreadTarget: []*api.SpreadTarget{nil, {Value: "r1", Percent: uint8(rapid.IntRange(0, 255).Draw(t, "pct"))}}}}
+		}
+		var allocs []*structs.Allocation
+		onNodes := map[string][]*structs.Allocation{}
+		for i := range rapid.IntRange(0, 4).Draw(t, "allocs") {
+			a := alloc(job, i, fmt.Sprintf("n%d", i), structs.AllocClientStatusRunning)
+			switch rapid.IntRange(0, 3).Draw(t, "allocKind") {
+			case 0:
+				a.Job = nil
+			case 1:
+				a.AllocatedResources = &api.AllocatedResources{Tasks: map[string]*api.AllocatedTaskResources{"x": nil}}
+			case 2:
+				allocs = append(allocs, nil)
+			}
+			allocs = append(allocs, a)
+			onNodes[a.NodeID] = append(onNodes[a.NodeID], a, nil)
+		}
+		Compute(Input{Job: job, Nodes: nodes, Allocs: allocs, NodeAllocs: onNodes, MaxPlacements: 5})
+	})
+}

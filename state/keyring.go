@@ -1,0 +1,50 @@
+package state
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// UpsertRootKeyTxn stores a root key. A key's material never changes once stored: an upsert
+// of an existing KeyID may change its state only.
+func (s *StateStore) UpsertRootKeyTxn(txn *Txn, key *structs.RootKey) error {
+	if key == nil || key.KeyID == "" {
+		return structs.BadRequest("root key: KeyID must be set")
+	}
+	raw, err := txn.First(tableRootKeys, indexID, key.KeyID)
+	if err != nil {
+		return fmt.Errorf("state: root key lookup: %w", err)
+	}
+	stored := *key
+	stored.CreateIndex, stored.ModifyIndex = txn.Index, txn.Index
+	if raw != nil {
+		existing := raw.(*structs.RootKey)
+		if !slices.Equal(existing.PublicKey, key.PublicKey) || !slices.Equal(existing.PrivateKey, key.PrivateKey) {
+			return structs.BadRequest("root key %q: key material cannot change", key.KeyID)
+		}
+		stored.CreateIndex = existing.CreateIndex
+	}
+	if err := txn.Insert(tableRootKeys, &stored); err != nil {
+		return fmt.Errorf("state: root key insert: %w", err)
+	}
+	return txn.bumpIndex(tableRootKeys)
+}
+
+// RootKeys lists every root key, oldest first. The rows carry private key material: callers
+// inside the server only; APIs answer from RootKey.Meta and RootKey.Public.
+func (s *StateStore) RootKeys(ws memdb.WatchSet) ([]*structs.RootKey, error) {
+	iter, err := s.db.Txn(false).Get(tableRootKeys, indexID)
+	if err != nil {
+		return nil, fmt.Errorf("state: root key list: %w", err)
+	}
+	ws.Add(iter.WatchCh())
+	keys := collect[*structs.RootKey](iter)
+	slices.SortStableFunc(keys, func(a, b *structs.RootKey) int {
+		return cmp.Compare(a.CreateIndex, b.CreateIndex)
+	})
+	return keys, nil
+}

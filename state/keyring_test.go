@@ -1,0 +1,64 @@
+package state
+
+import (
+	"testing"
+
+	"github.com/nomadfork/nomad/structs"
+	"github.com/shoenig/test/must"
+)
+
+func TestRootKeys_UpsertAndList(t *testing.T) {
+	cases := []struct {
+		name    string
+		second  *structs.RootKey
+		wantErr string
+		want    []string // key IDs, oldest first
+	}{
+		{
+			name:   "second key",
+			second: &structs.RootKey{KeyID: "b", PublicKey: []byte("pb"), PrivateKey: []byte("sb"), State: structs.RootKeyStateActive},
+			want:   []string{"a", "b"},
+		},
+		{
+			name:   "state change of the same key",
+			second: &structs.RootKey{KeyID: "a", PublicKey: []byte("pa"), PrivateKey: []byte("sa"), State: structs.RootKeyStateInactive},
+			want:   []string{"a"},
+		},
+		{
+			name:    "material cannot change",
+			second:  &structs.RootKey{KeyID: "a", PublicKey: []byte("other"), PrivateKey: []byte("sa")},
+			wantErr: "key material cannot change",
+			want:    []string{"a"},
+		},
+		{name: "no ID", second: &structs.RootKey{}, wantErr: "KeyID", want: []string{"a"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testStateStore(t)
+			upsert := func(index uint64, key *structs.RootKey) error {
+				return applyTxn(s, structs.KeyringUpsertRootKeyRequestType, index, &TxnMeta{},
+					func(txn *Txn) error { return s.UpsertRootKeyTxn(txn, key) })
+			}
+			must.NoError(t, upsert(10, &structs.RootKey{KeyID: "a", PublicKey: []byte("pa"), PrivateKey: []byte("sa"), State: structs.RootKeyStateActive}))
+			err := upsert(11, tc.second)
+			if tc.wantErr != "" {
+				must.ErrorContains(t, err, tc.wantErr)
+			} else {
+				must.NoError(t, err)
+			}
+			keys, err := s.RootKeys(nil)
+			must.NoError(t, err)
+			var ids []string
+			for _, k := range keys {
+				ids = append(ids, k.KeyID)
+			}
+			must.Eq(t, tc.want, ids)
+			must.Eq(t, uint64(10), keys[0].CreateIndex)
+			if tc.wantErr == "" {
+				must.Eq(t, uint64(11), s.Index(tableRootKeys))
+			} else {
+				must.Eq(t, uint64(10), s.Index(tableRootKeys))
+			}
+		})
+	}
+}
