@@ -92,6 +92,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}
+	s.registerUIRoutes(mux)
 
 	// Anything else under any path is unknown.
 	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {

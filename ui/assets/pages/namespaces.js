@@ -1,0 +1,17 @@
+// Namespaces, and what the signed-in token may do with jobs in each.
+
+import { watch } from "../api.js";
+import { h, replace, table, errorBox } from "../dom.js";
+
+export async function render(main, _args, ctx) {
+  const body = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+  replace(main, h("h1", {}, "Namespaces"), body);
+  watch("/v1/namespaces", {}, (list) => {
+    replace(body, table(["Name", "Description", "May stop jobs", "May purge jobs", "May restore"],
+      list.map((ns) => h("tr", { "data-namespace": ns.Name },
+        h("td", {}, ns.Name), h("td", {}, ns.Description || ""),
+        h("td", {}, ctx.acl.canStop(ns.Name) ? "yes" : "no"),
+        h("td", {}, ctx.acl.canPurge(ns.Name) ? "yes" : "no"),
+        h("td", {}, ctx.acl.canRestore(ns.Name) ? "yes" : "no"))), { id: "namespaces" }));
+  }, ctx.signal, (e) => replace(body, errorBox(e)));
+}
