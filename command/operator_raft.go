@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nomadfork/nomad/nomad/raftutil"
+	"github.com/nomadfork/nomad/raftutil"
 )
 
 // The operator raft commands work on a stopped server's data dir, not over HTTP: they are the
-// way back for a log the server refuses to start with. They import nomad/raftutil only
-// (scripts/check-imports.sh allows exactly that package), never the server.
+// way back for a log the server refuses to start with. They import raftutil only
+// (outside nomad/, importing only structs: scripts/check-imports.sh holds it to that), never the server.
 
 // raftLockTimeout bounds the wait for the WAL metadata DB's lock, which a running agent holds.
 const raftLockTimeout = 2 * time.Second

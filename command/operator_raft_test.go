@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
-	"github.com/nomadfork/nomad/nomad/raftutil"
+	"github.com/nomadfork/nomad/raftutil"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/nomadfork/nomad/mock"
-	"github.com/nomadfork/nomad/nomad/raftutil"
+	"github.com/nomadfork/nomad/raftutil"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"

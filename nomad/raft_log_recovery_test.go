@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/nomadfork/nomad/command"
 	"github.com/nomadfork/nomad/mock"
-	"github.com/nomadfork/nomad/nomad/raftutil"
+	"github.com/nomadfork/nomad/raftutil"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -33,26 +32,10 @@ func tlsFor(ca *tlstest.CA, files tlstest.Files, verify bool) *RPCTLSConfig {
 // certificates alone authenticate the servers.
 func testTLSCluster(t *testing.T, n int, ca *tlstest.CA) []*Server {
 	t.Helper()
-	addrs := make([]string, n)
-	for i := range addrs {
-		addrs[i] = freeAddr(t)
-	}
-	servers := make([]*Server, n)
-	for i := range servers {
-		cfg := DefaultConfig()
-		cfg.FastRaft = true
-		cfg.NodeName = fmt.Sprintf("server-%d", i)
-		cfg.RaftBindAddr = addrs[i]
-		cfg.BootstrapExpect = n
-		cfg.RetryJoin = addrs
+	return testCluster(t, n, func(cfg *Config) {
+		cfg.EncryptKey = ""
 		cfg.TLS = tlsFor(ca, ca.Issue(t, cfg.NodeName, []string{"server.global.nomad"}), true)
-		srv, err := NewServer(cfg)
-		must.NoError(t, err)
-		t.Cleanup(func() { _ = srv.Shutdown() })
-		servers[i] = srv
-	}
-	waitFor(t, 20*time.Second, func() bool { return leaderOf(servers) != nil })
-	return servers
+	})
 }
 
 func TestSecurity_TLSClusterFormsAndReplicatesWithoutAKey(t *testing.T) {

@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"net"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/raft"
 	"github.com/nomadfork/nomad/mock"
 	"github.com/nomadfork/nomad/nomad/serverauth"
@@ -139,17 +137,7 @@ func rawRPC(t *testing.T, addr, method string, args any) error {
 	if _, err := conn.Write([]byte{connRPC}); err != nil {
 		return err
 	}
-	if err := codec.NewEncoder(conn, structs.MsgpackHandle).Encode(&rpcRequest{Method: method, Body: body}); err != nil {
-		return err
-	}
-	var resp rpcResponse
-	if err := codec.NewDecoder(bufio.NewReader(conn), structs.MsgpackHandle).Decode(&resp); err != nil {
-		return err
-	}
-	if resp.Error != "" {
-		return errors.New(resp.Error)
-	}
-	return nil
+	return exchange(conn, &rpcRequest{Method: method, Body: body})
 }
 
 func TestSecurity_UnauthenticatedClusterJoinRefused(t *testing.T) {

@@ -16,9 +16,9 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
-	"github.com/nomadfork/nomad/nomad/raftutil"
 	"github.com/nomadfork/nomad/nomad/serverauth"
 	"github.com/nomadfork/nomad/nomad/stream"
+	"github.com/nomadfork/nomad/raftutil"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )

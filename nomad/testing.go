@@ -38,7 +38,29 @@ func TestServer(t testing.TB, cb func(*Config)) *Server {
 		}
 	}
 	must.NoError(t, srv.raft.Barrier(5*time.Second).Error())
+	// The new leader writes the first root key on its own; wait for it, so that tests which
+	// count log entries or table indexes see only their own writes.
+	for !hasActiveRootKey(srv) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the leader never wrote its first root key")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	return srv
+}
+
+func hasActiveRootKey(srv *Server) bool {
+	keys, err := srv.State().RootKeys(nil)
+	if err != nil {
+		return false
+	}
+	for _, k := range keys {
+		if k.State == structs.RootKeyStateActive {
+			return true
+		}
+	}
+	return false
 }
 
 // TestACLServer starts a server with ACLs on and returns it with a bootstrap management
