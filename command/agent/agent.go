@@ -35,6 +35,8 @@ type Agent struct {
 	httpTLS *tlsutil.Wrapper
 	// metrics is the process's in-memory metrics sink (see setupMetrics).
 	metrics *metrics.InmemSink
+	// clientTLS is a client-only agent's certificate for the servers' RPC port (tls.rpc).
+	clientTLS *nomad.ClientTLS
 	// rpcServers is the client's connection to the servers of a client-only agent.
 	rpcServers *client.RPCServers
 	// streamSrv serves what servers send to the client over streams (exec, logs).
@@ -83,8 +85,17 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 		httpTLS = w
 	}
 
+	var clientTLS *nomad.ClientTLS
+	if t := cfg.TLS; t != nil && t.EnableRPC && !serverEnabled {
+		ct, err := nomad.NewClientTLS(rpcTLSConfig(t), cfg.Region)
+		if err != nil {
+			return nil, err
+		}
+		clientTLS = ct
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel, httpTLS: httpTLS}
+	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel, httpTLS: httpTLS, clientTLS: clientTLS}
 	a.metrics = setupMetrics(cfg.Telemetry)
 
 	if serverEnabled {
@@ -133,11 +144,7 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc.RetryJoin = joinAddrs(server.RetryJoin, cfg.Ports.RPC)
 	sc.EncryptKey = server.EncryptKey
 	if t := cfg.TLS; t != nil && t.EnableRPC {
-		sc.TLS = &nomad.RPCTLSConfig{
-			Config:               tlsutil.Config{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, MinVersion: t.TLSMinVersion},
-			VerifyServerHostname: t.VerifyServerHostname,
-			RPCUpgradeMode:       t.RPCUpgradeMode,
-		}
+		sc.TLS = rpcTLSConfig(t)
 	}
 	if server.JobGCInterval > 0 {
 		sc.JobGCInterval = server.JobGCInterval
@@ -184,6 +191,16 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	return sc
 }
 
+// rpcTLSConfig is the tls block as the RPC port of a server, or a client agent's connection
+// to one, uses it.
+func rpcTLSConfig(t *TLSConfig) *nomad.RPCTLSConfig {
+	return &nomad.RPCTLSConfig{
+		Config:               tlsutil.Config{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, MinVersion: t.TLSMinVersion},
+		VerifyServerHostname: t.VerifyServerHostname,
+		RPCUpgradeMode:       t.RPCUpgradeMode,
+	}
+}
+
 // joinAddrs gives each join address the default RPC port if it names none.
 func joinAddrs(addrs []string, port int) []string {
 	var out []string
@@ -204,7 +221,12 @@ func (a *Agent) ReloadTLS() error {
 	if a.httpTLS != nil {
 		errs = append(errs, a.httpTLS.Reload())
 	}
-	errs = append(errs, a.server.ReloadTLS())
+	if a.server != nil {
+		errs = append(errs, a.server.ReloadTLS())
+	}
+	if a.clientTLS != nil {
+		errs = append(errs, a.clientTLS.Reload())
+	}
 	return errors.Join(errs...)
 }
 

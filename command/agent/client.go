@@ -125,7 +125,11 @@ func (a *Agent) clientServers() (client.Servers, error) {
 	}
 	cc := a.config.Client
 	addrs := append(append([]string(nil), cc.Servers...), cc.RetryJoin...)
-	r, err := client.NewRPCServers(addrs, nomad.ClientYamuxConfig(), a.logger)
+	var dial client.Dialer
+	if a.clientTLS != nil {
+		dial = a.clientTLS.Dial
+	}
+	r, err := client.NewRPCServers(addrs, nomad.ClientYamuxConfig(), dial, a.logger)
 	if err != nil {
 		return nil, err
 	}
