@@ -75,7 +75,7 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	var png []byte
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := chromedp.Run(sctx, chromedp.FullScreenshot(&png, 80)); err != nil {
+	if err := chromedp.Run(sctx, chromedp.FullScreenshot(&png, 100)); err != nil {
 		t.Logf("screenshot %s: %v", name, err)
 		return
 	}
