@@ -5,7 +5,7 @@
 // (no inline styles, no eval) holds.
 //
 // Why not a library: Debian's libjs-xterm ships an entry file whose modules are missing, and
-// term.js builds rows with innerHTML and inline style attributes, which our CSP forbids and which
+// term.js builds rows as HTML strings with inline style attributes, which our CSP forbids and which
 // would render task output as HTML.
 
 const DEFAULT_ATTR = Object.freeze({ fg: -1, bg: -1, bold: false, underline: false, inverse: false });
