@@ -237,11 +237,12 @@ func clientStatus(states map[string]*structs.TaskState) (string, string) {
 }
 
 // report sends the allocation's status and task states, unless nothing changed since the last
-// report or the allocation no longer reports.
+// report or the agent is shutting down. An allocation whose job was purged still reports how
+// it ended: the servers keep that in the purge record.
 func (r *allocRunner) report() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.destroyed || r.silent || len(r.states) == 0 {
+	if r.silent || len(r.states) == 0 {
 		return
 	}
 	status, desc := clientStatus(r.states)

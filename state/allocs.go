@@ -95,10 +95,11 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 	return s.reconcileJobsTxn(txn, touched, queued)
 }
 
-// UpdateAllocsFromClientTxn applies what a client reports: ClientStatus, ClientDescription and
-// TaskStates of each allocation, nothing else. Allocations that no longer exist (their job was
-// purged) are skipped.
-func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Allocation, updatedAt int64) error {
+// UpdateAllocsFromClientTxn applies what node's client reports: ClientStatus,
+// ClientDescription and TaskStates of each of its allocations, nothing else. An allocation
+// whose job was removed lives on in the purge record, which takes the report instead; a
+// report about an allocation of another node is ignored.
+func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, nodeID string, allocs []*structs.Allocation, updatedAt int64) error {
 	touched := jobSet{}
 	for _, alloc := range allocs {
 		existing, err := allocByIDTxn(txn.Txn, nil, alloc.ID)
@@ -106,6 +107,12 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Alloc
 			return err
 		}
 		if existing == nil {
+			if _, err := s.updatePurgedAllocTxn(txn, nodeID, alloc, updatedAt); err != nil {
+				return err
+			}
+			continue
+		}
+		if existing.NodeID != nodeID {
 			continue
 		}
 		updated := existing.Copy()

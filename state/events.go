@@ -121,9 +121,25 @@ func aclRoleEvents(_ *Txn, change memdb.Change) []structs.Event {
 }
 
 // purgeRecordEvents publishes a purge-history record when a purge or GC writes it and when
-// retention removes it, without the job spec (the job event of the purge carries that).
-func purgeRecordEvents(_ *Txn, change memdb.Change) []structs.Event {
+// retention removes it, without the job spec (the job event of the purge carries that). When
+// a client reports the end of an allocation whose job is gone, the record takes the report and
+// the allocation is published on the Allocation topic as any other allocation update.
+func purgeRecordEvents(txn *Txn, change memdb.Change) []structs.Event {
 	rec := rowOf[*structs.PurgeRecord](change)
+	if change.Updated() {
+		var out []structs.Event
+		for _, a := range rec.Allocations {
+			if a.ModifyIndex != txn.Index {
+				continue
+			}
+			alloc := a.Allocation(rec)
+			out = append(out, structs.Event{
+				Topic: structs.TopicAllocation, Key: alloc.ID, Namespace: alloc.Namespace,
+				FilterKeys: []string{alloc.JobID}, Payload: &structs.AllocationEvent{Allocation: alloc},
+			})
+		}
+		return out
+	}
 	return []structs.Event{{
 		Topic:      structs.TopicPurgeRecord,
 		Key:        rec.ID,
