@@ -78,7 +78,6 @@ func TestNodeEndpoint_Auth(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, structs.AllocClientStatusRunning, got.ClientStatus)
 
-
 	// The client reads its allocations with its secret; an operator with node read sees
 	// those of the namespaces where it may read jobs.
 	var allocs structs.NodeAllocsResponse

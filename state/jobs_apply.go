@@ -142,14 +142,14 @@ func PurgeRecordFor(job *structs.Job, allocs []*structs.Allocation, id string, p
 	}
 	return &structs.PurgeRecord{
 		Allocations: purged,
-		ID:         id,
-		Namespace:  job.Namespace,
-		JobID:      job.ID,
-		JobVersion: job.Version,
-		JobType:    job.Type,
-		Reason:     reason,
-		Actor:      actor,
-		PurgeTime:  purgeTime,
-		Job:        job,
+		ID:          id,
+		Namespace:   job.Namespace,
+		JobID:       job.ID,
+		JobVersion:  job.Version,
+		JobType:     job.Type,
+		Reason:      reason,
+		Actor:       actor,
+		PurgeTime:   purgeTime,
+		Job:         job,
 	}
 }
