@@ -165,6 +165,9 @@ type group struct {
 	// spreadCounts are its allocations by value (propCounts), looked up once.
 	spreadVals   []int
 	spreadCounts []map[string]int
+	// spreadBuckets is the number of distinct tuples of spread values among the candidates,
+	// counted on the first placement.
+	spreadBuckets int
 }
 
 func (g *group) system() bool {
