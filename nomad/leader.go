@@ -106,6 +106,9 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			if err := s.reapExpiredTokens(); err != nil {
 				s.logger.Error("reaping expired ACL tokens failed", "error", err)
 			}
+			if err := s.reapExpiredOneTimeTokens(); err != nil {
+				s.logger.Error("reaping expired one-time tokens failed", "error", err)
+			}
 			if err := s.reapPurgeHistory(); err != nil {
 				s.logger.Error("purge history retention failed", "error", err)
 			}

@@ -27,6 +27,8 @@ const (
 	ApplyPlanResultsRequestType     MessageType = 18
 	AllocClientUpdateRequestType    MessageType = 19
 	KeyringUpsertRootKeyRequestType MessageType = 20
+	OneTimeTokenUpsertRequestType   MessageType = 21
+	OneTimeTokenDeleteRequestType   MessageType = 22
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -68,6 +70,9 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
 	// No events: a root key holds private key material (see structs/keyring.go).
 	KeyringUpsertRootKeyRequestType: {Name: "KeyringUpsertRootKey", New: newRequest[KeyringUpsertRootKeyRequest]},
+	// No events: a one-time token is a secret.
+	OneTimeTokenUpsertRequestType: {Name: "OneTimeTokenUpsert", New: newRequest[OneTimeTokenUpsertRequest]},
+	OneTimeTokenDeleteRequestType: {Name: "OneTimeTokenDelete", New: newRequest[OneTimeTokenDeleteRequest]},
 }
 
 func (t MessageType) String() string {

@@ -272,6 +272,11 @@ func matrixACLEndpoints() []matrixEndpoint {
 			body: `{"Name":"made-by-matrix","Type":"management"}`, allow: allowManagement,
 		},
 		{name: "acl token self", method: "GET", path: "/v1/acl/token/self", allow: allowTokens},
+		// Any live token may make a one-time token for itself.
+		{name: "acl one-time token create", method: "PUT", path: "/v1/acl/token/onetime", allow: allowTokens},
+		// The one-time secret is the only credential: an unknown one is refused to everyone.
+		{name: "acl one-time token exchange", method: "PUT", path: "/v1/acl/token/onetime/exchange",
+			body: `{"OneTimeSecretID":"00000000-0000-4000-8000-000000000000"}`, allow: nil},
 		{name: "acl token read", method: "GET", path: "/v1/acl/token/{readToken}", allow: []string{rowRead, rowManagement}},
 		{
 			name: "acl token update", method: "POST", path: "/v1/acl/token/{scratchToken}",
