@@ -2,7 +2,10 @@ package nomad
 
 import (
 	"context"
+	"sync"
 	"time"
+
+	"github.com/nomadfork/nomad/nomad/drainer"
 )
 
 // monitorLeadership runs the leader's periodic duties while this server leads.
@@ -88,6 +91,17 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	if s.config.NumSchedulers > 0 {
 		go s.runWorker(ctx)
 	}
+	// The drainer belongs to this term: it stops with ctx and the loop waits for it, so two
+	// drainers never run at once on a server that loses and regains leadership.
+	var owned sync.WaitGroup
+	defer owned.Wait()
+	owned.Add(1)
+	go func() {
+		defer owned.Done()
+		drainer.New(drainer.Config{
+			State: s.State, Apply: s.raftApply, Logger: s.logger.Named("drainer"),
+		}).Run(ctx)
+	}()
 	gcTick := time.NewTicker(positive(s.config.JobGCInterval, 5*time.Minute))
 	defer gcTick.Stop()
 	reapTick := time.NewTicker(positive(s.config.ReapInterval, 10*time.Second))
