@@ -116,6 +116,11 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			} else if n > 0 {
 				s.logger.Info("job GC removed jobs", "count", n)
 			}
+			if n, err := s.runNodeGC(false); err != nil {
+				s.logger.Error("node GC failed", "error", err)
+			} else if n > 0 {
+				s.logger.Info("node GC removed down nodes", "count", n)
+			}
 		case <-reapTick.C:
 			if err := s.reapExpiredTokens(); err != nil {
 				s.logger.Error("reaping expired ACL tokens failed", "error", err)
