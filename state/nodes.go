@@ -8,7 +8,9 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// UpsertNodeTxn registers a node or replaces a registered one, keeping its CreateIndex.
+// UpsertNodeTxn registers a node or replaces a registered one, keeping its CreateIndex and
+// what the servers own of it: its drain and its scheduling eligibility. A client that
+// registers again (after a restart, say) must not end a drain or undo an operator's choice.
 func (s *StateStore) UpsertNodeTxn(txn *Txn, node *structs.Node) error {
 	existing, err := nodeByIDTxn(txn.Txn, nil, node.ID)
 	if err != nil {
@@ -18,6 +20,8 @@ func (s *StateStore) UpsertNodeTxn(txn *Txn, node *structs.Node) error {
 	node.CreateIndex = txn.Index
 	if existing != nil {
 		node.CreateIndex = existing.CreateIndex
+		node.Drain, node.DrainStrategy, node.LastDrain = existing.Drain, existing.DrainStrategy, existing.LastDrain
+		node.SchedulingEligibility = existing.SchedulingEligibility
 	}
 	if err := txn.Insert(tableNodes, node); err != nil {
 		return fmt.Errorf("state: node insert: %w", err)
