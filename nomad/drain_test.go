@@ -119,3 +119,37 @@ func TestDrain_MovesServiceAllocsToOtherNode(t *testing.T) {
 func migrating(a *structs.Allocation) bool {
 	return a.DesiredTransition.Migrate != nil && *a.DesiredTransition.Migrate
 }
+
+// A drain outlives its leader: the next leader's drainer picks it up from the state and, at the
+// deadline, marks what is left for migration.
+func TestDrain_SurvivesLeaderChange(t *testing.T) {
+	servers := testCluster(t, 3)
+	leader := leaderOf(servers)
+	registerNode(t, leader, mock.Node("n1"), "")
+	holdDrain(t, leader, "", "n1")
+	_, err := drainNode(leader, "", "n1", &api.DrainSpec{Deadline: 2 * time.Second}, false)
+	must.NoError(t, err)
+	alloc, err := leader.State().AllocByID(nil, "hold-n1")
+	must.NoError(t, err)
+	must.False(t, migrating(alloc), must.Sprint("a batch allocation waits for the deadline"))
+
+	must.NoError(t, leader.Shutdown())
+	var rest []*Server
+	for _, s := range servers {
+		if s != leader {
+			rest = append(rest, s)
+		}
+	}
+	waitFor(t, 15*time.Second, func() bool { return leaderOf(rest) != nil })
+	next := leaderOf(rest)
+	waitFor(t, 15*time.Second, func() bool {
+		a, err := next.State().AllocByID(nil, "hold-n1")
+		must.NoError(t, err)
+		return migrating(a)
+	})
+	evals, err := next.State().EvalsByJob(nil, structs.DefaultNamespace, "hold-n1")
+	must.NoError(t, err)
+	must.SliceContainsFunc(t, evals, structs.EvalTriggerNodeDrain, func(e *structs.Evaluation, trigger string) bool {
+		return e.TriggeredBy == trigger
+	})
+}
