@@ -241,9 +241,9 @@ func migrateStrategy(m *api.MigrateStrategy) *api.MigrateStrategy {
 	if m.HealthyDeadline != nil {
 		out.HealthyDeadline = m.HealthyDeadline
 	}
-	if *out.MaxParallel < 1 {
-		one := 1
-		out.MaxParallel = &one
+	if *out.MaxParallel < 0 {
+		zero := 0 // validation refuses it; a stored one moves nothing before the deadline
+		out.MaxParallel = &zero
 	}
 	return out
 }
