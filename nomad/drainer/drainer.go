@@ -2,6 +2,7 @@ package drainer
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -70,6 +71,10 @@ func (d *Drainer) Run(ctx context.Context) {
 	}
 }
 
+// maxMigratePerEntry bounds the allocations one Raft entry marks, so a deadline on a full node
+// is several entries of bounded size rather than one of any size.
+const maxMigratePerEntry = 500
+
 // Step decides on one snapshot and writes the decision: the migrations with their
 // evaluations in one entry, the completed drains in another. It returns when to look again
 // without a change.
@@ -79,15 +84,20 @@ func (d *Drainer) Step(snap *state.StateStore) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	if len(dec.Migrate) > 0 {
+	for batch := range slices.Chunk(dec.Migrate, maxMigratePerEntry) {
 		req := &structs.AllocUpdateDesiredTransitionRequest{
 			Allocs: map[string]*api.DesiredTransition{}, UpdatedAt: now.UnixNano(),
 		}
 		yes := true
-		for _, a := range dec.Migrate {
+		var jobs []*structs.Job
+		for _, a := range batch {
 			req.Allocs[a.ID] = &api.DesiredTransition{Migrate: &yes}
+			id := structs.NamespacedID{Namespace: a.Namespace, ID: a.JobID}
+			if job := dec.Jobs[id]; job != nil && !slices.Contains(jobs, job) {
+				jobs = append(jobs, job)
+			}
 		}
-		for _, job := range dec.Jobs {
+		for _, job := range jobs {
 			id, err := uuid.GenerateUUID()
 			if err != nil {
 				return time.Time{}, err

@@ -271,7 +271,7 @@ func TestDecide(t *testing.T) {
 			must.Eq(t, tc.wantComplete, keys(d.Complete))
 			must.Eq(t, tc.wantWake, d.Wake)
 			for _, a := range d.Migrate {
-				must.SliceContainsFunc(t, d.Jobs, a.JobID, func(j *structs.Job, id string) bool { return j.ID == id })
+				must.MapContainsKey(t, d.Jobs, structs.NamespacedID{Namespace: a.Namespace, ID: a.JobID})
 			}
 		})
 	}
@@ -337,4 +337,26 @@ func TestCompleteNodeDrains_SkipsChangedStrategy(t *testing.T) {
 	must.NoError(t, err)
 	must.NotNil(t, node.DrainStrategy)
 	must.Eq(t, api.DrainStatusDraining, node.LastDrain.Status)
+}
+
+// A deadline on a full node marks its allocations in entries of bounded size, each with an
+// evaluation of the jobs it marks.
+func TestStep_BoundsEntries(t *testing.T) {
+	f := newFixture(t)
+	f.node("n1", &api.DrainSpec{Deadline: -1})
+	job := f.job("b", structs.JobTypeBatch, 1, nil)
+	for i := range maxMigratePerEntry + 10 {
+		f.alloc(job, i, "n1", structs.AllocClientStatusRunning, t0)
+	}
+	var sizes []int
+	d := New(Config{State: func() *state.StateStore { return f.store }, Now: func() time.Time { return t0 },
+		Apply: func(mt structs.MessageType, req any) (uint64, error) {
+			r := req.(*structs.AllocUpdateDesiredTransitionRequest)
+			sizes = append(sizes, len(r.Allocs))
+			must.SliceLen(t, 1, r.Evals)
+			return f.apply(mt, req)
+		}})
+	_, err := d.Step(f.store.PointInTime())
+	must.NoError(t, err)
+	must.Eq(t, []int{maxMigratePerEntry, 10}, sizes)
 }

@@ -11,9 +11,9 @@ import (
 
 // Decision is what one look at the state asks for.
 type Decision struct {
-	// Migrate are the allocations to mark for migration, with the jobs to evaluate for them.
+	// Migrate are the allocations to mark for migration; Jobs are their jobs, to evaluate.
 	Migrate []*structs.Allocation
-	Jobs    []*structs.Job
+	Jobs    map[structs.NamespacedID]*structs.Job
 	// Complete are the nodes whose drain is done, with the strategy that was seen.
 	Complete map[string]*api.DrainStrategy
 	// Wake is when something changes without a write (a deadline passes, an allocation
@@ -159,13 +159,12 @@ func Decide(store *state.StateStore, now time.Time) (*Decision, error) {
 			return nil, err
 		}
 	}
-	seen := map[structs.NamespacedID]bool{}
+	d.Jobs = map[structs.NamespacedID]*structs.Job{}
 	for _, a := range d.Migrate {
 		id := structs.NamespacedID{Namespace: a.Namespace, ID: a.JobID}
-		if seen[id] {
+		if d.Jobs[id] != nil {
 			continue
 		}
-		seen[id] = true
 		job, err := jobOf(a.Namespace, a.JobID)
 		if err != nil {
 			return nil, err
@@ -174,7 +173,7 @@ func Decide(store *state.StateStore, now time.Time) (*Decision, error) {
 			job = a.Job
 		}
 		if job != nil {
-			d.Jobs = append(d.Jobs, job)
+			d.Jobs[id] = job
 		}
 	}
 	return d, nil
