@@ -314,3 +314,43 @@ func TestNode_ReregisterKeepsDrainAndEligibility(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, structs.NodeSchedulingIneligible, n2.SchedulingEligibility)
 }
+
+// Registration, drain and eligibility leave node events, at most MaxNodeEvents of them, newest
+// last; a registration again keeps them.
+func TestNode_Events(t *testing.T) {
+	srv := TestServer(t, nil)
+	registerNode(t, srv, mock.Node("n1"), "")
+	holdDrain(t, srv, "", "n1")
+	messages := func() []string {
+		node, err := srv.State().NodeByID(nil, "n1")
+		must.NoError(t, err)
+		var out []string
+		for _, e := range node.Events {
+			must.Positive(t, e.CreateIndex)
+			must.False(t, e.Timestamp.IsZero())
+			out = append(out, e.Message)
+		}
+		return out
+	}
+	must.Eq(t, []string{structs.NodeEventRegistered}, messages())
+
+	_, err := setEligibility(srv, "", "n1", structs.NodeSchedulingIneligible)
+	must.NoError(t, err)
+	_, err = drainNode(srv, "", "n1", &api.DrainSpec{Deadline: time.Hour}, false)
+	must.NoError(t, err)
+	_, err = drainNode(srv, "", "n1", nil, true)
+	must.NoError(t, err)
+	registerNode(t, srv, mock.Node("n1"), "secret-n1")
+	must.Eq(t, []string{structs.NodeEventRegistered, structs.NodeEventIneligible, structs.NodeEventDrainSet,
+		structs.NodeEventDrainDisabled}, messages())
+
+	for range 6 {
+		_, err = setEligibility(srv, "", "n1", structs.NodeSchedulingIneligible)
+		must.NoError(t, err)
+		_, err = setEligibility(srv, "", "n1", structs.NodeSchedulingEligible)
+		must.NoError(t, err)
+	}
+	got := messages()
+	must.SliceLen(t, structs.MaxNodeEvents, got)
+	must.Eq(t, structs.NodeEventEligible, got[len(got)-1])
+}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -18,10 +19,16 @@ func (s *StateStore) UpsertNodeTxn(txn *Txn, node *structs.Node) error {
 	}
 	node.ModifyIndex = txn.Index
 	node.CreateIndex = txn.Index
+	incoming := node.Events
+	node.Events = nil
 	if existing != nil {
 		node.CreateIndex = existing.CreateIndex
 		node.Drain, node.DrainStrategy, node.LastDrain = existing.Drain, existing.DrainStrategy, existing.LastDrain
 		node.SchedulingEligibility = existing.SchedulingEligibility
+		node.Events = append([]*api.NodeEvent(nil), existing.Events...)
+	}
+	for _, ev := range incoming {
+		addNodeEvent(txn, node, ev)
 	}
 	if err := txn.Insert(tableNodes, node); err != nil {
 		return fmt.Errorf("state: node insert: %w", err)

@@ -318,6 +318,10 @@ func TestStep_DrainToCompletion(t *testing.T) {
 	must.Eq(t, structs.NodeSchedulingIneligible, node.SchedulingEligibility)
 	must.Eq(t, api.DrainStatusComplete, node.LastDrain.Status)
 	must.Eq(t, t0.Add(time.Minute), node.LastDrain.UpdatedAt)
+	last := node.Events[len(node.Events)-1]
+	must.Eq(t, structs.NodeEventDrainComplete, last.Message)
+	must.Eq(t, structs.NodeEventSubsystemDrain, last.Subsystem)
+	must.Eq(t, t0.Add(time.Minute), last.Timestamp)
 }
 
 // A drain replaced after the drainer looked is not ended by the drainer's stale decision.
