@@ -245,7 +245,9 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 		}
 		reply.Nodes, reply.NextToken, err = paginator.Page(nodes, args.QueryOptions,
 			paginator.Order[*structs.Node]{Key: func(n *structs.Node) paginator.Key { return paginator.ByID(n.ID) }},
-			nil, func(n *structs.Node) (*structs.NodeListStub, error) { return n.Stub(args.WithOS, args.WithResources), nil })
+			nil, func(n *structs.Node) (*structs.NodeListStub, error) {
+				return n.Stub(args.WithOS, args.WithResources), nil
+			})
 		if err != nil {
 			return 0, err
 		}
