@@ -55,9 +55,16 @@ func (d *Drainer) Run(ctx context.Context) {
 		ws := memdb.NewWatchSet()
 		ws.Add(store.AbandonCh())
 		store.WatchIndex(ws, "nodes")
-		store.WatchIndex(ws, "allocs")
-		store.WatchIndex(ws, "jobs")
-		wake, err := d.Step(store.PointInTime())
+		others := memdb.NewWatchSet()
+		store.WatchIndex(others, "allocs")
+		store.WatchIndex(others, "jobs")
+		wake, draining, err := d.step(store.PointInTime())
+		if draining || err != nil {
+			// Allocations and jobs matter only while a node drains.
+			for ch := range others {
+				ws.Add(ch)
+			}
+		}
 		wctx, cancel := ctx, context.CancelFunc(func() {})
 		switch {
 		case err != nil:
@@ -79,10 +86,15 @@ const maxMigratePerEntry = 500
 // evaluations in one entry, the completed drains in another. It returns when to look again
 // without a change.
 func (d *Drainer) Step(snap *state.StateStore) (time.Time, error) {
+	wake, _, err := d.step(snap)
+	return wake, err
+}
+
+func (d *Drainer) step(snap *state.StateStore) (wake time.Time, draining bool, err error) {
 	now := d.cfg.Now()
 	dec, err := Decide(snap, now)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, false, err
 	}
 	for batch := range slices.Chunk(dec.Migrate, maxMigratePerEntry) {
 		req := &structs.AllocUpdateDesiredTransitionRequest{
@@ -100,7 +112,7 @@ func (d *Drainer) Step(snap *state.StateStore) (time.Time, error) {
 		for _, job := range jobs {
 			id, err := uuid.GenerateUUID()
 			if err != nil {
-				return time.Time{}, err
+				return time.Time{}, true, err
 			}
 			req.Evals = append(req.Evals, &structs.Evaluation{
 				ID: id, Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
@@ -110,7 +122,7 @@ func (d *Drainer) Step(snap *state.StateStore) (time.Time, error) {
 		}
 		d.cfg.Logger.Info("marking allocations for migration", "count", len(req.Allocs), "evals", len(req.Evals))
 		if _, err := d.cfg.Apply(structs.AllocUpdateDesiredTransitionRequestType, req); err != nil {
-			return time.Time{}, err
+			return time.Time{}, true, err
 		}
 	}
 	if len(dec.Complete) > 0 {
@@ -120,8 +132,8 @@ func (d *Drainer) Step(snap *state.StateStore) (time.Time, error) {
 		if _, err := d.cfg.Apply(structs.BatchNodeUpdateDrainRequestType, &structs.BatchNodeUpdateDrainRequest{
 			Complete: dec.Complete, UpdatedAt: now.UnixNano(),
 		}); err != nil {
-			return time.Time{}, err
+			return time.Time{}, true, err
 		}
 	}
-	return dec.Wake, nil
+	return dec.Wake, dec.Draining, nil
 }

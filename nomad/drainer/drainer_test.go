@@ -1,8 +1,10 @@
 package drainer
 
 import (
+	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -363,4 +366,39 @@ func TestStep_BoundsEntries(t *testing.T) {
 	_, err := d.Step(f.store.PointInTime())
 	must.NoError(t, err)
 	must.Eq(t, []int{maxMigratePerEntry, 10}, sizes)
+}
+
+// Run sleeps while no node drains, wakes when one starts, ends it, and returns once its
+// context ends.
+func TestRun_WakesOnDrainAndStops(t *testing.T) {
+	f := newFixture(t)
+	f.node("n1", nil)
+	var mu sync.Mutex
+	apply := func(mt structs.MessageType, req any) (uint64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return f.apply(mt, req)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		New(Config{State: func() *state.StateStore { return f.store }, Apply: apply}).Run(ctx)
+	}()
+	mu.Lock()
+	f.write(structs.NodeUpdateDrainRequestType, func(txn *state.Txn) error {
+		return f.store.UpdateNodeDrainTxn(txn, "n1", structs.NewDrainStrategy(api.DrainSpec{}, t0), false, nil, nil, t0.UnixNano())
+	})
+	mu.Unlock()
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		node, err := f.store.NodeByID(nil, "n1")
+		must.NoError(t, err)
+		return node.DrainStrategy == nil && node.LastDrain != nil && node.LastDrain.Status == api.DrainStatusComplete
+	}), wait.Timeout(5*time.Second), wait.Gap(10*time.Millisecond)))
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
 }

@@ -19,6 +19,9 @@ type Decision struct {
 	// Wake is when something changes without a write (a deadline passes, an allocation
 	// becomes healthy); zero when nothing is waited for.
 	Wake time.Time
+	// Draining reports whether any node has a drain strategy: without one, only a change of
+	// the nodes can give the drainer work.
+	Draining bool
 }
 
 // IsEmpty reports whether the decision writes nothing.
@@ -59,6 +62,7 @@ func Decide(store *state.StateStore, now time.Time) (*Decision, error) {
 	if len(draining) == 0 {
 		return d, nil
 	}
+	d.Draining = true
 	jobs := map[structs.NamespacedID]*structs.Job{}
 	jobOf := func(ns, id string) (*structs.Job, error) {
 		key := structs.NamespacedID{Namespace: ns, ID: id}
