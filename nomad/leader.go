@@ -91,8 +91,10 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	if s.config.NumSchedulers > 0 {
 		go s.runWorker(ctx)
 	}
-	// The drainer belongs to this term: it stops with ctx and the loop waits for it, so two
-	// drainers never run at once on a server that loses and regains leadership.
+	// The drainer belongs to this term: it stops with ctx and this loop does not return
+	// before it has. (A step already under way when the term ends may still finish its write;
+	// a stale one is harmless: marks are idempotent, and a drain is ended only if its strategy
+	// is unchanged.)
 	var owned sync.WaitGroup
 	defer owned.Wait()
 	owned.Add(1)
