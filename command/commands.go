@@ -36,6 +36,11 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"job purged":   func() (cli.Command, error) { return &JobPurgedCommand{Meta: meta()}, nil },
 		"job restore":  func() (cli.Command, error) { return &JobRestoreCommand{Meta: meta()}, nil },
 
+		"node":             group("Interact with nodes", nodeHelp),
+		"node status":      func() (cli.Command, error) { return &NodeStatusCommand{Meta: meta()}, nil },
+		"node drain":       func() (cli.Command, error) { return &NodeDrainCommand{Meta: meta()}, nil },
+		"node eligibility": func() (cli.Command, error) { return &NodeEligibilityCommand{Meta: meta()}, nil },
+
 		"namespace":        group("Interact with namespaces", namespaceHelp),
 		"namespace apply":  func() (cli.Command, error) { return &NamespaceApplyCommand{Meta: meta()}, nil },
 		"namespace list":   func() (cli.Command, error) { return &NamespaceListCommand{Meta: meta()}, nil },

@@ -30,8 +30,10 @@ type Config struct {
 	// servers present and require certificates from the CA and need no key to join.
 	TLS *RPCTLSConfig
 
-	JobGCInterval         time.Duration
-	JobGCThreshold        time.Duration
+	JobGCInterval  time.Duration
+	JobGCThreshold time.Duration
+	// NodeGCThreshold is how long a node must have been down before the GC removes it.
+	NodeGCThreshold       time.Duration
 	EvalGCThreshold       time.Duration
 	JobTrackedVersions    int
 	PurgeHistoryRetention time.Duration
@@ -83,6 +85,7 @@ func DefaultConfig() *Config {
 		BootstrapExpect:          1,
 		JobGCInterval:            5 * time.Minute,
 		JobGCThreshold:           4 * time.Hour,
+		NodeGCThreshold:          24 * time.Hour,
 		EvalGCThreshold:          time.Hour,
 		JobTrackedVersions:       6,
 		JobMaxCount:              DefaultJobMaxCount,

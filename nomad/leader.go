@@ -2,7 +2,10 @@ package nomad
 
 import (
 	"context"
+	"sync"
 	"time"
+
+	"github.com/nomadfork/nomad/nomad/drainer"
 )
 
 // monitorLeadership runs the leader's periodic duties while this server leads.
@@ -88,6 +91,19 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	if s.config.NumSchedulers > 0 {
 		go s.runWorker(ctx)
 	}
+	// The drainer belongs to this term: it stops with ctx and this loop does not return
+	// before it has. (A step already under way when the term ends may still finish its write;
+	// a stale one is harmless: marks are idempotent, and a drain is ended only if its strategy
+	// is unchanged.)
+	var owned sync.WaitGroup
+	defer owned.Wait()
+	owned.Add(1)
+	go func() {
+		defer owned.Done()
+		drainer.New(drainer.Config{
+			State: s.State, Apply: s.raftApply, Logger: s.logger.Named("drainer"),
+		}).Run(ctx)
+	}()
 	gcTick := time.NewTicker(positive(s.config.JobGCInterval, 5*time.Minute))
 	defer gcTick.Stop()
 	reapTick := time.NewTicker(positive(s.config.ReapInterval, 10*time.Second))
@@ -101,6 +117,11 @@ func (s *Server) leaderLoop(ctx context.Context) {
 				s.logger.Error("job GC failed", "error", err)
 			} else if n > 0 {
 				s.logger.Info("job GC removed jobs", "count", n)
+			}
+			if n, err := s.runNodeGC(false); err != nil {
+				s.logger.Error("node GC failed", "error", err)
+			} else if n > 0 {
+				s.logger.Info("node GC removed down nodes", "count", n)
 			}
 		case <-reapTick.C:
 			if err := s.reapExpiredTokens(); err != nil {

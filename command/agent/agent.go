@@ -150,6 +150,7 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 		sc.JobGCInterval = server.JobGCInterval
 	}
 	sc.JobGCThreshold = server.JobGCThreshold
+	sc.NodeGCThreshold = server.NodeGCThreshold
 	sc.EvalGCThreshold = server.EvalGCThreshold
 	if server.JobTrackedVersions > 0 {
 		sc.JobTrackedVersions = server.JobTrackedVersions

@@ -75,6 +75,7 @@ type fileServer struct {
 	ServerJoin            *fileJoin      `hcl:"server_join,block"`
 	JobGCInterval         hcl.Expression `hcl:"job_gc_interval,optional"`
 	JobGCThreshold        hcl.Expression `hcl:"job_gc_threshold,optional"`
+	NodeGCThreshold       hcl.Expression `hcl:"node_gc_threshold,optional"`
 	EvalGCThreshold       hcl.Expression `hcl:"eval_gc_threshold,optional"`
 	JobTrackedVersions    *int           `hcl:"job_tracked_versions,optional"`
 	JobMaxCount           *int           `hcl:"job_max_count,optional"`
@@ -382,6 +383,8 @@ func assignServer(a *assigner, s *fileServer) {
 		func(c *Config) *time.Duration { return &ensure(&c.Server).JobGCInterval })
 	assignDuration(a, s.JobGCThreshold, "job_gc_threshold",
 		func(c *Config) *time.Duration { return &ensure(&c.Server).JobGCThreshold })
+	assignDuration(a, s.NodeGCThreshold, "node_gc_threshold",
+		func(c *Config) *time.Duration { return &ensure(&c.Server).NodeGCThreshold })
 	assignDuration(a, s.EvalGCThreshold, "eval_gc_threshold",
 		func(c *Config) *time.Duration { return &ensure(&c.Server).EvalGCThreshold })
 	assignDuration(a, s.PurgeHistoryRetention, "purge_history_retention",

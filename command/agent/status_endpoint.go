@@ -121,6 +121,11 @@ func (s *HTTPServer) agentSelf(_ http.ResponseWriter, r *http.Request) (any, err
 	delete(config, "Plugins")
 
 	leader := s.rpcAddr(s.srv.Leader())
+	clientStats := map[string]string{"enabled": strconv.FormatBool(s.agent.Client() != nil)}
+	if c := s.agent.Client(); c != nil {
+		// What `nomad node ... -self` reads to find this agent's node, as upstream.
+		clientStats["node_id"] = c.NodeID()
+	}
 	return &api.AgentSelf{
 		Config: config,
 		Member: *s.member(),
@@ -132,7 +137,7 @@ func (s *HTTPServer) agentSelf(_ http.ResponseWriter, r *http.Request) (any, err
 				"known_regions": "1",
 				"bootstrap":     strconv.FormatBool(s.agent.config.Server.BootstrapExpect == 1),
 			},
-			"client": {"enabled": strconv.FormatBool(s.agent.Client() != nil)},
+			"client": clientStats,
 		},
 	}, nil
 }
