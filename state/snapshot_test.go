@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
@@ -49,6 +50,10 @@ func snapshotFixture(t *testing.T) *StateStore {
 	mustApply(t, s, structs.KeyringUpsertRootKeyRequestType, 36, nil, func(txn *Txn) error {
 		return s.UpsertRootKeyTxn(txn, &structs.RootKey{KeyID: "key-1", Algorithm: structs.RootKeyAlgorithm,
 			State: structs.RootKeyStateActive, PublicKey: []byte("pub"), PrivateKey: []byte("priv")})
+	})
+	mustApply(t, s, structs.OneTimeTokenUpsertRequestType, 37, nil, func(txn *Txn) error {
+		return s.UpsertOneTimeTokenTxn(txn, &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "acc-root",
+			ExpiresAt: time.Unix(1_800_000_000, 0).UTC()})
 	})
 	return s
 }
