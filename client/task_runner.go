@@ -230,6 +230,7 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 		StdoutPath: stdout,
 		StderrPath: stderr,
 		KillSignal: tr.task.KillSignal,
+		User:       tr.task.User,
 		Resources:  taskResources(tr.task.Resources),
 		Ports:      groupPorts(tr.alloc, tr.tg),
 	}, nil

@@ -17,7 +17,7 @@ var defaultTerminalSize = TerminalSize{Height: 24, Width: 80}
 // execTTY runs cmd on a new pseudo-terminal: the command leads a session of its own with the
 // terminal as its controlling one, so its process group (the session's) is what a kill
 // reaches, and the terminal follows the caller's size.
-func execTTY(ctx context.Context, cmd *exec.Cmd, opts *ExecOptions) (int, error) {
+func execTTY(ctx context.Context, name string, cmd *exec.Cmd, opts *ExecOptions) (int, error) {
 	size := defaultTerminalSize
 	// A size the caller sent before the start is the first one the command sees.
 	select {
@@ -33,7 +33,7 @@ func execTTY(ctx context.Context, cmd *exec.Cmd, opts *ExecOptions) (int, error)
 	}
 	ptmx, err := pty.StartWithAttrs(cmd, winsize(size), cmd.SysProcAttr)
 	if err != nil {
-		return 0, fmt.Errorf("raw_exec: starting %q on a terminal: %w", cmd.Path, err)
+		return 0, fmt.Errorf("%s: starting %q on a terminal: %w", name, cmd.Args[0], err)
 	}
 	defer ptmx.Close()
 	pgid := cmd.Process.Pid
