@@ -11,6 +11,7 @@ import (
 	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/client/drivers/docker"
+	"github.com/nomadfork/nomad/client/drivers/execdriver"
 	"github.com/nomadfork/nomad/client/fingerprint"
 	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
@@ -207,6 +208,9 @@ func (a *Agent) clientDrivers(allocDir string) ([]drivers.Driver, error) {
 	}
 	opts.AllocRoot, opts.Logger = allocDir, a.logger
 	out = append(out, docker.New(opts))
+	// exec is always offered, as upstream: it fingerprints undetected, saying why, where it
+	// cannot isolate tasks (not Linux, not root, no usable cgroups).
+	out = append(out, execdriver.New(execdriver.Options{Logger: a.logger}))
 	return out, nil
 }
 
