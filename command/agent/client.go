@@ -210,7 +210,12 @@ func (a *Agent) clientDrivers(allocDir string) ([]drivers.Driver, error) {
 	out = append(out, docker.New(opts))
 	// exec is always offered, as upstream: it fingerprints undetected, saying why, where it
 	// cannot isolate tasks (not Linux, not root, no usable cgroups).
-	out = append(out, execdriver.New(execdriver.Options{Logger: a.logger}))
+	if env := cfg.Client.ChrootEnv; env != nil {
+		if err := execdriver.CheckChrootEnv(env); err != nil {
+			return nil, fmt.Errorf("client: %w", err)
+		}
+	}
+	out = append(out, execdriver.New(execdriver.Options{ChrootEnv: cfg.Client.ChrootEnv, Logger: a.logger}))
 	return out, nil
 }
 

@@ -114,3 +114,43 @@ func TestExecDriver_FailuresAreEvents(t *testing.T) {
 		must.StrContains(t, strings.Join(messages, "\n"), `Driver Failure: exec: unknown config key "ipc_mode"`)
 	})
 }
+
+// TestExecDriver_AllocExecACL: the exec driver isolates its tasks' filesystem, so running a
+// command in one takes alloc-exec, and alloc-node-exec alone is not enough.
+func TestExecDriver_AllocExecACL(t *testing.T) {
+	requireExecDriver(t)
+	ta, root := newTestACLClientAgent(t)
+	mgmt := ta.Client(root)
+	job := testJob("iso")
+	job.TaskGroups[0].Tasks[0].Driver = "exec"
+	alloc := runningAlloc(t, mgmt, job)
+	mustUpsertPolicy(t, mgmt, "exec", `namespace "default" { capabilities = ["alloc-exec"] }`)
+	mustUpsertPolicy(t, mgmt, "node-exec", `namespace "default" { capabilities = ["alloc-node-exec"] }`)
+	secrets := map[string]string{"none": ""}
+	for _, p := range []string{"exec", "node-exec"} {
+		secrets[p] = mustCreateToken(t, mgmt, p, p).SecretID
+	}
+	cases := []struct {
+		name   string
+		token  string
+		denied bool
+	}{
+		{name: "alloc-exec", token: "exec"},
+		{name: "alloc-node-exec only", token: "node-exec", denied: true},
+		{name: "no token", token: "none", denied: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := execOfficial(t, ta.Client(secrets[tc.token]), alloc, "sleep", false, "in\n", "cat")
+			if tc.denied {
+				status, body := responseError(t, res.err)
+				must.Eq(t, 403, status)
+				must.Eq(t, `Permission denied: alloc-exec capability required in namespace "default"`, body)
+				return
+			}
+			must.NoError(t, res.err)
+			must.Eq(t, 0, res.code)
+			must.Eq(t, "in\n", res.stdout)
+		})
+	}
+}

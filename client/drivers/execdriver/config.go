@@ -26,9 +26,9 @@ var DefaultChrootEnv = map[string]string{
 // reservedTargets are the chroot's own directories: a chroot_env entry may not cover them.
 var reservedTargets = []string{"/alloc", "/local", "/secrets", "/tmp", "/proc", "/dev"}
 
-// checkChrootEnv refuses entries that are not absolute paths or that would hide the
+// CheckChrootEnv refuses entries that are not absolute paths or that would hide the
 // directories the driver mounts itself.
-func checkChrootEnv(env map[string]string) error {
+func CheckChrootEnv(env map[string]string) error {
 	for src, dst := range env {
 		if !path.IsAbs(src) || !path.IsAbs(dst) {
 			return fmt.Errorf("chroot_env %q = %q: both paths must be absolute", src, dst)

@@ -84,7 +84,7 @@ func (d *Driver) host() (*cgroupHost, error) {
 	if uid := d.geteuid(); uid != 0 {
 		return nil, fmt.Errorf("exec driver must run as root (the agent runs as uid %d)", uid)
 	}
-	if err := checkChrootEnv(d.opts.ChrootEnv); err != nil {
+	if err := CheckChrootEnv(d.opts.ChrootEnv); err != nil {
 		return nil, fmt.Errorf("exec driver: %w", err)
 	}
 	f, err := os.Open(d.mountinfo)

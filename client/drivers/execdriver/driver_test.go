@@ -166,8 +166,8 @@ func TestExecDriver_ChrootEnvRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			must.ErrorContains(t, checkChrootEnv(tc.env), tc.errHas)
+			must.ErrorContains(t, CheckChrootEnv(tc.env), tc.errHas)
 		})
 	}
-	must.NoError(t, checkChrootEnv(DefaultChrootEnv))
+	must.NoError(t, CheckChrootEnv(DefaultChrootEnv))
 }

@@ -228,3 +228,24 @@ func BenchmarkExecDriver_Start(b *testing.B) {
 		}
 	}
 }
+
+// TestExecDriver_ChrootEnv: the chroot holds what chroot_env names and nothing else of the
+// host.
+func TestExecDriver_ChrootEnv(t *testing.T) {
+	requireIsolation(t)
+	env := map[string]string{}
+	for src, dst := range DefaultChrootEnv {
+		if src != "/etc" {
+			env[src] = dst
+		}
+	}
+	hostFile := filepath.Join(t.TempDir(), "shared")
+	must.NoError(t, os.WriteFile(hostFile, []byte("x"), 0o644))
+	env[hostFile] = "/srv/host-name"
+	d := New(Options{ChrootEnv: env})
+	cfg := testTask(t, map[string]any{"command": "/bin/sh", "args": []any{"-c",
+		`test -e /etc/passwd && echo passwd=yes || echo passwd=no; test -f /srv/host-name && echo file=yes`}})
+	res, stdout, stderr := runTask(t, d, cfg)
+	must.True(t, res.Successful(), must.Sprintf("result %s, stderr %q", res, stderr))
+	must.Eq(t, "passwd=no\nfile=yes\n", stdout)
+}
