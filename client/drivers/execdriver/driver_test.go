@@ -43,13 +43,6 @@ func testTask(t testing.TB, config map[string]any) *drivers.TaskConfig {
 		filepath.Join(taskDir, "local"), filepath.Join(taskDir, "secrets"), filepath.Join(taskDir, "tmp")} {
 		must.NoError(t, os.MkdirAll(d, 0o755))
 	}
-	// The temporary directories of the test are private to root: the task's user must be
-	// able to reach its chroot, as it can under the agent's data directory.
-	for d := taskDir; d != "/"; d = filepath.Dir(d) {
-		if strings.HasPrefix(d, os.TempDir()) && d != os.TempDir() {
-			must.NoError(t, os.Chmod(d, 0o755))
-		}
-	}
 	return &drivers.TaskConfig{
 		AllocID: "0c3b1d2e-1111-2222-3333-444455556666", JobName: "job", GroupName: "group", TaskName: "web",
 		Config:     config,

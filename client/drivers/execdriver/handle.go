@@ -71,7 +71,8 @@ func (h *Handle) wait(onExit func(), files ...*os.File) {
 	default:
 		res.Err = err
 	}
-	if h.cg.oomKills() > 0 {
+	// A task that survived the OOM kill of one of its processes and exited 0 succeeded.
+	if (res.Signal != 0 || res.ExitCode != 0) && h.cg.oomKills() > 0 {
 		res.OOMKilled = true
 	}
 	// The task's PID namespace died with its init; destroy kills what is left of the cgroup
@@ -90,7 +91,9 @@ func (h *Handle) wait(onExit func(), files ...*os.File) {
 func (h *Handle) Kill(timeout time.Duration) error {
 	var err error
 	h.once.Do(func() {
-		if e := syscall.Kill(h.state.PID, h.killSignal); e != nil && !errors.Is(e, syscall.ESRCH) {
+		// Through os.Process, which holds a pidfd where the kernel has them: once the task is
+		// reaped its PID may be another process's.
+		if e := h.cmd.Process.Signal(h.killSignal); e != nil && !errors.Is(e, os.ErrProcessDone) {
 			err = fmt.Errorf("exec: signalling task: %w", e)
 		}
 		go func() {
@@ -99,7 +102,7 @@ func (h *Handle) Kill(timeout time.Duration) error {
 			select {
 			case <-h.done:
 			case <-t.C:
-				_ = syscall.Kill(h.state.PID, syscall.SIGKILL)
+				_ = h.cmd.Process.Signal(syscall.SIGKILL)
 			}
 		}()
 	})

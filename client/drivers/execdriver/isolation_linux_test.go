@@ -256,3 +256,30 @@ func TestExecDriver_ChrootEnv(t *testing.T) {
 	must.True(t, res.Successful(), must.Sprintf("result %s, stderr %q", res, stderr))
 	must.Eq(t, "passwd=no\nfile=yes\n", stdout)
 }
+
+// TestExecDriver_SurvivedOOMIsSuccess: a task whose child the kernel killed for the memory
+// limit, and that then exits 0, succeeded.
+func TestExecDriver_SurvivedOOMIsSuccess(t *testing.T) {
+	requireIsolation(t)
+	d := New(Options{})
+	cfg := testTask(t, map[string]any{"command": "/bin/sh", "args": []any{"-c", "dd if=/dev/zero of=/dev/null bs=96M count=1 2>/dev/null; echo survived"}})
+	cfg.Resources = drivers.TaskResources{MemoryMB: 16}
+	res, stdout, _ := runTask(t, d, cfg)
+	must.True(t, res.Successful(), must.Sprintf("result %s", res))
+	must.False(t, res.OOMKilled)
+	must.Eq(t, "survived\n", stdout)
+}
+
+// TestExecDriver_DirectoriesBehindALink: an agent whose data directory is reached through a
+// link (a /tmp that is one) still runs tasks.
+func TestExecDriver_DirectoriesBehindALink(t *testing.T) {
+	requireIsolation(t)
+	d := New(Options{})
+	cfg := testTask(t, map[string]any{"command": "/bin/sh", "args": []any{"-c", "echo ok"}})
+	link := filepath.Join(t.TempDir(), "link")
+	must.NoError(t, os.Symlink(filepath.Dir(cfg.TaskDir), link))
+	cfg.TaskDir = filepath.Join(link, filepath.Base(cfg.TaskDir))
+	res, stdout, stderr := runTask(t, d, cfg)
+	must.True(t, res.Successful(), must.Sprintf("result %s, stderr %q", res, stderr))
+	must.Eq(t, "ok\n", stdout)
+}

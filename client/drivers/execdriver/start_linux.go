@@ -154,12 +154,20 @@ func (d *Driver) initConfig(cfg *drivers.TaskConfig, c *taskConfig) (*initConfig
 	if err != nil {
 		return nil, err
 	}
-	root, err := filepath.Abs(cfg.TaskDir)
+	// Resolved, so that the init's check that no mount point leads through a link is not
+	// fooled by a link above the data directory (such as a /tmp that is one).
+	root, err := filepath.EvalSymlinks(cfg.TaskDir)
 	if err != nil {
+		return nil, fmt.Errorf("exec: task directory: %w", err)
+	}
+	allocDir, err := filepath.EvalSymlinks(cfg.AllocDir)
+	if err != nil {
+		return nil, fmt.Errorf("exec: allocation directory: %w", err)
+	}
+	if root, err = filepath.Abs(root); err != nil {
 		return nil, err
 	}
-	allocDir, err := filepath.Abs(cfg.AllocDir)
-	if err != nil {
+	if allocDir, err = filepath.Abs(allocDir); err != nil {
 		return nil, err
 	}
 	// The task writes to its own directories and the allocation's shared ones; everything
