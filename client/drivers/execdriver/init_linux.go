@@ -131,11 +131,14 @@ func bind(root string, b bindMount) error {
 	if err := unix.Mount(b.Source, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("mounting %s at %s: %w", b.Source, b.Target, err)
 	}
+	// No set-user-ID program or device node of a mount gives a task more than its user has:
+	// a setuid-root binary of the host's /usr would make it root in its namespaces.
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_NOSUID | unix.MS_NODEV)
 	if b.ReadOnly {
-		flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV)
-		if err := unix.Mount("", target, "", flags, ""); err != nil {
-			return fmt.Errorf("making %s read-only: %w", b.Target, err)
-		}
+		flags |= unix.MS_RDONLY
+	}
+	if err := unix.Mount("", target, "", flags, ""); err != nil {
+		return fmt.Errorf("restricting %s: %w", b.Target, err)
 	}
 	return nil
 }
@@ -213,7 +216,8 @@ func enterRoot(root string) error {
 // dropPrivileges makes every thread of the process the task's user, with no supplementary
 // groups but its own. A user other than root keeps no capabilities.
 func dropPrivileges(uid, gid int) error {
-	if err := unix.Setgroups([]int{gid}); err != nil {
+	// syscall's, not unix's: these change every thread of the process.
+	if err := syscall.Setgroups([]int{gid}); err != nil {
 		return fmt.Errorf("setting groups: %w", err)
 	}
 	if err := syscall.Setgid(gid); err != nil {

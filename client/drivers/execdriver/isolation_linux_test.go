@@ -36,6 +36,7 @@ func TestExecDriver_Isolation(t *testing.T) {
 		`ls /proc | grep -c '^[0-9]' | sed 's/^/procs=/'`,
 		`test -c /dev/null && echo devnull=ok`,
 		`ls /dev | tr '\n' ' ' | sed 's/^/dev=/'; echo`,
+		`awk '$5 == "/usr" { print "usr=" $6 } $5 == "/alloc" { print "allocmount=" $6 }' /proc/self/mountinfo`,
 	}, "\n")
 	d := New(Options{})
 	cfg := testTask(t, map[string]any{"command": "/bin/sh", "args": []any{"-c", script}})
@@ -63,6 +64,12 @@ func TestExecDriver_Isolation(t *testing.T) {
 	// Only the task's own processes: sh and the commands of the pipeline.
 	must.True(t, len(got["procs"]) == 1, must.Sprintf("the task sees few processes, got %q", got["procs"]))
 	must.StrNotContains(t, got["dev"], "sda", must.Sprint("/dev is the task's own"))
+	for _, opt := range []string{"ro", "nosuid", "nodev"} {
+		must.SliceContains(t, strings.Split(got["usr"], ","), opt, must.Sprintf("/usr is mounted %q", got["usr"]))
+	}
+	for _, opt := range []string{"rw", "nosuid", "nodev"} {
+		must.SliceContains(t, strings.Split(got["allocmount"], ","), opt, must.Sprintf("/alloc is mounted %q", got["allocmount"]))
+	}
 
 	// What the task wrote landed in its directories on the host, and nothing else did.
 	out, err := os.ReadFile(filepath.Join(cfg.TaskDir, "local", "out"))
