@@ -66,6 +66,9 @@ func startTask(c *initConfig) error {
 	if err := unix.Mount(root, root, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("binding the chroot %s: %w", root, err)
 	}
+	if err := unix.Mount("", root, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("restricting the chroot %s: %w", root, err)
+	}
 	old := unix.Umask(0)
 	for _, b := range c.Binds {
 		if err := bind(root, b); err != nil {

@@ -36,7 +36,7 @@ func TestExecDriver_Isolation(t *testing.T) {
 		`ls /proc | grep -c '^[0-9]' | sed 's/^/procs=/'`,
 		`test -c /dev/null && echo devnull=ok`,
 		`ls /dev | tr '\n' ' ' | sed 's/^/dev=/'; echo`,
-		`awk '$5 == "/usr" { print "usr=" $6 } $5 == "/alloc" { print "allocmount=" $6 }' /proc/self/mountinfo`,
+		`awk '$5 == "/usr" { print "usr=" $6 } $5 == "/alloc" { print "allocmount=" $6 } $5 == "/" { print "rootmount=" $6 }' /proc/self/mountinfo`,
 	}, "\n")
 	d := New(Options{})
 	cfg := testTask(t, map[string]any{"command": "/bin/sh", "args": []any{"-c", script}})
@@ -69,6 +69,7 @@ func TestExecDriver_Isolation(t *testing.T) {
 	}
 	for _, opt := range []string{"rw", "nosuid", "nodev"} {
 		must.SliceContains(t, strings.Split(got["allocmount"], ","), opt, must.Sprintf("/alloc is mounted %q", got["allocmount"]))
+		must.SliceContains(t, strings.Split(got["rootmount"], ","), opt, must.Sprintf("/ is mounted %q", got["rootmount"]))
 	}
 
 	// What the task wrote landed in its directories on the host, and nothing else did.
