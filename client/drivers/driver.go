@@ -75,8 +75,10 @@ func (r *ExitResult) String() string {
 	switch {
 	case r.Err != nil:
 		return r.Err.Error()
-	case r.OOMKilled:
+	case r.OOMKilled && r.Signal != 0:
 		return fmt.Sprintf("OOM Killed (signal %d)", r.Signal)
+	case r.OOMKilled:
+		return fmt.Sprintf("OOM Killed (exit code %d)", r.ExitCode)
 	case r.Signal != 0:
 		return fmt.Sprintf("killed by signal %d", r.Signal)
 	}

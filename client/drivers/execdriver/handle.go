@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/nomadfork/nomad/client/drivers"
 	"golang.org/x/sys/unix"
 )
@@ -32,6 +33,7 @@ type TaskState struct {
 type Handle struct {
 	cmd        *exec.Cmd
 	cg         *taskCgroup
+	logger     hclog.Logger
 	state      TaskState
 	killSignal syscall.Signal
 	// cfg is what the task was started with, for commands run in it.
@@ -77,7 +79,9 @@ func (h *Handle) wait(onExit func(), files ...*os.File) {
 	}
 	// The task's PID namespace died with its init; destroy kills what is left of the cgroup
 	// (commands of an alloc exec) and waits for it to be empty.
-	_ = h.cg.destroy()
+	if err := h.cg.destroy(); err != nil {
+		h.logger.Warn("exec: task cgroup not removed", "error", err)
+	}
 	onExit()
 	close(h.done)
 	h.waitCh <- res

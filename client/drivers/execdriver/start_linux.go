@@ -81,7 +81,7 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 	// The process is ours and not reaped until wait, so its start time is readable.
 	ticks, _ := processStartTicks(pid)
 	h := &Handle{
-		cmd: cmd, cg: cg, killSignal: sig, cfg: ic,
+		cmd: cmd, cg: cg, logger: d.opts.Logger, killSignal: sig, cfg: ic,
 		state:  TaskState{PID: pid, StartTicks: ticks, CgroupPath: cg.Path(), Cgroups: append([]string(nil), cg.dirs...)},
 		waitCh: make(chan *drivers.ExitResult, 1), done: make(chan struct{}),
 	}
