@@ -8,7 +8,9 @@
 //     default list when unset) bind-mounted read-only, the allocation directory at /alloc,
 //     its own /local, /secrets and /tmp, a /proc of its PID namespace and a minimal /dev;
 //     the chroot is entered with pivot_root (chroot where the host refuses it);
-//   - its `user` (nobody by default), with no capabilities left;
+//   - its `user` (nobody by default), with no capabilities left; as root, only upstream's
+//     default set for this driver (no CAP_SYS_ADMIN: no mounts, no remounting the host's
+//     read-only paths);
 //   - a cgroup with its memory (memory_max as the hard limit when set, memory then being
 //     the soft limit / memory.low), CPU shares and pids, removed when the task ends; an OOM
 //     kill is read from the cgroup and reported in the task's exit.
