@@ -121,7 +121,7 @@ func (h *cgroupHost) create(name string, res drivers.TaskResources) (*taskCgroup
 		}
 		// Controllers must be enabled down the tree for a child to have their files.
 		for _, dir := range []string{h.root, parent} {
-			if err := writeCgroupFile(dir, "cgroup.subtree_control", "+memory +cpu +pids"); err != nil {
+			if err := enableControllers(dir); err != nil {
 				return nil, err
 			}
 		}
@@ -289,6 +289,22 @@ func (cg *taskCgroup) destroy() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// enableControllers enables memory, cpu and pids for the children of a v2 cgroup, unless
+// they are already: an agent in a container may see as its root a cgroup that holds
+// processes, where enabling is refused but the controllers are usually on already.
+func enableControllers(dir string) error {
+	if raw, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil {
+		on := map[string]bool{}
+		for _, c := range strings.Fields(string(raw)) {
+			on[c] = true
+		}
+		if on["memory"] && on["cpu"] && on["pids"] {
+			return nil
+		}
+	}
+	return writeCgroupFile(dir, "cgroup.subtree_control", "+memory +cpu +pids")
 }
 
 func cgroupPIDs(dir string) []int {

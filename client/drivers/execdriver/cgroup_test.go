@@ -129,3 +129,19 @@ func TestCgroup_NameMustBeOneElement(t *testing.T) {
 		must.True(t, strings.Contains(err.Error(), "one path element"))
 	}
 }
+
+// TestCgroup_ControllersAlreadyEnabled: a v2 root whose children have the controllers
+// already is not written to (a container's root cgroup with processes refuses the write).
+func TestCgroup_ControllersAlreadyEnabled(t *testing.T) {
+	root := t.TempDir()
+	must.NoError(t, os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte("cpuset cpu io memory pids\n"), 0o644))
+	h := &cgroupHost{mode: cgroupV2, root: root}
+	_, err := h.create(cgroupName("a1", "web"), drivers.TaskResources{MemoryMB: 64})
+	must.NoError(t, err)
+	got, err := os.ReadFile(filepath.Join(root, "cgroup.subtree_control"))
+	must.NoError(t, err)
+	must.Eq(t, "cpuset cpu io memory pids\n", string(got))
+	got, err = os.ReadFile(filepath.Join(root, "nomad.slice", "cgroup.subtree_control"))
+	must.NoError(t, err)
+	must.Eq(t, "+memory +cpu +pids", string(got))
+}
