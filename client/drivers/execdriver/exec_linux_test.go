@@ -12,6 +12,7 @@ import (
 
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 )
 
 type syncBuffer struct {
@@ -122,11 +123,8 @@ func TestExecDriver_ExecEndsWithTheTask(t *testing.T) {
 		})
 		done <- err
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for stdout.String() != "running\n" && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	must.Eq(t, "running\n", stdout.String())
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return stdout.String() == "running\n" }),
+		wait.Timeout(20*time.Second), wait.Gap(10*time.Millisecond)))
 	must.NoError(t, h.Kill(0))
 	<-h.WaitCh()
 	select {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 )
 
 // TestExecDriver_Isolation runs a task that reports what it sees: its PID, user, hostname,
@@ -208,17 +209,11 @@ func TestExecDriver_KillSignalHandled(t *testing.T) {
 
 func waitForFile(t *testing.T, path, want string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got, _ := os.ReadFile(path)
-		if string(got) == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s has %q, want %q", path, got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var got []byte
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		got, _ = os.ReadFile(path)
+		return string(got) == want
+	}), wait.Timeout(20*time.Second), wait.Gap(10*time.Millisecond)), must.Sprintf("%s has %q, want %q", path, got, want))
 }
 
 // BenchmarkExecDriver_Start: task start latency (namespaces, chroot mounts, cgroup) of
