@@ -62,4 +62,20 @@ func TestExecDriver_Binary(t *testing.T) {
 	out, code := cli(t, url, "", "alloc", "exec", "-t=false", allocID, "/bin/sh", "-c", `id -u; tr '\0' ' ' < /proc/1/cmdline`)
 	must.Eq(t, 0, code, must.Sprint(out))
 	must.Eq(t, "65534\nsleep 600 ", strings.TrimRight(out, "\n"))
+
+	// Stopped through the agent, the task goes with its cgroup; killing the agent would leave
+	// it running, as tasks outlive their agent.
+	_, _, err = c.Jobs().Deregister("iso", false, nil)
+	must.NoError(t, err)
+	waitUntil(t, 30*time.Second, "the exec allocation to stop", func() bool {
+		alloc, _, err := c.Allocations().Info(allocID, nil)
+		return err == nil && alloc.ClientStatus == "complete"
+	})
+	for _, ctrl := range []string{"memory", "pids", "cpu"} {
+		dir := "/sys/fs/cgroup/" + ctrl + "/nomad/" + allocID + ".sh"
+		waitUntil(t, 10*time.Second, "the task's cgroup to go", func() bool {
+			_, err := os.Stat(dir)
+			return os.IsNotExist(err)
+		})
+	}
 }
