@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,9 +39,15 @@ func execTTY(ctx context.Context, name string, cmd *exec.Cmd, opts *ExecOptions)
 	defer ptmx.Close()
 	pgid := cmd.Process.Pid
 
+	// The resizer uses the terminal's raw descriptor: it must be gone before the deferred
+	// Close above runs.
 	done := make(chan struct{})
-	defer close(done)
-	go func() {
+	var resizer sync.WaitGroup
+	defer func() {
+		close(done)
+		resizer.Wait()
+	}()
+	resizer.Go(func() {
 		for {
 			select {
 			case <-done:
@@ -54,7 +61,7 @@ func execTTY(ctx context.Context, name string, cmd *exec.Cmd, opts *ExecOptions)
 				}
 			}
 		}
-	}()
+	})
 	if opts.Stdin != nil {
 		// The caller unblocks its reader when the session ends.
 		go func() { _, _ = io.Copy(ptmx, opts.Stdin) }()
