@@ -24,7 +24,7 @@ var DefaultChrootEnv = map[string]string{
 }
 
 // reservedTargets are the chroot's own directories: a chroot_env entry may not cover them.
-var reservedTargets = []string{"/alloc", "/local", "/secrets", "/tmp", "/proc", "/dev"}
+var reservedTargets = []string{"/alloc", "/local", "/secrets", "/tmp", "/proc", "/dev", "/sys"}
 
 // CheckChrootEnv refuses entries that are not absolute paths or that would hide the
 // directories the driver mounts itself.

@@ -6,7 +6,8 @@
 //     and the hostname is the first eight characters of its allocation ID;
 //   - a chroot that is its task directory, with the host paths of `chroot_env` (upstream's
 //     default list when unset) bind-mounted read-only, the allocation directory at /alloc,
-//     its own /local, /secrets and /tmp, a /proc of its PID namespace and a minimal /dev;
+//     its own /local, /secrets and /tmp, a /proc of its PID namespace, a read-only /sys and
+//     a minimal /dev;
 //     the chroot is entered with pivot_root (chroot where the host refuses it);
 //   - its `user` (nobody by default), with no capabilities left; as root, only upstream's
 //     default set for this driver (no CAP_SYS_ADMIN: no mounts, no remounting the host's

@@ -157,8 +157,8 @@ var devices = []struct {
 	{"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0},
 }
 
-// mountProcAndDev gives the chroot a /proc of the task's PID namespace and a minimal /dev
-// of its own (a tmpfs with the usual nodes, a private devpts and a /dev/shm).
+// mountProcAndDev gives the chroot a /proc of the task's PID namespace, a read-only /sys and
+// a minimal /dev of its own (a tmpfs with the usual nodes, a private devpts and a /dev/shm).
 func mountProcAndDev(root string) error {
 	proc := filepath.Join(root, "proc")
 	if err := os.MkdirAll(proc, 0o555); err != nil {
@@ -166,6 +166,15 @@ func mountProcAndDev(root string) error {
 	}
 	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
+	}
+	// A read-only /sys, which runtimes read for the machine's CPUs and memory; the cgroup
+	// tree is not mounted in it.
+	sys := filepath.Join(root, "sys")
+	if err := os.MkdirAll(sys, 0o555); err != nil {
+		return fmt.Errorf("creating /sys: %w", err)
+	}
+	if err := unix.Mount("sysfs", sys, "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting /sys: %w", err)
 	}
 	dev := filepath.Join(root, "dev")
 	if err := os.MkdirAll(dev, 0o755); err != nil {

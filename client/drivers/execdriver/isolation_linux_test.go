@@ -36,6 +36,7 @@ func TestExecDriver_Isolation(t *testing.T) {
 		`echo data > /alloc/data/shared && echo alloc=writable`,
 		`ls /proc | grep -c '^[0-9]' | sed 's/^/procs=/'`,
 		`test -c /dev/null && echo devnull=ok`,
+		`test -d /sys/devices/system/cpu && echo sys=ok`,
 		`ls /dev | tr '\n' ' ' | sed 's/^/dev=/'; echo`,
 		`awk '$5 == "/usr" { print "usr=" $6 } $5 == "/alloc" { print "allocmount=" $6 } $5 == "/" { print "rootmount=" $6 }' /proc/self/mountinfo`,
 	}, "\n")
@@ -62,6 +63,7 @@ func TestExecDriver_Isolation(t *testing.T) {
 	must.Eq(t, "readonly", got["etc"])
 	must.Eq(t, "writable", got["alloc"])
 	must.Eq(t, "ok", got["devnull"])
+	must.Eq(t, "ok", got["sys"])
 	// Only the task's own processes: sh and the commands of the pipeline.
 	must.True(t, len(got["procs"]) == 1, must.Sprintf("the task sees few processes, got %q", got["procs"]))
 	must.StrNotContains(t, got["dev"], "sda", must.Sprint("/dev is the task's own"))
