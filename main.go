@@ -8,11 +8,17 @@ import (
 	"strings"
 
 	"github.com/hashicorp/cli"
+	"github.com/nomadfork/nomad/client/drivers/execdriver"
 	"github.com/nomadfork/nomad/command"
 	agentcmd "github.com/nomadfork/nomad/command/agent"
 )
 
 func main() {
+	// The exec driver starts this binary again as a task's init; it is no command of the CLI
+	// and must run before anything else does.
+	if execdriver.IsInit() {
+		execdriver.RunInit()
+	}
 	os.Exit(run(os.Args[1:]))
 }
 

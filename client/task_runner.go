@@ -144,8 +144,13 @@ func (tr *taskRunner) run(done func()) {
 				tr.stop(handle)
 				return
 			}
-			tr.event(&structs.TaskEvent{Type: structs.TaskEventTerminated, ExitCode: res.ExitCode, Signal: res.Signal,
-				Message: "Task terminated: " + res.String()}, nil)
+			terminated := &structs.TaskEvent{Type: structs.TaskEventTerminated, ExitCode: res.ExitCode, Signal: res.Signal,
+				Message: "Task terminated: " + res.String()}
+			if res.OOMKilled {
+				// Upstream's detail key, which tools read to tell an OOM kill from another.
+				terminated.Details = map[string]string{"oom_killed": "true"}
+			}
+			tr.event(terminated, nil)
 		}
 		if tr.killed() {
 			tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, KillReason: tr.killReason, Message: "Task killed: " + tr.killReason}, false)
@@ -230,6 +235,7 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 		StdoutPath: stdout,
 		StderrPath: stderr,
 		KillSignal: tr.task.KillSignal,
+		User:       tr.task.User,
 		Resources:  taskResources(tr.task.Resources),
 		Ports:      groupPorts(tr.alloc, tr.tg),
 	}, nil

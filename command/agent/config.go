@@ -174,6 +174,9 @@ type ClientConfig struct {
 	MinDynamicPort int
 	MaxDynamicPort int
 	Reserved       *ReservedConfig
+	// ChrootEnv maps host paths to where the exec driver mounts them (read-only) in each
+	// task's chroot; nil is the driver's default list, as upstream.
+	ChrootEnv map[string]string
 }
 
 // ReservedConfig is the client's reserved block: resources allocations may not use.

@@ -191,6 +191,10 @@ client {
     "driver.raw_exec.enable" = "1"
   }
 
+  chroot_env = {
+    "/bin" = "/bin"
+  }
+
   host_volume "mysql" {
     path      = "/opt/mysql"
     read_only = true
@@ -287,6 +291,7 @@ const fullJSON = `{
     "reserved": {"cpu": 500, "memory": 512, "disk": 1024, "reserved_ports": "22"},
     "meta": {"rack": "r1"},
     "options": {"driver.raw_exec.enable": "1"},
+    "chroot_env": {"/bin": "/bin"},
     "host_volume": {"mysql": {"path": "/opt/mysql", "read_only": true}}
   },
   "acl": {
@@ -360,6 +365,7 @@ func TestConfig_FullFile(t *testing.T) {
 		MinDynamicPort:    25000,
 		MaxDynamicPort:    26000,
 		Reserved:          &ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22"},
+		ChrootEnv:         map[string]string{"/bin": "/bin"},
 	}, *got.Client)
 	must.Eq(t, ACLConfig{
 		Enabled:               true,
