@@ -6,27 +6,30 @@ type MessageType uint8
 
 // Raft message types. Values are persisted in logs and snapshots: never renumber, only append.
 const (
-	JobRegisterRequestType          MessageType = 0
-	JobDeregisterRequestType        MessageType = 1
-	JobBatchDeregisterRequestType   MessageType = 2
-	EvalUpdateRequestType           MessageType = 3
-	EvalDeleteRequestType           MessageType = 4
-	JobVersionTagRequestType        MessageType = 5
-	NamespaceUpsertRequestType      MessageType = 6
-	NamespaceDeleteRequestType      MessageType = 7
-	ACLPolicyUpsertRequestType      MessageType = 8
-	ACLPolicyDeleteRequestType      MessageType = 9
-	ACLTokenUpsertRequestType       MessageType = 10
-	ACLTokenDeleteRequestType       MessageType = 11
-	ACLTokenBootstrapRequestType    MessageType = 12
-	ACLRoleUpsertRequestType        MessageType = 13
-	ACLRoleDeleteRequestType        MessageType = 14
-	PurgeRecordDeleteRequestType    MessageType = 15
-	NodeRegisterRequestType         MessageType = 16
-	NodeUpdateStatusRequestType     MessageType = 17
-	ApplyPlanResultsRequestType     MessageType = 18
-	AllocClientUpdateRequestType    MessageType = 19
-	KeyringUpsertRootKeyRequestType MessageType = 20
+	JobRegisterRequestType            MessageType = 0
+	JobDeregisterRequestType          MessageType = 1
+	JobBatchDeregisterRequestType     MessageType = 2
+	EvalUpdateRequestType             MessageType = 3
+	EvalDeleteRequestType             MessageType = 4
+	JobVersionTagRequestType          MessageType = 5
+	NamespaceUpsertRequestType        MessageType = 6
+	NamespaceDeleteRequestType        MessageType = 7
+	ACLPolicyUpsertRequestType        MessageType = 8
+	ACLPolicyDeleteRequestType        MessageType = 9
+	ACLTokenUpsertRequestType         MessageType = 10
+	ACLTokenDeleteRequestType         MessageType = 11
+	ACLTokenBootstrapRequestType      MessageType = 12
+	ACLRoleUpsertRequestType          MessageType = 13
+	ACLRoleDeleteRequestType          MessageType = 14
+	PurgeRecordDeleteRequestType      MessageType = 15
+	NodeRegisterRequestType           MessageType = 16
+	NodeUpdateStatusRequestType       MessageType = 17
+	ApplyPlanResultsRequestType       MessageType = 18
+	AllocClientUpdateRequestType      MessageType = 19
+	KeyringUpsertRootKeyRequestType   MessageType = 20
+	DeploymentStatusUpdateRequestType MessageType = 21
+	DeploymentPromoteRequestType      MessageType = 22
+	DeploymentAllocHealthRequestType  MessageType = 23
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -46,26 +49,29 @@ func newRequest[T any]() any { return new(T) }
 // MessageTypes is the single table of Raft message types. The FSM test fails when a type here
 // has no handler, and the event code takes event Types from it.
 var MessageTypes = map[MessageType]MessageTypeInfo{
-	JobRegisterRequestType:        {Name: "JobRegister", EventType: "JobRegistered", New: newRequest[JobRegisterRequest]},
-	JobDeregisterRequestType:      {Name: "JobDeregister", EventType: "JobDeregistered", New: newRequest[JobDeregisterRequest]},
-	JobBatchDeregisterRequestType: {Name: "JobBatchDeregister", EventType: "JobBatchDeregistered", New: newRequest[JobBatchDeregisterRequest]},
-	EvalUpdateRequestType:         {Name: "EvalUpdate", EventType: "EvaluationUpdated", New: newRequest[EvalUpdateRequest]},
-	EvalDeleteRequestType:         {Name: "EvalDelete", New: newRequest[EvalDeleteRequest]},
-	JobVersionTagRequestType:      {Name: "JobVersionTag", EventType: "JobVersionTagged", New: newRequest[JobTagRequest]},
-	NamespaceUpsertRequestType:    {Name: "NamespaceUpsert", EventType: "NamespaceUpserted", New: newRequest[NamespaceUpsertRequest]},
-	NamespaceDeleteRequestType:    {Name: "NamespaceDelete", EventType: "NamespaceDeleted", New: newRequest[NamespaceDeleteRequest]},
-	ACLPolicyUpsertRequestType:    {Name: "ACLPolicyUpsert", EventType: "ACLPolicyUpserted", New: newRequest[ACLPolicyUpsertRequest]},
-	ACLPolicyDeleteRequestType:    {Name: "ACLPolicyDelete", EventType: "ACLPolicyDeleted", New: newRequest[ACLPolicyDeleteRequest]},
-	ACLTokenUpsertRequestType:     {Name: "ACLTokenUpsert", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenUpsertRequest]},
-	ACLTokenDeleteRequestType:     {Name: "ACLTokenDelete", EventType: "ACLTokenDeleted", New: newRequest[ACLTokenDeleteRequest]},
-	ACLTokenBootstrapRequestType:  {Name: "ACLTokenBootstrap", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenBootstrapRequest]},
-	ACLRoleUpsertRequestType:      {Name: "ACLRoleUpsert", EventType: "ACLRoleUpserted", New: newRequest[ACLRoleUpsertRequest]},
-	ACLRoleDeleteRequestType:      {Name: "ACLRoleDelete", EventType: "ACLRoleDeleted", New: newRequest[ACLRoleDeleteRequest]},
-	PurgeRecordDeleteRequestType:  {Name: "PurgeRecordDelete", EventType: "PurgeRecordDeleted", New: newRequest[PurgeRecordDeleteRequest]},
-	NodeRegisterRequestType:       {Name: "NodeRegister", EventType: "NodeRegistration", New: newRequest[NodeRegisterRequest]},
-	NodeUpdateStatusRequestType:   {Name: "NodeUpdateStatus", EventType: "NodeStreamEvent", New: newRequest[NodeUpdateStatusRequest]},
-	ApplyPlanResultsRequestType:   {Name: "ApplyPlanResults", EventType: "PlanResult", New: newRequest[ApplyPlanResultsRequest]},
-	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
+	JobRegisterRequestType:            {Name: "JobRegister", EventType: "JobRegistered", New: newRequest[JobRegisterRequest]},
+	JobDeregisterRequestType:          {Name: "JobDeregister", EventType: "JobDeregistered", New: newRequest[JobDeregisterRequest]},
+	JobBatchDeregisterRequestType:     {Name: "JobBatchDeregister", EventType: "JobBatchDeregistered", New: newRequest[JobBatchDeregisterRequest]},
+	EvalUpdateRequestType:             {Name: "EvalUpdate", EventType: "EvaluationUpdated", New: newRequest[EvalUpdateRequest]},
+	EvalDeleteRequestType:             {Name: "EvalDelete", New: newRequest[EvalDeleteRequest]},
+	JobVersionTagRequestType:          {Name: "JobVersionTag", EventType: "JobVersionTagged", New: newRequest[JobTagRequest]},
+	NamespaceUpsertRequestType:        {Name: "NamespaceUpsert", EventType: "NamespaceUpserted", New: newRequest[NamespaceUpsertRequest]},
+	NamespaceDeleteRequestType:        {Name: "NamespaceDelete", EventType: "NamespaceDeleted", New: newRequest[NamespaceDeleteRequest]},
+	ACLPolicyUpsertRequestType:        {Name: "ACLPolicyUpsert", EventType: "ACLPolicyUpserted", New: newRequest[ACLPolicyUpsertRequest]},
+	ACLPolicyDeleteRequestType:        {Name: "ACLPolicyDelete", EventType: "ACLPolicyDeleted", New: newRequest[ACLPolicyDeleteRequest]},
+	ACLTokenUpsertRequestType:         {Name: "ACLTokenUpsert", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenUpsertRequest]},
+	ACLTokenDeleteRequestType:         {Name: "ACLTokenDelete", EventType: "ACLTokenDeleted", New: newRequest[ACLTokenDeleteRequest]},
+	ACLTokenBootstrapRequestType:      {Name: "ACLTokenBootstrap", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenBootstrapRequest]},
+	ACLRoleUpsertRequestType:          {Name: "ACLRoleUpsert", EventType: "ACLRoleUpserted", New: newRequest[ACLRoleUpsertRequest]},
+	ACLRoleDeleteRequestType:          {Name: "ACLRoleDelete", EventType: "ACLRoleDeleted", New: newRequest[ACLRoleDeleteRequest]},
+	PurgeRecordDeleteRequestType:      {Name: "PurgeRecordDelete", EventType: "PurgeRecordDeleted", New: newRequest[PurgeRecordDeleteRequest]},
+	NodeRegisterRequestType:           {Name: "NodeRegister", EventType: "NodeRegistration", New: newRequest[NodeRegisterRequest]},
+	NodeUpdateStatusRequestType:       {Name: "NodeUpdateStatus", EventType: "NodeStreamEvent", New: newRequest[NodeUpdateStatusRequest]},
+	ApplyPlanResultsRequestType:       {Name: "ApplyPlanResults", EventType: "PlanResult", New: newRequest[ApplyPlanResultsRequest]},
+	AllocClientUpdateRequestType:      {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
+	DeploymentStatusUpdateRequestType: {Name: "DeploymentStatusUpdate", EventType: "DeploymentStatusUpdate", New: newRequest[DeploymentStatusUpdateRequest]},
+	DeploymentPromoteRequestType:      {Name: "DeploymentPromotion", EventType: "DeploymentPromotion", New: newRequest[DeploymentPromoteRequest]},
+	DeploymentAllocHealthRequestType:  {Name: "DeploymentAllocHealth", EventType: "DeploymentAllocHealth", New: newRequest[DeploymentAllocHealthRequest]},
 	// No events: a root key holds private key material (see structs/keyring.go).
 	KeyringUpsertRootKeyRequestType: {Name: "KeyringUpsertRootKey", New: newRequest[KeyringUpsertRootKeyRequest]},
 }
