@@ -2,7 +2,12 @@ package nomad
 
 import (
 	"context"
+	"sync"
 	"time"
+
+	"github.com/nomadfork/nomad/nomad/deploymentwatcher"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
 )
 
 // monitorLeadership runs the leader's periodic duties while this server leads.
@@ -88,6 +93,15 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	if s.config.NumSchedulers > 0 {
 		go s.runWorker(ctx)
 	}
+	// The deployment watcher belongs to this term: losing leadership ends it, and the loop
+	// does not return before it has.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		deploymentwatcher.New(watcherBackend{s}, s.logger).Run(ctx)
+	}()
 	gcTick := time.NewTicker(positive(s.config.JobGCInterval, 5*time.Minute))
 	defer gcTick.Stop()
 	reapTick := time.NewTicker(positive(s.config.ReapInterval, 10*time.Second))
@@ -118,4 +132,13 @@ func positive(d, fallback time.Duration) time.Duration {
 		return fallback
 	}
 	return d
+}
+
+// watcherBackend gives the deployment watcher the state, Raft and the clock.
+type watcherBackend struct{ s *Server }
+
+func (b watcherBackend) State() *state.StateStore { return b.s.State() }
+func (b watcherBackend) Now() time.Time           { return now() }
+func (b watcherBackend) Apply(t structs.MessageType, req any) (uint64, error) {
+	return b.s.raftApply(t, req)
 }

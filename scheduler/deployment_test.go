@@ -177,7 +177,7 @@ func TestCompute_Deployments(t *testing.T) {
 		},
 		{
 			name: "without an update block everything is replaced at once",
-			in: Input{Job: func() *structs.Job { j := withUpdate(v1, 0, 0); return j }(), Nodes: nodes, Allocs: old()},
+			in:   Input{Job: func() *structs.Job { j := withUpdate(v1, 0, 0); return j }(), Nodes: nodes, Allocs: old()},
 			want: deploymentView{view: view{Place: []string{"web[0]@n1", "web[1]@n1", "web[2]@n1"}, Stop: replaced(0, 1, 2), Queued: q},
 				New: "none"},
 		},

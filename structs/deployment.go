@@ -214,3 +214,24 @@ type DeploymentEvent struct {
 }
 
 func uintString(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// DeploymentFailRequest asks for a running deployment to be marked failed.
+type DeploymentFailRequest struct {
+	DeploymentID string
+	WriteRequest
+}
+
+// DeploymentPauseRequest pauses (Pause) or resumes a deployment.
+type DeploymentPauseRequest struct {
+	DeploymentID string
+	Pause        bool
+	WriteRequest
+}
+
+// JobPromoteRequest promotes the canaries of a job's newest deployment.
+type JobPromoteRequest struct {
+	JobID  string
+	All    bool
+	Groups []string
+	WriteRequest
+}
