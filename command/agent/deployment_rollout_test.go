@@ -107,6 +107,26 @@ func TestDeployments_RollingUpdateEndToEnd(t *testing.T) {
 			must.Eq(t, "stop", a.DesiredStatus)
 		}
 	}
+
+	// A count change updates the running allocations in place: they join the new
+	// deployment and report their health again, nothing is restarted.
+	_, _, err = c.Jobs().Scale("roll", "web", new(4), "more", false, nil, nil)
+	must.NoError(t, err)
+	third := deploymentOf(t, c, "roll", 2, "successful")
+	must.Eq(t, 4, third.TaskGroups["web"].HealthyAllocs)
+	scaled, _, err := c.Deployments().Allocations(third.ID, nil)
+	must.NoError(t, err)
+	must.Len(t, 4, scaled)
+	kept := 0
+	for _, a := range scaled {
+		for _, b := range allocs {
+			if a.ID == b.ID {
+				kept++
+			}
+		}
+	}
+	must.Eq(t, 3, kept, must.Sprint("the three running allocations were updated in place"))
+	allocsIn(t, c, "roll", map[string]int{"running": 4, "complete": 3})
 }
 
 // TestDeployments_AutoRevertEndToEnd: a version whose tasks fail makes its deployment fail

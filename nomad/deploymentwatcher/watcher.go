@@ -155,9 +155,12 @@ func (w *Watcher) handle(store *state.StateStore, ws memdb.WatchSet, d *structs.
 		if err != nil {
 			return time.Time{}, err
 		}
-		_, err = w.b.Apply(structs.DeploymentPromoteRequestType, &structs.DeploymentPromoteRequest{
-			DeploymentID: d.ID, All: true, Eval: eval, UpdatedAt: now.UnixNano()})
-		return time.Time{}, err
+		if _, err := w.b.Apply(structs.DeploymentPromoteRequestType, &structs.DeploymentPromoteRequest{
+			DeploymentID: d.ID, All: true, Eval: eval, UpdatedAt: now.UnixNano()}); err != nil {
+			return time.Time{}, err
+		}
+		w.evaluated[d.ID] = healthy // the promotion carries its evaluation
+		return time.Time{}, nil
 	}
 	// A new leader starts from 0: one evaluation catches up on what healthy allocations
 	// the previous leader may not have acted on.
