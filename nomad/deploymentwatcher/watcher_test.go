@@ -74,7 +74,7 @@ func setup(t *testing.T, stable0 bool, st structs.DeploymentState, health ...*bo
 	for i, h := range health {
 		allocs = append(allocs, &structs.Allocation{ID: fmt.Sprintf("a%d", i), Namespace: job.Namespace, JobID: "web", TaskGroup: "web",
 			Name: structs.AllocName("web", "web", i), NodeID: "n1", DeploymentID: "dep-1", DesiredStatus: structs.AllocDesiredStatusRun,
-			ClientStatus: structs.AllocClientStatusRunning,
+			ClientStatus:     structs.AllocClientStatusRunning,
 			DeploymentStatus: &structs.AllocDeploymentStatus{Healthy: h, Canary: st.DesiredCanaries > 0, Timestamp: time.Unix(9_000, 0)}})
 	}
 	plan(t, store, 21, job, d, allocs...)
@@ -138,7 +138,7 @@ func TestWatcher_Decisions(t *testing.T) {
 			st: structs.DeploymentState{DesiredTotal: 2, DesiredCanaries: 1, AutoPromote: true}, health: []*bool{yes},
 			want: []string{"promote"}},
 		{name: "healthy canaries wait for a manual promotion, past the progress deadline too",
-			st: structs.DeploymentState{DesiredTotal: 2, DesiredCanaries: 1, ProgressDeadline: time.Minute, RequireProgressBy: time.Unix(9_999, 0)},
+			st:     structs.DeploymentState{DesiredTotal: 2, DesiredCanaries: 1, ProgressDeadline: time.Minute, RequireProgressBy: time.Unix(9_999, 0)},
 			health: []*bool{yes}, want: []string{"eval deployment-watcher"}},
 	}
 	for _, tc := range cases {
