@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
@@ -100,6 +101,12 @@ func TestDeployments_HTTPAnswers(t *testing.T) {
 	must.Eq(t, "web", list[0].JobID)
 	must.Eq(t, 1, list[0].TaskGroups["web"].PlacedAllocs)
 	must.Eq(t, []string{canary.ID}, list[0].TaskGroups["web"].PlacedCanaries)
+	running, _, err := c.Deployments().List(&api.QueryOptions{Filter: `Status == "running"`})
+	must.NoError(t, err)
+	must.Len(t, 1, running)
+	failed, _, err := c.Deployments().List(&api.QueryOptions{Filter: `Status == "failed"`})
+	must.NoError(t, err)
+	must.Len(t, 0, failed)
 	prefixed, _, err := c.Deployments().PrefixList("1111")
 	must.NoError(t, err)
 	must.Len(t, 1, prefixed)

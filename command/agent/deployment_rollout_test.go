@@ -155,3 +155,45 @@ func TestDeployments_AutoRevertEndToEnd(t *testing.T) {
 	must.Eq(t, uint64(2), *job.Version)
 	must.Eq(t, "10m", job.TaskGroups[0].Tasks[0].Config["run_for"])
 }
+
+// TestDeployments_CanaryEndToEnd: with canary = 1 the new version's canary runs beside the
+// three old allocations until promoted; the promotion lets the rollout replace the rest.
+func TestDeployments_CanaryEndToEnd(t *testing.T) {
+	ta := NewTestClientAgent(t, nil)
+	c := ta.Client("")
+
+	_, _, err := c.Jobs().Register(rollJob("can", "10m", 0, false), nil)
+	must.NoError(t, err)
+	deploymentOf(t, c, "can", 0, "successful")
+
+	v1 := rollJob("can", "11m", 0, false)
+	v1.Update.Canary = new(1)
+	_, _, err = c.Jobs().Register(v1, nil)
+	must.NoError(t, err)
+	var d *api.Deployment
+	eventually(t, 20*time.Second, "the canary to be healthy", func() (bool, string) {
+		d, _, err = c.Jobs().LatestDeployment("can", nil)
+		if err != nil || d == nil || d.JobVersion != 1 {
+			return false, fmt.Sprint(err)
+		}
+		st := d.TaskGroups["web"]
+		return st.HealthyAllocs == 1 && len(st.PlacedCanaries) == 1, fmt.Sprintf("%+v", st)
+	})
+	must.Eq(t, "Deployment is running but requires manual promotion", d.StatusDescription)
+	must.Eq(t, 1, d.TaskGroups["web"].DesiredCanaries)
+	// The old allocations all run beside the canary.
+	allocsIn(t, c, "can", map[string]int{"running": 4})
+
+	_, _, err = c.Deployments().PromoteAll(d.ID, nil)
+	must.NoError(t, err)
+	done := deploymentOf(t, c, "can", 1, "successful")
+	must.True(t, done.TaskGroups["web"].Promoted)
+	must.Eq(t, 3, done.TaskGroups["web"].HealthyAllocs)
+	stableVersion(t, c, "can", 1)
+	final := allocsIn(t, c, "can", map[string]int{"running": 3, "complete": 3})
+	for _, a := range final {
+		if a.ClientStatus == "running" {
+			must.Eq(t, uint64(1), a.JobVersion)
+		}
+	}
+}
