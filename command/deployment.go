@@ -134,6 +134,12 @@ func formatDeployment(d *api.Deployment) string {
 		"Status|" + d.Status,
 		"Description|" + d.StatusDescription,
 	})
+	return out + "\n\nDeployed\n" + formatDeploymentGroups(d)
+}
+
+// formatDeploymentGroups is the per-group table of a deployment; the canary columns appear
+// when a group has canaries.
+func formatDeploymentGroups(d *api.Deployment) string {
 	names := make([]string, 0, len(d.TaskGroups))
 	canaries := false
 	for name, st := range d.TaskGroups {
@@ -160,7 +166,7 @@ func formatDeployment(d *api.Deployment) string {
 		rows = append(rows, fmt.Sprintf("%s|%t|%d|%d|%d|%d|%s", name, st.AutoRevert, st.DesiredTotal,
 			st.PlacedAllocs, st.HealthyAllocs, st.UnhealthyAllocs, deadline))
 	}
-	return out + "\n\nDeployed\n" + formatList(rows)
+	return formatList(rows)
 }
 
 // deploymentWrite is the shape of the commands that act on one deployment and may monitor
