@@ -43,6 +43,12 @@ func DeploymentDescRollback(desc string, version uint64) string {
 	return desc + " - rolling back to job version " + uintString(version)
 }
 
+// DeploymentDescRollbackNoop says a failed deployment did not revert: the stable version's
+// spec is the failing job's, so reverting would only fail again.
+func DeploymentDescRollbackNoop(desc string, version uint64) string {
+	return desc + " - not rolling back to stable job version " + uintString(version) + " as current job has same specification"
+}
+
 // DeploymentDescNoRollback says a failed deployment found no stable version to revert to.
 func DeploymentDescNoRollback(desc string) string {
 	return desc + " - no stable job version to auto revert to"

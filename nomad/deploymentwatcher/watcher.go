@@ -198,9 +198,14 @@ func (w *Watcher) fail(store *state.StateStore, d *structs.Deployment, job *stru
 		if err != nil {
 			return err
 		}
-		if stable == nil {
+		switch {
+		case stable == nil:
 			req.DeploymentUpdate.StatusDescription = structs.DeploymentDescNoRollback(desc)
-		} else {
+		case !state.SpecChanged(stable, job):
+			// The failing job is the stable spec already (a revert that failed too):
+			// reverting again would loop.
+			req.DeploymentUpdate.StatusDescription = structs.DeploymentDescRollbackNoop(desc, stable.Version)
+		default:
 			req.DeploymentUpdate.StatusDescription = structs.DeploymentDescRollback(desc, stable.Version)
 			revert := stable.Copy()
 			revert.VersionTag = nil

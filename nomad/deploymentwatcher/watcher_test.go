@@ -51,7 +51,7 @@ func testJob(version string) *structs.Job {
 
 // setup registers version 0 (stable when stable0) and version 1 of job web, and a running
 // deployment of version 1 whose two allocations have the given health (nil: unknown).
-func setup(t *testing.T, stable0 bool, st structs.DeploymentState, health ...*bool) *fakeBackend {
+func setup(t *testing.T, stable0, sameSpec bool, st structs.DeploymentState, health ...*bool) *fakeBackend {
 	t.Helper()
 	store, err := state.NewStateStore(state.Config{JobTrackedVersions: 6})
 	must.NoError(t, err)
@@ -66,9 +66,12 @@ func setup(t *testing.T, stable0 bool, st structs.DeploymentState, health ...*bo
 			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "dep-0", Status: structs.DeploymentStatusSuccessful}}))
 	}
 	must.NoError(t, store.ApplyJobRegister(20, &structs.JobRegisterRequest{Job: testJob("1")}))
+	if sameSpec {
+		// Version 2 is version 0's spec again, as a revert registers it.
+		must.NoError(t, store.ApplyJobRegister(21, &structs.JobRegisterRequest{Job: testJob("0")}))
+	}
 	job, _ := store.JobByID(nil, structs.DefaultNamespace, "web")
-	must.Eq(t, uint64(1), job.Version)
-	d := &structs.Deployment{ID: "dep-1", Namespace: job.Namespace, JobID: "web", JobVersion: 1, JobCreateIndex: job.CreateIndex,
+	d := &structs.Deployment{ID: "dep-1", Namespace: job.Namespace, JobID: "web", JobVersion: job.Version, JobCreateIndex: job.CreateIndex,
 		Status: structs.DeploymentStatusRunning, TaskGroups: map[string]*structs.DeploymentState{"web": &st}}
 	var allocs []*structs.Allocation
 	for i, h := range health {
@@ -77,7 +80,7 @@ func setup(t *testing.T, stable0 bool, st structs.DeploymentState, health ...*bo
 			ClientStatus:     structs.AllocClientStatusRunning,
 			DeploymentStatus: &structs.AllocDeploymentStatus{Healthy: h, Canary: st.DesiredCanaries > 0, Timestamp: time.Unix(9_000, 0)}})
 	}
-	plan(t, store, 21, job, d, allocs...)
+	plan(t, store, 22, job, d, allocs...)
 	return b
 }
 
@@ -114,9 +117,11 @@ func TestWatcher_Decisions(t *testing.T) {
 	cases := []struct {
 		name    string
 		stable0 bool
-		st      structs.DeploymentState
-		health  []*bool
-		want    []string
+		// sameSpec: the deployment's version has version 0's spec (it is a revert)
+		sameSpec bool
+		st       structs.DeploymentState
+		health   []*bool
+		want     []string
 	}{
 		{name: "all healthy: successful", st: structs.DeploymentState{DesiredTotal: 2}, health: []*bool{yes, yes},
 			want: []string{"successful: Deployment completed successfully"}},
@@ -131,6 +136,9 @@ func TestWatcher_Decisions(t *testing.T) {
 		{name: "unhealthy with auto_revert and no stable version",
 			st: structs.DeploymentState{DesiredTotal: 2, AutoRevert: true}, health: []*bool{no},
 			want: []string{"failed: Failed due to unhealthy allocations - no stable job version to auto revert to"}},
+		{name: "a failing revert is not reverted again", stable0: true, sameSpec: true,
+			st: structs.DeploymentState{DesiredTotal: 2, AutoRevert: true}, health: []*bool{no},
+			want: []string{"failed: Failed due to unhealthy allocations - not rolling back to stable job version 0 as current job has same specification"}},
 		{name: "progress deadline passed",
 			st:   structs.DeploymentState{DesiredTotal: 2, ProgressDeadline: time.Minute, RequireProgressBy: time.Unix(9_999, 0)},
 			want: []string{"failed: Failed due to progress deadline"}},
@@ -143,7 +151,7 @@ func TestWatcher_Decisions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := setup(t, tc.stable0, tc.st, tc.health...)
+			b := setup(t, tc.stable0, tc.sameSpec, tc.st, tc.health...)
 			b.reqs = nil
 			w := New(b, hclog.NewNullLogger())
 			_, err := w.pass(b.store, nil)
