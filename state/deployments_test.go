@@ -204,6 +204,7 @@ func TestDeployments_AllocHealthRefusesForeignAllocs(t *testing.T) {
 	err = s.ApplyDeploymentAllocHealth(12, &structs.DeploymentAllocHealthRequest{DeploymentID: "missing"})
 	must.Eq(t, 404, structs.ErrorCode(err))
 
+	got := captureEvents(s)
 	must.NoError(t, s.ApplyDeploymentAllocHealth(13, &structs.DeploymentAllocHealthRequest{
 		DeploymentID: "dep-1", UnhealthyAllocationIDs: []string{"a1"}, Timestamp: 13,
 		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "dep-1", Status: structs.DeploymentStatusFailed,
@@ -213,4 +214,18 @@ func TestDeployments_AllocHealthRefusesForeignAllocs(t *testing.T) {
 	must.Eq(t, 1, stored.TaskGroups["web"].UnhealthyAllocs)
 	job, _ = s.JobByID(nil, structs.DefaultNamespace, "web")
 	must.False(t, job.Stable)
+	must.Eq(t, []structs.Event{
+		{Topic: structs.TopicDeployment, Type: "DeploymentAllocHealth", Key: "dep-1", Namespace: "default", FilterKeys: []string{"web"}, Index: 13,
+			Payload: deploymentEventView{ID: "dep-1", Status: "failed"}},
+	}, deploymentEventsOf(*got))
+	allocEvents := 0
+	for _, batch := range *got {
+		for _, e := range batch.Events {
+			if e.Topic == structs.TopicAllocation {
+				allocEvents++
+				must.Eq(t, "DeploymentAllocHealth", e.Type)
+			}
+		}
+	}
+	must.Eq(t, 1, allocEvents)
 }
