@@ -177,13 +177,43 @@ func TestDeployments_HTTPAnswers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := ta.Server().State().LatestIndex()
+			before := ta.Server().State().Index("deployment")
 			res := doHTTP(t, ta, tc.method, tc.path, strings.NewReader(tc.body), nil)
 			must.Eq(t, tc.wantStatus, res.status, must.Sprint(res.body))
 			must.StrContains(t, res.body, tc.wantBody)
 			if tc.wantStatus >= 400 {
-				must.Eq(t, before, ta.Server().State().LatestIndex(), must.Sprint("a refused request writes nothing"))
+				must.Eq(t, before, ta.Server().State().Index("deployment"), must.Sprint("a refused request writes nothing"))
 			}
+		})
+	}
+}
+
+// TestDeployments_RegisterRefusesBadUpdate: a bad update block is a 400 naming the field, and
+// nothing is written.
+func TestDeployments_RegisterRefusesBadUpdate(t *testing.T) {
+	ta := NewTestAgent(t, nil)
+	c := ta.Client("")
+	cases := []struct {
+		name    string
+		update  *api.UpdateStrategy
+		wantErr string
+	}{
+		{name: "negative max_parallel", update: &api.UpdateStrategy{MaxParallel: new(-1)},
+			wantErr: `group "web": update: max_parallel must not be negative, got -1`},
+		{name: "healthy_deadline past progress_deadline", update: &api.UpdateStrategy{HealthyDeadline: new(20 * time.Minute)},
+			wantErr: "healthy_deadline (20m0s) must be less than progress_deadline (10m0s)"},
+		{name: "auto_promote without canaries", update: &api.UpdateStrategy{AutoPromote: new(true)},
+			wantErr: "auto_promote requires a canary count greater than zero"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := testJob("bad")
+			job.TaskGroups[0].Update = tc.update
+			before := ta.Server().State().Index("jobs")
+			_, _, err := c.Jobs().Register(job, nil)
+			must.ErrorContains(t, err, "400")
+			must.ErrorContains(t, err, tc.wantErr)
+			must.Eq(t, before, ta.Server().State().Index("jobs"))
 		})
 	}
 }
