@@ -35,6 +35,15 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: meta()}, nil },
 		"job purged":   func() (cli.Command, error) { return &JobPurgedCommand{Meta: meta()}, nil },
 		"job restore":  func() (cli.Command, error) { return &JobRestoreCommand{Meta: meta()}, nil },
+		"job promote":  func() (cli.Command, error) { return &JobPromoteCommand{Meta: meta()}, nil },
+
+		"deployment":         group("Interact with deployments", deploymentHelp),
+		"deployment list":    func() (cli.Command, error) { return &DeploymentListCommand{Meta: meta()}, nil },
+		"deployment status":  func() (cli.Command, error) { return &DeploymentStatusCommand{Meta: meta()}, nil },
+		"deployment promote": func() (cli.Command, error) { return newDeploymentPromote(meta()), nil },
+		"deployment fail":    func() (cli.Command, error) { return newDeploymentFail(meta()), nil },
+		"deployment pause":   func() (cli.Command, error) { return newDeploymentPause(meta(), true), nil },
+		"deployment resume":  func() (cli.Command, error) { return newDeploymentPause(meta(), false), nil },
 
 		"node":             group("Interact with nodes", nodeHelp),
 		"node status":      func() (cli.Command, error) { return &NodeStatusCommand{Meta: meta()}, nil },

@@ -45,6 +45,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerNodeLifecycleCommands()
 	f.registerAllocCommands()
 	f.registerKeyringCommands()
+	f.registerDeploymentCommands()
 	return f, nil
 }
 

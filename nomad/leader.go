@@ -5,7 +5,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nomadfork/nomad/nomad/deploymentwatcher"
 	"github.com/nomadfork/nomad/nomad/drainer"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
 )
 
 // monitorLeadership runs the leader's periodic duties while this server leads.
@@ -91,13 +94,17 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	if s.config.NumSchedulers > 0 {
 		go s.runWorker(ctx)
 	}
-	// The drainer belongs to this term: it stops with ctx and this loop does not return
-	// before it has. (A step already under way when the term ends may still finish its write;
-	// a stale one is harmless: marks are idempotent, and a drain is ended only if its strategy
-	// is unchanged.)
+	// The drainer and the deployment watcher belong to this term: they stop with ctx and this
+	// loop does not return before they have. (A step already under way when the term ends may
+	// still finish its write; a stale one is harmless: marks are idempotent, a drain is ended
+	// only if its strategy is unchanged, and the watcher re-reads state each step.)
 	var owned sync.WaitGroup
 	defer owned.Wait()
-	owned.Add(1)
+	owned.Add(2)
+	go func() {
+		defer owned.Done()
+		deploymentwatcher.New(watcherBackend{s}, s.logger).Run(ctx)
+	}()
 	go func() {
 		defer owned.Done()
 		drainer.New(drainer.Config{
@@ -142,4 +149,13 @@ func positive(d, fallback time.Duration) time.Duration {
 		return fallback
 	}
 	return d
+}
+
+// watcherBackend gives the deployment watcher the state, Raft and the clock.
+type watcherBackend struct{ s *Server }
+
+func (b watcherBackend) State() *state.StateStore { return b.s.State() }
+func (b watcherBackend) Now() time.Time           { return now() }
+func (b watcherBackend) Apply(t structs.MessageType, req any) (uint64, error) {
+	return b.s.raftApply(t, req)
 }

@@ -81,6 +81,7 @@ type Endpoints struct {
 	Node        *Node
 	Alloc       *Alloc
 	Keyring     *Keyring
+	Deployment  *Deployment
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -145,12 +146,13 @@ func NewServer(config *Config) (*Server, error) {
 		Node:        &Node{srv: s},
 		Alloc:       &Alloc{srv: s},
 		Keyring:     &Keyring{srv: s},
+		Deployment:  &Deployment{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
 		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
-		"Keyring": s.Endpoints.Keyring,
+		"Keyring": s.Endpoints.Keyring, "Deployment": s.Endpoints.Deployment,
 	})
 	s.cluster = newClusterJoin(s)
 	if err := s.setupRaft(); err != nil {

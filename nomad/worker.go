@@ -155,8 +155,19 @@ func (w *worker) process(eval *structs.Evaluation) error {
 			}
 		}
 	}
+	latest, err := store.LatestDeploymentByJob(nil, eval.Namespace, eval.JobID)
+	if err != nil {
+		return err
+	}
+	// The ID and time a deployment created by this plan takes, fixed here so that the
+	// scheduler stays a function of its input.
+	deploymentID, err := uuid.GenerateUUID()
+	if err != nil {
+		return err
+	}
 	plan, err := computePlan(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
-		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.config.SchedulerAlgorithm})
+		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.config.SchedulerAlgorithm,
+		Deployment: latest, DeploymentID: deploymentID, Now: now(), EvalPriority: eval.Priority})
 	if err != nil {
 		// Retrying would fail the same way on the same state: fail this evaluation only, and
 		// let the worker go on with the others.
@@ -179,9 +190,10 @@ func (w *worker) process(eval *structs.Evaluation) error {
 
 	t := now().UnixNano()
 	req := &structs.ApplyPlanResultsRequest{UpdatedAt: t}
-	if len(plan.Place) > 0 || len(plan.Update) > 0 {
+	if len(plan.Place) > 0 || len(plan.Update) > 0 || plan.Deployment != nil {
 		req.Job = job
 	}
+	req.Deployment, req.DeploymentUpdates = plan.Deployment, plan.DeploymentUpdates
 	for _, a := range plan.Place {
 		if a.ID, err = uuid.GenerateUUID(); err != nil {
 			return err

@@ -24,6 +24,7 @@ var eventConverters = map[string]eventConverter{
 	tablePurgeHistory:  purgeRecordEvents,
 	tableAllocs:        allocEvents,
 	tableNodes:         nodeEvents,
+	tableDeployments:   deploymentEvents,
 	tableRootKeys:      nil, // rows hold private key material: never published
 	tableOneTimeTokens: nil, // rows are secrets: never published
 }
@@ -91,6 +92,17 @@ func allocEvents(_ *Txn, change memdb.Change) []structs.Event {
 		Namespace:  alloc.Namespace,
 		FilterKeys: []string{alloc.JobID, alloc.DeploymentID},
 		Payload:    &structs.AllocationEvent{Allocation: &alloc},
+	}}
+}
+
+func deploymentEvents(_ *Txn, change memdb.Change) []structs.Event {
+	d := rowOf[*structs.Deployment](change)
+	return []structs.Event{{
+		Topic:      structs.TopicDeployment,
+		Key:        d.ID,
+		Namespace:  d.Namespace,
+		FilterKeys: []string{d.JobID},
+		Payload:    &structs.DeploymentEvent{Deployment: d},
 	}}
 }
 

@@ -44,7 +44,10 @@ func snapshotFixture(t *testing.T) *StateStore {
 	})
 	web := currentJob(t, s, "web")
 	mustApply(t, s, structs.ApplyPlanResultsRequestType, 35, nil, func(txn *Txn) error {
-		return s.ApplyPlanResultsTxn(txn, &structs.ApplyPlanResultsRequest{Job: web, AllocsPlaced: []*structs.Allocation{mockAlloc("alloc-1", web, "node-1", 0)}})
+		alloc := mockAlloc("alloc-1", web, "node-1", 0)
+		alloc.DeploymentID = "dep-web"
+		return s.ApplyPlanResultsTxn(txn, &structs.ApplyPlanResultsRequest{Job: web, Deployment: mockDeployment("dep-web", web, 0),
+			AllocsPlaced: []*structs.Allocation{alloc}})
 	})
 	// A root key's private half must survive the snapshot: a restored server signs with it.
 	mustApply(t, s, structs.KeyringUpsertRootKeyRequestType, 36, nil, func(txn *Txn) error {

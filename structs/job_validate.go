@@ -146,6 +146,9 @@ func (j *Job) Validate() error {
 			}
 		}
 	}
+	for _, msg := range checkUpdate(j) {
+		add("%s", msg)
+	}
 	for _, msg := range checkPlacement(j) {
 		add("%s", msg)
 	}

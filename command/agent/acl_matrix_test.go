@@ -131,8 +131,8 @@ func without(names []string, drop ...string) []string {
 }
 
 // matrixEndpoint is one route and verb. path and body may hold placeholders that the
-// fixture fills per cell: {eval}, {record}, {readToken}, {scratchToken}, {scaleRole},
-// {scratchRole}, {prevVersion}.
+// fixture fills per cell: {eval}, {record}, {deployment}, {depAlloc}, {readToken},
+// {scratchToken}, {scaleRole}, {scratchRole}, {prevVersion}.
 type matrixEndpoint struct {
 	name   string
 	method string
@@ -356,7 +356,7 @@ func matrixDebugEndpoints() []matrixEndpoint {
 func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
-		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints())
+		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints(), matrixDeploymentEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }
@@ -457,6 +457,11 @@ type matrixFixture struct {
 	scratchToken string
 	scratchRole  string
 	revision     int
+	// deploymentID is the deployment of "web" the deployment routes act on, deploymentAlloc
+	// its healthy canary (deployment_endpoint_test.go).
+	deploymentID    string
+	deploymentAlloc string
+	deployments     int
 }
 
 func newMatrixFixture(t *testing.T, rows []matrixRow) *matrixFixture {
@@ -624,6 +629,10 @@ func (f *matrixFixture) expand(t *testing.T, s string) string {
 			return evals[0].ID
 		case "{record}":
 			return f.recordID
+		case "{deployment}":
+			return f.deploymentID
+		case "{depAlloc}":
+			return f.deploymentAlloc
 		case "{readToken}":
 			return f.accessors[rowRead]
 		case "{scratchToken}":
