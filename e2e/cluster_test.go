@@ -25,7 +25,7 @@ func TestCluster_ThreeServers(t *testing.T) {
 	var joins []string
 	for i := range nodes {
 		nodes[i] = node{http: freePort(t), rpc: freePort(t), serf: freePort(t)}
-		joins = append(joins, fmt.Sprintf("%q", fmt.Sprintf("127.0.0.1:%d", nodes[i].rpc)))
+		joins = append(joins, fmt.Sprintf("%q", fmt.Sprintf("127.0.0.1:%d", nodes[i].serf)))
 	}
 	agents := make([]*agentProc, n)
 	for i, nd := range nodes {

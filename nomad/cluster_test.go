@@ -22,13 +22,15 @@ func freeAddr(t *testing.T) string {
 // testClusterKey is the cluster key of in-process test clusters (32 bytes, base64).
 const testClusterKey = "5NEn9gQSVj1t0aRft5oiXlqXUMOLtueEDpybZxbiFt4="
 
-// testCluster starts n servers that find each other through retry_join and bootstrap with
-// bootstrap_expect = n.
+// testCluster starts n servers that find each other through gossip (retry_join names every
+// serf address) and bootstrap with bootstrap_expect = n.
 func testCluster(t *testing.T, n int, cbs ...func(*Config)) []*Server {
 	t.Helper()
 	addrs := make([]string, n)
+	serfAddrs := make([]string, n)
 	for i := range addrs {
 		addrs[i] = freeAddr(t)
+		serfAddrs[i] = freeAddr(t)
 	}
 	servers := make([]*Server, n)
 	for i := range servers {
@@ -36,8 +38,9 @@ func testCluster(t *testing.T, n int, cbs ...func(*Config)) []*Server {
 		cfg.FastRaft = true
 		cfg.NodeName = fmt.Sprintf("server-%d", i)
 		cfg.RaftBindAddr = addrs[i]
+		cfg.SerfBindAddr = serfAddrs[i]
 		cfg.BootstrapExpect = n
-		cfg.RetryJoin = addrs
+		cfg.RetryJoin = serfAddrs
 		cfg.EncryptKey = testClusterKey
 		for _, cb := range cbs {
 			cb(cfg)
@@ -126,8 +129,10 @@ func TestCluster_LateServerJoinsExistingCluster(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.FastRaft = true
 	cfg.RaftBindAddr = freeAddr(t)
+	cfg.NodeName = "late"
+	cfg.SerfBindAddr = freeAddr(t)
 	cfg.BootstrapExpect = 0 // join only
-	cfg.RetryJoin = []string{servers[0].RaftAddr()}
+	cfg.RetryJoin = []string{servers[0].config.SerfBindAddr}
 	cfg.EncryptKey = testClusterKey
 	late, err := NewServer(cfg)
 	must.NoError(t, err)
@@ -143,4 +148,61 @@ func TestCluster_LateServerJoinsExistingCluster(t *testing.T) {
 		job, err := late.State().JobByID(nil, "default", "web")
 		return err == nil && job != nil
 	})
+}
+
+func TestCluster_FailedServerIsRemovedFromRaft(t *testing.T) {
+	servers := testCluster(t, 3)
+	leader := leaderOf(servers)
+	waitFor(t, 15*time.Second, func() bool {
+		peers, err := leader.Peers()
+		return err == nil && len(peers) == 3
+	})
+	victim := followerOf(servers)
+	must.NoError(t, victim.Shutdown())
+
+	// Gossip marks it failed; autopilot's cleanup_dead_servers (on by default) drops it.
+	waitFor(t, 30*time.Second, func() bool {
+		peers, err := leader.Peers()
+		return err == nil && len(peers) == 2
+	})
+	peers, err := leader.Peers()
+	must.NoError(t, err)
+	must.SliceNotContains(t, peers, victim.RaftAddr())
+	for _, m := range leader.regionServers() {
+		if m.ID == victim.config.NodeID {
+			must.NotEq(t, "alive", m.Status.String())
+		}
+	}
+}
+
+func TestCluster_ServerThatLeavesIsRemovedFromRaft(t *testing.T) {
+	servers := testCluster(t, 3)
+	leader := leaderOf(servers)
+	waitFor(t, 15*time.Second, func() bool {
+		peers, err := leader.Peers()
+		return err == nil && len(peers) == 3
+	})
+	leaving := followerOf(servers)
+	must.NoError(t, leaving.Serf().Leave())
+	waitFor(t, 15*time.Second, func() bool {
+		peers, err := leader.Peers()
+		return err == nil && len(peers) == 2
+	})
+}
+
+func TestCluster_GossipTagsDescribeTheServer(t *testing.T) {
+	servers := testCluster(t, 1)
+	members := servers[0].Serf().Members()
+	must.Len(t, 1, members)
+	m, ok := parseServerMember(members[0])
+	must.True(t, ok)
+	must.Eq(t, servers[0].config.NodeID, m.ID)
+	must.Eq(t, servers[0].RaftAddr(), m.RPCAddr)
+	must.Eq(t, "global", m.Region)
+	must.Eq(t, "dc1", m.DC)
+	must.Eq(t, 1, m.Expect)
+	must.True(t, m.Bootstrap)
+	must.Eq(t, "server-0.global", m.Name)
+	must.Eq(t, "nomad", members[0].Tags["role"])
+	must.Eq(t, "3", members[0].Tags["raft_vsn"])
 }

@@ -173,7 +173,7 @@ func TestSecurity_TLSRefusesPeersWithoutAServerCertificate(t *testing.T) {
 			fake := ServerInfo{ID: "fake-voter", Addr: "127.0.0.1:1"}
 			conn, err := dial(srv.RaftAddr(), connRPC, 2*time.Second)
 			if err == nil {
-				err = rpcOnConn(conn, "Cluster.Join", &JoinRequest{Server: fake})
+				err = rpcOnConn(conn, "Cluster.Hello", &HelloRequest{Server: fake})
 			}
 			must.Error(t, err)
 
@@ -210,15 +210,23 @@ func TestSecurity_TLSServerWithAnotherCACannotJoin(t *testing.T) {
 	other := tlstest.NewCA(t, "other")
 	cfg := DefaultConfig()
 	cfg.FastRaft = true
+	cfg.NodeName = "evil"
 	cfg.RaftBindAddr = freeAddr(t)
+	cfg.SerfBindAddr = freeAddr(t)
 	cfg.BootstrapExpect = 0
-	cfg.RetryJoin = []string{servers[0].RaftAddr()}
+	cfg.RetryJoin = []string{servers[0].config.SerfBindAddr}
 	cfg.TLS = tlsFor(other, other.Issue(t, "evil", []string{"server.global.nomad"}), true)
 	evil, err := NewServer(cfg)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = evil.Shutdown() })
 
-	waitFor(t, 15*time.Second, func() bool { return servers[0].rpcListener.refused.Load() >= refusedBefore+2 })
+	// Gossip is not encrypted in a TLS-only cluster, so the stranger joins the member list;
+	// the leader then calls it on its RPC port, where the certificates do not match, and
+	// never adds it. Its own attempts to call the leader are refused too.
+	waitFor(t, 15*time.Second, func() bool { return len(servers[0].regionServers()) == 2 })
+	waitFor(t, 15*time.Second, func() bool {
+		return evil.rpcListener.refused.Load() >= 2 && servers[0].rpcListener.refused.Load() >= refusedBefore
+	})
 	peers, err := servers[0].Peers()
 	must.NoError(t, err)
 	must.Eq(t, []string{servers[0].RaftAddr()}, peers)

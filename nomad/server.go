@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/serf/serf"
 	"github.com/nomadfork/nomad/nomad/serverauth"
 	"github.com/nomadfork/nomad/nomad/stream"
 	"github.com/nomadfork/nomad/raftutil"
@@ -43,7 +44,11 @@ type Server struct {
 	rpcTLS      *rpcTLS
 	rpcMethods  map[string]rpcMethod
 	raftStarted atomic.Bool
-	cluster     *clusterJoin
+
+	// serf is the gossip pool (nil without a serf address); membership makes Raft follow it.
+	serf       *serf.Serf
+	serfEvents chan serf.Event
+	membership *membership
 
 	broker   *stream.EventBroker
 	aclCache *aclCache
@@ -152,16 +157,29 @@ func NewServer(config *Config) (*Server, error) {
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
 		"Keyring": s.Endpoints.Keyring,
 	})
-	s.cluster = newClusterJoin(s)
+	s.membership = newMembership(s)
+	s.serfEvents = make(chan serf.Event, serfEventBuffer)
 	if err := s.setupRaft(); err != nil {
 		cancel()
 		s.closeRaftResources()
 		return nil, err
 	}
+	if err := s.setupSerf(); err != nil {
+		cancel()
+		_ = s.raft.Shutdown().Error()
+		s.closeRaftResources()
+		return nil, err
+	}
 	s.leaderWG.Add(1)
 	go s.monitorLeadership()
-	if s.rpcListener != nil && (s.config.BootstrapExpect > 1 || len(s.config.RetryJoin) > 0) {
-		go s.cluster.run(ctx)
+	if s.serf != nil {
+		s.leaderWG.Add(2)
+		go s.runSerfEvents(ctx)
+		go s.membership.run(ctx)
+		if len(s.config.RetryJoin) > 0 {
+			s.leaderWG.Add(1)
+			go s.runRetryJoin(ctx)
+		}
 	}
 	return s, nil
 }
@@ -453,6 +471,10 @@ func (s *Server) Shutdown() error {
 	var err error
 	s.shutdownOnce.Do(func() {
 		s.shutdownCancel()
+		if s.serf != nil {
+			// Without a leave: the others see this server fail, and autopilot decides.
+			_ = s.serf.Shutdown()
+		}
 		if s.raft != nil {
 			err = s.raft.Shutdown().Error()
 		}

@@ -130,7 +130,10 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 
 	server := cfg.Server
 	sc.BootstrapExpect = server.BootstrapExpect
-	sc.RetryJoin = joinAddrs(server.RetryJoin, cfg.Ports.RPC)
+	// retry_join names gossip addresses, as upstream's does: the serf port is the default.
+	sc.RetryJoin = joinAddrs(server.RetryJoin, cfg.Ports.Serf)
+	sc.RetryInterval = server.RetryInterval
+	sc.RetryMaxAttempts = server.RetryMaxAttempts
 	sc.EncryptKey = server.EncryptKey
 	if t := cfg.TLS; t != nil && t.EnableRPC {
 		sc.TLS = &nomad.RPCTLSConfig{
@@ -180,11 +183,13 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	if !singleDev {
 		sc.RaftBindAddr = net.JoinHostPort(cfg.Addresses.RPC, strconv.Itoa(cfg.Ports.RPC))
 		sc.RaftAdvertiseAddr = cfg.Advertise.RPC
+		sc.SerfBindAddr = net.JoinHostPort(cfg.Addresses.Serf, strconv.Itoa(cfg.Ports.Serf))
+		sc.SerfAdvertiseAddr = cfg.Advertise.Serf
 	}
 	return sc
 }
 
-// joinAddrs gives each join address the default RPC port if it names none.
+// joinAddrs gives each join address the default port if it names none.
 func joinAddrs(addrs []string, port int) []string {
 	var out []string
 	for _, a := range addrs {
