@@ -260,3 +260,41 @@ func (s *Server) runRetryJoin(ctx context.Context) {
 		}
 	}
 }
+
+// ForceLeave moves the failed member named node to left (prune: and forgets it at once). A
+// name no one knows is not an error, as upstream's; without gossip no name is known.
+func (s *Server) ForceLeave(node string, prune bool) error {
+	if s.serf == nil {
+		return nil
+	}
+	var err error
+	if prune {
+		err = s.serf.RemoveFailedNodePrune(node)
+	} else {
+		err = s.serf.RemoveFailedNode(node)
+	}
+	if err != nil {
+		return fmt.Errorf("forcing %q out of the gossip pool: %w", node, err)
+	}
+	return nil
+}
+
+// Regions lists the regions of the servers in the gossip pool, sorted; without gossip, this
+// server's own.
+func (s *Server) Regions() []string {
+	if s.serf == nil {
+		return []string{s.config.Region}
+	}
+	seen := map[string]bool{s.config.Region: true}
+	for _, m := range s.serf.Members() {
+		if p, ok := parseServerMember(m); ok && p.Region != "" && m.Status == serf.StatusAlive {
+			seen[p.Region] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for r := range seen {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -329,6 +329,11 @@ func matrixStatusEndpoints() []matrixEndpoint {
 		// Upstream gates the member list on node read, not agent read.
 		{name: "agent members", method: "GET", path: "/v1/agent/members", allow: []string{rowNodeRead, rowManagement}},
 		{name: "system gc", method: "PUT", path: "/v1/system/gc", allow: allowManagement},
+		// The matrix agent keeps Raft in memory and gossips with no one: an allowed join
+		// answers 200 with the error in its body, as a failed join does upstream.
+		{name: "agent join", method: "PUT", path: "/v1/agent/join?address=127.0.0.1:1", allow: allowAgentWrite},
+		{name: "agent force-leave", method: "PUT", path: "/v1/agent/force-leave?node=nope", allow: allowAgentWrite},
+		{name: "agent force-leave prune", method: "POST", path: "/v1/agent/force-leave?node=nope&prune=1", allow: allowAgentWrite},
 	}
 }
 
