@@ -1,6 +1,10 @@
 package nomad
 
 import (
+	"strconv"
+	"sync"
+	"time"
+
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
 	"github.com/nomadfork/nomad/structs"
@@ -8,7 +12,116 @@ import (
 
 // autopilotConfig is the stored autopilot configuration, or the defaults before one is set.
 func (s *Server) autopilotConfig() *structs.AutopilotConfig {
-	return structs.DefaultAutopilotConfig()
+	_, conf, err := s.State().AutopilotConfig(nil)
+	if err != nil || conf == nil {
+		return structs.DefaultAutopilotConfig()
+	}
+	return conf
+}
+
+// RaftStats answers the leader's health check with this server's view of its own log. Like
+// every Cluster method it is served only to authenticated servers.
+func (c *Cluster) RaftStats(_ *HelloRequest, reply *structs.RaftStats) error {
+	*reply = c.srv.localRaftStats()
+	return nil
+}
+
+func (s *Server) localRaftStats() structs.RaftStats {
+	stats := s.raft.Stats()
+	term, _ := strconv.ParseUint(stats["last_log_term"], 10, 64)
+	return structs.RaftStats{LastContact: s.LastContact(), LastTerm: term, LastIndex: s.raft.LastIndex()}
+}
+
+// healthTracker remembers when each server's health last changed (StableSince).
+type healthTracker struct {
+	mu      sync.Mutex
+	healthy map[string]bool
+	since   map[string]time.Time
+}
+
+func (h *healthTracker) observe(id string, healthy bool, now time.Time) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.healthy == nil {
+		h.healthy, h.since = map[string]bool{}, map[string]time.Time{}
+	}
+	if was, ok := h.healthy[id]; !ok || was != healthy {
+		h.healthy[id] = healthy
+		h.since[id] = now
+	}
+	return h.since[id]
+}
+
+// serverHealth asks every server of the Raft configuration for its log position (the leader
+// answers for itself) and judges each against the autopilot configuration: alive in gossip
+// (when there is gossip), heard from the leader within last_contact_threshold, on the leader's
+// term, and at most max_trailing_logs behind.
+func (s *Server) serverHealth() (*structs.OperatorHealthReply, error) {
+	f := s.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	conf := s.autopilotConfig()
+	members := map[string]*serverMember{}
+	for _, m := range s.regionServers() {
+		members[m.ID] = m
+	}
+	leaderStats := s.localRaftStats()
+	leaderAddr := s.Leader()
+	out := &structs.OperatorHealthReply{Healthy: true}
+	voters, healthyVoters := 0, 0
+	now := time.Now()
+	for _, srv := range f.Configuration().Servers {
+		id := string(srv.ID)
+		h := structs.ServerHealth{
+			ID:      id,
+			Name:    "(unknown)",
+			Address: string(srv.Address),
+			Leader:  string(srv.Address) == leaderAddr,
+			Voter:   srv.Suffrage == raft.Voter,
+		}
+		serfOK := s.serf == nil
+		if m, ok := members[id]; ok {
+			h.Name, h.SerfStatus, h.Version = m.Name, m.Status.String(), m.Build
+			serfOK = m.Status == serf.StatusAlive
+		} else if id == s.config.NodeID {
+			h.Name, h.SerfStatus, h.Version = s.config.NodeName+"."+s.config.Region, "alive", s.config.Build
+			serfOK = true
+		} else if s.serf == nil {
+			h.SerfStatus = "none"
+		}
+		var stats structs.RaftStats
+		statsOK := true
+		if id == s.config.NodeID {
+			stats = leaderStats
+		} else if err := s.rpcCallTimeout(string(srv.Address), "Cluster.RaftStats", &HelloRequest{Server: s.self()}, &stats, helloTimeout); err != nil {
+			statsOK = false
+		}
+		h.LastContact, h.LastTerm, h.LastIndex = stats.LastContact, stats.LastTerm, stats.LastIndex
+		h.Healthy = serfOK && statsOK &&
+			(h.Leader || stats.LastContact <= conf.LastContactThreshold) &&
+			stats.LastTerm == leaderStats.LastTerm &&
+			stats.LastIndex+conf.MaxTrailingLogs >= leaderStats.LastIndex
+		h.StableSince = s.health.observe(id, h.Healthy, now)
+		if h.Leader {
+			out.Leader = id
+		}
+		if h.Voter {
+			voters++
+			out.Voters = append(out.Voters, id)
+			if h.Healthy {
+				healthyVoters++
+			}
+		}
+		if !h.Healthy {
+			out.Healthy = false
+		}
+		out.Servers = append(out.Servers, h)
+	}
+	if tolerance := healthyVoters - (voters/2 + 1); tolerance > 0 {
+		out.FailureTolerance = tolerance
+	}
+	return out, nil
 }
 
 // autopilotCleanup removes servers that gossip reports failed from the Raft configuration,

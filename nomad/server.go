@@ -49,6 +49,7 @@ type Server struct {
 	serf       *serf.Serf
 	serfEvents chan serf.Event
 	membership *membership
+	health     healthTracker
 
 	broker   *stream.EventBroker
 	aclCache *aclCache
@@ -86,6 +87,7 @@ type Endpoints struct {
 	Node        *Node
 	Alloc       *Alloc
 	Keyring     *Keyring
+	Operator    *Operator
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -150,12 +152,13 @@ func NewServer(config *Config) (*Server, error) {
 		Node:        &Node{srv: s},
 		Alloc:       &Alloc{srv: s},
 		Keyring:     &Keyring{srv: s},
+		Operator:    &Operator{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
 		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
-		"Keyring": s.Endpoints.Keyring,
+		"Keyring": s.Endpoints.Keyring, "Operator": s.Endpoints.Operator,
 	})
 	s.membership = newMembership(s)
 	s.serfEvents = make(chan serf.Event, serfEventBuffer)
@@ -400,23 +403,28 @@ const raftApplyTimeout = 30 * time.Second
 // raftApply writes one entry and waits for it to be applied. A domain error returned by the FSM
 // handler is returned as the error.
 func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
+	index, _, err := s.raftApplyResponse(t, msg)
+	return index, err
+}
+
+// raftApplyResponse is raftApply for the handlers that answer with a value (a CAS outcome).
+func (s *Server) raftApplyResponse(t structs.MessageType, msg any) (uint64, any, error) {
 	buf, err := s.encodeEntry(t, msg)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	future := s.raft.Apply(buf, raftApplyTimeout)
 	if err := future.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-			return 0, structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
+			return 0, nil, structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
 		}
-		return 0, err
+		return 0, nil, err
 	}
-	if resp := future.Response(); resp != nil {
-		if err, ok := resp.(error); ok {
-			return future.Index(), err
-		}
+	resp := future.Response()
+	if err, ok := resp.(error); ok {
+		return future.Index(), nil, err
 	}
-	return future.Index(), nil
+	return future.Index(), resp, nil
 }
 
 // encodeEntry encodes msg and checks the entry the way every FSM will: an entry they cannot

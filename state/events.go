@@ -25,6 +25,7 @@ var eventConverters = map[string]eventConverter{
 	tableAllocs:       allocEvents,
 	tableNodes:        nodeEvents,
 	tableRootKeys:     nil, // rows hold private key material: never published
+	tableAutopilot:    nil, // operator configuration: upstream publishes no events for it
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction

@@ -50,6 +50,10 @@ func snapshotFixture(t *testing.T) *StateStore {
 		return s.UpsertRootKeyTxn(txn, &structs.RootKey{KeyID: "key-1", Algorithm: structs.RootKeyAlgorithm,
 			State: structs.RootKeyStateActive, PublicKey: []byte("pub"), PrivateKey: []byte("priv")})
 	})
+	mustApply(t, s, structs.AutopilotRequestType, 37, nil, func(txn *Txn) error {
+		_, err := s.SetAutopilotConfigTxn(txn, structs.DefaultAutopilotConfig(), false)
+		return err
+	})
 	return s
 }
 

@@ -37,3 +37,29 @@ func DefaultAutopilotConfig() *AutopilotConfig {
 		ServerStabilizationTime: 10 * time.Second,
 	}
 }
+
+// AutopilotSetConfigRequest stores an autopilot configuration. With CAS it is stored only
+// if the stored configuration's ModifyIndex is Config.ModifyIndex (0: none stored yet).
+type AutopilotSetConfigRequest struct {
+	Config AutopilotConfig
+	CAS    bool
+	Actor  *Actor
+	WriteRequest
+}
+
+// AutopilotSetConfigResponse says whether the configuration was stored (false: a CAS lost).
+type AutopilotSetConfigResponse struct {
+	Updated bool
+	WriteMeta
+}
+
+// AutopilotConfigRequest reads the autopilot configuration.
+type AutopilotConfigRequest struct {
+	QueryOptions
+}
+
+// AutopilotConfigResponse carries the stored configuration, or the defaults.
+type AutopilotConfigResponse struct {
+	Config *AutopilotConfig
+	QueryMeta
+}

@@ -27,6 +27,7 @@ const (
 	ApplyPlanResultsRequestType     MessageType = 18
 	AllocClientUpdateRequestType    MessageType = 19
 	KeyringUpsertRootKeyRequestType MessageType = 20
+	AutopilotRequestType            MessageType = 21
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -68,6 +69,8 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
 	// No events: a root key holds private key material (see structs/keyring.go).
 	KeyringUpsertRootKeyRequestType: {Name: "KeyringUpsertRootKey", New: newRequest[KeyringUpsertRootKeyRequest]},
+	// No events: upstream publishes none for operator configuration.
+	AutopilotRequestType: {Name: "Autopilot", New: newRequest[AutopilotSetConfigRequest]},
 }
 
 func (t MessageType) String() string {

@@ -59,6 +59,8 @@ const (
 	rowAgentRead     = "agent-read"
 	rowAgentWrite    = "agent-write"
 	rowNodeRead      = "node-read"
+	rowOperatorRead  = "operator-read"
+	rowOperatorWrite = "operator-write"
 )
 
 var matrixRows = []matrixRow{
@@ -77,6 +79,8 @@ var matrixRows = []matrixRow{
 	{name: rowAgentRead, rules: `agent { policy = "read" }`},
 	{name: rowAgentWrite, rules: `agent { policy = "write" }`},
 	{name: rowNodeRead, rules: `node { policy = "read" }`},
+	{name: rowOperatorRead, rules: `operator { policy = "read" }`},
+	{name: rowOperatorWrite, rules: `operator { policy = "write" }`},
 }
 
 // Who may do what. Each set is named after what it takes; the endpoint tables below only
@@ -108,6 +112,9 @@ var (
 	allowManagement   = []string{rowManagement}
 	// Agent write (profiling): what upstream requires of its agent pprof API.
 	allowAgentWrite = []string{rowAgentWrite, rowManagement}
+	// Operator read and write: autopilot's routes.
+	allowOperatorRead  = []string{rowOperatorRead, rowOperatorWrite, rowManagement}
+	allowOperatorWrite = []string{rowOperatorWrite, rowManagement}
 )
 
 func rowNames(rows []matrixRow) []string {
@@ -351,10 +358,28 @@ func matrixDebugEndpoints() []matrixEndpoint {
 	}
 }
 
+// matrixOperatorEndpoints: the Raft routes take a management token, autopilot's operator
+// read or write, as upstream's.
+func matrixOperatorEndpoints() []matrixEndpoint {
+	return []matrixEndpoint{
+		{name: "raft configuration", method: "GET", path: "/v1/operator/raft/configuration", allow: allowManagement},
+		// No such peer: an allowed cell gets the 404 that names it.
+		{name: "raft remove peer", method: "DELETE", path: "/v1/operator/raft/peer?id=nope", allow: allowManagement, okStatus: 404},
+		{name: "autopilot get", method: "GET", path: "/v1/operator/autopilot/configuration", allow: allowOperatorRead},
+		{
+			name: "autopilot set", method: "PUT", path: "/v1/operator/autopilot/configuration",
+			body:  `{"CleanupDeadServers":true,"LastContactThreshold":"200ms","MaxTrailingLogs":250,"ServerStabilizationTime":"10s"}`,
+			allow: allowOperatorWrite,
+		},
+		{name: "autopilot health", method: "GET", path: "/v1/operator/autopilot/health", allow: allowOperatorRead},
+	}
+}
+
 func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
-		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints())
+		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints(),
+		matrixOperatorEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }
@@ -366,6 +391,9 @@ func TestACLMatrix_StreamAndHistory(t *testing.T) {
 }
 func TestACLMatrix_Status(t *testing.T) { runACLMatrix(t, matrixStatusEndpoints(), matrixRows) }
 func TestACLMatrix_Debug(t *testing.T)  { runACLMatrix(t, matrixDebugEndpoints(), matrixRows) }
+func TestACLMatrix_Operator(t *testing.T) {
+	runACLMatrix(t, matrixOperatorEndpoints(), matrixRows)
+}
 
 // TestACLMatrix_RemovalRules pins the rows the product exists for, so that an edit of the
 // tables above cannot quietly give purge to a token that may only stop.
