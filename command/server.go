@@ -37,7 +37,9 @@ Server Members Options:
 `)
 }
 
-func (c *ServerMembersCommand) Synopsis() string { return "Display a list of known servers and their status" }
+func (c *ServerMembersCommand) Synopsis() string {
+	return "Display a list of known servers and their status"
+}
 
 func (c *ServerMembersCommand) Run(args []string) int {
 	var detailed bool
