@@ -86,10 +86,28 @@ type membership struct {
 	gone map[string]string
 	// warned rate-limits the warning about a member that does not authenticate.
 	warned map[string]time.Time
+	// retryAt holds back the next identity check of a member whose last one failed, so a
+	// stranger in the member list costs one dial per verifyBackoff, not one per tick.
+	retryAt map[string]time.Time
+}
+
+// verifyBackoff is the wait before checking again a member that did not authenticate.
+const verifyBackoff = 5 * time.Second
+
+func (m *membership) mayRetry(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return time.Now().After(m.retryAt[id])
+}
+
+func (m *membership) failed(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.retryAt[id] = time.Now().Add(verifyBackoff)
 }
 
 func newMembership(s *Server) *membership {
-	return &membership{srv: s, wakeCh: make(chan struct{}, 1), gone: map[string]string{}, warned: map[string]time.Time{}}
+	return &membership{srv: s, wakeCh: make(chan struct{}, 1), gone: map[string]string{}, warned: map[string]time.Time{}, retryAt: map[string]time.Time{}}
 }
 
 func (m *membership) nudge() {
@@ -152,10 +170,11 @@ func (m *membership) run(ctx context.Context) {
 	}
 }
 
-// maybeBootstrap bootstraps Raft with every server of the region once at least
-// bootstrap_expect of them are alive in gossip, agree on bootstrap_expect, authenticate on
-// their RPC port and have no cluster yet. Servers that see the same members bootstrap the same
-// configuration, which raft accepts.
+// maybeBootstrap bootstraps Raft once bootstrap_expect servers of the region are alive in
+// gossip, authenticate on their RPC port, agree on bootstrap_expect and have no cluster yet.
+// A gossiped member that does not authenticate is left out (it could be anyone, when gossip is
+// not encrypted) rather than allowed to hold the bootstrap up. Servers that see the same
+// members bootstrap the same configuration, which raft accepts.
 func (m *membership) maybeBootstrap() {
 	s := m.srv
 	expect := s.config.BootstrapExpect
@@ -173,26 +192,31 @@ func (m *membership) maybeBootstrap() {
 	}
 	servers := make([]raft.Server, 0, len(alive))
 	for _, p := range alive {
-		if p.Expect != expect {
-			m.warnOnce(p.ID, "not bootstrapping: servers disagree on bootstrap_expect", "server", p.Name, "expect", p.Expect, "ours", expect)
-			return
-		}
-		addr := p.RPCAddr
+		addr := s.RaftAddr()
 		if p.ID != s.config.NodeID {
+			if !m.mayRetry(p.ID) {
+				continue
+			}
 			resp, err := s.verifyServer(p)
 			if err != nil {
+				m.failed(p.ID)
 				m.warnOnce(p.ID, "not bootstrapping with a gossiped server that does not authenticate on its RPC port", "server", p.Name, "error", err)
-				return
+				continue
 			}
 			if resp.Bootstrapped {
 				// A cluster exists: its leader adds this server.
 				return
 			}
 			addr = resp.Server.Addr
-		} else {
-			addr = s.RaftAddr()
+		}
+		if p.Expect != expect {
+			m.warnOnce(p.ID, "not bootstrapping: servers disagree on bootstrap_expect", "server", p.Name, "expect", p.Expect, "ours", expect)
+			return
 		}
 		servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(addr)})
+	}
+	if len(servers) < expect {
+		return
 	}
 	err := s.raft.BootstrapCluster(raft.Configuration{Servers: servers}).Error()
 	if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
@@ -246,11 +270,12 @@ func (m *membership) reconcile(ctx context.Context) {
 				}
 			}
 		case serf.StatusAlive:
-			if _, ok := inRaft[p.ID]; ok {
+			if _, ok := inRaft[p.ID]; ok || !m.mayRetry(p.ID) {
 				continue
 			}
 			resp, err := s.verifyServer(p)
 			if err != nil {
+				m.failed(p.ID)
 				m.warnOnce(p.ID, "not adding a gossiped server to Raft: it does not authenticate on its RPC port", "server", p.Name, "address", p.RPCAddr, "error", err)
 				continue
 			}

@@ -225,11 +225,44 @@ func TestSecurity_TLSServerWithAnotherCACannotJoin(t *testing.T) {
 	// never adds it. Its own attempts to call the leader are refused too.
 	waitFor(t, 15*time.Second, func() bool { return len(servers[0].regionServers()) == 2 })
 	waitFor(t, 15*time.Second, func() bool {
-		return evil.rpcListener.refused.Load() >= 2 && servers[0].rpcListener.refused.Load() >= refusedBefore
+		return evil.rpcListener.refused.Load() >= 1 && servers[0].rpcListener.refused.Load() >= refusedBefore
 	})
 	peers, err := servers[0].Peers()
 	must.NoError(t, err)
 	must.Eq(t, []string{servers[0].RaftAddr()}, peers)
+}
+
+func TestSecurity_GossipStrangerNeitherHoldsUpNorJoinsTheBootstrap(t *testing.T) {
+	ca := tlstest.NewCA(t, "cluster")
+	other := tlstest.NewCA(t, "other")
+	cfg := DefaultConfig()
+	cfg.FastRaft = true
+	cfg.NodeName = "evil"
+	cfg.RaftBindAddr = freeAddr(t)
+	cfg.SerfBindAddr = freeAddr(t)
+	cfg.BootstrapExpect = 3
+	cfg.TLS = tlsFor(other, other.Issue(t, "evil", []string{"server.global.nomad"}), true)
+	evil, err := NewServer(cfg)
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = evil.Shutdown() })
+
+	// The three real servers also know the stranger's gossip address: it is alive in their
+	// member list, with a matching bootstrap_expect, but cannot prove itself on its RPC port.
+	servers := testCluster(t, 3, func(c *Config) {
+		c.EncryptKey = ""
+		c.TLS = tlsFor(ca, ca.Issue(t, c.NodeName, []string{"server.global.nomad"}), true)
+		c.RetryJoin = append(append([]string(nil), c.RetryJoin...), evil.config.SerfBindAddr)
+	})
+	leader := leaderOf(servers)
+	waitFor(t, 15*time.Second, func() bool {
+		peers, err := leader.Peers()
+		return err == nil && len(peers) == 3
+	})
+	waitFor(t, 15*time.Second, func() bool { return len(leader.regionServers()) == 4 })
+	peers, err := leader.Peers()
+	must.NoError(t, err)
+	must.SliceNotContains(t, peers, evil.RaftAddr())
+	must.False(t, evil.hasConfiguration())
 }
 
 func TestSecurity_TLSUpgradeModeAcceptsTheKeyButNeverBareBytes(t *testing.T) {
