@@ -164,7 +164,7 @@ func (m *membership) run(ctx context.Context) {
 			m.maybeBootstrap()
 			continue
 		}
-		if m.srv.IsLeader() {
+		if m.srv.IsLeader() && m.srv.leaderCaughtUp() {
 			m.reconcile(ctx)
 		}
 	}
