@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,21 @@ server {
 		}
 	}
 
+	// Gossip lists the three servers and the CLI shows them and the Raft peers.
+	members, err := agents[0].client().Agent().Members()
+	must.NoError(t, err)
+	must.Len(t, n, members.Members)
+	for _, m := range members.Members {
+		must.Eq(t, "alive", m.Status)
+	}
+	out, code := nomadIn(t, t.TempDir(), nil, "server", "members", "-address", agents[0].httpURL)
+	must.Eq(t, 0, code, must.Sprint(out))
+	must.Eq(t, n+1, len(strings.Split(strings.TrimSpace(out), "\n")), must.Sprint(out))
+	out, code = nomadIn(t, t.TempDir(), nil, "operator", "raft", "list-peers", "-address", agents[0].httpURL)
+	must.Eq(t, 0, code, must.Sprint(out))
+	must.Eq(t, 1, strings.Count(out, "leader"), must.Sprint(out))
+	must.Eq(t, n-1, strings.Count(out, "follower"), must.Sprint(out))
+
 	// Writes through a follower are forwarded to the leader.
 	for i := 0; i < 5; i++ {
 		_, _, err := follower.client().Jobs().Register(testJob(fmt.Sprintf("job-%d", i)), nil)
@@ -110,6 +126,21 @@ server {
 	}
 	_, _, err = survivor.client().Jobs().Deregister("job-0", true, nil)
 	must.NoError(t, err)
+
+	// Gossip marks the killed leader failed and autopilot (cleanup_dead_servers, on by
+	// default) removes it from Raft.
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		peers, err := survivor.client().Status().Peers()
+		if err == nil && len(peers) == n-1 {
+			must.SliceNotContains(t, peers, leaderRPC)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed leader was never removed from Raft: %v %v", peers, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func joinList(quoted []string) string {
