@@ -176,18 +176,37 @@ func TestCluster_FailedServerIsRemovedFromRaft(t *testing.T) {
 }
 
 func TestCluster_ServerThatLeavesIsRemovedFromRaft(t *testing.T) {
-	servers := testCluster(t, 3)
-	leader := leaderOf(servers)
-	waitFor(t, 15*time.Second, func() bool {
-		peers, err := leader.Peers()
-		return err == nil && len(peers) == 3
-	})
-	leaving := followerOf(servers)
-	must.NoError(t, leaving.Serf().Leave())
-	waitFor(t, 15*time.Second, func() bool {
-		peers, err := leader.Peers()
-		return err == nil && len(peers) == 2
-	})
+	cases := []struct {
+		name string
+		pick func([]*Server) *Server
+	}{
+		{name: "follower", pick: followerOf},
+		{name: "leader", pick: leaderOf},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			servers := testCluster(t, 3)
+			waitFor(t, 15*time.Second, func() bool {
+				peers, err := leaderOf(servers).Peers()
+				return err == nil && len(peers) == 3
+			})
+			leaving := tc.pick(servers)
+			must.NoError(t, leaving.Leave())
+			var rest []*Server
+			for _, s := range servers {
+				if s != leaving {
+					rest = append(rest, s)
+				}
+			}
+			// Leave returns once the server is out of Raft; the others have a leader of two.
+			waitFor(t, 15*time.Second, func() bool { return leaderOf(rest) != nil })
+			peers, err := leaderOf(rest).Peers()
+			must.NoError(t, err)
+			must.Len(t, 2, peers)
+			must.SliceNotContains(t, peers, leaving.RaftAddr())
+			must.False(t, leaving.IsLeader())
+		})
+	}
 }
 
 func TestCluster_GossipTagsDescribeTheServer(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/memberlist"
+	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
 )
 
@@ -297,4 +298,56 @@ func (s *Server) Regions() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// leaveWait bounds how long Leave waits for the leader to drop this server from Raft.
+const leaveWait = 10 * time.Second
+
+// Leave takes this server out of the cluster gracefully (leave_on_interrupt,
+// leave_on_terminate): a leader with peers removes itself from Raft first, which hands the
+// leadership on; then the server leaves gossip, and a follower waits until the leader, seeing
+// it left, has removed it, so the quorum never counts a server that is going away.
+func (s *Server) Leave() error {
+	if s.serf == nil {
+		return nil
+	}
+	inRaft := func() (bool, int) {
+		f := s.raft.GetConfiguration()
+		if f.Error() != nil {
+			return false, 0
+		}
+		found := false
+		for _, srv := range f.Configuration().Servers {
+			if string(srv.ID) == s.config.NodeID {
+				found = true
+			}
+		}
+		return found, len(f.Configuration().Servers)
+	}
+	member, servers := inRaft()
+	if member && servers > 1 && s.IsLeader() {
+		if err := s.raft.RemoveServer(raft.ServerID(s.config.NodeID), 0, 0).Error(); err != nil {
+			s.logger.Error("leaving: removing this server from Raft failed", "error", err)
+		}
+	}
+	if err := s.serf.Leave(); err != nil {
+		return fmt.Errorf("leaving the gossip pool: %w", err)
+	}
+	if !member || servers <= 1 {
+		return nil
+	}
+	deadline := time.Now().Add(leaveWait)
+	for time.Now().Before(deadline) {
+		if still, _ := inRaft(); !still {
+			s.logger.Info("left the cluster")
+			return nil
+		}
+		select {
+		case <-s.shutdownCtx.Done():
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	s.logger.Warn("left gossip, but the leader has not removed this server from Raft yet")
+	return nil
 }

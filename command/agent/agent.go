@@ -226,6 +226,18 @@ func (a *Agent) Config() *Config { return a.config }
 // HTTPAddr is the address the HTTP API listens on, as host:port.
 func (a *Agent) HTTPAddr() string { return a.http.listener.Addr().String() }
 
+// Leave takes the agent's server out of the cluster gracefully before a shutdown
+// (leave_on_interrupt / leave_on_terminate): it leaves gossip and Raft, so the others do not
+// wait for it as a failed server.
+func (a *Agent) Leave() {
+	if a.server == nil {
+		return
+	}
+	if err := a.server.Leave(); err != nil {
+		a.logger.Error("leaving the cluster failed", "error", err)
+	}
+}
+
 // Shutdown stops the HTTP API, waiting a little for requests in flight, then the server. It
 // is safe to call more than once.
 func (a *Agent) Shutdown() {
