@@ -137,36 +137,35 @@ func (s *Server) autopilotCleanup() {
 		return
 	}
 	voters := 0
-	inRaft := map[string]bool{}
+	inRaft := map[string]string{}
 	for _, srv := range f.Configuration().Servers {
-		inRaft[string(srv.ID)] = true
+		inRaft[string(srv.ID)] = string(srv.Address)
 		if srv.Suffrage == raft.Voter {
 			voters++
 		}
 	}
 	var failed []*serverMember
 	for _, p := range s.regionServers() {
-		if p.Status == serf.StatusFailed && inRaft[p.ID] && p.ID != s.config.NodeID {
+		if _, ok := inRaft[p.ID]; ok && p.Status == serf.StatusFailed && p.ID != s.config.NodeID {
 			failed = append(failed, p)
 		}
 	}
 	if len(failed) == 0 {
 		return
 	}
+	m := s.membership
 	if len(failed) > (voters-1)/2 {
-		s.logger.Warn("not removing failed servers: too many have failed to remove them safely", "failed", len(failed), "voters", voters)
+		m.warnOnce("autopilot", "not removing failed servers: too many have failed to remove them safely", "failed", len(failed), "voters", voters)
 		return
 	}
 	for _, p := range failed {
 		if conf.MinQuorum > 0 && uint(voters-1) < conf.MinQuorum {
-			s.logger.Warn("not removing a failed server: min_quorum would not be met", "server", p.Name, "min_quorum", conf.MinQuorum)
+			m.warnOnce("autopilot", "not removing a failed server: min_quorum would not be met", "server", p.Name, "min_quorum", conf.MinQuorum)
 			return
 		}
-		if err := s.raft.RemoveServer(raft.ServerID(p.ID), 0, 0).Error(); err != nil {
-			s.logger.Error("removing a failed server failed", "server", p.Name, "error", err)
-			return
+		if !m.mayRetry(p.ID) || !m.removeIfGone(p.ID, p.Name, inRaft[p.ID], "failed") {
+			continue
 		}
 		voters--
-		s.logger.Info("removed a failed server from Raft (autopilot cleanup_dead_servers)", "server", p.Name)
 	}
 }

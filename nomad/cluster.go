@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
+	"github.com/nomadfork/nomad/structs"
 )
 
 // ServerInfo identifies a server to its peers: its Raft ID and the address of its RPC port.
@@ -86,8 +87,9 @@ type membership struct {
 	gone map[string]string
 	// warned rate-limits the warning about a member that does not authenticate.
 	warned map[string]time.Time
-	// retryAt holds back the next identity check of a member whose last one failed, so a
-	// stranger in the member list costs one dial per verifyBackoff, not one per tick.
+	// retryAt holds back the next identity check of a member whose last one failed (or that
+	// gossip called gone but still answered), so it costs one dial per verifyBackoff, not one
+	// per tick.
 	retryAt map[string]time.Time
 }
 
@@ -100,7 +102,7 @@ func (m *membership) mayRetry(id string) bool {
 	return time.Now().After(m.retryAt[id])
 }
 
-func (m *membership) failed(id string) {
+func (m *membership) backoff(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.retryAt[id] = time.Now().Add(verifyBackoff)
@@ -199,7 +201,7 @@ func (m *membership) maybeBootstrap() {
 			}
 			resp, err := s.verifyServer(p)
 			if err != nil {
-				m.failed(p.ID)
+				m.backoff(p.ID)
 				m.warnOnce(p.ID, "not bootstrapping with a gossiped server that does not authenticate on its RPC port", "server", p.Name, "error", err)
 				continue
 			}
@@ -240,18 +242,13 @@ func (m *membership) reconcile(ctx context.Context) {
 		inRaft[string(srv.ID)] = srv
 	}
 	for id, name := range m.takeGone() {
-		if _, ok := inRaft[id]; !ok || id == s.config.NodeID {
+		srv, ok := inRaft[id]
+		if !ok || id == s.config.NodeID {
 			continue
 		}
-		if err := s.raft.RemoveServer(raft.ServerID(id), 0, 0).Error(); err != nil {
-			s.logger.Error("removing a server that left failed", "server", name, "error", err)
-			m.mu.Lock()
-			m.gone[id] = name
-			m.mu.Unlock()
-			continue
+		if m.removeIfGone(id, name, string(srv.Address), "left") {
+			delete(inRaft, id)
 		}
-		delete(inRaft, id)
-		s.logger.Info("removed a server that left the cluster", "server", name)
 	}
 	for _, p := range s.regionServers() {
 		if ctx.Err() != nil {
@@ -262,12 +259,8 @@ func (m *membership) reconcile(ctx context.Context) {
 		}
 		switch p.Status {
 		case serf.StatusLeft:
-			if _, ok := inRaft[p.ID]; ok {
-				if err := s.raft.RemoveServer(raft.ServerID(p.ID), 0, 0).Error(); err != nil {
-					s.logger.Error("removing a server that left failed", "server", p.Name, "error", err)
-				} else {
-					s.logger.Info("removed a server that left the cluster", "server", p.Name)
-				}
+			if srv, ok := inRaft[p.ID]; ok && m.mayRetry(p.ID) {
+				m.removeIfGone(p.ID, p.Name, string(srv.Address), "left")
 			}
 		case serf.StatusAlive:
 			if _, ok := inRaft[p.ID]; ok || !m.mayRetry(p.ID) {
@@ -275,7 +268,7 @@ func (m *membership) reconcile(ctx context.Context) {
 			}
 			resp, err := s.verifyServer(p)
 			if err != nil {
-				m.failed(p.ID)
+				m.backoff(p.ID)
 				m.warnOnce(p.ID, "not adding a gossiped server to Raft: it does not authenticate on its RPC port", "server", p.Name, "address", p.RPCAddr, "error", err)
 				continue
 			}
@@ -287,4 +280,57 @@ func (m *membership) reconcile(ctx context.Context) {
 		}
 	}
 	s.autopilotCleanup()
+}
+
+// removeIfGone removes a server from Raft on gossip's word that it left or failed, unless it
+// still answers as itself on its RPC port (addr, from the Raft configuration). Gossip is not
+// authenticated when it is not encrypted (a TLS-only cluster): a forged "left" or "dead" must
+// not cost the quorum a live voter. A server leaving gracefully asks the leader over the RPC
+// port instead (Cluster.Leave), so this check never holds it up.
+func (m *membership) removeIfGone(id, name, addr, why string) bool {
+	s := m.srv
+	if s.answersAs(id, addr) {
+		m.backoff(id)
+		m.warnOnce(id, "gossip says a server is gone but it answers on its RPC port; keeping it in Raft", "server", name, "gossip", why)
+		return false
+	}
+	if err := s.raft.RemoveServer(raft.ServerID(id), 0, 0).Error(); err != nil {
+		s.logger.Error("removing a server from Raft failed", "server", name, "gossip", why, "error", err)
+		return false
+	}
+	s.logger.Info("removed a server from Raft", "server", name, "gossip", why)
+	return true
+}
+
+// answersAs reports whether the server at addr authenticates and answers with id.
+func (s *Server) answersAs(id, addr string) bool {
+	var resp HelloResponse
+	err := s.rpcCallTimeout(addr, "Cluster.Hello", &HelloRequest{Server: s.self()}, &resp, helloTimeout)
+	return err == nil && resp.Server.ID == id
+}
+
+// LeaveRequest asks the leader to remove a server that is leaving gracefully.
+type LeaveRequest struct {
+	ID string
+}
+
+// Leave removes the server args.ID from Raft; followers forward it to the leader. Only
+// servers reach it (the RPC port's authentication), the same trust that lets them speak Raft.
+func (c *Cluster) Leave(args *LeaveRequest, reply *structs.GenericResponse) error {
+	if done, err := c.srv.forward("Cluster.Leave", args, reply); done {
+		return err
+	}
+	if args.ID == "" {
+		return structs.BadRequest("leave needs the server's ID")
+	}
+	if err := c.srv.checkLeader(); err != nil {
+		return err
+	}
+	future := c.srv.raft.RemoveServer(raft.ServerID(args.ID), 0, 0)
+	if err := future.Error(); err != nil {
+		return err
+	}
+	reply.Index = future.Index()
+	c.srv.logger.Info("removed a server that is leaving", "id", args.ID)
+	return nil
 }

@@ -1,11 +1,13 @@
 package nomad
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/serf/serf"
 	"github.com/nomadfork/nomad/mock"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
@@ -224,4 +226,51 @@ func TestCluster_GossipTagsDescribeTheServer(t *testing.T) {
 	must.Eq(t, "server-0.global", m.Name)
 	must.Eq(t, "nomad", members[0].Tags["role"])
 	must.Eq(t, "3", members[0].Tags["raft_vsn"])
+}
+
+func TestCluster_AnswersAs(t *testing.T) {
+	servers := testCluster(t, 2)
+	a, b := servers[0], servers[1]
+	cases := []struct {
+		name string
+		id   string
+		addr string
+		want bool
+	}{
+		{name: "live server as itself", id: b.config.NodeID, addr: b.RaftAddr(), want: true},
+		{name: "live server under another ID", id: "someone-else", addr: b.RaftAddr()},
+		{name: "nothing listening", id: b.config.NodeID, addr: freeAddr(t)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.Eq(t, tc.want, a.answersAs(tc.id, tc.addr))
+		})
+	}
+}
+
+// In a TLS-only cluster gossip is not encrypted, so anyone may claim a server left; the
+// leader keeps a server that still answers as itself on its RPC port.
+func TestCluster_GossipSayingALiveServerLeftDoesNotRemoveIt(t *testing.T) {
+	servers := testCluster(t, 3)
+	leader := leaderOf(servers)
+	waitFor(t, 15*time.Second, func() bool {
+		peers, err := leader.Peers()
+		return err == nil && len(peers) == 3
+	})
+	waitFor(t, 10*time.Second, leader.leaderCaughtUp)
+	follower := followerOf(servers)
+	var claimed []serf.Member
+	for _, m := range leader.Serf().Members() {
+		if m.Tags["id"] == follower.config.NodeID {
+			m.Status = serf.StatusLeft
+			claimed = append(claimed, m)
+		}
+	}
+	must.Len(t, 1, claimed)
+	leader.membership.noteGone(claimed)
+	leader.membership.reconcile(context.Background())
+	peers, err := leader.Peers()
+	must.NoError(t, err)
+	must.Len(t, 3, peers)
+	must.SliceContains(t, peers, follower.RaftAddr())
 }

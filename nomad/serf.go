@@ -13,8 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/memberlist"
-	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
+	"github.com/nomadfork/nomad/structs"
 )
 
 // Gossip (serf, memberlist underneath) only tells servers where the others are. It never
@@ -304,9 +304,9 @@ func (s *Server) Regions() []string {
 const leaveWait = 10 * time.Second
 
 // Leave takes this server out of the cluster gracefully (leave_on_interrupt,
-// leave_on_terminate): a leader with peers removes itself from Raft first, which hands the
-// leadership on; then the server leaves gossip, and a follower waits until the leader, seeing
-// it left, has removed it, so the quorum never counts a server that is going away.
+// leave_on_terminate): it leaves gossip, has the leader remove it from Raft (a leader
+// removes itself, which hands the leadership on), and waits until the removal has reached it,
+// so the quorum never counts a server that is going away.
 func (s *Server) Leave() error {
 	if s.serf == nil {
 		return nil
@@ -325,16 +325,19 @@ func (s *Server) Leave() error {
 		return found, len(f.Configuration().Servers)
 	}
 	member, servers := inRaft()
-	if member && servers > 1 && s.IsLeader() {
-		if err := s.raft.RemoveServer(raft.ServerID(s.config.NodeID), 0, 0).Error(); err != nil {
-			s.logger.Error("leaving: removing this server from Raft failed", "error", err)
-		}
-	}
+	// Gossip first: once the others see this server leaving, no leader adds it back while it
+	// still answers on its RPC port.
 	if err := s.serf.Leave(); err != nil {
 		return fmt.Errorf("leaving the gossip pool: %w", err)
 	}
 	if !member || servers <= 1 {
 		return nil
+	}
+	// Then over the RPC port (authenticated), not on gossip's word: the leader removes a
+	// server that gossip says left only once it stops answering.
+	var reply structs.GenericResponse
+	if err := (&Cluster{srv: s}).Leave(&LeaveRequest{ID: s.config.NodeID}, &reply); err != nil {
+		s.logger.Error("leaving: asking the leader to remove this server from Raft failed", "error", err)
 	}
 	deadline := time.Now().Add(leaveWait)
 	for time.Now().Before(deadline) {
