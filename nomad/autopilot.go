@@ -126,7 +126,8 @@ func (s *Server) serverHealth() (*structs.OperatorHealthReply, error) {
 
 // autopilotCleanup removes servers that gossip reports failed from the Raft configuration,
 // when cleanup_dead_servers is on, as long as the voters left stay at or above min_quorum and
-// a majority of the current voters remains alive (never removing what a quorum needs).
+// no more than a minority of the voters has failed (never removing what a quorum needs).
+// Failed non-voters count in no quorum and are always removed.
 func (s *Server) autopilotCleanup() {
 	conf := s.autopilotConfig()
 	if !conf.CleanupDeadServers {
@@ -137,35 +138,79 @@ func (s *Server) autopilotCleanup() {
 		return
 	}
 	voters := 0
-	inRaft := map[string]string{}
+	inRaft := map[string]raft.Server{}
 	for _, srv := range f.Configuration().Servers {
-		inRaft[string(srv.ID)] = string(srv.Address)
+		inRaft[string(srv.ID)] = srv
 		if srv.Suffrage == raft.Voter {
 			voters++
 		}
 	}
 	var failed []*serverMember
+	failedVoters := 0
 	for _, p := range s.regionServers() {
-		if _, ok := inRaft[p.ID]; ok && p.Status == serf.StatusFailed && p.ID != s.config.NodeID {
-			failed = append(failed, p)
+		srv, ok := inRaft[p.ID]
+		if !ok || p.Status != serf.StatusFailed || p.ID == s.config.NodeID {
+			continue
+		}
+		failed = append(failed, p)
+		if srv.Suffrage == raft.Voter {
+			failedVoters++
 		}
 	}
 	if len(failed) == 0 {
 		return
 	}
 	m := s.membership
-	if len(failed) > (voters-1)/2 {
-		m.warnOnce("autopilot", "not removing failed servers: too many have failed to remove them safely", "failed", len(failed), "voters", voters)
+	if failedVoters > (voters-1)/2 {
+		m.warnOnce("autopilot", "not removing failed servers: too many voters have failed to remove them safely", "failed", failedVoters, "voters", voters)
 		return
 	}
 	for _, p := range failed {
-		if conf.MinQuorum > 0 && uint(voters-1) < conf.MinQuorum {
+		srv := inRaft[p.ID]
+		isVoter := srv.Suffrage == raft.Voter
+		if isVoter && conf.MinQuorum > 0 && uint(voters-1) < conf.MinQuorum {
 			m.warnOnce("autopilot", "not removing a failed server: min_quorum would not be met", "server", p.Name, "min_quorum", conf.MinQuorum)
-			return
-		}
-		if !m.mayRetry(p.ID) || !m.removeIfGone(p.ID, p.Name, inRaft[p.ID], "failed") {
 			continue
 		}
-		voters--
+		if !m.mayRetry(p.ID) || !m.removeIfGone(p.ID, p.Name, string(srv.Address), "failed") {
+			continue
+		}
+		if isVoter {
+			voters--
+		}
+	}
+}
+
+// autopilotPromote makes voters of the non-voters that have been healthy for at least
+// server_stabilization_time, judged as the health endpoint judges them.
+func (s *Server) autopilotPromote() {
+	f := s.raft.GetConfiguration()
+	if f.Error() != nil {
+		return
+	}
+	pending := false
+	for _, srv := range f.Configuration().Servers {
+		if srv.Suffrage == raft.Nonvoter {
+			pending = true
+		}
+	}
+	if !pending {
+		return
+	}
+	health, err := s.serverHealth()
+	if err != nil {
+		return
+	}
+	stable := s.autopilotConfig().ServerStabilizationTime
+	now := time.Now()
+	for _, h := range health.Servers {
+		if h.Voter || !h.Healthy || now.Sub(h.StableSince) < stable {
+			continue
+		}
+		if err := s.raft.AddVoter(raft.ServerID(h.ID), raft.ServerAddress(h.Address), 0, 10*time.Second).Error(); err != nil {
+			s.logger.Error("promoting a stable server to voter failed", "server", h.Name, "error", err)
+			continue
+		}
+		s.logger.Info("promoted a stable server to voter", "server", h.Name, "stable_since", h.StableSince)
 	}
 }

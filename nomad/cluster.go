@@ -229,8 +229,9 @@ func (m *membership) maybeBootstrap() {
 }
 
 // reconcile makes the Raft configuration follow gossip, on the leader: an alive server of the
-// region that authenticates is added as a voter; a server that left (or was reaped after
-// force-leave) is removed; failed servers are autopilot's to clean up.
+// region that authenticates is added (as a non-voter that autopilot promotes once stable); a
+// server that left (or was reaped after force-leave) is removed; failed servers are
+// autopilot's to clean up.
 func (m *membership) reconcile(ctx context.Context) {
 	s := m.srv
 	f := s.raft.GetConfiguration()
@@ -272,14 +273,24 @@ func (m *membership) reconcile(ctx context.Context) {
 				m.warnOnce(p.ID, "not adding a gossiped server to Raft: it does not authenticate on its RPC port", "server", p.Name, "address", p.RPCAddr, "error", err)
 				continue
 			}
-			if err := s.AddPeer(p.ID, resp.Server.Addr); err != nil {
+			// A newcomer votes only once it has been healthy for server_stabilization_time
+			// (autopilot promotes it), so a server that flaps right after joining never
+			// counts in the quorum.
+			stabilize := s.autopilotConfig().ServerStabilizationTime > 0
+			if stabilize {
+				err = s.raft.AddNonvoter(raft.ServerID(p.ID), raft.ServerAddress(resp.Server.Addr), 0, 10*time.Second).Error()
+			} else {
+				err = s.AddPeer(p.ID, resp.Server.Addr)
+			}
+			if err != nil {
 				s.logger.Error("adding a server to Raft failed", "server", p.Name, "error", err)
 				continue
 			}
-			s.logger.Info("added a server to Raft", "server", p.Name, "address", resp.Server.Addr)
+			s.logger.Info("added a server to Raft", "server", p.Name, "address", resp.Server.Addr, "voter", !stabilize)
 		}
 	}
 	s.autopilotCleanup()
+	s.autopilotPromote()
 }
 
 // removeIfGone removes a server from Raft on gossip's word that it left or failed, unless it

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
 	"github.com/nomadfork/nomad/mock"
 	"github.com/nomadfork/nomad/structs"
@@ -273,4 +274,45 @@ func TestCluster_GossipSayingALiveServerLeftDoesNotRemoveIt(t *testing.T) {
 	must.NoError(t, err)
 	must.Len(t, 3, peers)
 	must.SliceContains(t, peers, follower.RaftAddr())
+}
+
+func TestCluster_NewServerVotesOnlyOnceStable(t *testing.T) {
+	servers := testCluster(t, 1)
+	leader := servers[0]
+	conf := structs.DefaultAutopilotConfig()
+	conf.ServerStabilizationTime = time.Second
+	var reply structs.AutopilotSetConfigResponse
+	must.NoError(t, leader.Endpoints.Operator.AutopilotSetConfiguration(&structs.AutopilotSetConfigRequest{Config: *conf}, &reply))
+	must.True(t, reply.Updated)
+
+	cfg := DefaultConfig()
+	cfg.FastRaft = true
+	cfg.NodeName = "late"
+	cfg.RaftBindAddr = freeAddr(t)
+	cfg.SerfBindAddr = freeAddr(t)
+	cfg.BootstrapExpect = 0
+	cfg.RetryJoin = []string{leader.config.SerfBindAddr}
+	cfg.EncryptKey = testClusterKey
+	late, err := NewServer(cfg)
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = late.Shutdown() })
+
+	suffrage := func() (raft.ServerSuffrage, bool) {
+		f := leader.raft.GetConfiguration()
+		if f.Error() != nil {
+			return 0, false
+		}
+		for _, s := range f.Configuration().Servers {
+			if string(s.ID) == late.config.NodeID {
+				return s.Suffrage, true
+			}
+		}
+		return 0, false
+	}
+	// It joins as a non-voter (seen within a poll of being added, well inside the second it
+	// must first be stable for): the one-voter quorum does not grow before it is stable.
+	waitFor(t, 15*time.Second, func() bool { _, ok := suffrage(); return ok })
+	got, _ := suffrage()
+	must.Eq(t, raft.Nonvoter, got)
+	waitFor(t, 15*time.Second, func() bool { s, ok := suffrage(); return ok && s == raft.Voter })
 }

@@ -9,17 +9,32 @@ import (
 )
 
 // gossipCluster starts three servers that find each other through gossip and waits until the
-// first (bootstrap_expect 1) has made the other two voters.
+// first (bootstrap_expect 1) has made the other two voters: they join as non-voters and
+// autopilot promotes them after server_stabilization_time, set short here.
 func gossipCluster(t *testing.T) []*gossipAgent {
 	t.Helper()
 	first := startGossipAgent(t, "first", gossipTestKey, 1, nil)
 	waitFor(t, 10*time.Second, first.Server().IsLeader)
+	c := first.client(t)
+	conf, _, err := c.Operator().AutopilotGetConfiguration(nil)
+	must.NoError(t, err)
+	conf.ServerStabilizationTime = 300 * time.Millisecond
+	_, err = c.Operator().AutopilotSetConfiguration(conf, nil)
+	must.NoError(t, err)
+
 	second := startGossipAgent(t, "second", gossipTestKey, 0, []string{first.serfAddr})
 	third := startGossipAgent(t, "third", gossipTestKey, 0, []string{first.serfAddr})
-	c := first.client(t)
 	waitFor(t, 15*time.Second, func() bool {
-		peers, err := c.Status().Peers()
-		return err == nil && len(peers) == 3
+		rc, err := c.Operator().RaftGetConfiguration(nil)
+		if err != nil || len(rc.Servers) != 3 {
+			return false
+		}
+		for _, s := range rc.Servers {
+			if !s.Voter {
+				return false
+			}
+		}
+		return true
 	})
 	return []*gossipAgent{first, second, third}
 }
@@ -73,7 +88,7 @@ func TestOperatorEndpoint_AutopilotConfigurationAndHealth(t *testing.T) {
 	must.True(t, conf.CleanupDeadServers)
 	must.Eq(t, 200*time.Millisecond, conf.LastContactThreshold)
 	must.Eq(t, uint64(250), conf.MaxTrailingLogs)
-	must.Eq(t, 10*time.Second, conf.ServerStabilizationTime)
+	must.Eq(t, 300*time.Millisecond, conf.ServerStabilizationTime) // gossipCluster's
 
 	// Stored through Raft: every server reads it back.
 	conf.LastContactThreshold = 2 * time.Second
@@ -148,4 +163,16 @@ func TestOperatorEndpoint_BadInput(t *testing.T) {
 	must.ErrorContains(t, err, "cas")
 	_, err = c.Raw().Write("/v1/operator/autopilot/configuration", map[string]any{"LastContactThreshold": "-1s"}, nil, nil)
 	must.ErrorContains(t, err, "LastContactThreshold")
+}
+
+func TestOperatorEndpoint_AutopilotDefaults(t *testing.T) {
+	ta := NewTestAgent(t, nil)
+	conf, _, err := ta.Client("").Operator().AutopilotGetConfiguration(nil)
+	must.NoError(t, err)
+	must.True(t, conf.CleanupDeadServers)
+	must.Eq(t, 200*time.Millisecond, conf.LastContactThreshold)
+	must.Eq(t, uint64(250), conf.MaxTrailingLogs)
+	must.Zero(t, conf.MinQuorum)
+	must.Eq(t, 10*time.Second, conf.ServerStabilizationTime)
+	must.Zero(t, conf.ModifyIndex)
 }
