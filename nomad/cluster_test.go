@@ -189,11 +189,16 @@ func TestCluster_ServerThatLeavesIsRemovedFromRaft(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			servers := testCluster(t, 3)
+			var leaving *Server
 			waitFor(t, 15*time.Second, func() bool {
-				peers, err := leaderOf(servers).Peers()
-				return err == nil && len(peers) == 3
+				l := leaderOf(servers)
+				if l == nil {
+					return false
+				}
+				peers, err := l.Peers()
+				leaving = tc.pick(servers)
+				return err == nil && len(peers) == 3 && leaving != nil
 			})
-			leaving := tc.pick(servers)
 			must.NoError(t, leaving.Leave())
 			var rest []*Server
 			for _, s := range servers {
@@ -202,8 +207,9 @@ func TestCluster_ServerThatLeavesIsRemovedFromRaft(t *testing.T) {
 				}
 			}
 			// Leave returns once the server is out of Raft; the others have a leader of two.
-			waitFor(t, 15*time.Second, func() bool { return leaderOf(rest) != nil })
-			peers, err := leaderOf(rest).Peers()
+			var newLeader *Server
+			waitFor(t, 15*time.Second, func() bool { newLeader = leaderOf(rest); return newLeader != nil })
+			peers, err := newLeader.Peers()
 			must.NoError(t, err)
 			must.Len(t, 2, peers)
 			must.SliceNotContains(t, peers, leaving.RaftAddr())
@@ -253,12 +259,15 @@ func TestCluster_AnswersAs(t *testing.T) {
 // leader keeps a server that still answers as itself on its RPC port.
 func TestCluster_GossipSayingALiveServerLeftDoesNotRemoveIt(t *testing.T) {
 	servers := testCluster(t, 3)
-	leader := leaderOf(servers)
+	var leader *Server
 	waitFor(t, 15*time.Second, func() bool {
+		leader = leaderOf(servers)
+		if leader == nil || !leader.leaderCaughtUp() {
+			return false
+		}
 		peers, err := leader.Peers()
 		return err == nil && len(peers) == 3
 	})
-	waitFor(t, 10*time.Second, leader.leaderCaughtUp)
 	follower := followerOf(servers)
 	var claimed []serf.Member
 	for _, m := range leader.Serf().Members() {

@@ -67,3 +67,12 @@ func TestRetryJoin_GivesUpAfterRetryMax(t *testing.T) {
 	must.Eq(t, 3, strings.Count(logs.String(), "joining the gossip pool failed; retrying"))
 	must.True(t, srv.IsLeader())
 }
+
+func TestNewServer_JoiningNeedsASerfAddress(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RaftBindAddr = freeAddr(t)
+	cfg.EncryptKey = testClusterKey
+	cfg.RetryJoin = []string{"127.0.0.1:4648"}
+	_, err := NewServer(cfg)
+	must.ErrorContains(t, err, "needs a serf address")
+}

@@ -110,6 +110,9 @@ func NewServer(config *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if joins := config.BootstrapExpect > 1 || len(config.RetryJoin) > 0; joins && config.RaftBindAddr != "" && config.SerfBindAddr == "" {
+		return nil, errors.New("servers find each other through gossip: bootstrap_expect > 1 or retry_join needs a serf address (ports.serf)")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		clusterKey:     key,
