@@ -86,7 +86,7 @@ func (s *HTTPServer) agentSelf(_ http.ResponseWriter, r *http.Request) (any, err
 				"server":        "true",
 				"leader":        strconv.FormatBool(s.srv.IsLeader()),
 				"leader_addr":   leader,
-				"known_regions": "1",
+				"known_regions": strconv.Itoa(len(s.srv.Regions())),
 				"bootstrap":     strconv.FormatBool(s.agent.config.Server.BootstrapExpect == 1),
 			},
 			"client": {"enabled": strconv.FormatBool(s.agent.Client() != nil)},
