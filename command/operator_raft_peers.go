@@ -76,9 +76,10 @@ func (c *OperatorRaftRemovePeerCommand) Help() string {
 Usage: nomad operator raft remove-peer [options]
 
   Remove a server from the Raft configuration of a running cluster. This is for
-  a server that is gone but still counted in the quorum; a server that still
-  shows in "nomad server members" is better removed with
-  "nomad server force-leave". Needs a management token when ACLs are enabled.
+  a server that is gone but still counted in the quorum; a server that is still
+  alive in "nomad server members" is added back by the leader, and one that
+  failed is better removed with "nomad server force-leave". Needs a management
+  token when ACLs are enabled.
 `, `
 Remove Peer Options:
 
