@@ -119,6 +119,10 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	return a, nil
 }
 
+// Build is the binary's version, set by main; servers gossip it in their "build" tag (the
+// server's default when empty, as in tests).
+var Build string
+
 // serverConfig derives the server's configuration from the agent's.
 func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc := nomad.DefaultConfig()
@@ -127,6 +131,9 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc.Datacenter = cfg.Datacenter
 	sc.DataDir = cfg.DataDir
 	sc.Logger = logger
+	if Build != "" {
+		sc.Build = Build
+	}
 
 	server := cfg.Server
 	sc.BootstrapExpect = server.BootstrapExpect
