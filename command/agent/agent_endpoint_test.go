@@ -163,3 +163,14 @@ func TestAgentEndpoint_JoinNeedsAnAddress(t *testing.T) {
 	_, err = ta.Client("").Raw().Write("/v1/agent/force-leave?node=x&prune=maybe", nil, nil, nil)
 	must.ErrorContains(t, err, "prune")
 }
+
+func TestServerConfig_GossipsTheBuild(t *testing.T) {
+	old := Build
+	t.Cleanup(func() { Build = old })
+	Build = "9.9.9-test"
+	cfg := DevConfig()
+	cfg.NormalizeAddrs()
+	must.Eq(t, "9.9.9-test", serverConfig(cfg, nil).Build)
+	Build = ""
+	must.Eq(t, "0.1.0-fork", serverConfig(cfg, nil).Build)
+}
