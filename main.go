@@ -25,6 +25,9 @@ func main() {
 func run(args []string) int {
 	ui := &cli.BasicUi{Reader: os.Stdin, Writer: os.Stdout, ErrorWriter: os.Stderr}
 
+	// Servers gossip the binary's version in their "build" tag.
+	agentcmd.Build = command.Version
+
 	commands := command.Commands(ui)
 	// The agent lives outside package command so the CLI never links the
 	// server's packages into its own import graph.

@@ -88,7 +88,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"tls cert":          group("Create certificates", tlsCertHelp),
 		"tls cert create":   func() (cli.Command, error) { return &TLSCertCreateCommand{Meta: meta()}, nil },
 		"operator":          group("Cluster operator tools", operatorHelp),
-		"operator raft":     group("Inspect and repair a stopped server's Raft log", operatorRaftHelp),
+		"operator raft":     group("Inspect a running cluster's Raft peers, or repair a stopped server's log", operatorRaftHelp),
 		"operator raft logs": func() (cli.Command, error) {
 			return &OperatorRaftLogsCommand{Meta: meta()}, nil
 		},
@@ -98,6 +98,26 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"operator raft truncate": func() (cli.Command, error) {
 			return &OperatorRaftTruncateCommand{Meta: meta()}, nil
 		},
+		"operator raft list-peers": func() (cli.Command, error) {
+			return &OperatorRaftListPeersCommand{Meta: meta()}, nil
+		},
+		"operator raft remove-peer": func() (cli.Command, error) {
+			return &OperatorRaftRemovePeerCommand{Meta: meta()}, nil
+		},
+		"operator autopilot": group("Inspect and change autopilot", operatorAutopilotHelp),
+		"operator autopilot get-config": func() (cli.Command, error) {
+			return &OperatorAutopilotGetCommand{Meta: meta()}, nil
+		},
+		"operator autopilot set-config": func() (cli.Command, error) {
+			return &OperatorAutopilotSetCommand{Meta: meta()}, nil
+		},
+		"operator autopilot health": func() (cli.Command, error) {
+			return &OperatorAutopilotHealthCommand{Meta: meta()}, nil
+		},
+		"server":             group("Inspect and manage the servers' gossip pool", serverHelp),
+		"server members":     func() (cli.Command, error) { return &ServerMembersCommand{Meta: meta()}, nil },
+		"server join":        func() (cli.Command, error) { return &ServerJoinCommand{Meta: meta()}, nil },
+		"server force-leave": func() (cli.Command, error) { return &ServerForceLeaveCommand{Meta: meta()}, nil },
 	}
 }
 

@@ -21,8 +21,8 @@ const (
 	labSerf = 4648
 )
 
-// labJoinPort is the port of the addresses servers join (retry_join).
-const labJoinPort = labRPC
+// labJoinPort is the port of the addresses servers join (retry_join): the serf port, as upstream.
+const labJoinPort = labSerf
 
 // labCluster is three servers and two client-only agents, each on its own host, with mutual
 // TLS on HTTP and RPC.

@@ -46,6 +46,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerAllocCommands()
 	f.registerKeyringCommands()
 	f.registerDeploymentCommands()
+	f.registerAutopilotCommands()
 	return f, nil
 }
 

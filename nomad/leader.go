@@ -71,6 +71,17 @@ func (s *Server) establishLeadership(ctx context.Context, ready chan struct{}) {
 	s.leaderLoop(ctx)
 }
 
+// leaderCaughtUp reports, without waiting, whether this leader has applied the whole log, so
+// decisions that read state (autopilot's configuration) are not taken from a store behind it.
+func (s *Server) leaderCaughtUp() bool {
+	select {
+	case <-*s.leaderReady.Load():
+		return true
+	default:
+		return false
+	}
+}
+
 // leaderReadyWait bounds how long a request waits for a new leader to catch up.
 const leaderReadyWait = 10 * time.Second
 

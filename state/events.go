@@ -27,6 +27,7 @@ var eventConverters = map[string]eventConverter{
 	tableDeployments:   deploymentEvents,
 	tableRootKeys:      nil, // rows hold private key material: never published
 	tableOneTimeTokens: nil, // rows are secrets: never published
+	tableAutopilot:     nil, // operator configuration: upstream publishes no events for it
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction

@@ -58,6 +58,10 @@ func snapshotFixture(t *testing.T) *StateStore {
 		return s.UpsertOneTimeTokenTxn(txn, &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "acc-root",
 			ExpiresAt: time.Unix(1_800_000_000, 0).UTC()})
 	})
+	mustApply(t, s, structs.AutopilotRequestType, 38, nil, func(txn *Txn) error {
+		_, err := s.SetAutopilotConfigTxn(txn, structs.DefaultAutopilotConfig(), false)
+		return err
+	})
 	return s
 }
 

@@ -37,6 +37,7 @@ const (
 	DeploymentStatusUpdateRequestType       MessageType = 28
 	DeploymentPromoteRequestType            MessageType = 29
 	DeploymentAllocHealthRequestType        MessageType = 30
+	AutopilotRequestType                    MessageType = 31
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -91,6 +92,8 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	// No events: a one-time token is a secret.
 	OneTimeTokenUpsertRequestType: {Name: "OneTimeTokenUpsert", New: newRequest[OneTimeTokenUpsertRequest]},
 	OneTimeTokenDeleteRequestType: {Name: "OneTimeTokenDelete", New: newRequest[OneTimeTokenDeleteRequest]},
+	// No events: upstream publishes none for operator configuration.
+	AutopilotRequestType: {Name: "Autopilot", New: newRequest[AutopilotSetConfigRequest]},
 }
 
 func (t MessageType) String() string {

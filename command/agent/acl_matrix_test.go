@@ -60,6 +60,8 @@ const (
 	rowAgentWrite    = "agent-write"
 	rowNodeRead      = "node-read"
 	rowNodeWrite     = "node-write"
+	rowOperatorRead  = "operator-read"
+	rowOperatorWrite = "operator-write"
 )
 
 var matrixRows = []matrixRow{
@@ -79,6 +81,8 @@ var matrixRows = []matrixRow{
 	{name: rowAgentWrite, rules: `agent { policy = "write" }`},
 	{name: rowNodeRead, rules: `node { policy = "read" }`},
 	{name: rowNodeWrite, rules: `node { policy = "write" }`},
+	{name: rowOperatorRead, rules: `operator { policy = "read" }`},
+	{name: rowOperatorWrite, rules: `operator { policy = "write" }`},
 }
 
 // Who may do what. Each set is named after what it takes; the endpoint tables below only
@@ -110,6 +114,9 @@ var (
 	allowManagement   = []string{rowManagement}
 	// Agent write (profiling): what upstream requires of its agent pprof API.
 	allowAgentWrite = []string{rowAgentWrite, rowManagement}
+	// Operator read and write: autopilot's routes.
+	allowOperatorRead  = []string{rowOperatorRead, rowOperatorWrite, rowManagement}
+	allowOperatorWrite = []string{rowOperatorWrite, rowManagement}
 )
 
 func rowNames(rows []matrixRow) []string {
@@ -336,6 +343,11 @@ func matrixStatusEndpoints() []matrixEndpoint {
 		// Upstream gates the member list on node read, not agent read.
 		{name: "agent members", method: "GET", path: "/v1/agent/members", allow: allowNodeRead},
 		{name: "system gc", method: "PUT", path: "/v1/system/gc", allow: allowManagement},
+		// The matrix agent keeps Raft in memory and gossips with no one: an allowed join
+		// answers 200 with the error in its body, as a failed join does upstream.
+		{name: "agent join", method: "PUT", path: "/v1/agent/join?address=127.0.0.1:1", allow: allowAgentWrite},
+		{name: "agent force-leave", method: "PUT", path: "/v1/agent/force-leave?node=nope", allow: allowAgentWrite},
+		{name: "agent force-leave prune", method: "POST", path: "/v1/agent/force-leave?node=nope&prune=1", allow: allowAgentWrite},
 	}
 }
 
@@ -353,10 +365,28 @@ func matrixDebugEndpoints() []matrixEndpoint {
 	}
 }
 
+// matrixOperatorEndpoints: the Raft routes take a management token, autopilot's operator
+// read or write, as upstream's.
+func matrixOperatorEndpoints() []matrixEndpoint {
+	return []matrixEndpoint{
+		{name: "raft configuration", method: "GET", path: "/v1/operator/raft/configuration", allow: allowManagement},
+		// No such peer: an allowed cell gets the 404 that names it.
+		{name: "raft remove peer", method: "DELETE", path: "/v1/operator/raft/peer?id=nope", allow: allowManagement, okStatus: 404},
+		{name: "autopilot get", method: "GET", path: "/v1/operator/autopilot/configuration", allow: allowOperatorRead},
+		{
+			name: "autopilot set", method: "PUT", path: "/v1/operator/autopilot/configuration",
+			body:  `{"CleanupDeadServers":true,"LastContactThreshold":"200ms","MaxTrailingLogs":250,"ServerStabilizationTime":"10s"}`,
+			allow: allowOperatorWrite,
+		},
+		{name: "autopilot health", method: "GET", path: "/v1/operator/autopilot/health", allow: allowOperatorRead},
+	}
+}
+
 func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
-		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints(), matrixDeploymentEndpoints())
+		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints(),
+		matrixDeploymentEndpoints(), matrixOperatorEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }
@@ -368,6 +398,9 @@ func TestACLMatrix_StreamAndHistory(t *testing.T) {
 }
 func TestACLMatrix_Status(t *testing.T) { runACLMatrix(t, matrixStatusEndpoints(), matrixRows) }
 func TestACLMatrix_Debug(t *testing.T)  { runACLMatrix(t, matrixDebugEndpoints(), matrixRows) }
+func TestACLMatrix_Operator(t *testing.T) {
+	runACLMatrix(t, matrixOperatorEndpoints(), matrixRows)
+}
 
 // TestACLMatrix_RemovalRules pins the rows the product exists for, so that an edit of the
 // tables above cannot quietly give purge to a token that may only stop.

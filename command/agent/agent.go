@@ -130,6 +130,10 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	return a, nil
 }
 
+// Build is the binary's version, set by main; servers gossip it in their "build" tag (the
+// server's default when empty, as in tests).
+var Build string
+
 // serverConfig derives the server's configuration from the agent's.
 func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc := nomad.DefaultConfig()
@@ -138,10 +142,16 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc.Datacenter = cfg.Datacenter
 	sc.DataDir = cfg.DataDir
 	sc.Logger = logger
+	if Build != "" {
+		sc.Build = Build
+	}
 
 	server := cfg.Server
 	sc.BootstrapExpect = server.BootstrapExpect
-	sc.RetryJoin = joinAddrs(server.RetryJoin, cfg.Ports.RPC)
+	// retry_join names gossip addresses, as upstream's does: the serf port is the default.
+	sc.RetryJoin = joinAddrs(server.RetryJoin, cfg.Ports.Serf)
+	sc.RetryInterval = server.RetryInterval
+	sc.RetryMaxAttempts = server.RetryMaxAttempts
 	sc.EncryptKey = server.EncryptKey
 	if t := cfg.TLS; t != nil && t.EnableRPC {
 		sc.TLS = rpcTLSConfig(t)
@@ -188,6 +198,8 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	if !singleDev {
 		sc.RaftBindAddr = net.JoinHostPort(cfg.Addresses.RPC, strconv.Itoa(cfg.Ports.RPC))
 		sc.RaftAdvertiseAddr = cfg.Advertise.RPC
+		sc.SerfBindAddr = net.JoinHostPort(cfg.Addresses.Serf, strconv.Itoa(cfg.Ports.Serf))
+		sc.SerfAdvertiseAddr = cfg.Advertise.Serf
 	}
 	return sc
 }
@@ -202,7 +214,7 @@ func rpcTLSConfig(t *TLSConfig) *nomad.RPCTLSConfig {
 	}
 }
 
-// joinAddrs gives each join address the default RPC port if it names none.
+// joinAddrs gives each join address the default port if it names none.
 func joinAddrs(addrs []string, port int) []string {
 	var out []string
 	for _, a := range addrs {
@@ -243,6 +255,18 @@ func (a *Agent) Config() *Config { return a.config }
 
 // HTTPAddr is the address the HTTP API listens on, as host:port.
 func (a *Agent) HTTPAddr() string { return a.http.listener.Addr().String() }
+
+// Leave takes the agent's server out of the cluster gracefully before a shutdown
+// (leave_on_interrupt / leave_on_terminate): it leaves gossip and Raft, so the others do not
+// wait for it as a failed server.
+func (a *Agent) Leave() {
+	if a.server == nil {
+		return
+	}
+	if err := a.server.Leave(); err != nil {
+		a.logger.Error("leaving the cluster failed", "error", err)
+	}
+}
 
 // Shutdown stops the HTTP API, waiting a little for requests in flight, then the server. It
 // is safe to call more than once.

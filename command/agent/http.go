@@ -80,6 +80,8 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerEvalRoutes(mux)
 	s.registerNamespaceRoutes(mux)
 	s.registerStatusRoutes(mux)
+	s.registerAgentRoutes(mux)
+	s.registerOperatorRoutes(mux)
 	s.registerACLRoutes(mux)
 	s.registerEventRoutes(mux)
 	s.registerPurgeHistoryRoutes(mux)
