@@ -102,9 +102,8 @@ func (s *Server) waitLeaderReady() {
 // scheduling worker. Each writes through Raft.
 func (s *Server) leaderLoop(ctx context.Context) {
 	go s.runHeartbeats(ctx)
-	if s.config.NumSchedulers > 0 {
-		go s.runWorker(ctx)
-	}
+	// The worker waits while the configuration says 0 schedulers (the agent API can change it).
+	go s.runWorker(ctx)
 	// The drainer and the deployment watcher belong to this term: they stop with ctx and this
 	// loop does not return before they have. (A step already under way when the term ends may
 	// still finish its write; a stale one is harmless: marks are idempotent, a drain is ended

@@ -27,6 +27,8 @@ import (
 // Server is one Nomad server: Raft, the FSM and state store, the RPC endpoints and the
 // leader's duties.
 type Server struct {
+	// workers is the scheduling worker's runtime configuration.
+	workers *workerPool
 	config *Config
 	logger hclog.Logger
 
@@ -144,6 +146,7 @@ func NewServer(config *Config) (*Server, error) {
 		return nil, err
 	}
 	s.fsm = fsm
+	s.workers = newWorkerPool(config.NumSchedulers)
 	s.Endpoints = &Endpoints{
 		Job:         &Job{srv: s},
 		Eval:        &Eval{srv: s},

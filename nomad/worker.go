@@ -34,11 +34,20 @@ type worker struct {
 	capacitySeen uint64
 }
 
-// runWorker runs the worker until ctx ends (shutdown or loss of leadership).
+// runWorker runs the worker until ctx ends (shutdown or loss of leadership). While the
+// configuration says 0 schedulers it waits for a change.
 func (s *Server) runWorker(ctx context.Context) {
 	w := &worker{srv: s, failures: map[string]int{}}
 	for ctx.Err() == nil {
-		if err := w.step(ctx); err != nil {
+		cfg, changed := s.workers.get()
+		if cfg.NumSchedulers == 0 {
+			select {
+			case <-ctx.Done():
+			case <-changed:
+			}
+			continue
+		}
+		if err := w.step(ctx, cfg, changed); err != nil {
 			s.logger.Error("scheduling failed", "error", err)
 			select {
 			case <-ctx.Done():
@@ -53,10 +62,11 @@ func (s *Server) runWorker(ctx context.Context) {
 // either to change. A cluster without nodes is no exception, as upstream: the evaluation
 // completes, its deployment is made, and what cannot be placed waits in a blocked evaluation
 // and the job summary's Queued count until a node registers.
-func (w *worker) step(ctx context.Context) error {
+func (w *worker) step(ctx context.Context, cfg WorkerPoolConfig, changed <-chan struct{}) error {
 	store := w.srv.State()
 	ws := memdb.NewWatchSet()
 	ws.Add(store.AbandonCh())
+	ws.Add(changed)
 	if _, err := store.Nodes(ws, ""); err != nil {
 		return err
 	}
@@ -64,8 +74,10 @@ func (w *worker) step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(pending) > 0 {
-		return w.processWithRetry(pending[0])
+	for _, eval := range pending {
+		if cfg.takes(eval) {
+			return w.processWithRetry(eval)
+		}
 	}
 	// Watched so that an allocation that stops (room on its node) wakes the worker too.
 	if idx := max(store.Index("nodes"), store.WatchIndex(ws, "allocs")); idx > w.capacitySeen {
@@ -74,6 +86,9 @@ func (w *worker) step(ctx context.Context) error {
 			return err
 		}
 		for _, eval := range blocked {
+			if !cfg.takes(eval) {
+				continue
+			}
 			if err := w.process(eval); err != nil {
 				return err
 			}

@@ -348,6 +348,15 @@ func matrixStatusEndpoints() []matrixEndpoint {
 		{name: "agent join", method: "PUT", path: "/v1/agent/join?address=127.0.0.1:1", allow: allowAgentWrite},
 		{name: "agent force-leave", method: "PUT", path: "/v1/agent/force-leave?node=nope", allow: allowAgentWrite},
 		{name: "agent force-leave prune", method: "POST", path: "/v1/agent/force-leave?node=nope&prune=1", allow: allowAgentWrite},
+		// Health needs no token, as upstream.
+		{name: "agent health", method: "GET", path: "/v1/agent/health", allow: allowEveryone},
+		{name: "agent pprof heap", method: "GET", path: "/v1/agent/pprof/heap", allow: allowAgentWrite},
+		{name: "agent schedulers", method: "GET", path: "/v1/agent/schedulers", allow: []string{rowAgentRead, rowAgentWrite, rowManagement}},
+		{name: "agent scheduler config", method: "GET", path: "/v1/agent/schedulers/config", allow: []string{rowAgentRead, rowAgentWrite, rowManagement}},
+		// Written back unchanged (0 workers, as the matrix agent runs), so an allowed write
+		// changes nothing either.
+		{name: "agent scheduler config write", method: "PUT", path: "/v1/agent/schedulers/config",
+			body: `{"num_schedulers":0,"enabled_schedulers":["batch","system","sysbatch","service","_core"]}`, allow: allowAgentWrite},
 	}
 }
 

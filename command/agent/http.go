@@ -81,6 +81,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerNamespaceRoutes(mux)
 	s.registerStatusRoutes(mux)
 	s.registerAgentRoutes(mux)
+	s.registerAgentRuntimeRoutes(mux)
 	s.registerOperatorRoutes(mux)
 	s.registerACLRoutes(mux)
 	s.registerEventRoutes(mux)
