@@ -29,8 +29,8 @@ import (
 type Server struct {
 	// workers is the scheduling worker's runtime configuration.
 	workers *workerPool
-	config *Config
-	logger hclog.Logger
+	config  *Config
+	logger  hclog.Logger
 
 	fsm       *FSM
 	raft      *raft.Raft

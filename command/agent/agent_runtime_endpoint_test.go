@@ -50,7 +50,9 @@ func TestAgentRuntime_ProfilesNeedEnableDebugWithoutACLs(t *testing.T) {
 // TestAgentRuntime_SchedulerWorkerConfig: 0 schedulers pauses the worker (an evaluation stays
 // pending), 1 resumes it; a bad configuration is a 400 and changes nothing.
 func TestAgentRuntime_SchedulerWorkerConfig(t *testing.T) {
-	ta := NewTestClientAgent(t, func(c *Config) { c.Plugins = append(c.Plugins, &PluginConfig{Name: "raw_exec", Config: map[string]any{"enabled": true}}) })
+	ta := NewTestClientAgent(t, func(c *Config) {
+		c.Plugins = append(c.Plugins, &PluginConfig{Name: "raw_exec", Config: map[string]any{"enabled": true}})
+	})
 	c := ta.Client("")
 	cfg, err := c.Agent().GetSchedulerWorkerConfig(nil)
 	must.NoError(t, err)
