@@ -91,6 +91,12 @@ func TestNodeEndpoint_Auth(t *testing.T) {
 	var dereg structs.JobDeregisterResponse
 	must.NoError(t, srv.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: "web", Purge: true,
 		WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace, AuthToken: root}}, &dereg))
+	// The worker finishes the purge's evaluation first: the index below must move for this
+	// test's writes only.
+	waitFor(t, 5*time.Second, func() bool {
+		e, _ := srv.State().EvalByID(nil, dereg.EvalID)
+		return e != nil && e.Status == structs.EvalStatusComplete
+	})
 	before := srv.raft.LastIndex()
 	mustCode(403, report(other, "secret-"+other))
 	must.Eq(t, before, srv.raft.LastIndex())

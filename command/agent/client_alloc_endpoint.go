@@ -100,9 +100,16 @@ func (s *HTTPServer) allocExec(w http.ResponseWriter, r *http.Request) (any, err
 			node.Close()
 		}
 	}()
+	// An unknown allocation (told only to a caller who could exec in its namespace) is said
+	// in a close frame after the upgrade, in upstream's words, which the official client
+	// hands its caller as the error; every other refusal before the upgrade is plain HTTP.
+	var unknown error
 	if !req.handshake {
 		if node, err = s.authorizeAndDialExec(r, req); err != nil {
-			return nil, err
+			if !errors.Is(err, structs.ErrAllocNotFound) || !websocket.IsWebSocketUpgrade(r) {
+				return nil, execRefusal(req, err)
+			}
+			unknown = execRefusal(req, err)
 		}
 	}
 	if sw, ok := w.(*statusWriter); ok {
@@ -114,6 +121,10 @@ func (s *HTTPServer) allocExec(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, nil
 	}
 	defer conn.Close()
+	if unknown != nil {
+		closeExec(conn, unknown)
+		return nil, nil
+	}
 	conn.SetReadLimit(execMaxFrame)
 	if req.handshake {
 		if err := readExecHandshake(conn, req); err != nil {
@@ -121,7 +132,7 @@ func (s *HTTPServer) allocExec(w http.ResponseWriter, r *http.Request) (any, err
 			return nil, nil
 		}
 		if node, err = s.authorizeAndDialExec(r, req); err != nil {
-			closeExec(conn, err)
+			closeExec(conn, execRefusal(req, err))
 			return nil, nil
 		}
 	}
@@ -131,6 +142,14 @@ func (s *HTTPServer) allocExec(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	s.runExecSession(r.Context(), conn, req)
 	return nil, nil
+}
+
+// execRefusal words an unknown allocation as upstream does.
+func execRefusal(req *execRequest, err error) error {
+	if errors.Is(err, structs.ErrAllocNotFound) {
+		return structs.NewErrCode(http.StatusNotFound, "Unknown allocation %q", req.allocID)
+	}
+	return err
 }
 
 // authorizeAndDialExec authorizes the request and, for an allocation of another node, opens

@@ -171,7 +171,7 @@ func TestClientAllocExec_BadRequests(t *testing.T) {
 		{name: "bad tty", allocID: alloc.ID, query: execQuery("sleep", "ls") + "&tty=maybe", status: 400,
 			body: `Failed to parse value of "tty" (maybe) as a bool: strconv.ParseBool: parsing "maybe": invalid syntax`},
 		{name: "unknown allocation", allocID: "8b1c1f5e-0000-4000-8000-000000000000", query: execQuery("sleep", "ls"), status: 404,
-			body: "alloc not found"},
+			body: `Unknown allocation "8b1c1f5e-0000-4000-8000-000000000000"`},
 		// Every check passed, but the request is not a WebSocket upgrade.
 		{name: "not a websocket", allocID: alloc.ID, query: execQuery("sleep", "ls"), status: 400,
 			body: "Bad Request\n"},
@@ -288,7 +288,13 @@ func TestClientAllocExec_ACL(t *testing.T) {
 		must.Eq(t, execDenied, body)
 		status, body = execStatus(t, ta, missing, execQuery("sleep", "ls"), secrets["node-exec"])
 		must.Eq(t, 404, status)
-		must.Eq(t, "alloc not found", body)
+		must.Eq(t, `Unknown allocation "`+missing+`"`, body)
+		// Through the official client (a WebSocket): upstream's words as the error.
+		stub := &api.Allocation{ID: missing, NodeID: "8b1c1f5e-0000-4000-8000-0000000000ff", Namespace: "default"}
+		code, err := ta.Client(secrets["node-exec"]).Allocations().Exec(context.Background(), stub, "sleep", false,
+			[]string{"ls"}, strings.NewReader(""), io.Discard, io.Discard, nil, nil)
+		must.Eq(t, -2, code)
+		must.EqError(t, err, `Unknown allocation "`+missing+`"`)
 	})
 	t.Run("an unknown token", func(t *testing.T) {
 		status, body := execStatus(t, ta, rawAlloc.ID, execQuery("sleep", "ls"), "8b1c1f5e-0000-4000-8000-000000000001")
