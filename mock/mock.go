@@ -13,10 +13,16 @@ func Job() *structs.Job {
 
 // JobWithID returns Job with another ID.
 func JobWithID(id string) *structs.Job {
+	return jobOfType(id, structs.JobTypeService)
+}
+
+// jobOfType is Job with another ID and type, canonicalized as that type (its update and
+// reschedule defaults are the type's).
+func jobOfType(id, typ string) *structs.Job {
 	in := &api.Job{
 		ID:          &id,
 		Name:        &id,
-		Type:        new("service"),
+		Type:        &typ,
 		Datacenters: []string{"dc1"},
 		Meta:        map[string]string{"owner": "team-a"},
 		TaskGroups: []*api.TaskGroup{{
@@ -37,17 +43,10 @@ func JobWithID(id string) *structs.Job {
 }
 
 // BatchJob returns a batch variant of Job.
-func BatchJob(id string) *structs.Job {
-	j := JobWithID(id)
-	j.Type = structs.JobTypeBatch
-	// Canonicalized as a service job, it got the service update defaults; a batch job may not
-	// have an update block.
-	j.Update = nil
-	for _, tg := range j.TaskGroups {
-		tg.Update = nil
-	}
-	return j
-}
+func BatchJob(id string) *structs.Job { return jobOfType(id, structs.JobTypeBatch) }
+
+// SystemJob returns a system variant of Job.
+func SystemJob(id string) *structs.Job { return jobOfType(id, structs.JobTypeSystem) }
 
 // Node returns a ready, eligible node in dc1 that offers raw_exec and the mock driver.
 func Node(id string) *structs.Node {

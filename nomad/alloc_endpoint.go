@@ -199,6 +199,13 @@ func (a *Alloc) UpdateFromClient(args *structs.AllocUpdateRequest, reply *struct
 		}
 	}
 	args.UpdatedAt = now().UnixNano()
+	// A failure is evaluated at once, as upstream: the scheduler decides, by the group's
+	// reschedule policy, whether and when to replace it.
+	evals, err := a.failureEvals(args)
+	if err != nil {
+		return err
+	}
+	args.Evals = evals
 	index, err := a.srv.raftApply(structs.AllocClientUpdateRequestType, args)
 	if err != nil {
 		return err
@@ -215,4 +222,44 @@ func purgedOnNode(rec *structs.PurgeRecord, allocID, nodeID string) bool {
 		}
 	}
 	return false
+}
+
+// failureEvals makes one evaluation per job of which this update reports a running
+// allocation as newly failed; jobs stopped or gone get none.
+func (a *Alloc) failureEvals(args *structs.AllocUpdateRequest) ([]*structs.Evaluation, error) {
+	store := a.srv.State()
+	seen := map[structs.NamespacedID]bool{}
+	var out []*structs.Evaluation
+	for _, update := range args.Alloc {
+		if update.ClientStatus != structs.AllocClientStatusFailed {
+			continue
+		}
+		existing, err := store.AllocByID(nil, update.ID)
+		if err != nil {
+			return nil, err
+		}
+		if existing == nil || existing.ClientStatus == structs.AllocClientStatusFailed ||
+			existing.DesiredStatus != structs.AllocDesiredStatusRun {
+			continue
+		}
+		id := structs.NamespacedID{Namespace: existing.Namespace, ID: existing.JobID}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		job, err := store.JobByID(nil, existing.Namespace, existing.JobID)
+		if err != nil {
+			return nil, err
+		}
+		if job == nil || job.Stop {
+			continue
+		}
+		eval, err := newEval(job, structs.EvalTriggerAllocFailure, 0, args.UpdatedAt)
+		if err != nil {
+			return nil, err
+		}
+		eval.JobModifyIndex = job.JobModifyIndex
+		out = append(out, eval)
+	}
+	return out, nil
 }

@@ -34,6 +34,11 @@ func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 	if err := store.UpdateAllocsFromClientTxn(txn, req.NodeID, req.Alloc, req.UpdatedAt); err != nil {
 		return err
 	}
+	if len(req.Evals) > 0 {
+		if err := store.UpsertEvalsTxn(txn, req.Evals); err != nil {
+			return err
+		}
+	}
 	txn.Commit()
 	return nil
 }

@@ -142,8 +142,7 @@ func TestNode_UpdateDrain(t *testing.T) {
 func TestNode_UpdateEligibility(t *testing.T) {
 	srv := TestServer(t, nil)
 	registerNode(t, srv, mock.Node("n1"), "")
-	sys := mock.JobWithID("sys")
-	sys.Type = structs.JobTypeSystem
+	sys := mock.SystemJob("sys")
 	registerJob(t, srv, "", sys)
 
 	events := nodeEventsOf(t, srv, func() error {

@@ -74,10 +74,27 @@ func (w *worker) step(ctx context.Context, cfg WorkerPoolConfig, changed <-chan 
 	if err != nil {
 		return err
 	}
+	// A delayed evaluation (a reschedule waiting for its delay) waits until it is due; the
+	// earliest one not yet due wakes the worker.
+	t := now()
+	var nextDue time.Time
 	for _, eval := range pending {
-		if cfg.takes(eval) {
-			return w.processWithRetry(eval)
+		if !cfg.takes(eval) {
+			continue
 		}
+		if eval.WaitUntil.After(t) {
+			if nextDue.IsZero() || eval.WaitUntil.Before(nextDue) {
+				nextDue = eval.WaitUntil
+			}
+			continue
+		}
+		return w.processWithRetry(eval)
+	}
+	if !nextDue.IsZero() {
+		due := make(chan struct{})
+		timer := time.AfterFunc(nextDue.Sub(t), func() { close(due) })
+		defer timer.Stop()
+		ws.Add(due)
 	}
 	// Watched so that an allocation that stops (room on its node) wakes the worker too.
 	if idx := max(store.Index("nodes"), store.WatchIndex(ws, "allocs")); idx > w.capacitySeen {
@@ -275,11 +292,24 @@ func (w *worker) process(eval *structs.Evaluation) error {
 		done.NextEval = next.ID
 		req.Evals = append(req.Evals, next)
 	}
-	// This evaluation saw the whole job: earlier blocked ones of the job are superseded.
 	others, err := store.EvalsByJob(nil, eval.Namespace, eval.JobID)
 	if err != nil {
 		return err
 	}
+	// A failed allocation waits for its reschedule delay: one follow-up evaluation, due at
+	// the earliest such delay, unless the job already has one due by then.
+	if at := plan.RescheduleAt; !at.IsZero() && !followupDue(others, eval.ID, at) {
+		next, err := newEval(evalJob(job, eval), structs.EvalTriggerRetryFailedAlloc, eval.Priority, t)
+		if err != nil {
+			return err
+		}
+		next.WaitUntil = at.UTC()
+		next.StatusDescription = "created to reschedule failed allocations once their delay has passed"
+		next.PreviousEval = eval.ID
+		next.JobModifyIndex = eval.JobModifyIndex
+		req.Evals = append(req.Evals, next)
+	}
+	// This evaluation saw the whole job: earlier blocked ones of the job are superseded.
 	for _, other := range others {
 		if other.ID == eval.ID || other.Status != structs.EvalStatusBlocked {
 			continue
@@ -292,6 +322,17 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	}
 	_, err = w.srv.raftApply(structs.ApplyPlanResultsRequestType, req)
 	return err
+}
+
+// followupDue reports whether the job has a pending evaluation other than self that is
+// delayed to at or before at: a new follow-up would only duplicate it.
+func followupDue(evals []*structs.Evaluation, self string, at time.Time) bool {
+	for _, e := range evals {
+		if e.ID != self && e.Status == structs.EvalStatusPending && !e.WaitUntil.IsZero() && !e.WaitUntil.After(at) {
+			return true
+		}
+	}
+	return false
 }
 
 // evalJob is the job an evaluation's follow-up names: the job itself, or, when it is gone,

@@ -467,4 +467,10 @@ func (g *group) place(idx int, a *attempt) {
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
 	})
+	if prev := g.rescheduled[idx]; prev != nil {
+		placed := g.plan.Place[len(g.plan.Place)-1]
+		placed.PreviousAllocation = prev.ID
+		placed.RescheduleTracker = rescheduleTracker(prev, g.st.in.Now)
+		delete(g.rescheduled, idx)
+	}
 }

@@ -172,7 +172,7 @@ func TestRank_FailedNodePenalty(t *testing.T) {
 	nodes := []*structs.Node{resNode("n1", 4000, 4000), resNode("n2", 4000, 4000)}
 	onNodes := map[string][]*structs.Allocation{"n1": {busy}}
 
-	p := Compute(Input{Job: job, Nodes: nodes, Allocs: []*structs.Allocation{failed}, NodeAllocs: onNodes})
+	p := Compute(Input{Job: job, Nodes: nodes, Allocs: []*structs.Allocation{failed}, NodeAllocs: onNodes, Now: afterRescheduleDelay})
 	must.Eq(t, map[string]int{"n2": 1}, placedOn(p), must.Sprint("bin packing alone would pick the busier n1"))
 	var penalised bool
 	for _, m := range p.Place[0].Metrics.ScoreMetaData {
@@ -182,6 +182,6 @@ func TestRank_FailedNodePenalty(t *testing.T) {
 	}
 	must.True(t, penalised)
 
-	p = Compute(Input{Job: job, Nodes: nodes[:1], Allocs: []*structs.Allocation{failed}, NodeAllocs: onNodes})
+	p = Compute(Input{Job: job, Nodes: nodes[:1], Allocs: []*structs.Allocation{failed}, NodeAllocs: onNodes, Now: afterRescheduleDelay})
 	must.Eq(t, map[string]int{"n1": 1}, placedOn(p))
 }

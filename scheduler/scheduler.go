@@ -79,6 +79,9 @@ type Plan struct {
 	Deployment *structs.Deployment
 	// DeploymentUpdates cancel the job's earlier deployments (a newer version, a stop).
 	DeploymentUpdates []*structs.DeploymentStatusUpdate
+	// RescheduleAt is when the earliest failed allocation that waits for its reschedule
+	// delay may be replaced: the caller makes a follow-up evaluation for then. Zero when none.
+	RescheduleAt time.Time
 	// maxPlace is Input.MaxPlacements.
 	maxPlace int
 }
@@ -193,6 +196,12 @@ type group struct {
 	// spreadBuckets is the number of distinct tuples of spread values among the candidates,
 	// counted on the first placement.
 	spreadBuckets int
+	// rescheduled are the failed allocations replaced by this plan, by name index: the
+	// replacement links to them and carries their reschedule tracker.
+	rescheduled map[int]*structs.Allocation
+	// replaced are allocations that a later allocation already replaced (named as the
+	// previous one in its reschedule tracker).
+	replaced map[string]bool
 }
 
 func (g *group) system() bool {
@@ -210,6 +219,16 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 	g.onNode = map[string]int{}
 	var keep []*structs.Allocation // running, or a finished batch allocation
 	canaries, liveCanaries := 0, 0 // canaries of the current deployment: placed, still running
+	g.replaced = map[string]bool{}
+	for _, a := range allocs {
+		if a.RescheduleTracker != nil {
+			for _, e := range a.RescheduleTracker.Events {
+				if e != nil {
+					g.replaced[e.PrevAllocID] = true
+				}
+			}
+		}
+	}
 	for _, a := range allocs {
 		switch {
 		case isCanary(a) && g.strategy != nil && g.roll != nil && !g.roll.isNew && a.DeploymentID == g.roll.dep.ID && g.roll.dep.Active():
@@ -227,15 +246,36 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			// Its node is down: stop it, so that the client kills it should the node return,
 			// and let a replacement take its place.
 			g.st.stop(a, ReasonLost)
-		case a.ClientTerminalStatus() && !g.batch():
-			// A service allocation that finished or failed is replaced, away from the node
-			// it failed on if another will do.
-			if a.ClientStatus == structs.AllocClientStatusFailed {
+		case a.ClientStatus == structs.AllocClientStatusFailed && !g.system() && !g.replaced[a.ID] && a.DesiredStatus == structs.AllocDesiredStatusRun:
+			// A failed allocation is replaced as its group's reschedule policy says: once
+			// its delay has passed, away from the node it failed on if another will do, or
+			// never once the attempts are used up (it then keeps its name, failed).
+			// One of an older version is replaced at once: it would be replaced by the
+			// update to the current version anyway (an auto-revert after failures, say).
+			verdict, at := rescheduleNow, time.Time{}
+			if g.current(a) {
+				verdict, at = g.reschedule(a, g.st.in.Now)
+			}
+			switch verdict {
+			case rescheduleNow:
 				if g.failedOn == nil {
 					g.failedOn = map[int][]string{}
 				}
 				g.failedOn[a.Index()] = append(g.failedOn[a.Index()], a.NodeID)
+				if g.rescheduled == nil {
+					g.rescheduled = map[int]*structs.Allocation{}
+				}
+				g.rescheduled[a.Index()] = a
+			case rescheduleLater:
+				g.plan.noteRescheduleAt(at)
+				keep = append(keep, a)
+			default:
+				keep = append(keep, a)
 			}
+		case a.ClientStatus == structs.AllocClientStatusFailed && !g.system() && g.replaced[a.ID]:
+			// Already replaced: its replacement holds the name.
+		case a.ClientTerminalStatus() && !g.batch():
+			// A service allocation that finished is replaced.
 		default:
 			keep = append(keep, a)
 		}

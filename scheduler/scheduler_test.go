@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"time"
 	"fmt"
 	"sort"
 	"testing"
@@ -222,8 +223,25 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name: "failed service allocation is replaced",
-			in:   Input{Job: v0, Nodes: twoNodes, Allocs: []*structs.Allocation{alloc(v0, 0, "n1", structs.AllocClientStatusFailed), alloc(v0, 1, "n1", running)}},
+			in: Input{Job: v0, Nodes: twoNodes, Now: time.Unix(0, 0).Add(time.Hour),
+				Allocs: []*structs.Allocation{alloc(v0, 0, "n1", structs.AllocClientStatusFailed), alloc(v0, 1, "n1", running)}},
 			want: view{Place: []string{"web[0]@n2"}, Queued: map[string]int{"web": 0}},
+			check: func(t *testing.T, p *Plan) {
+				must.Eq(t, "alloc-0-n1", p.Place[0].PreviousAllocation)
+				must.Len(t, 1, p.Place[0].RescheduleTracker.Events)
+				must.Eq(t, "alloc-0-n1", p.Place[0].RescheduleTracker.Events[0].PrevAllocID)
+				must.Eq(t, time.Unix(0, 0).Add(time.Hour).UnixNano(), p.Place[0].RescheduleTracker.Events[0].RescheduleTime)
+			},
+		},
+		{
+			// The service default: 30s, exponential.
+			name: "failed service allocation waits for its reschedule delay",
+			in: Input{Job: v0, Nodes: twoNodes, Now: time.Unix(0, 0).Add(10 * time.Second),
+				Allocs: []*structs.Allocation{alloc(v0, 0, "n1", structs.AllocClientStatusFailed), alloc(v0, 1, "n1", running)}},
+			want: view{Queued: map[string]int{"web": 0}},
+			check: func(t *testing.T, p *Plan) {
+				must.Eq(t, time.Unix(0, 0).Add(30*time.Second), p.RescheduleAt)
+			},
 		},
 		{
 			name: "finished batch allocation is done",

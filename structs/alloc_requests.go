@@ -30,6 +30,9 @@ type AllocUpdateRequest struct {
 	NodeID    string
 	Alloc     []*Allocation
 	UpdatedAt int64
+	// Evals are evaluations the server made for the reported failures (trigger
+	// alloc-failure), written in the same transaction as the reports.
+	Evals []*Evaluation
 	WriteRequest
 }
 

@@ -18,6 +18,10 @@ const (
 	EvalTriggerScaling       = "job-scaling"
 	EvalTriggerNodeUpdate    = "node-update"
 	EvalTriggerQueuedAllocs  = "queued-allocs"
+	// EvalTriggerRetryFailedAlloc is a follow-up that reschedules failed allocations once
+	// their delay has passed; EvalTriggerAllocFailure is made when a client reports a failure.
+	EvalTriggerRetryFailedAlloc = "failed-follow-up"
+	EvalTriggerAllocFailure     = "alloc-failure"
 )
 
 // Evaluation records that the scheduler must reconcile a job with its allocations.

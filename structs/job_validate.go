@@ -149,6 +149,9 @@ func (j *Job) Validate() error {
 	for _, msg := range checkUpdate(j) {
 		add("%s", msg)
 	}
+	for _, msg := range checkReschedule(j) {
+		add("%s", msg)
+	}
 	for _, msg := range checkPlacement(j) {
 		add("%s", msg)
 	}

@@ -1,0 +1,123 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Delay functions of a reschedule policy, as upstream names them.
+const (
+	DelayConstant    = "constant"
+	DelayExponential = "exponential"
+	DelayFibonacci   = "fibonacci"
+)
+
+// rescheduleVerdict is what to do with a failed allocation.
+type rescheduleVerdict int
+
+const (
+	// rescheduleNever: the policy allows no more attempts; the allocation stays failed and
+	// keeps its name, so nothing replaces it.
+	rescheduleNever rescheduleVerdict = iota
+	// rescheduleNow: its delay has passed; a replacement takes its name now.
+	rescheduleNow
+	// rescheduleLater: its delay has not passed; it keeps its name until a follow-up
+	// evaluation at the returned time.
+	rescheduleLater
+)
+
+// reschedule decides for a failed allocation of the group at now. The failure time is the
+// allocation's ModifyTime (its client's report, timed by the leader), so the decision is a
+// function of the state.
+func (g *group) reschedule(a *structs.Allocation, now time.Time) (rescheduleVerdict, time.Time) {
+	p := g.tg.ReschedulePolicy
+	if p == nil {
+		// A group stored without one (not canonicalized) gets its job type's default, as
+		// the official client would have given it.
+		p = api.NewDefaultReschedulePolicy(g.job.Type)
+	}
+	var events []*api.RescheduleEvent
+	if a.RescheduleTracker != nil {
+		events = a.RescheduleTracker.Events
+	}
+	unlimited := p.Unlimited != nil && *p.Unlimited
+	if !unlimited {
+		attempts, interval := intOf(p.Attempts), durOf(p.Interval)
+		recent := 0
+		for _, e := range events {
+			if e != nil && (interval <= 0 || now.Sub(time.Unix(0, e.RescheduleTime)) < interval) {
+				recent++
+			}
+		}
+		if recent >= attempts {
+			return rescheduleNever, time.Time{}
+		}
+	}
+	at := time.Unix(0, a.ModifyTime).Add(rescheduleDelay(p, events))
+	if !now.Before(at) {
+		return rescheduleNow, time.Time{}
+	}
+	return rescheduleLater, at
+}
+
+// rescheduleDelay is the wait before the next attempt after the attempts in events: the
+// policy's delay, grown by its delay function with each attempt, at most max_delay.
+func rescheduleDelay(p *api.ReschedulePolicy, events []*api.RescheduleEvent) time.Duration {
+	base, maxDelay := durOf(p.Delay), durOf(p.MaxDelay)
+	d := base
+	switch strOf(p.DelayFunction) {
+	case DelayExponential:
+		for range events {
+			d *= 2
+			if maxDelay > 0 && d >= maxDelay {
+				break
+			}
+		}
+	case DelayFibonacci:
+		prev, cur := time.Duration(0), base
+		for range events {
+			prev, cur = cur, prev+cur
+			if maxDelay > 0 && cur >= maxDelay {
+				break
+			}
+		}
+		d = cur
+	}
+	if maxDelay > 0 && d > maxDelay {
+		d = maxDelay
+	}
+	return d
+}
+
+// rescheduleTracker is the tracker a replacement of prev carries: prev's events and this one.
+func rescheduleTracker(prev *structs.Allocation, now time.Time) *api.RescheduleTracker {
+	var events []*api.RescheduleEvent
+	if prev.RescheduleTracker != nil {
+		events = append(events, prev.RescheduleTracker.Events...)
+	}
+	events = append(events, &api.RescheduleEvent{RescheduleTime: now.UnixNano(), PrevAllocID: prev.ID, PrevNodeID: prev.NodeID})
+	return &api.RescheduleTracker{Events: events}
+}
+
+func durOf(p *time.Duration) time.Duration {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func strOf(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// noteRescheduleAt keeps the earliest time a follow-up evaluation is needed.
+func (p *Plan) noteRescheduleAt(at time.Time) {
+	if p.RescheduleAt.IsZero() || at.Before(p.RescheduleAt) {
+		p.RescheduleAt = at
+	}
+}
