@@ -1,10 +1,10 @@
 package scheduler
 
 import (
-	"time"
 	"fmt"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
