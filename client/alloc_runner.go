@@ -32,8 +32,14 @@ type allocRunner struct {
 	stopping  bool
 	destroyed bool
 	silent    bool
+	// detached: the agent is shutting down and leaves the tasks running (they are
+	// re-attached by its next run); nothing more is reported or stored.
+	detached bool
 	// lastReported avoids sending the same status and states twice.
 	lastReported string
+	// restored is what the state file held when this runner re-attaches to an allocation a
+	// previous run of the agent started; nil for one received from the servers.
+	restored *restoredAlloc
 
 	done chan struct{}
 }
@@ -74,6 +80,13 @@ func (r *allocRunner) run() {
 		return
 	}
 	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if r.restored == nil {
+		// Stored before any task starts, so that a restarted agent knows the allocation of
+		// every task it may find running.
+		if err := r.c.state.putAlloc(alloc); err != nil {
+			r.logger.Error("storing the allocation in the client state failed", "error", err)
+		}
+	}
 	// Every task name is checked before anything is created, so that an allocation with
 	// one bad name leaves no directory behind.
 	for _, task := range tg.Tasks {
@@ -93,10 +106,22 @@ func (r *allocRunner) run() {
 		tr := newTaskRunner(r, alloc, tg, task)
 		r.tasks = append(r.tasks, tr)
 		r.states[task.Name] = &structs.TaskState{State: structs.TaskStatePending}
+		if r.restored != nil {
+			if ts := r.restored.states[task.Name]; ts != nil {
+				r.states[task.Name] = ts
+				tr.restoredState = ts
+			}
+			tr.restoredHandle = r.restored.handles[task.Name]
+		}
 	}
 	tasks := r.tasks
 	// A stop, removal or shutdown that came before the tasks existed found nothing to kill.
 	stopping := r.stopping || r.destroyed || r.silent
+	if r.detached {
+		for _, tr := range tasks {
+			tr.detach()
+		}
+	}
 	r.mu.Unlock()
 	r.report()
 	if stopping {
@@ -133,6 +158,11 @@ func (r *allocRunner) update(alloc *structs.Allocation) {
 		return
 	}
 	r.alloc = alloc
+	if !r.destroyed && !r.detached {
+		if err := r.c.state.putAlloc(alloc); err != nil {
+			r.logger.Error("storing the allocation in the client state failed", "error", err)
+		}
+	}
 	stop := alloc.DesiredStatus != structs.AllocDesiredStatusRun && !r.stopping
 	if stop {
 		r.stopping = true
@@ -159,6 +189,18 @@ func (r *allocRunner) silence() {
 	r.silent = true
 	r.mu.Unlock()
 	r.killAll("agent shutting down")
+}
+
+// detach stops the runner without touching its tasks (agent shutdown with a state directory):
+// they keep running for the next run of the agent.
+func (r *allocRunner) detach() {
+	r.mu.Lock()
+	r.silent, r.detached = true, true
+	tasks := r.tasks
+	r.mu.Unlock()
+	for _, tr := range tasks {
+		tr.detach()
+	}
 }
 
 func (r *allocRunner) killAll(reason string) {
@@ -201,6 +243,12 @@ func (r *allocRunner) setTaskState(task string, fn func(ts *structs.TaskState)) 
 	states[task] = ts
 	r.states = states
 	failed := ts.State == structs.TaskStateDead && ts.Failed
+	// Stored under the lock, so that the file has a task's states in the order they came.
+	if !r.destroyed && !r.detached {
+		if err := r.c.state.putTaskState(r.id, task, ts); err != nil {
+			r.logger.Error("storing a task state failed", "task", task, "error", err)
+		}
+	}
 	r.mu.Unlock()
 	if failed {
 		r.killAll("sibling task " + task + " failed")

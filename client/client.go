@@ -40,6 +40,9 @@ type Client struct {
 	shutdown bool
 
 	updater *allocUpdater
+	// state keeps allocations, task states and driver handles across restarts; nil without
+	// a state directory.
+	state *clientState
 	// registered is closed once the node is registered.
 	registered chan struct{}
 	// heartbeatTTL is the TTL the servers gave at registration, in nanoseconds.
@@ -62,9 +65,13 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	if err := loadIdentity(cfg); err != nil {
 		return nil, err
 	}
+	state, restored, err := openClientState(cfg.StateDir, cfg.Logger.Named("client"))
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var err error
 	c := &Client{
+		state:      state,
 		config:     cfg,
 		servers:    servers,
 		logger:     cfg.Logger.Named("client"),
@@ -79,6 +86,7 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	}
 	if c.node, err = c.buildNode(); err != nil {
 		cancel()
+		_ = state.close()
 		return nil, err
 	}
 	// A dimension the node does not report is not counted by the scheduler: say so, rather
@@ -91,9 +99,23 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 		c.logger.Warn("memory size unknown, so memory is not counted on this node: set client.memory_total_mb")
 	}
 	c.updater = newAllocUpdater(c)
+	c.restore(restored)
 	c.wg.Add(1)
 	go c.run()
 	return c, nil
+}
+
+// restore re-attaches to the tasks of the allocations a previous run of the agent left in the
+// state file, before the servers are asked anything: a task found running is watched again,
+// never started a second time. The servers' view, once read, stops or removes them as usual.
+func (c *Client) restore(allocs []*restoredAlloc) {
+	for _, ra := range allocs {
+		r := newAllocRunner(c, ra.alloc)
+		r.restored = ra
+		c.runners[ra.alloc.ID] = r
+		c.logger.Info("restoring allocation", "alloc_id", ra.alloc.ID, "tasks", len(ra.states))
+		go r.run()
+	}
 }
 
 // loadIdentity fills the node ID and secret from StateDir, or makes them up (and stores them
@@ -306,6 +328,7 @@ func (c *Client) syncAllocs(allocs []*structs.Allocation) {
 			if a.ClientTerminalStatus() && r.isDone() {
 				// The servers have the final state: nothing left to do for it.
 				delete(c.runners, a.ID)
+				c.forget(a.ID)
 				continue
 			}
 			r.update(a)
@@ -335,7 +358,15 @@ func (c *Client) syncAllocs(allocs []*structs.Allocation) {
 		if !seen[id] {
 			c.runners[id].destroy()
 			delete(c.runners, id)
+			c.forget(id)
 		}
+	}
+}
+
+// forget removes an allocation from the state file.
+func (c *Client) forget(id string) {
+	if err := c.state.deleteAlloc(id); err != nil {
+		c.logger.Error("removing allocation from the client state failed", "alloc_id", id, "error", err)
 	}
 }
 
@@ -351,9 +382,10 @@ func (c *Client) sleep(d time.Duration) bool {
 	}
 }
 
-// Shutdown stops talking to the servers and kills every task it runs, without reporting:
-// tasks are not re-attached across restarts yet, and the servers learn of the node's absence
-// from its missed heartbeats.
+// Shutdown stops talking to the servers without reporting anything more: the servers learn
+// of the node's absence from its missed heartbeats. With a state directory the tasks keep
+// running, for the next run of the agent to re-attach to; without one nothing could find them
+// again, so they are killed.
 func (c *Client) Shutdown() {
 	c.mu.Lock()
 	if c.shutdown {
@@ -368,10 +400,19 @@ func (c *Client) Shutdown() {
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
+	defer func() {
+		if err := c.state.close(); err != nil {
+			c.logger.Warn("closing the client state file failed", "error", err)
+		}
+	}()
 	deadline := time.NewTimer(shutdownKillWait)
 	defer deadline.Stop()
 	for _, r := range runners {
-		r.silence()
+		if c.state != nil {
+			r.detach()
+		} else {
+			r.silence()
+		}
 	}
 	for _, r := range runners {
 		select {

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -27,6 +28,14 @@ type taskRunner struct {
 	killOnce   sync.Once
 	killCh     chan struct{}
 	killReason string
+	// detachCh closes when the agent shuts down leaving the task running.
+	detachOnce sync.Once
+	detachCh   chan struct{}
+
+	// restoredState and restoredHandle are what the state file held for the task when
+	// the allocation is restored after an agent restart.
+	restoredState  *structs.TaskState
+	restoredHandle *drivers.HandleState
 
 	mu     sync.Mutex
 	handle drivers.TaskHandle
@@ -43,8 +52,13 @@ func newTaskRunner(ar *allocRunner, alloc *structs.Allocation, tg *api.TaskGroup
 	return &taskRunner{
 		ar: ar, alloc: alloc, tg: tg, task: task, batch: batch,
 		policy: newRestartPolicy(rp, batch),
-		killCh: make(chan struct{}),
+		killCh:   make(chan struct{}),
+		detachCh: make(chan struct{}),
 	}
+}
+
+func (tr *taskRunner) detach() {
+	tr.detachOnce.Do(func() { close(tr.detachCh) })
 }
 
 func (tr *taskRunner) kill(reason string) {
@@ -102,7 +116,14 @@ func (tr *taskRunner) finish(e *structs.TaskEvent, failed bool) {
 
 func (tr *taskRunner) run(done func()) {
 	defer done()
-	tr.event(&structs.TaskEvent{Type: structs.TaskEventReceived, Message: "Task received by client"}, nil)
+	restoring := tr.restoredState != nil
+	if restoring && tr.restoredState.State == structs.TaskStateDead {
+		// Ended before the agent restarted: it never runs again.
+		return
+	}
+	if !restoring {
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventReceived, Message: "Task received by client"}, nil)
+	}
 	driver := tr.ar.c.drivers[tr.task.Driver]
 	if driver == nil {
 		tr.finish(&structs.TaskEvent{Type: structs.TaskEventDriverFailure, FailsTask: true,
@@ -118,32 +139,42 @@ func (tr *taskRunner) run(done func()) {
 	tr.mu.Lock()
 	tr.cfg = cfg
 	tr.mu.Unlock()
-	tr.event(&structs.TaskEvent{Type: structs.TaskEventSetup, Message: "Building Task Directory"}, nil)
+	var handle drivers.TaskHandle
+	if restoring {
+		var done bool
+		if handle, done = tr.recover(driver, cfg); done {
+			return
+		}
+	} else {
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventSetup, Message: "Building Task Directory"}, nil)
+	}
 
 	for {
-		if tr.killed() {
+		if tr.killed() && handle == nil {
 			tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, KillReason: tr.killReason, Message: "Task killed: " + tr.killReason}, false)
 			return
 		}
-		handle, err := driver.Start(cfg)
+		if tr.detached() {
+			return
+		}
 		var res *drivers.ExitResult
-		if err != nil {
-			tr.event(&structs.TaskEvent{Type: structs.TaskEventDriverFailure, DriverError: err.Error(), Message: err.Error()}, nil)
-			res = &drivers.ExitResult{Err: err}
-		} else {
-			tr.mu.Lock()
-			tr.handle = handle
-			tr.mu.Unlock()
-			tr.event(&structs.TaskEvent{Type: structs.TaskEventStarted, Message: "Task started by client"}, func(ts *structs.TaskState) {
-				ts.State = structs.TaskStateRunning
-				ts.StartedAt = time.Now()
-			})
+		if handle == nil {
+			if handle, err = tr.start(driver, cfg); err != nil {
+				tr.event(&structs.TaskEvent{Type: structs.TaskEventDriverFailure, DriverError: err.Error(), Message: err.Error()}, nil)
+				res = &drivers.ExitResult{Err: err}
+			}
+		}
+		if handle != nil {
 			select {
 			case res = <-handle.WaitCh():
 			case <-tr.killCh:
 				tr.stop(handle)
 				return
+			case <-tr.detachCh:
+				return
 			}
+			handle = nil
+			tr.forgetHandle()
 			tr.event(&structs.TaskEvent{Type: structs.TaskEventTerminated, ExitCode: res.ExitCode, Signal: res.Signal,
 				Message: "Task terminated: " + res.String()}, nil)
 		}
@@ -172,8 +203,93 @@ func (tr *taskRunner) run(done func()) {
 		case <-t.C:
 		case <-tr.killCh:
 			t.Stop()
+		case <-tr.detachCh:
+			t.Stop()
+			return
 		}
 	}
+}
+
+func (tr *taskRunner) detached() bool {
+	select {
+	case <-tr.detachCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// start starts the task and stores how to find it again before it is reported running: a
+// restarted agent that finds the task in the state file re-attaches instead of starting it
+// a second time.
+func (tr *taskRunner) start(driver drivers.Driver, cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
+	handle, err := driver.Start(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := handle.(drivers.Persistent); ok {
+		if err := tr.ar.c.state.putHandle(tr.alloc.ID, tr.task.Name, p.HandleState()); err != nil {
+			tr.ar.logger.Error("storing the task handle failed: a restarted agent will not find this task",
+				"task", tr.task.Name, "error", err)
+		}
+	}
+	tr.mu.Lock()
+	tr.handle = handle
+	tr.mu.Unlock()
+	tr.event(&structs.TaskEvent{Type: structs.TaskEventStarted, Message: "Task started by client"}, func(ts *structs.TaskState) {
+		ts.State = structs.TaskStateRunning
+		ts.StartedAt = time.Now()
+	})
+	return handle, nil
+}
+
+// forgetHandle drops the ended task's handle, here and in the state file.
+func (tr *taskRunner) forgetHandle() {
+	tr.mu.Lock()
+	tr.handle = nil
+	tr.mu.Unlock()
+	if err := tr.ar.c.state.putHandle(tr.alloc.ID, tr.task.Name, nil); err != nil {
+		tr.ar.logger.Warn("removing the task handle from the client state failed", "task", tr.task.Name, "error", err)
+	}
+}
+
+// recover re-attaches to a task a previous run of the agent started. It returns the task's
+// handle when the task still runs; a nil handle when it is to be started (it never was, or
+// it waited for a restart); done when the task ended while the agent was down, which is then
+// reported and not restarted: how it ended is all the client can say, the servers' reschedule
+// policy decides what comes next.
+func (tr *taskRunner) recover(driver drivers.Driver, cfg *drivers.TaskConfig) (drivers.TaskHandle, bool) {
+	st := tr.restoredHandle
+	if st == nil {
+		if tr.restoredState.State == structs.TaskStateRunning {
+			// Reported running with no handle stored: the driver cannot find such a task.
+			tr.finish(&structs.TaskEvent{Type: structs.TaskEventTerminated, FailsTask: true,
+				Message: "Task lost while the agent was down: no handle was stored to find it"}, true)
+			return nil, true
+		}
+		return nil, false
+	}
+	rec, ok := driver.(drivers.Recoverer)
+	var handle drivers.TaskHandle
+	err := fmt.Errorf("driver %q cannot re-attach to tasks", tr.task.Driver)
+	if ok {
+		handle, err = rec.Recover(cfg, st)
+	}
+	if err != nil {
+		tr.forgetHandle()
+		msg := "Task lost while the agent was down: " + err.Error()
+		if errors.Is(err, drivers.ErrTaskNotFound) {
+			msg = "Task exited while the agent was down: its exit code was lost"
+		}
+		tr.finish(&structs.TaskEvent{Type: structs.TaskEventTerminated, FailsTask: true, Message: msg}, true)
+		return nil, true
+	}
+	tr.mu.Lock()
+	tr.handle = handle
+	tr.mu.Unlock()
+	tr.ar.logger.Info("re-attached to task", "task", tr.task.Name, "pid", handle.PID())
+	tr.ar.setTaskState(tr.task.Name, func(ts *structs.TaskState) { ts.State = structs.TaskStateRunning })
+	return handle, false
 }
 
 // stop kills a running task and records how it ended.
@@ -188,6 +304,7 @@ func (tr *taskRunner) stop(handle drivers.TaskHandle) {
 		tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillError: err.Error(), Message: err.Error()}, nil)
 	}
 	res := <-handle.WaitCh()
+	tr.forgetHandle()
 	tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, ExitCode: res.ExitCode, Signal: res.Signal,
 		KillReason: tr.killReason, Message: "Task successfully killed"}, false)
 }

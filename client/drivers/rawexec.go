@@ -120,6 +120,16 @@ func (h *rawExecHandle) WaitCh() <-chan *ExitResult { return h.waitCh }
 
 func (h *rawExecHandle) PID() int { return h.cmd.Process.Pid }
 
+// Signal implements TaskHandle, to the task's process only.
+func (h *rawExecHandle) Signal(sig syscall.Signal) error {
+	select {
+	case <-h.done:
+		return errors.New("raw_exec: task is not running")
+	default:
+	}
+	return h.cmd.Process.Signal(sig)
+}
+
 // Kill sends SIGTERM to the task's process group, then SIGKILL if it is still there after
 // timeout.
 func (h *rawExecHandle) Kill(timeout time.Duration) error {

@@ -1,0 +1,229 @@
+package client
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/structs"
+	"github.com/shoenig/test/must"
+)
+
+// restartable is a client whose state and allocation directories outlive it, so that a
+// second client started on them is the same agent restarted.
+type restartable struct {
+	t        *testing.T
+	stateDir string
+	allocDir string
+	logs     *syncBuffer
+}
+
+func newRestartable(t *testing.T) *restartable {
+	return &restartable{t: t, stateDir: t.TempDir(), allocDir: t.TempDir(), logs: &syncBuffer{}}
+}
+
+// start runs a client on the directories against servers that have allocs.
+func (r *restartable) start(allocs ...*structs.Allocation) (*Client, *fakeServers) {
+	r.t.Helper()
+	servers := newFakeServers()
+	servers.setAllocs(allocs...)
+	c, err := New(&Config{
+		Name: "test", AllocDir: r.allocDir, StateDir: r.stateDir,
+		Drivers:      []drivers.Driver{drivers.Mock{}, drivers.RawExec{}},
+		MaxQueryTime: time.Second, RetryInterval: 20 * time.Millisecond,
+		Logger: hclog.New(&hclog.LoggerOptions{Output: r.logs, Level: hclog.Info}),
+	}, servers)
+	must.NoError(r.t, err)
+	r.t.Cleanup(c.Shutdown)
+	return c, servers
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// countingTask appends a line to <task dir>/starts each time it starts, then runs for secs.
+func countingTask(secs string) *api.Task {
+	return &api.Task{Name: "t", Driver: "raw_exec", Config: map[string]any{
+		"command": "/bin/sh", "args": []any{"-c", `echo started >> "$NOMAD_TASK_DIR/starts"; exec sleep ` + secs},
+	}}
+}
+
+func (r *restartable) starts(allocID string) int {
+	raw, err := os.ReadFile(filepath.Join(r.allocDir, allocID, "t", "local", "starts"))
+	if os.IsNotExist(err) {
+		return 0
+	}
+	must.NoError(r.t, err)
+	return strings.Count(string(raw), "started")
+}
+
+// killGroup ends a task's process group; the test registers it so that no task outlives it.
+func killGroup(t *testing.T, pid int) {
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+}
+
+func lastEvent(a *structs.Allocation, task string) *structs.TaskEvent {
+	ev := a.TaskStates[task].Events
+	return ev[len(ev)-1]
+}
+
+// TestClient_ReattachesAfterRestart: the agent goes away without stopping its task (as a
+// kill -9 does); the next client on the same state directory finds the same process,
+// reports it running, never starts it again, and can stop it.
+func TestClient_ReattachesAfterRestart(t *testing.T) {
+	r := newRestartable(t)
+	alloc := testAlloc("a1", structs.JobTypeService, countingTask("600"))
+	c1, s1 := r.start(alloc)
+	waitFor(t, "running", reportedStatus(s1, "a1", structs.AllocClientStatusRunning))
+	pid := c1.TaskPID("a1", "t")
+	must.Positive(t, pid)
+	killGroup(t, pid)
+	c1.Shutdown()
+	must.False(t, processGone(pid), must.Sprint("the task outlives the agent"))
+
+	c2, s2 := r.start(alloc)
+	waitFor(t, "re-attached", func() bool { return c2.TaskPID("a1", "t") == pid })
+	waitFor(t, "reported running", reportedStatus(s2, "a1", structs.AllocClientStatusRunning))
+	must.Eq(t, 1, r.starts("a1"), must.Sprint("the task was started once"))
+	must.StrContains(t, r.logs.String(), "re-attached to task")
+
+	// The servers stop it: the re-attached process is killed and the allocation completes.
+	stopped := *alloc
+	stopped.DesiredStatus, stopped.AllocModifyIndex = structs.AllocDesiredStatusStop, 2
+	s2.setAllocs(&stopped)
+	waitFor(t, "complete", reportedStatus(s2, "a1", structs.AllocClientStatusComplete))
+	waitFor(t, "the process to go", func() bool { return processGone(pid) })
+	must.Eq(t, structs.TaskEventKilled, lastEvent(s2.lastReport("a1"), "t").Type)
+	must.Eq(t, 1, r.starts("a1"))
+}
+
+// TestClient_RestartNeverStartsTwice: a client restarted twice in a row on a task that runs,
+// and on one that completed, starts neither again.
+func TestClient_RestartNeverStartsTwice(t *testing.T) {
+	r := newRestartable(t)
+	running := testAlloc("a1", structs.JobTypeService, countingTask("600"))
+	done := testAlloc("a2", structs.JobTypeBatch, countingTask("0"))
+	c, s := r.start(running, done)
+	waitFor(t, "a1 running", reportedStatus(s, "a1", structs.AllocClientStatusRunning))
+	waitFor(t, "a2 complete", reportedStatus(s, "a2", structs.AllocClientStatusComplete))
+	pid := c.TaskPID("a1", "t")
+	killGroup(t, pid)
+	for i := range 2 {
+		c.Shutdown()
+		c, s = r.start(running, done)
+		waitFor(t, "a1 re-attached", func() bool { return c.TaskPID("a1", "t") == pid })
+		waitFor(t, "a2 reported complete", reportedStatus(s, "a2", structs.AllocClientStatusComplete))
+		waitFor(t, "a1 reported running", reportedStatus(s, "a1", structs.AllocClientStatusRunning))
+		must.Eq(t, 1, r.starts("a1"), must.Sprintf("restart %d", i))
+		must.Eq(t, 1, r.starts("a2"), must.Sprintf("restart %d", i))
+	}
+}
+
+// TestClient_TaskExitedWhileDown: a raw_exec task that ended while no agent ran is reported
+// dead and failed, with an event saying its exit code was lost, and is not started again.
+func TestClient_TaskExitedWhileDown(t *testing.T) {
+	r := newRestartable(t)
+	alloc := testAlloc("a1", structs.JobTypeService, countingTask("600"))
+	c1, s1 := r.start(alloc)
+	waitFor(t, "running", reportedStatus(s1, "a1", structs.AllocClientStatusRunning))
+	pid := c1.TaskPID("a1", "t")
+	killGroup(t, pid)
+	c1.Shutdown()
+	must.NoError(t, syscall.Kill(-pid, syscall.SIGKILL))
+	waitFor(t, "the process to go", func() bool { return processGone(pid) })
+
+	_, s2 := r.start(alloc)
+	waitFor(t, "failed", reportedStatus(s2, "a1", structs.AllocClientStatusFailed))
+	got := s2.lastReport("a1")
+	ts := got.TaskStates["t"]
+	must.Eq(t, structs.TaskStateDead, ts.State)
+	must.True(t, ts.Failed)
+	ev := lastEvent(got, "t")
+	must.Eq(t, structs.TaskEventTerminated, ev.Type)
+	must.StrContains(t, ev.Message, "exit code was lost")
+	must.Eq(t, 1, r.starts("a1"))
+}
+
+// TestClient_CorruptStateFile: an unreadable state file is logged once, by name, moved aside,
+// and the client starts with no allocations.
+func TestClient_CorruptStateFile(t *testing.T) {
+	cases := []struct {
+		name    string
+		content []byte
+	}{
+		{name: "garbage", content: bytes.Repeat([]byte("not a bolt file "), 1024)},
+		{name: "truncated page", content: make([]byte, 100)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRestartable(t)
+			path := filepath.Join(r.stateDir, stateFileName)
+			must.NoError(t, os.WriteFile(path, tc.content, 0o600))
+			c, _ := r.start()
+			<-c.Registered()
+			logs := r.logs.String()
+			must.Eq(t, 1, strings.Count(logs, "[ERROR]"), must.Sprint(logs))
+			must.StrContains(t, logs, path)
+			must.FileExists(t, path+".corrupt")
+			must.MapEmpty(t, c.runners)
+			// The fresh file works: the client stores allocations again.
+			must.NoError(t, c.state.putAlloc(testAlloc("a1", structs.JobTypeService)))
+		})
+	}
+}
+
+// TestClientState_RoundTrip: what is stored is what a restarted client reads, and a
+// forgotten allocation is not brought back by a late task write.
+func TestClientState_RoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	s, allocs, err := openClientState(dir, hclog.NewNullLogger())
+	must.NoError(t, err)
+	must.SliceEmpty(t, allocs)
+	a := testAlloc("a1", structs.JobTypeService, countingTask("1"))
+	must.NoError(t, s.putAlloc(a))
+	ts := &structs.TaskState{State: structs.TaskStateRunning, Restarts: 2, StartedAt: time.Unix(100, 0).UTC(),
+		Events: []*structs.TaskEvent{{Type: structs.TaskEventStarted, Time: 5}}}
+	must.NoError(t, s.putTaskState("a1", "t", ts))
+	must.NoError(t, s.putHandle("a1", "t", &drivers.HandleState{Driver: "raw_exec", PID: 42, StartTime: 7}))
+	must.NoError(t, s.putTaskState("gone", "t", ts))
+	must.NoError(t, s.close())
+
+	s, allocs, err = openClientState(dir, hclog.NewNullLogger())
+	must.NoError(t, err)
+	must.Len(t, 1, allocs)
+	must.Eq(t, "a1", allocs[0].alloc.ID)
+	must.Eq(t, "t", allocs[0].alloc.Job.TaskGroups[0].Tasks[0].Name)
+	must.Eq(t, ts, allocs[0].states["t"])
+	must.Eq(t, &drivers.HandleState{Driver: "raw_exec", PID: 42, StartTime: 7}, allocs[0].handles["t"])
+
+	must.NoError(t, s.putHandle("a1", "t", nil))
+	must.NoError(t, s.deleteAlloc("a1"))
+	must.NoError(t, s.putTaskState("a1", "t", ts))
+	must.NoError(t, s.close())
+	s, allocs, err = openClientState(dir, hclog.NewNullLogger())
+	must.NoError(t, err)
+	must.SliceEmpty(t, allocs)
+	must.NoError(t, s.close())
+}
