@@ -51,7 +51,7 @@ func newTaskRunner(ar *allocRunner, alloc *structs.Allocation, tg *api.TaskGroup
 	}
 	return &taskRunner{
 		ar: ar, alloc: alloc, tg: tg, task: task, batch: batch,
-		policy: newRestartPolicy(rp, batch),
+		policy:   newRestartPolicy(rp, batch),
 		killCh:   make(chan struct{}),
 		detachCh: make(chan struct{}),
 	}

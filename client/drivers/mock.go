@@ -69,6 +69,7 @@ type mockHandle struct {
 
 func (h *mockHandle) WaitCh() <-chan *ExitResult { return h.waitCh }
 func (h *mockHandle) PID() int                   { return 0 }
+
 // Signal implements TaskHandle: the mock task records the signals it got.
 func (h *mockHandle) Signal(sig syscall.Signal) error {
 	h.mu.Lock()
