@@ -224,6 +224,29 @@ func (c *Client) TaskPID(allocID, task string) int {
 	return r.taskPID(task)
 }
 
+// TaskPIDs are the process IDs of every task the client runs or left running at shutdown
+// (tests end with them what a shutdown with a state directory leaves behind).
+func (c *Client) TaskPIDs() []int {
+	c.mu.Lock()
+	runners := make([]*allocRunner, 0, len(c.runners))
+	for _, r := range c.runners {
+		runners = append(runners, r)
+	}
+	c.mu.Unlock()
+	var out []int
+	for _, r := range runners {
+		r.mu.Lock()
+		tasks := r.tasks
+		r.mu.Unlock()
+		for _, tr := range tasks {
+			if pid := tr.pid(); pid > 0 {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
 func (c *Client) run() {
 	defer c.wg.Done()
 	for {

@@ -51,6 +51,7 @@ func newClientOnlyAgent(t *testing.T, addrs ...string) *Agent {
 	a, err := NewAgent(cfg, hclog.New(&hclog.LoggerOptions{Name: "client-agent", Level: hclog.Warn, Output: testLogWriter{t}}))
 	must.NoError(t, err)
 	t.Cleanup(a.Shutdown)
+	KillTasksAtCleanup(t, a)
 	select {
 	case <-a.Client().Registered():
 	case <-time.After(20 * time.Second):
