@@ -99,10 +99,39 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 		c.logger.Warn("memory size unknown, so memory is not counted on this node: set client.memory_total_mb")
 	}
 	c.updater = newAllocUpdater(c)
+	c.removeDangling(restored)
 	c.restore(restored)
 	c.wg.Add(1)
 	go c.run()
 	return c, nil
+}
+
+// removeDangling has every driver that can leave tasks behind remove those of a previous run
+// that the client does not re-attach to.
+func (c *Client) removeDangling(restored []*restoredAlloc) {
+	keep := map[string]bool{}
+	for _, ra := range restored {
+		for _, h := range ra.handles {
+			if h.ContainerID != "" {
+				keep[h.ContainerID] = true
+			}
+		}
+	}
+	for name, d := range c.drivers {
+		dr, ok := d.(drivers.DanglingRemover)
+		if !ok {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+		n, err := dr.RemoveDangling(ctx, keep)
+		cancel()
+		switch {
+		case err != nil:
+			c.logger.Debug("dangling task cleanup skipped", "driver", name, "error", err)
+		case n > 0:
+			c.logger.Info("removed tasks a previous run left behind", "driver", name, "count", n)
+		}
+	}
 }
 
 // restore re-attaches to the tasks of the allocations a previous run of the agent left in the

@@ -1,6 +1,7 @@
 package drivers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -26,6 +27,13 @@ type Recoverer interface {
 	// task is gone and how it ended cannot be known; a driver that knows how it ended returns
 	// a handle whose WaitCh delivers that at once.
 	Recover(cfg *TaskConfig, st *HandleState) (TaskHandle, error)
+}
+
+// DanglingRemover is a driver whose tasks can outlive the agent in a place it must clean: when
+// the client starts it removes what a previous run left, but the tasks in keep (by the IDs of
+// their handle states) which the client re-attaches to.
+type DanglingRemover interface {
+	RemoveDangling(ctx context.Context, keep map[string]bool) (int, error)
 }
 
 // Persistent is a handle that can say how to find its task again.

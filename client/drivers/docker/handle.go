@@ -54,6 +54,12 @@ func (h *handle) HandleState() *drivers.HandleState {
 // run follows the container's output into the task's log files until it exits, then
 // reports how it ended and removes it.
 func (h *handle) run(att types.HijackedResponse, stdout, stderr *os.File, remove func()) {
+	h.follow(att.Reader, att.Close, stdout, stderr, remove)
+}
+
+// follow copies the container's multiplexed output from stream into the task's log files
+// until the container exits, then reports how it ended and removes it.
+func (h *handle) follow(stream io.Reader, closeStream func(), stdout, stderr *os.File, remove func()) {
 	logsDone := make(chan struct{})
 	go func() {
 		defer close(logsDone)
@@ -68,11 +74,11 @@ func (h *handle) run(att types.HijackedResponse, stdout, stderr *os.File, remove
 			select {
 			case <-logsDone:
 			case <-t.C:
-				att.Close()
+				closeStream()
 			}
 		}()
-		_, _ = stdcopy.StdCopy(stdout, stderr, att.Reader)
-		att.Close()
+		_, _ = stdcopy.StdCopy(stdout, stderr, stream)
+		closeStream()
 	}()
 
 	res := &drivers.ExitResult{}
