@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/nomad/api"
@@ -28,6 +29,8 @@ type taskRunner struct {
 	killOnce   sync.Once
 	killCh     chan struct{}
 	killReason string
+	// restartCh asks for an in-place restart of the running task (alloc restart).
+	restartCh chan struct{}
 	// detachCh closes when the agent shuts down leaving the task running.
 	detachOnce sync.Once
 	detachCh   chan struct{}
@@ -51,10 +54,44 @@ func newTaskRunner(ar *allocRunner, alloc *structs.Allocation, tg *api.TaskGroup
 	}
 	return &taskRunner{
 		ar: ar, alloc: alloc, tg: tg, task: task, batch: batch,
-		policy:   newRestartPolicy(rp, batch),
-		killCh:   make(chan struct{}),
-		detachCh: make(chan struct{}),
+		policy:    newRestartPolicy(rp, batch),
+		killCh:    make(chan struct{}),
+		detachCh:  make(chan struct{}),
+		restartCh: make(chan struct{}, 1),
 	}
+}
+
+// pidOrHandle is the running task's handle, nil when it is not running.
+func (tr *taskRunner) pidOrHandle() drivers.TaskHandle {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.handle
+}
+
+// signal sends sig to the running task, after recording it as an event.
+func (tr *taskRunner) signal(sig syscall.Signal, name string) error {
+	h := tr.pidOrHandle()
+	if h == nil {
+		return structs.BadRequest("task %q is not running", tr.task.Name)
+	}
+	tr.event(&structs.TaskEvent{Type: structs.TaskEventSignaling, TaskSignal: name,
+		TaskSignalReason: "User requested signal", Message: "Task being sent signal " + name}, nil)
+	if err := h.Signal(sig); err != nil {
+		return structs.BadRequest("signalling task %q: %v", tr.task.Name, err)
+	}
+	return nil
+}
+
+// restart asks the run loop to restart the running task in place.
+func (tr *taskRunner) restart() error {
+	if tr.pidOrHandle() == nil {
+		return structs.BadRequest("task %q is not running", tr.task.Name)
+	}
+	select {
+	case tr.restartCh <- struct{}{}:
+	default: // one is pending already
+	}
+	return nil
 }
 
 func (tr *taskRunner) detach() {
@@ -165,6 +202,7 @@ func (tr *taskRunner) run(done func()) {
 			}
 		}
 		if handle != nil {
+			restart := false
 			select {
 			case res = <-handle.WaitCh():
 			case <-tr.killCh:
@@ -172,11 +210,24 @@ func (tr *taskRunner) run(done func()) {
 				return
 			case <-tr.detachCh:
 				return
+			case <-tr.restartCh:
+				restart = true
+				res = tr.killForRestart(handle)
 			}
 			handle = nil
 			tr.forgetHandle()
 			tr.event(&structs.TaskEvent{Type: structs.TaskEventTerminated, ExitCode: res.ExitCode, Signal: res.Signal,
 				Message: "Task terminated: " + res.String()}, nil)
+			if restart && !tr.killed() {
+				// Asked for: started again at once, not counted against the restart policy.
+				tr.event(&structs.TaskEvent{Type: structs.TaskEventRestarting, RestartReason: "User requested restart",
+					Message: "Task restarting at the user's request"}, func(ts *structs.TaskState) {
+					ts.State = structs.TaskStatePending
+					ts.Restarts++
+					ts.LastRestart = time.Now()
+				})
+				continue
+			}
 		}
 		if tr.killed() {
 			tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, KillReason: tr.killReason, Message: "Task killed: " + tr.killReason}, false)
@@ -292,12 +343,26 @@ func (tr *taskRunner) recover(driver drivers.Driver, cfg *drivers.TaskConfig) (d
 	return handle, false
 }
 
+// killForRestart stops the running task for an in-place restart and returns how it ended.
+func (tr *taskRunner) killForRestart(handle drivers.TaskHandle) *drivers.ExitResult {
+	tr.event(&structs.TaskEvent{Type: structs.TaskEventRestartSignal, RestartReason: "User requested restart",
+		Message: "User requested restart"}, nil)
+	if err := handle.Kill(tr.killTimeout()); err != nil {
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillError: err.Error(), Message: err.Error()}, nil)
+	}
+	return <-handle.WaitCh()
+}
+
+func (tr *taskRunner) killTimeout() time.Duration {
+	if tr.task.KillTimeout != nil {
+		return *tr.task.KillTimeout
+	}
+	return 5 * time.Second
+}
+
 // stop kills a running task and records how it ended.
 func (tr *taskRunner) stop(handle drivers.TaskHandle) {
-	timeout := 5 * time.Second
-	if tr.task.KillTimeout != nil {
-		timeout = *tr.task.KillTimeout
-	}
+	timeout := tr.killTimeout()
 	tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillReason: tr.killReason, KillTimeout: timeout,
 		Message: "Sent interrupt: " + tr.killReason}, nil)
 	if err := handle.Kill(timeout); err != nil {
