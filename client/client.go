@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-uuid"
+	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/client/fingerprint"
 	"github.com/nomadfork/nomad/structs"
@@ -40,6 +41,8 @@ type Client struct {
 	shutdown bool
 
 	updater *allocUpdater
+	// stats keeps the previous CPU readings of the stats endpoints.
+	stats statsCache
 	// state keeps allocations, task states and driver handles across restarts; nil without
 	// a state directory.
 	state *clientState
@@ -274,6 +277,15 @@ func (c *Client) TaskPIDs() []int {
 		}
 	}
 	return out
+}
+
+// TaskDir is the directory of a task of an allocation ("" for names that cannot be one).
+func (c *Client) TaskDir(allocID, task string) string {
+	dir, err := allocdir.Join(c.config.AllocDir, allocID, task)
+	if err != nil {
+		return ""
+	}
+	return dir
 }
 
 func (c *Client) run() {

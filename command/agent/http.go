@@ -86,6 +86,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerAllocRoutes(mux)
 	s.registerNodeRoutes(mux)
 	s.registerClientAllocRoutes(mux)
+	s.registerClientAllocControlRoutes(mux)
 	s.registerFSRoutes(mux)
 	s.registerMetricsRoutes(mux)
 	s.registerKeyringRoutes(mux)
