@@ -42,3 +42,17 @@ func BatchJob(id string) *structs.Job {
 	j.Type = structs.JobTypeBatch
 	return j
 }
+
+// Node returns a ready, eligible node in dc1 that offers raw_exec and the mock driver.
+func Node(id string) *structs.Node {
+	return &structs.Node{
+		ID: id, SecretID: "secret-" + id, Name: "node-" + id, Datacenter: "dc1",
+		NodePool:              structs.DefaultNodePool,
+		Status:                structs.NodeStatusReady,
+		SchedulingEligibility: structs.NodeSchedulingEligible,
+		Drivers: map[string]*structs.DriverInfo{
+			"raw_exec":    {Detected: true, Healthy: true},
+			"mock_driver": {Detected: true, Healthy: true},
+		},
+	}
+}

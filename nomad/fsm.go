@@ -42,6 +42,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerACLCommands()
 	f.registerPurgeHistoryCommands()
 	f.registerNodeCommands()
+	f.registerNodeLifecycleCommands()
 	f.registerAllocCommands()
 	f.registerKeyringCommands()
 	return f, nil

@@ -19,6 +19,7 @@ const (
 	ReasonReplaced     = "alloc replaced by a new version of the job"
 	ReasonLost         = "alloc lost: its node is down"
 	ReasonNodeRemoved  = "alloc not needed: node no longer eligible"
+	ReasonMigrating    = "alloc is being migrated"
 )
 
 // Input is what the scheduler decides from.
@@ -229,6 +230,13 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		if a.ClientTerminalStatus() {
 			continue // a finished batch allocation is done, whatever the version
 		}
+		if migrating(a) {
+			// The drainer wants it off its node: stopped, and its replacement (same name)
+			// placed on a schedulable node in this same plan.
+			g.st.stop(a, ReasonMigrating)
+			missing = append(missing, a.Index())
+			continue
+		}
 		g.onNode[a.NodeID]++
 		if !g.updateOrReplace(a) {
 			missing = append(missing, a.Index())
@@ -287,7 +295,16 @@ func (g *group) reconcileSystem(keep []*structs.Allocation) {
 		if a.ClientTerminalStatus() {
 			continue // a finished sysbatch allocation is done on its node
 		}
+		if migrating(a) {
+			g.st.stop(a, ReasonMigrating)
+			continue
+		}
 		if feasible[a.NodeID] == nil {
+			if n := g.st.byID[a.NodeID]; n != nil && n.Status == structs.NodeStatusReady && !n.Schedulable() {
+				// Ineligible or draining: nothing new goes there, but what runs stays
+				// until the drainer marks it for migration.
+				continue
+			}
 			g.st.stop(a, ReasonNodeRemoved)
 			continue
 		}
@@ -300,6 +317,11 @@ func (g *group) reconcileSystem(keep []*structs.Allocation) {
 			g.placeOn(c)
 		}
 	}
+}
+
+// migrating reports whether the drainer marked the allocation to leave its node.
+func migrating(a *structs.Allocation) bool {
+	return a.DesiredTransition.Migrate != nil && *a.DesiredTransition.Migrate
 }
 
 // tasksChanged reports whether running an allocation of old as new needs a restart: anything

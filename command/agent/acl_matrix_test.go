@@ -59,6 +59,7 @@ const (
 	rowAgentRead     = "agent-read"
 	rowAgentWrite    = "agent-write"
 	rowNodeRead      = "node-read"
+	rowNodeWrite     = "node-write"
 )
 
 var matrixRows = []matrixRow{
@@ -77,6 +78,7 @@ var matrixRows = []matrixRow{
 	{name: rowAgentRead, rules: `agent { policy = "read" }`},
 	{name: rowAgentWrite, rules: `agent { policy = "write" }`},
 	{name: rowNodeRead, rules: `node { policy = "read" }`},
+	{name: rowNodeWrite, rules: `node { policy = "write" }`},
 }
 
 // Who may do what. Each set is named after what it takes; the endpoint tables below only
@@ -327,7 +329,7 @@ func matrixStatusEndpoints() []matrixEndpoint {
 		{name: "jwks", method: "GET", path: "/.well-known/jwks.json", allow: allowEveryone},
 		{name: "agent self", method: "GET", path: "/v1/agent/self", allow: []string{rowAgentRead, rowAgentWrite, rowManagement}},
 		// Upstream gates the member list on node read, not agent read.
-		{name: "agent members", method: "GET", path: "/v1/agent/members", allow: []string{rowNodeRead, rowManagement}},
+		{name: "agent members", method: "GET", path: "/v1/agent/members", allow: allowNodeRead},
 		{name: "system gc", method: "PUT", path: "/v1/system/gc", allow: allowManagement},
 	}
 }
@@ -349,8 +351,8 @@ func matrixDebugEndpoints() []matrixEndpoint {
 func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
-		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints(), matrixClientAllocControlEndpoints(),
-		matrixDebugEndpoints())
+		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(),
+		matrixClientAllocControlEndpoints(), matrixDebugEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

@@ -10,8 +10,8 @@ import (
 	"github.com/shoenig/test/must"
 )
 
-// allowNodeRead is node read access, which management has too.
-var allowNodeRead = []string{rowNodeRead, rowManagement}
+// allowNodeRead is node read access, which node write and management have too.
+var allowNodeRead = []string{rowNodeRead, rowNodeWrite, rowManagement}
 
 // matrixAllocAndNodeEndpoints are the ACL matrix rows of the allocation and node routes. The
 // matrix agent runs no client, so the reads of one allocation or node answer 404 to whoever

@@ -85,6 +85,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerPurgeHistoryRoutes(mux)
 	s.registerAllocRoutes(mux)
 	s.registerNodeRoutes(mux)
+	s.registerNodeLifecycleRoutes(mux)
 	s.registerClientAllocRoutes(mux)
 	s.registerClientAllocControlRoutes(mux)
 	s.registerFSRoutes(mux)

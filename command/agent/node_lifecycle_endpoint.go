@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerNodeLifecycleRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/node/{id}/drain", methods{"PUT": s.nodeDrain, "POST": s.nodeDrain})
+	s.handle(mux, "/v1/node/{id}/eligibility", methods{"PUT": s.nodeEligibility, "POST": s.nodeEligibility})
+	s.handle(mux, "/v1/node/{id}/purge", methods{"PUT": s.nodePurge, "POST": s.nodePurge})
+	s.handle(mux, "/v1/node/{id}/evaluate", methods{"PUT": s.nodeEvaluate, "POST": s.nodeEvaluate})
+}
+
+// nodeDrain takes upstream's NodeUpdateDrainRequest; the node is the one of the path.
+func (s *HTTPServer) nodeDrain(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.NodeUpdateDrainRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	args := structs.NodeUpdateDrainRequest{
+		NodeID: r.PathValue("id"), MarkEligible: body.MarkEligible, Meta: body.Meta,
+		WriteRequest: writeRequest(r),
+	}
+	if body.DrainSpec != nil {
+		args.DrainStrategy = &api.DrainStrategy{DrainSpec: *body.DrainSpec}
+	}
+	var reply structs.NodeDrainUpdateResponse
+	if err := s.srv.Endpoints.Node.UpdateDrain(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply, nil
+}
+
+// nodeEligibility takes upstream's NodeUpdateEligibilityRequest.
+func (s *HTTPServer) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.NodeUpdateEligibilityRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	args := structs.NodeUpdateEligibilityRequest{
+		NodeID: r.PathValue("id"), Eligibility: body.Eligibility, WriteRequest: writeRequest(r),
+	}
+	var reply structs.NodeDrainUpdateResponse
+	if err := s.srv.Endpoints.Node.UpdateEligibility(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply, nil
+}
+
+func (s *HTTPServer) nodePurge(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodeDeregisterRequest{NodeIDs: []string{r.PathValue("id")}, WriteRequest: writeRequest(r)}
+	var reply structs.NodeUpdateResponse
+	if err := s.srv.Endpoints.Node.Deregister(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nodeUpdateAnswer(&reply), nil
+}
+
+func (s *HTTPServer) nodeEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodeEvaluateRequest{NodeID: r.PathValue("id"), WriteRequest: writeRequest(r)}
+	var reply structs.NodeUpdateResponse
+	if err := s.srv.Endpoints.Node.Evaluate(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nodeUpdateAnswer(&reply), nil
+}
+
+// nodeUpdateAnswer is the body of a purge or forced evaluation: upstream's NodeUpdateResponse
+// fields an operator's call has (no heartbeat TTL: that is the client's).
+func nodeUpdateAnswer(reply *structs.NodeUpdateResponse) any {
+	return &struct {
+		EvalIDs         []string
+		EvalCreateIndex uint64
+		NodeModifyIndex uint64
+		Index           uint64
+	}{nonNil(reply.EvalIDs), reply.EvalCreateIndex, reply.NodeModifyIndex, reply.Index}
+}
