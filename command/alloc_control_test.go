@@ -75,3 +75,45 @@ func TestAllocSignal_Refused(t *testing.T) {
 	must.StrContains(t, stderr, "Error signalling allocation")
 	must.StrContains(t, stderr, "alloc-lifecycle capability required")
 }
+
+func TestAllocStop(t *testing.T) {
+	stopPath := "/v1/allocation/" + execAllocID + "/stop"
+	cases := []struct {
+		name      string
+		args      []string
+		code      int
+		stdout    string
+		stderr    string
+		wantQuery map[string]string
+	}{
+		{name: "detached", args: []string{"alloc", "stop", "-detach", "5a7c"}, stdout: "e1\n",
+			wantQuery: map[string]string{"namespace": "prod"}},
+		{name: "no shutdown delay", args: []string{"alloc", "stop", "-detach", "-no-shutdown-delay", "5a7c"}, stdout: "e1\n",
+			wantQuery: map[string]string{"namespace": "prod", "no_shutdown_delay": "true"}},
+		{name: "no allocation", args: []string{"alloc", "stop"}, code: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fa := newFakeAgent(t, map[string]route{
+				"GET /v1/allocations":               jsonBody(`[{"ID":"` + execAllocID + `"}]`),
+				"GET /v1/allocation/" + execAllocID: jsonBody(execAllocJSON),
+				"PUT " + stopPath:                   jsonBody(`{"EvalID":"e1","Index":7}`),
+			})
+			code, stdout, stderr := runCLI(t, fa.srv.URL, "", tc.args...)
+			must.Eq(t, tc.code, code, must.Sprint(stderr))
+			if tc.code != 0 {
+				must.SliceEmpty(t, fa.find("PUT", stopPath))
+				return
+			}
+			must.Eq(t, tc.stdout, stdout)
+			reqs := fa.find("PUT", stopPath)
+			must.SliceLen(t, 1, reqs)
+			for k, v := range tc.wantQuery {
+				must.Eq(t, v, reqs[0].Query[k][0])
+			}
+			if _, ok := tc.wantQuery["no_shutdown_delay"]; !ok {
+				must.MapNotContainsKey(t, reqs[0].Query, "no_shutdown_delay")
+			}
+		})
+	}
+}

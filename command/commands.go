@@ -67,6 +67,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"alloc logs":        func() (cli.Command, error) { return &AllocLogsCommand{Meta: meta()}, nil },
 		"alloc restart":     func() (cli.Command, error) { return &AllocRestartCommand{Meta: meta()}, nil },
 		"alloc signal":      func() (cli.Command, error) { return &AllocSignalCommand{Meta: meta()}, nil },
+		"alloc stop":        func() (cli.Command, error) { return &AllocStopCommand{Meta: meta()}, nil },
 		"alloc status":      func() (cli.Command, error) { return &AllocStatusCommand{Meta: meta()}, nil },
 		"event":             group("Interact with the event stream", eventHelp),
 		"event stream":      func() (cli.Command, error) { return &EventStreamCommand{Meta: meta()}, nil },
@@ -154,5 +155,5 @@ const allocHelp = `
 Usage: nomad alloc <subcommand> [options] [args]
 
   Inspect allocations, read their tasks' logs, run commands in their tasks,
-  and signal or restart them.
+  signal or restart them, and stop them to be replaced.
 `

@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/shoenig/test/must"
+)
+
+func matrixAllocStopEndpoints() []matrixEndpoint {
+	lifecycle := []string{rowWrite, rowManagement}
+	return []matrixEndpoint{
+		{name: "alloc stop", method: "PUT", path: "/v1/allocation/no-such-alloc/stop", allow: lifecycle, okStatus: 404},
+		{name: "alloc stop post", method: "POST", path: "/v1/allocation/no-such-alloc/stop", allow: lifecycle, okStatus: 404},
+	}
+}
+
+func TestACLMatrix_AllocStop(t *testing.T) {
+	runACLMatrix(t, matrixAllocStopEndpoints(), matrixRows)
+}
+
+// TestAllocStop_Replaces: an allocation stopped through the official client is marked to
+// migrate, its task is killed, and the scheduler places a replacement with the same name.
+func TestAllocStop_Replaces(t *testing.T) {
+	ta := NewTestClientAgent(t, func(c *Config) {
+		c.Plugins = append(c.Plugins, &PluginConfig{Name: "raw_exec", Config: map[string]any{"enabled": true}})
+	})
+	c := ta.Client("")
+	alloc := runningAlloc(t, c, testJob("web"))
+	pid := ta.Agent.Client().TaskPID(alloc.ID, "sleep")
+	must.Positive(t, pid)
+
+	resp, err := c.Allocations().Stop(alloc, nil)
+	must.NoError(t, err)
+	must.NotEq(t, "", resp.EvalID)
+	must.Positive(t, resp.LastIndex)
+	eval, _, err := c.Evaluations().Info(resp.EvalID, nil)
+	must.NoError(t, err)
+	must.Eq(t, "alloc-stop", eval.TriggeredBy)
+	must.Eq(t, "web", eval.JobID)
+
+	allocs := allocsIn(t, c, "web", map[string]int{"complete": 1, "running": 1})
+	for _, a := range allocs {
+		if a.ID == alloc.ID {
+			must.Eq(t, "stop", a.DesiredStatus)
+			full, _, err := c.Allocations().Info(a.ID, nil)
+			must.NoError(t, err)
+			must.True(t, full.DesiredTransition.ShouldMigrate())
+			continue
+		}
+		must.Eq(t, alloc.Name, a.Name, must.Sprint("the replacement keeps the name"))
+	}
+	processGone(t, pid)
+
+	t.Run("refused", func(t *testing.T) {
+		cases := []struct {
+			name       string
+			path       string
+			wantStatus int
+			wantBody   string
+		}{
+			{name: "unknown allocation", path: "/v1/allocation/6f1ad1d4-0000-4d86-9f2a-6c1f5a1c0a01/stop", wantStatus: 404, wantBody: "alloc not found"},
+			{name: "bad no_shutdown_delay", path: "/v1/allocation/" + alloc.ID + "/stop?no_shutdown_delay=maybe", wantStatus: 400, wantBody: "no_shutdown_delay"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				res := doHTTP(t, ta, http.MethodPut, tc.path, nil, nil)
+				must.Eq(t, tc.wantStatus, res.status, must.Sprint(res.body))
+				must.StrContains(t, res.body, tc.wantBody)
+			})
+		}
+		res := doHTTP(t, ta, http.MethodGet, "/v1/allocation/"+alloc.ID+"/stop", nil, nil)
+		must.Eq(t, http.StatusMethodNotAllowed, res.status)
+	})
+}
