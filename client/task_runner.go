@@ -1,7 +1,6 @@
 package client
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -92,10 +91,6 @@ func (tr *taskRunner) restart() error {
 	default: // one is pending already
 	}
 	return nil
-}
-
-func (tr *taskRunner) detach() {
-	tr.detachOnce.Do(func() { close(tr.detachCh) })
 }
 
 func (tr *taskRunner) kill(reason string) {
@@ -259,88 +254,6 @@ func (tr *taskRunner) run(done func()) {
 			return
 		}
 	}
-}
-
-func (tr *taskRunner) detached() bool {
-	select {
-	case <-tr.detachCh:
-		return true
-	default:
-		return false
-	}
-}
-
-// start starts the task and stores how to find it again before it is reported running: a
-// restarted agent that finds the task in the state file re-attaches instead of starting it
-// a second time.
-func (tr *taskRunner) start(driver drivers.Driver, cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
-	handle, err := driver.Start(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if p, ok := handle.(drivers.Persistent); ok {
-		if err := tr.ar.c.state.putHandle(tr.alloc.ID, tr.task.Name, p.HandleState()); err != nil {
-			tr.ar.logger.Error("storing the task handle failed: a restarted agent will not find this task",
-				"task", tr.task.Name, "error", err)
-		}
-	}
-	tr.mu.Lock()
-	tr.handle = handle
-	tr.mu.Unlock()
-	tr.event(&structs.TaskEvent{Type: structs.TaskEventStarted, Message: "Task started by client"}, func(ts *structs.TaskState) {
-		ts.State = structs.TaskStateRunning
-		ts.StartedAt = time.Now()
-	})
-	return handle, nil
-}
-
-// forgetHandle drops the ended task's handle, here and in the state file.
-func (tr *taskRunner) forgetHandle() {
-	tr.mu.Lock()
-	tr.handle = nil
-	tr.mu.Unlock()
-	if err := tr.ar.c.state.putHandle(tr.alloc.ID, tr.task.Name, nil); err != nil {
-		tr.ar.logger.Warn("removing the task handle from the client state failed", "task", tr.task.Name, "error", err)
-	}
-}
-
-// recover re-attaches to a task a previous run of the agent started. It returns the task's
-// handle when the task still runs; a nil handle when it is to be started (it never was, or
-// it waited for a restart); done when the task ended while the agent was down, which is then
-// reported and not restarted: how it ended is all the client can say, the servers' reschedule
-// policy decides what comes next.
-func (tr *taskRunner) recover(driver drivers.Driver, cfg *drivers.TaskConfig) (drivers.TaskHandle, bool) {
-	st := tr.restoredHandle
-	if st == nil {
-		if tr.restoredState.State == structs.TaskStateRunning {
-			// Reported running with no handle stored: the driver cannot find such a task.
-			tr.finish(&structs.TaskEvent{Type: structs.TaskEventTerminated, FailsTask: true,
-				Message: "Task lost while the agent was down: no handle was stored to find it"}, true)
-			return nil, true
-		}
-		return nil, false
-	}
-	rec, ok := driver.(drivers.Recoverer)
-	var handle drivers.TaskHandle
-	err := fmt.Errorf("driver %q cannot re-attach to tasks", tr.task.Driver)
-	if ok {
-		handle, err = rec.Recover(cfg, st)
-	}
-	if err != nil {
-		tr.forgetHandle()
-		msg := "Task lost while the agent was down: " + err.Error()
-		if errors.Is(err, drivers.ErrTaskNotFound) {
-			msg = "Task exited while the agent was down: its exit code was lost"
-		}
-		tr.finish(&structs.TaskEvent{Type: structs.TaskEventTerminated, FailsTask: true, Message: msg}, true)
-		return nil, true
-	}
-	tr.mu.Lock()
-	tr.handle = handle
-	tr.mu.Unlock()
-	tr.ar.logger.Info("re-attached to task", "task", tr.task.Name, "pid", handle.PID())
-	tr.ar.setTaskState(tr.task.Name, func(ts *structs.TaskState) { ts.State = structs.TaskStateRunning })
-	return handle, false
 }
 
 // killForRestart stops the running task for an in-place restart and returns how it ended.
