@@ -33,11 +33,17 @@ func newRestartable(t *testing.T) *restartable {
 // start runs a client on the directories against servers that have allocs.
 func (r *restartable) start(allocs ...*structs.Allocation) (*Client, *fakeServers) {
 	r.t.Helper()
+	return r.startWith(nil, allocs...)
+}
+
+// startWith is start with more drivers than mock_driver and raw_exec.
+func (r *restartable) startWith(extra []drivers.Driver, allocs ...*structs.Allocation) (*Client, *fakeServers) {
+	r.t.Helper()
 	servers := newFakeServers()
 	servers.setAllocs(allocs...)
 	c, err := New(&Config{
 		Name: "test", AllocDir: r.allocDir, StateDir: r.stateDir,
-		Drivers:      []drivers.Driver{drivers.Mock{}, drivers.RawExec{}},
+		Drivers:      append([]drivers.Driver{drivers.Mock{}, drivers.RawExec{}}, extra...),
 		MaxQueryTime: time.Second, RetryInterval: 20 * time.Millisecond,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: r.logs, Level: hclog.Info}),
 	}, servers)
