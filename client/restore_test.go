@@ -233,3 +233,58 @@ func TestClientState_RoundTrip(t *testing.T) {
 	must.SliceEmpty(t, allocs)
 	must.NoError(t, s.close())
 }
+
+// TestClient_RestoreFollowsServers: what the servers decided while the agent was down is
+// applied to the re-attached task: a stopped allocation's task is killed and the allocation
+// completes; a removed (purged) one's task is killed and its directory removed.
+func TestClient_RestoreFollowsServers(t *testing.T) {
+	cases := []struct {
+		name    string
+		servers func(a *structs.Allocation) []*structs.Allocation
+		check   func(t *testing.T, r *restartable, s *fakeServers)
+	}{
+		{
+			name: "stopped",
+			servers: func(a *structs.Allocation) []*structs.Allocation {
+				stopped := *a
+				stopped.DesiredStatus, stopped.AllocModifyIndex = structs.AllocDesiredStatusStop, 2
+				return []*structs.Allocation{&stopped}
+			},
+			check: func(t *testing.T, r *restartable, s *fakeServers) {
+				waitFor(t, "complete", reportedStatus(s, "a1", structs.AllocClientStatusComplete))
+				must.Eq(t, structs.TaskEventKilled, lastEvent(s.lastReport("a1"), "t").Type)
+				must.Eq(t, 1, r.starts("a1"))
+			},
+		},
+		{
+			name:    "purged",
+			servers: func(*structs.Allocation) []*structs.Allocation { return nil },
+			check: func(t *testing.T, r *restartable, _ *fakeServers) {
+				waitFor(t, "the allocation directory to go", func() bool {
+					_, err := os.Stat(filepath.Join(r.allocDir, "a1"))
+					return os.IsNotExist(err)
+				})
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRestartable(t)
+			alloc := testAlloc("a1", structs.JobTypeService, countingTask("600"))
+			c1, s1 := r.start(alloc)
+			waitFor(t, "running", reportedStatus(s1, "a1", structs.AllocClientStatusRunning))
+			pid := c1.TaskPID("a1", "t")
+			killGroup(t, pid)
+			c1.Shutdown()
+
+			c2, s2 := r.start(tc.servers(alloc)...)
+			waitFor(t, "the process to go", func() bool { return processGone(pid) })
+			tc.check(t, r, s2)
+			// A removed allocation is forgotten by the state file; a stopped one is kept
+			// until the servers have its final status.
+			stored, err := c2.state.load()
+			must.NoError(t, err)
+			must.Eq(t, tc.name == "stopped", len(stored) == 1)
+		})
+	}
+}
