@@ -212,6 +212,9 @@ func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopRes
 	if args.NoShutdownDelay {
 		tr.NoShutdownDelay = &migrate
 	}
+	if args.Reschedule {
+		tr.Reschedule = &migrate
+	}
 	index, err := a.srv.raftApply(structs.AllocUpdateDesiredTransitionRequestType, &structs.AllocUpdateDesiredTransitionRequest{
 		Allocs: map[string]*api.DesiredTransition{alloc.ID: tr}, Evals: []*structs.Evaluation{eval}, UpdatedAt: t,
 	})

@@ -27,8 +27,10 @@ type SingleAllocResponse struct {
 // marked to migrate, and an evaluation of its job acts on the mark.
 type AllocStopRequest struct {
 	AllocID string
-	// NoShutdownDelay skips the tasks' shutdown_delay.
+	// NoShutdownDelay skips the tasks' shutdown_delay; Reschedule marks the allocation for
+	// rescheduling too (DesiredTransition.Reschedule), as upstream's ?reschedule=true.
 	NoShutdownDelay bool
+	Reschedule      bool
 	WriteRequest
 }
 

@@ -13,15 +13,21 @@ func (s *HTTPServer) registerAllocRoutes(mux *http.ServeMux) {
 }
 
 // allocStop stops an allocation so that the scheduler replaces it; ?no_shutdown_delay=true
-// skips the tasks' shutdown delay.
+// skips the tasks' shutdown delay, ?reschedule=true marks it for rescheduling too.
 func (s *HTTPServer) allocStop(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.AllocStopRequest{AllocID: r.PathValue("id"), WriteRequest: writeRequest(r)}
-	if r.URL.Query().Get("no_shutdown_delay") != "" {
-		v, err := boolQuery(r, "no_shutdown_delay")
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"no_shutdown_delay", &args.NoShutdownDelay}, {"reschedule", &args.Reschedule}} {
+		if r.URL.Query().Get(f.name) == "" {
+			continue
+		}
+		v, err := boolQuery(r, f.name)
 		if err != nil {
 			return nil, err
 		}
-		args.NoShutdownDelay = v
+		*f.dst = v
 	}
 	var reply structs.AllocStopResponse
 	if err := s.srv.Endpoints.Alloc.Stop(&args, &reply); err != nil {

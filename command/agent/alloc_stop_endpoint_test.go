@@ -2,6 +2,8 @@ package agent
 
 import (
 	"net/http"
+
+	"github.com/hashicorp/nomad/api"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -30,7 +32,7 @@ func TestAllocStop_Replaces(t *testing.T) {
 	pid := ta.Agent.Client().TaskPID(alloc.ID, "sleep")
 	must.Positive(t, pid)
 
-	resp, err := c.Allocations().Stop(alloc, nil)
+	resp, err := c.Allocations().Stop(alloc, &api.QueryOptions{Params: map[string]string{"no_shutdown_delay": "true", "reschedule": "true"}})
 	must.NoError(t, err)
 	must.NotEq(t, "", resp.EvalID)
 	must.Positive(t, resp.LastIndex)
@@ -46,6 +48,8 @@ func TestAllocStop_Replaces(t *testing.T) {
 			full, _, err := c.Allocations().Info(a.ID, nil)
 			must.NoError(t, err)
 			must.True(t, full.DesiredTransition.ShouldMigrate())
+			must.True(t, full.DesiredTransition.ShouldIgnoreShutdownDelay())
+			must.True(t, full.DesiredTransition.ShouldReschedule())
 			continue
 		}
 		must.Eq(t, alloc.Name, a.Name, must.Sprint("the replacement keeps the name"))
