@@ -171,6 +171,15 @@ func (tr *taskRunner) run(done func()) {
 	tr.mu.Lock()
 	tr.cfg = cfg
 	tr.mu.Unlock()
+	// The logs are rotated for as long as this runner runs the task.
+	stopRotate, rotated := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(rotated)
+		rotateLogs(filepath.Dir(cfg.StdoutPath), tr.task.Name, taskLogLimits(tr.task.LogConfig), stopRotate, func(err error) {
+			tr.ar.logger.Warn("rotating the task's logs failed", "task", tr.task.Name, "error", err)
+		})
+	}()
+	defer func() { close(stopRotate); <-rotated }()
 	var handle drivers.TaskHandle
 	if restoring {
 		var done bool
