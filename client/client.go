@@ -144,6 +144,9 @@ func (c *Client) restore(allocs []*restoredAlloc) {
 	for _, ra := range allocs {
 		r := newAllocRunner(c, ra.alloc)
 		r.restored = ra
+		// A stop the previous run received but had not carried out: the servers will not
+		// send it again (the allocation is unchanged), so it is carried out now.
+		r.stopping = ra.alloc.DesiredStatus != structs.AllocDesiredStatusRun
 		c.runners[ra.alloc.ID] = r
 		c.logger.Info("restoring allocation", "alloc_id", ra.alloc.ID, "tasks", len(ra.states))
 		go r.run()

@@ -238,11 +238,28 @@ func TestClientState_RoundTrip(t *testing.T) {
 // applied to the re-attached task: a stopped allocation's task is killed and the allocation
 // completes; a removed (purged) one's task is killed and its directory removed.
 func TestClient_RestoreFollowsServers(t *testing.T) {
+	stop := func(a *structs.Allocation) *structs.Allocation {
+		stopped := *a
+		stopped.DesiredStatus, stopped.AllocModifyIndex = structs.AllocDesiredStatusStop, 2
+		return &stopped
+	}
 	cases := []struct {
 		name    string
 		servers func(a *structs.Allocation) []*structs.Allocation
-		check   func(t *testing.T, r *restartable, s *fakeServers)
+		// stored, when set, replaces the allocation in the state file before the restart:
+		// what the previous run had received.
+		stored func(a *structs.Allocation) *structs.Allocation
+		check  func(t *testing.T, r *restartable, s *fakeServers)
 	}{
+		{
+			name:    "stop received but not carried out",
+			servers: func(a *structs.Allocation) []*structs.Allocation { return []*structs.Allocation{stop(a)} },
+			stored:  stop,
+			check: func(t *testing.T, r *restartable, s *fakeServers) {
+				waitFor(t, "complete", reportedStatus(s, "a1", structs.AllocClientStatusComplete))
+				must.Eq(t, 1, r.starts("a1"))
+			},
+		},
 		{
 			name: "stopped",
 			servers: func(a *structs.Allocation) []*structs.Allocation {
@@ -276,6 +293,12 @@ func TestClient_RestoreFollowsServers(t *testing.T) {
 			pid := c1.TaskPID("a1", "t")
 			killGroup(t, pid)
 			c1.Shutdown()
+			if tc.stored != nil {
+				st, _, err := openClientState(r.stateDir, hclog.NewNullLogger())
+				must.NoError(t, err)
+				must.NoError(t, st.putAlloc(tc.stored(alloc)))
+				must.NoError(t, st.close())
+			}
 
 			c2, s2 := r.start(tc.servers(alloc)...)
 			waitFor(t, "the process to go", func() bool { return processGone(pid) })
@@ -284,7 +307,7 @@ func TestClient_RestoreFollowsServers(t *testing.T) {
 			// until the servers have its final status.
 			stored, err := c2.state.load()
 			must.NoError(t, err)
-			must.Eq(t, tc.name == "stopped", len(stored) == 1)
+			must.Eq(t, tc.name != "purged", len(stored) == 1)
 		})
 	}
 }
