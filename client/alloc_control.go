@@ -65,10 +65,10 @@ func (c *Client) controlTargets(allocID, task string) ([]*taskRunner, error) {
 		if task != "" && tr.task.Name != task {
 			continue
 		}
-		if task != "" && tr.pidOrHandle() == nil {
+		if task != "" && tr.runningHandle() == nil {
 			return nil, structs.BadRequest("task %q of allocation %s is not running", task, allocID)
 		}
-		if tr.pidOrHandle() != nil {
+		if tr.runningHandle() != nil {
 			out = append(out, tr)
 		}
 	}

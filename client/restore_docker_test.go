@@ -31,7 +31,7 @@ func containerOf(c *Client, allocID, task string) string {
 		if tr.task.Name != task {
 			continue
 		}
-		if p, ok := tr.pidOrHandle().(drivers.Persistent); ok {
+		if p, ok := tr.runningHandle().(drivers.Persistent); ok {
 			return p.HandleState().ContainerID
 		}
 	}

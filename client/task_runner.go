@@ -60,8 +60,8 @@ func newTaskRunner(ar *allocRunner, alloc *structs.Allocation, tg *api.TaskGroup
 	}
 }
 
-// pidOrHandle is the running task's handle, nil when it is not running.
-func (tr *taskRunner) pidOrHandle() drivers.TaskHandle {
+// runningHandle is the running task's handle, nil when it is not running.
+func (tr *taskRunner) runningHandle() drivers.TaskHandle {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	return tr.handle
@@ -69,7 +69,7 @@ func (tr *taskRunner) pidOrHandle() drivers.TaskHandle {
 
 // signal sends sig to the running task, after recording it as an event.
 func (tr *taskRunner) signal(sig syscall.Signal, name string) error {
-	h := tr.pidOrHandle()
+	h := tr.runningHandle()
 	if h == nil {
 		return structs.BadRequest("task %q is not running", tr.task.Name)
 	}
@@ -83,7 +83,7 @@ func (tr *taskRunner) signal(sig syscall.Signal, name string) error {
 
 // restart asks the run loop to restart the running task in place.
 func (tr *taskRunner) restart() error {
-	if tr.pidOrHandle() == nil {
+	if tr.runningHandle() == nil {
 		return structs.BadRequest("task %q is not running", tr.task.Name)
 	}
 	select {
