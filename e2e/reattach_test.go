@@ -58,7 +58,8 @@ func alive(pid int) bool {
 
 // TestReattach_Kill9 kills the agent while a raw_exec task runs, starts it again on the same
 // data dir, and finds the same process re-attached (reported running, not started again),
-// then stops it with `nomad alloc stop` and the job with `nomad job stop`.
+// signals and restarts it with the CLI, then stops it with `nomad alloc stop` and the job with
+// `nomad job stop`.
 func TestReattach_Kill9(t *testing.T) {
 	dataDir := t.TempDir()
 	config, url := writeConfig(t, dataDir, clientBlock)
@@ -68,7 +69,9 @@ func TestReattach_Kill9(t *testing.T) {
 	job := api.NewServiceJob("keep", "keep", "global", 50)
 	job.Datacenters = []string{"dc1"}
 	task := api.NewTask("sh", "raw_exec")
-	task.Config = map[string]any{"command": "/bin/sh", "args": []string{"-c", `echo $$ >> "$NOMAD_TASK_DIR/starts"; exec sleep 3600`}}
+	task.Config = map[string]any{"command": "/bin/sh", "args": []string{"-c", `echo $$ >> "$NOMAD_TASK_DIR/starts"
+trap 'echo hup >> "$NOMAD_TASK_DIR/signals"' HUP
+while true; do sleep 0.1; done`}}
 	job.AddTaskGroup(api.NewTaskGroup("g", 1).AddTask(task))
 	_, _, err := c.Jobs().Register(job, nil)
 	must.NoError(t, err)
@@ -96,10 +99,29 @@ func TestReattach_Kill9(t *testing.T) {
 	must.Eq(t, []int{pid}, taskPIDs(t, dataDir, allocID), must.Sprint("the task was started once"))
 	must.True(t, alive(pid))
 
-	// Stopped through the CLI: the re-attached process goes, and a replacement runs.
-	out, code := cli(t, url, "", "alloc", "stop", allocID)
+	// The re-attached task takes signals, and restarts in place.
+	out, code := cli(t, url, "", "alloc", "signal", "-s", "SIGHUP", allocID, "sh")
 	must.Eq(t, 0, code, must.Sprint(out))
-	waitUntil(t, 30*time.Second, "the re-attached process to end", func() bool { return !alive(pid) })
+	signals := filepath.Join(dataDir, "alloc", allocID, "sh", "local", "signals")
+	waitUntil(t, 10*time.Second, "the signal", func() bool {
+		raw, _ := os.ReadFile(signals)
+		return string(raw) == "hup\n"
+	})
+	out, code = cli(t, url, "", "alloc", "restart", allocID)
+	must.Eq(t, 0, code, must.Sprint(out))
+	waitUntil(t, 20*time.Second, "the restart", func() bool { return len(taskPIDs(t, dataDir, allocID)) == 2 })
+	waitUntil(t, 20*time.Second, "the re-attached process to end", func() bool { return !alive(pid) })
+	pid = taskPIDs(t, dataDir, allocID)[1]
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	waitUntil(t, 20*time.Second, "the restarted task to run", func() bool {
+		a, _, err := c.Allocations().Info(allocID, nil)
+		return err == nil && a.ClientStatus == "running" && a.TaskStates["sh"].Restarts == 1 && alive(pid)
+	})
+
+	// Stopped through the CLI: the task's process goes, and a replacement runs.
+	out, code = cli(t, url, "", "alloc", "stop", allocID)
+	must.Eq(t, 0, code, must.Sprint(out))
+	waitUntil(t, 30*time.Second, "the task's process to end", func() bool { return !alive(pid) })
 	var replacement string
 	waitUntil(t, 30*time.Second, "the replacement to run", func() bool {
 		allocs, _, err := c.Jobs().Allocations("keep", false, nil)
