@@ -311,3 +311,31 @@ func TestClient_RestoreFollowsServers(t *testing.T) {
 		})
 	}
 }
+
+// TestClient_ReattachedBatchNotRunTwice: a re-attached batch task that ends by itself has an
+// unknown exit code; it is reported failed and never started again, whatever its restart
+// policy allows.
+func TestClient_ReattachedBatchNotRunTwice(t *testing.T) {
+	r := newRestartable(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	task := &api.Task{Name: "t", Driver: "raw_exec", Config: map[string]any{"command": "/bin/sh", "args": []any{"-c",
+		`echo started >> "$NOMAD_TASK_DIR/starts"; while [ ! -e "` + gate + `" ]; do sleep 0.05; done`}}}
+	alloc := testAlloc("a1", structs.JobTypeBatch, task)
+	alloc.Job.TaskGroups[0].RestartPolicy = &api.RestartPolicy{Attempts: new(3), Delay: new(time.Duration(0)),
+		Interval: new(time.Hour), Mode: new("fail")}
+	c1, s1 := r.start(alloc)
+	waitFor(t, "running", reportedStatus(s1, "a1", structs.AllocClientStatusRunning))
+	pid := c1.TaskPID("a1", "t")
+	killGroup(t, pid)
+	c1.Shutdown()
+
+	c2, s2 := r.start(alloc)
+	waitFor(t, "re-attached", func() bool { return c2.TaskPID("a1", "t") == pid })
+	must.NoError(t, os.WriteFile(gate, nil, 0o644))
+	waitFor(t, "failed", reportedStatus(s2, "a1", structs.AllocClientStatusFailed))
+	got := s2.lastReport("a1")
+	must.Eq(t, structs.TaskEventNotRestarting, lastEvent(got, "t").Type)
+	must.StrContains(t, lastEvent(got, "t").Message, "exit code is unknown")
+	must.True(t, got.TaskStates["t"].Failed)
+	must.Eq(t, 1, r.starts("a1"))
+}

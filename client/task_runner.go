@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -239,6 +240,13 @@ func (tr *taskRunner) run(done func()) {
 		}
 		if tr.batch && res.Successful() {
 			tr.finish(nil, false)
+			return
+		}
+		if tr.batch && errors.Is(res.Err, drivers.ErrExitCodeLost) {
+			// It may well have completed: a batch task is never run a second time on a
+			// guess. A service, meant to run on, goes through its restart policy.
+			tr.finish(&structs.TaskEvent{Type: structs.TaskEventNotRestarting, FailsTask: true,
+				Message: "Not restarting a batch task whose exit code is unknown after an agent restart: it may have completed"}, true)
 			return
 		}
 		delay, ok := tr.policy.next(time.Now())
