@@ -1,9 +1,13 @@
 package agent
 
 import (
+	"io"
 	"net/http"
+	"strings"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/structs"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -76,4 +80,50 @@ func TestAllocStop_Replaces(t *testing.T) {
 		res := doHTTP(t, ta, http.MethodGet, "/v1/allocation/"+alloc.ID+"/stop", nil, nil)
 		must.Eq(t, http.StatusMethodNotAllowed, res.status)
 	})
+}
+
+// TestSecurity_AllocLifecycleNamesAllocNamespace: a caller with alloc-lifecycle in the
+// namespace it asks in, but not in the allocation's, is refused with a 403 naming the
+// allocation's namespace, and the refusal changes nothing.
+func TestSecurity_AllocLifecycleNamesAllocNamespace(t *testing.T) {
+	ta, root := NewTestACLAgent(t, nil)
+	rc := ta.Client(root)
+	_, err := rc.Namespaces().Register(&api.Namespace{Name: "other"}, nil)
+	must.NoError(t, err)
+	job := testJob("elsewhere")
+	job.Namespace = new("other")
+	_, _, err = rc.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	stored, err := ta.Server().State().JobByID(nil, "other", "elsewhere")
+	must.NoError(t, err)
+	alloc := &structs.Allocation{ID: "6f1ad1d4-6bd4-4d86-9f2a-6c1f5a1c0a02", Name: "elsewhere.web[0]", TaskGroup: "web"}
+	nomad.TestPlaceAllocs(t, ta.Server(), stored, alloc)
+
+	writer := clientToken(t, ta, root, "default-writer", `namespace "default" { policy = "write" }`)
+	header := http.Header{"X-Nomad-Token": {writer.SecretID}}
+	cases := []struct {
+		name   string
+		method string
+		path   string
+		body   string
+	}{
+		{name: "stop", method: http.MethodPut, path: "/v1/allocation/" + alloc.ID + "/stop"},
+		{name: "signal", method: http.MethodPut, path: "/v1/client/allocation/" + alloc.ID + "/signal", body: `{"Signal":"SIGHUP"}`},
+		{name: "restart", method: http.MethodPut, path: "/v1/client/allocation/" + alloc.ID + "/restart", body: `{}`},
+		{name: "stats", method: http.MethodGet, path: "/v1/client/allocation/" + alloc.ID + "/stats"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := ta.Server().State().Index("allocs")
+			var body io.Reader
+			if tc.body != "" {
+				body = strings.NewReader(tc.body)
+			}
+			res := doHTTP(t, ta, tc.method, tc.path, body, header)
+			must.Eq(t, http.StatusForbidden, res.status)
+			must.StrHasPrefix(t, "Permission denied", res.body)
+			must.StrContains(t, res.body, `namespace "other"`)
+			must.Eq(t, before, ta.Server().State().Index("allocs"))
+		})
+	}
 }
