@@ -176,8 +176,13 @@ func (tr *taskRunner) run(done func()) {
 	stopRotate, rotated := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(rotated)
+		last := ""
 		rotateLogs(filepath.Dir(cfg.StdoutPath), tr.task.Name, taskLogLimits(tr.task.LogConfig), stopRotate, func(err error) {
-			tr.ar.logger.Warn("rotating the task's logs failed", "task", tr.task.Name, "error", err)
+			// Once per distinct failure, not every second.
+			if err.Error() != last {
+				last = err.Error()
+				tr.ar.logger.Warn("rotating the task's logs failed", "task", tr.task.Name, "error", err)
+			}
 		})
 	}()
 	defer func() { close(stopRotate); <-rotated }()
