@@ -70,7 +70,10 @@ func (r *allocRunner) isDone() bool {
 // run sets up the allocation directory, runs every task until it ends and reports the end.
 func (r *allocRunner) run() {
 	defer close(r.done)
+	// The servers' view may change under run (update); it starts from the one it has now.
+	r.mu.Lock()
 	alloc := r.alloc
+	r.mu.Unlock()
 	if alloc.Job == nil || alloc.Job.LookupTaskGroup(alloc.TaskGroup) == nil {
 		r.fail(fmt.Sprintf("task group %q not found in the allocation's job", alloc.TaskGroup))
 		return
