@@ -15,6 +15,7 @@ import (
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
+	bolt "go.etcd.io/bbolt"
 )
 
 // restartable is a client whose state and allocation directories outlive it, so that a
@@ -175,18 +176,40 @@ func TestClient_TaskExitedWhileDown(t *testing.T) {
 // TestClient_CorruptStateFile: an unreadable state file is logged once, by name, moved aside,
 // and the client starts with no allocations.
 func TestClient_CorruptStateFile(t *testing.T) {
+	// undecodable is a sound bbolt file whose allocation record is not an allocation.
+	undecodable := func(t *testing.T, path string) {
+		db, err := bolt.Open(path, 0o600, nil)
+		must.NoError(t, err)
+		must.NoError(t, db.Update(func(tx *bolt.Tx) error {
+			b, err := tx.CreateBucketIfNotExists(bucketAllocs)
+			if err != nil {
+				return err
+			}
+			ab, err := b.CreateBucket([]byte("a1"))
+			if err != nil {
+				return err
+			}
+			return ab.Put(keyAlloc, []byte("{not json"))
+		}))
+		must.NoError(t, db.Close())
+	}
 	cases := []struct {
-		name    string
-		content []byte
+		name  string
+		write func(t *testing.T, path string)
 	}{
-		{name: "garbage", content: bytes.Repeat([]byte("not a bolt file "), 1024)},
-		{name: "truncated page", content: make([]byte, 100)},
+		{name: "garbage", write: func(t *testing.T, path string) {
+			must.NoError(t, os.WriteFile(path, bytes.Repeat([]byte("not a bolt file "), 1024), 0o600))
+		}},
+		{name: "truncated page", write: func(t *testing.T, path string) {
+			must.NoError(t, os.WriteFile(path, make([]byte, 100), 0o600))
+		}},
+		{name: "undecodable allocation", write: undecodable},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRestartable(t)
 			path := filepath.Join(r.stateDir, stateFileName)
-			must.NoError(t, os.WriteFile(path, tc.content, 0o600))
+			tc.write(t, path)
 			c, _ := r.start()
 			<-c.Registered()
 			logs := r.logs.String()
