@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -104,6 +105,7 @@ func TestClient_ReattachesAfterRestart(t *testing.T) {
 	alloc := testAlloc("a1", structs.JobTypeService, countingTask("600"))
 	c1, s1 := r.start(alloc)
 	waitFor(t, "running", reportedStatus(s1, "a1", structs.AllocClientStatusRunning))
+	waitFor(t, "the task", func() bool { return r.starts("a1") == 1 })
 	pid := c1.TaskPID("a1", "t")
 	must.Positive(t, pid)
 	killGroup(t, pid)
@@ -135,6 +137,7 @@ func TestClient_RestartNeverStartsTwice(t *testing.T) {
 	c, s := r.start(running, done)
 	waitFor(t, "a1 running", reportedStatus(s, "a1", structs.AllocClientStatusRunning))
 	waitFor(t, "a2 complete", reportedStatus(s, "a2", structs.AllocClientStatusComplete))
+	waitFor(t, "a1's task", func() bool { return r.starts("a1") == 1 })
 	pid := c.TaskPID("a1", "t")
 	killGroup(t, pid)
 	for i := range 2 {
@@ -149,28 +152,75 @@ func TestClient_RestartNeverStartsTwice(t *testing.T) {
 }
 
 // TestClient_TaskExitedWhileDown: a raw_exec task that ended while no agent ran is reported
-// dead and failed, with an event saying its exit code was lost, and is not started again.
-func TestClient_TaskExitedWhileDown(t *testing.T) {
-	r := newRestartable(t)
-	alloc := testAlloc("a1", structs.JobTypeService, countingTask("600"))
-	c1, s1 := r.start(alloc)
-	waitFor(t, "running", reportedStatus(s1, "a1", structs.AllocClientStatusRunning))
-	pid := c1.TaskPID("a1", "t")
-	killGroup(t, pid)
-	c1.Shutdown()
-	must.NoError(t, syscall.Kill(-pid, syscall.SIGKILL))
-	waitFor(t, "the process to go", func() bool { return processGone(pid) })
+// gatedTask counts its starts, then waits for the file gate and exits with code.
+func gatedTask(gate string, code int) *api.Task {
+	return &api.Task{Name: "t", Driver: "raw_exec", Config: map[string]any{"command": "/bin/sh", "args": []any{"-c",
+		`echo started >> "$NOMAD_TASK_DIR/starts"; while [ ! -e "` + gate + `" ]; do sleep 0.05; done; exit ` + strconv.Itoa(code)}}}
+}
 
-	_, s2 := r.start(alloc)
-	waitFor(t, "failed", reportedStatus(s2, "a1", structs.AllocClientStatusFailed))
-	got := s2.lastReport("a1")
-	ts := got.TaskStates["t"]
-	must.Eq(t, structs.TaskStateDead, ts.State)
-	must.True(t, ts.Failed)
-	ev := lastEvent(got, "t")
-	must.Eq(t, structs.TaskEventTerminated, ev.Type)
-	must.StrContains(t, ev.Message, "exit code was lost")
-	must.Eq(t, 1, r.starts("a1"))
+// TestClient_TaskExitedWhileDown: a raw_exec task that ended while no agent ran is reported
+// with the exit code its shim recorded; one killed with its shim left no record and is
+// reported dead and failed with an event saying its exit code was lost. Neither is started
+// again.
+func TestClient_TaskExitedWhileDown(t *testing.T) {
+	cases := []struct {
+		name string
+		// end ends the task while no agent runs.
+		end       func(t *testing.T, pid int, gate string)
+		wantEvent string
+		wantCode  int
+		wantMsg   string
+	}{
+		{
+			name: "exit recorded",
+			end: func(t *testing.T, pid int, gate string) {
+				must.NoError(t, os.WriteFile(gate, nil, 0o644))
+			},
+			wantEvent: structs.TaskEventNotRestarting, wantCode: 3,
+		},
+		{
+			name: "killed with its shim",
+			end: func(t *testing.T, pid int, _ string) {
+				must.NoError(t, syscall.Kill(-pid, syscall.SIGKILL))
+			},
+			wantEvent: structs.TaskEventTerminated, wantMsg: "exit code was lost",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRestartable(t)
+			gate := filepath.Join(t.TempDir(), "go")
+			alloc := testAlloc("a1", structs.JobTypeService, gatedTask(gate, 3))
+			c1, s1 := r.start(alloc)
+			waitFor(t, "running", reportedStatus(s1, "a1", structs.AllocClientStatusRunning))
+			waitFor(t, "the task", func() bool { return r.starts("a1") == 1 })
+			pid := c1.TaskPID("a1", "t")
+			killGroup(t, pid)
+			c1.Shutdown()
+			tc.end(t, pid, gate)
+			waitFor(t, "the process to go", func() bool { return processGone(pid) })
+
+			_, s2 := r.start(alloc)
+			waitFor(t, "failed", reportedStatus(s2, "a1", structs.AllocClientStatusFailed))
+			got := s2.lastReport("a1")
+			ts := got.TaskStates["t"]
+			must.Eq(t, structs.TaskStateDead, ts.State)
+			must.True(t, ts.Failed)
+			must.Eq(t, tc.wantEvent, lastEvent(got, "t").Type)
+			must.StrContains(t, lastEvent(got, "t").Message, tc.wantMsg)
+			if tc.wantCode != 0 {
+				var terminated *structs.TaskEvent
+				for _, e := range ts.Events {
+					if e.Type == structs.TaskEventTerminated {
+						terminated = e
+					}
+				}
+				must.NotNil(t, terminated)
+				must.Eq(t, tc.wantCode, terminated.ExitCode)
+			}
+			must.Eq(t, 1, r.starts("a1"))
+		})
+	}
 }
 
 // TestClient_CorruptStateFile: an unreadable state file is logged once, by name, moved aside,
@@ -313,6 +363,7 @@ func TestClient_RestoreFollowsServers(t *testing.T) {
 			alloc := testAlloc("a1", structs.JobTypeService, countingTask("600"))
 			c1, s1 := r.start(alloc)
 			waitFor(t, "running", reportedStatus(s1, "a1", structs.AllocClientStatusRunning))
+			waitFor(t, "the task", func() bool { return r.starts("a1") == 1 })
 			pid := c1.TaskPID("a1", "t")
 			killGroup(t, pid)
 			c1.Shutdown()
@@ -335,30 +386,47 @@ func TestClient_RestoreFollowsServers(t *testing.T) {
 	}
 }
 
-// TestClient_ReattachedBatchNotRunTwice: a re-attached batch task that ends by itself has an
-// unknown exit code; it is reported failed and never started again, whatever its restart
-// policy allows.
-func TestClient_ReattachedBatchNotRunTwice(t *testing.T) {
-	r := newRestartable(t)
-	gate := filepath.Join(t.TempDir(), "go")
-	task := &api.Task{Name: "t", Driver: "raw_exec", Config: map[string]any{"command": "/bin/sh", "args": []any{"-c",
-		`echo started >> "$NOMAD_TASK_DIR/starts"; while [ ! -e "` + gate + `" ]; do sleep 0.05; done`}}}
-	alloc := testAlloc("a1", structs.JobTypeBatch, task)
-	alloc.Job.TaskGroups[0].RestartPolicy = &api.RestartPolicy{Attempts: new(3), Delay: new(time.Duration(0)),
-		Interval: new(time.Hour), Mode: new("fail")}
-	c1, s1 := r.start(alloc)
-	waitFor(t, "running", reportedStatus(s1, "a1", structs.AllocClientStatusRunning))
-	pid := c1.TaskPID("a1", "t")
-	killGroup(t, pid)
-	c1.Shutdown()
+// TestClient_ReattachedBatch: a re-attached batch task that ends by itself is known by the
+// exit its shim recorded (exit 0 completes it); one killed with its shim has an unknown exit
+// code and is reported failed, never started again, whatever its restart policy allows.
+func TestClient_ReattachedBatch(t *testing.T) {
+	cases := []struct {
+		name       string
+		end        func(t *testing.T, pid int, gate string)
+		wantStatus string
+		wantEvent  string
+	}{
+		{
+			name:       "exits 0",
+			end:        func(t *testing.T, _ int, gate string) { must.NoError(t, os.WriteFile(gate, nil, 0o644)) },
+			wantStatus: structs.AllocClientStatusComplete, wantEvent: structs.TaskEventTerminated,
+		},
+		{
+			name:       "killed with its shim",
+			end:        func(t *testing.T, pid int, _ string) { must.NoError(t, syscall.Kill(-pid, syscall.SIGKILL)) },
+			wantStatus: structs.AllocClientStatusFailed, wantEvent: structs.TaskEventNotRestarting,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRestartable(t)
+			gate := filepath.Join(t.TempDir(), "go")
+			alloc := testAlloc("a1", structs.JobTypeBatch, gatedTask(gate, 0))
+			alloc.Job.TaskGroups[0].RestartPolicy = &api.RestartPolicy{Attempts: new(3), Delay: new(time.Duration(0)),
+				Interval: new(time.Hour), Mode: new("fail")}
+			c1, s1 := r.start(alloc)
+			waitFor(t, "running", reportedStatus(s1, "a1", structs.AllocClientStatusRunning))
+			waitFor(t, "the task", func() bool { return r.starts("a1") == 1 })
+			pid := c1.TaskPID("a1", "t")
+			killGroup(t, pid)
+			c1.Shutdown()
 
-	c2, s2 := r.start(alloc)
-	waitFor(t, "re-attached", func() bool { return c2.TaskPID("a1", "t") == pid })
-	must.NoError(t, os.WriteFile(gate, nil, 0o644))
-	waitFor(t, "failed", reportedStatus(s2, "a1", structs.AllocClientStatusFailed))
-	got := s2.lastReport("a1")
-	must.Eq(t, structs.TaskEventNotRestarting, lastEvent(got, "t").Type)
-	must.StrContains(t, lastEvent(got, "t").Message, "exit code is unknown")
-	must.True(t, got.TaskStates["t"].Failed)
-	must.Eq(t, 1, r.starts("a1"))
+			c2, s2 := r.start(alloc)
+			waitFor(t, "re-attached", func() bool { return c2.TaskPID("a1", "t") == pid })
+			tc.end(t, pid, gate)
+			waitFor(t, tc.wantStatus, reportedStatus(s2, "a1", tc.wantStatus))
+			must.Eq(t, tc.wantEvent, lastEvent(s2.lastReport("a1"), "t").Type)
+			must.Eq(t, 1, r.starts("a1"))
+		})
+	}
 }

@@ -54,30 +54,44 @@ func (h *rawExecHandle) HandleState() *HandleState {
 	pid := h.cmd.Process.Pid
 	start, _, err := procStartTime(pid)
 	if err != nil {
-		// Ended already: a state naming no process is recovered as gone.
-		return &HandleState{Driver: "raw_exec", PID: pid}
+		// Ended already: a state naming no process is recovered from its exit file.
+		return &HandleState{Driver: "raw_exec", PID: pid, ExitFile: h.exitFile}
 	}
-	return &HandleState{Driver: "raw_exec", PID: pid, StartTime: start}
+	return &HandleState{Driver: "raw_exec", PID: pid, StartTime: start, ExitFile: h.exitFile}
 }
 
-// Recover implements Recoverer: the task is found by PID and start time, and watched until it
-// ends. Its output already goes straight to its log files, which it holds open itself.
+// Recover implements Recoverer: the task's shim is found by PID and start time, and watched
+// until it ends; its exit file then says how the task ended. A task that ended while no agent
+// ran is known by its exit file alone. Its output already goes straight to its log files,
+// which it holds open itself.
 func (RawExec) Recover(_ *TaskConfig, st *HandleState) (TaskHandle, error) {
-	if st == nil || st.PID <= 0 || st.StartTime == 0 || !procAlive(st.PID, st.StartTime) {
+	if st == nil {
 		return nil, ErrTaskNotFound
 	}
-	h := &recoveredProc{pid: st.PID, start: st.StartTime, waitCh: make(chan *ExitResult, 1), done: make(chan struct{})}
+	h := &recoveredProc{pid: st.PID, start: st.StartTime, exitFile: st.ExitFile,
+		waitCh: make(chan *ExitResult, 1), done: make(chan struct{})}
+	if st.PID <= 0 || st.StartTime == 0 || !procAlive(st.PID, st.StartTime) {
+		res, ok := readExit(st.ExitFile)
+		if !ok {
+			return nil, ErrTaskNotFound
+		}
+		close(h.done)
+		h.waitCh <- res
+		close(h.waitCh)
+		return h, nil
+	}
 	go h.watch()
 	return h, nil
 }
 
 // recoveredProc is a raw_exec task a previous run of the agent started.
 type recoveredProc struct {
-	pid    int
-	start  uint64
-	waitCh chan *ExitResult
-	done   chan struct{}
-	once   sync.Once
+	pid      int
+	start    uint64
+	exitFile string
+	waitCh   chan *ExitResult
+	done     chan struct{}
+	once     sync.Once
 }
 
 // watch polls the process until it ends; it is the goroutine's only exit, as cmd.Wait is
@@ -92,8 +106,12 @@ func (h *recoveredProc) watch() {
 	}
 	// Whatever the task left in its process group goes with it, as for a task of this run.
 	_ = syscall.Kill(-h.pid, syscall.SIGKILL)
+	res, ok := readExit(h.exitFile)
+	if !ok {
+		res = &ExitResult{Err: ErrExitCodeLost}
+	}
 	close(h.done)
-	h.waitCh <- &ExitResult{Err: ErrExitCodeLost}
+	h.waitCh <- res
 	close(h.waitCh)
 }
 
@@ -103,15 +121,19 @@ func (h *recoveredProc) PID() int { return h.pid }
 
 // HandleState implements Persistent.
 func (h *recoveredProc) HandleState() *HandleState {
-	return &HandleState{Driver: "raw_exec", PID: h.pid, StartTime: h.start}
+	return &HandleState{Driver: "raw_exec", PID: h.pid, StartTime: h.start, ExitFile: h.exitFile}
 }
 
-// Signal implements TaskHandle, to the task's process only.
+// Signal implements TaskHandle, to the task's process only (the shim's child).
 func (h *recoveredProc) Signal(sig syscall.Signal) error {
-	if !procAlive(h.pid, h.start) {
+	child := 0
+	if procAlive(h.pid, h.start) {
+		child = taskChild(h.pid)
+	}
+	if child == 0 {
 		return errors.New("raw_exec: task is not running")
 	}
-	return syscall.Kill(h.pid, sig)
+	return syscall.Kill(child, sig)
 }
 
 // Kill sends SIGTERM to the task's process group, then SIGKILL after timeout; the PID is

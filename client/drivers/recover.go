@@ -17,6 +17,8 @@ type HandleState struct {
 	// since is not mistaken for the task.
 	PID       int    `json:",omitempty"`
 	StartTime uint64 `json:",omitempty"`
+	// ExitFile is where a raw_exec task's shim records how the task ended.
+	ExitFile string `json:",omitempty"`
 	// ContainerID names a docker task's container.
 	ContainerID string `json:",omitempty"`
 }
@@ -44,9 +46,9 @@ type Persistent interface {
 // ErrTaskNotFound: the task a handle state names no longer runs, and its exit is unknown.
 var ErrTaskNotFound = errors.New("task not found")
 
-// ErrExitCodeLost: a re-attached raw_exec task ended, but the agent is not its parent and
-// cannot learn its exit code.
-var ErrExitCodeLost = errors.New("exit code unknown: the task was re-attached after an agent restart, and only its parent learns how it ended")
+// ErrExitCodeLost: a re-attached raw_exec task ended, and its shim, killed with it, left no
+// record of how: the agent is not its parent and cannot learn its exit code otherwise.
+var ErrExitCodeLost = errors.New("exit code unknown: the task was re-attached after an agent restart, and its shim recorded no exit")
 
 // ParseSignal turns a signal name ("SIGHUP", "hup") into its number.
 func ParseSignal(name string) (unix.Signal, error) {

@@ -2,6 +2,7 @@ package drivers
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -45,16 +46,32 @@ func TestParseSignal(t *testing.T) {
 	}
 }
 
-// TestRawExec_Recover: a task is found again by PID and start time, signalled, and its end
-// noticed; a state whose start time does not match (the PID was reused) finds nothing.
-func TestRawExec_Recover(t *testing.T) {
-	cfg := taskConfig(t, map[string]any{"command": "/bin/sleep", "args": []any{"600"}})
+// startShimmed starts a raw_exec task and waits for its shim to have started it.
+func startShimmed(t *testing.T, cfg *TaskConfig) TaskHandle {
+	t.Helper()
 	h, err := RawExec{}.Start(cfg)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = h.Kill(0) })
+	deadline := time.Now().Add(5 * time.Second)
+	for taskChild(h.PID()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the shim never started the task")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return h
+}
+
+// TestRawExec_Recover: a task is found again by its shim's PID and start time, signalled, and
+// its end learnt from the shim's exit file; a state whose start time does not match (the PID
+// was reused) finds nothing.
+func TestRawExec_Recover(t *testing.T) {
+	cfg := taskConfig(t, map[string]any{"command": "/bin/sleep", "args": []any{"600"}})
+	h := startShimmed(t, cfg)
 	st := h.(Persistent).HandleState()
 	must.Eq(t, h.PID(), st.PID)
 	must.Positive(t, st.StartTime)
+	must.Eq(t, filepath.Join(cfg.TaskDir, exitFileName), st.ExitFile)
 
 	cases := []struct {
 		name string
@@ -75,9 +92,29 @@ func TestRawExec_Recover(t *testing.T) {
 	rh, err := RawExec{}.Recover(cfg, st)
 	must.NoError(t, err)
 	must.Eq(t, st.PID, rh.PID())
-	must.NoError(t, rh.Kill(time.Second))
+	must.NoError(t, rh.Signal(syscall.SIGHUP))
+	res := waitResult(t, rh, 10*time.Second)
+	must.NoError(t, res.Err)
+	must.Eq(t, int(syscall.SIGHUP), res.Signal, must.Sprint("the shim recorded how the task ended"))
+	must.Error(t, rh.Signal(syscall.SIGHUP), must.Sprint("an ended task takes no signal"))
+
+	// Ended while no agent watched: known from the exit file alone.
+	again, err := RawExec{}.Recover(cfg, st)
+	must.NoError(t, err)
+	must.Eq(t, int(syscall.SIGHUP), waitResult(t, again, time.Second).Signal)
+}
+
+// TestRawExec_RecoverExitLost: a task killed with its shim (SIGKILL to the group) left no exit
+// file: its exit code is lost.
+func TestRawExec_RecoverExitLost(t *testing.T) {
+	cfg := taskConfig(t, map[string]any{"command": "/bin/sleep", "args": []any{"600"}})
+	h := startShimmed(t, cfg)
+	st := h.(Persistent).HandleState()
+	rh, err := RawExec{}.Recover(cfg, st)
+	must.NoError(t, err)
+	must.NoError(t, syscall.Kill(-st.PID, syscall.SIGKILL))
 	res := waitResult(t, rh, 10*time.Second)
 	must.ErrorIs(t, res.Err, ErrExitCodeLost)
-	must.True(t, gone(st.PID) || !procAlive(st.PID, st.StartTime))
-	must.Error(t, rh.Signal(syscall.SIGHUP), must.Sprint("an ended task takes no signal"))
+	_, err = RawExec{}.Recover(cfg, st)
+	must.ErrorIs(t, err, ErrTaskNotFound)
 }

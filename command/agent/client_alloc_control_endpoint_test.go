@@ -101,7 +101,10 @@ func TestClientAllocControl_OfficialClient(t *testing.T) {
 			return ts != nil && ts.Restarts == 1 && ts.State == "running" && a.ClientStatus == "running",
 				a.ClientStatus
 		})
-		must.Eq(t, 2, strings.Count(readTaskFile(t, ta, alloc, "starts"), "started"))
+		eventually(t, 10*time.Second, "the second start", func() (bool, string) {
+			s := readTaskFile(t, ta, alloc, "starts")
+			return strings.Count(s, "started") == 2, s
+		})
 	})
 	t.Run("refused requests", func(t *testing.T) {
 		cases := []struct {
