@@ -146,3 +146,56 @@ while true; do sleep 0.1; done`}}
 	must.NoError(t, err)
 	must.Eq(t, "complete", a.ClientStatus)
 }
+
+// TestReattach_ExitWhileDown: a raw_exec task that ends while its agent is down (kill -9) is
+// reported, once the agent is back, with the exit code its shim recorded.
+func TestReattach_ExitWhileDown(t *testing.T) {
+	dataDir := t.TempDir()
+	config, url := writeConfig(t, dataDir, clientBlock)
+	agent := startAgent(t, config, url)
+	c := agent.client()
+
+	gate := filepath.Join(t.TempDir(), "go")
+	job := api.NewBatchJob("gated", "gated", "global", 50)
+	job.Datacenters = []string{"dc1"}
+	task := api.NewTask("sh", "raw_exec")
+	task.Config = map[string]any{"command": "/bin/sh", "args": []string{"-c",
+		`echo $$ >> "$NOMAD_TASK_DIR/starts"; while [ ! -e "` + gate + `" ]; do sleep 0.1; done; exit 7`}}
+	group := api.NewTaskGroup("g", 1).AddTask(task)
+	group.RestartPolicy = &api.RestartPolicy{Attempts: new(0), Mode: new("fail")}
+	job.AddTaskGroup(group)
+	_, _, err := c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	var allocID string
+	waitUntil(t, 30*time.Second, "the allocation to run", func() bool {
+		allocs, _, err := c.Jobs().Allocations("gated", false, nil)
+		if err != nil || len(allocs) != 1 || allocs[0].ClientStatus != "running" {
+			return false
+		}
+		allocID = allocs[0].ID
+		return len(taskPIDs(t, dataDir, allocID)) == 1
+	})
+	pid := taskPIDs(t, dataDir, allocID)[0]
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+
+	agent.kill9()
+	must.NoError(t, os.WriteFile(gate, nil, 0o644))
+	waitUntil(t, 10*time.Second, "the task to end", func() bool { return !alive(pid) })
+
+	agent = startAgent(t, config, url)
+	c = agent.client()
+	waitUntil(t, 30*time.Second, "the exit reported", func() bool {
+		a, _, err := c.Allocations().Info(allocID, nil)
+		return err == nil && a.ClientStatus == "failed"
+	})
+	a, _, err := c.Allocations().Info(allocID, nil)
+	must.NoError(t, err)
+	var code = -1
+	for _, e := range a.TaskStates["sh"].Events {
+		if e.Type == "Terminated" {
+			code = e.ExitCode
+		}
+	}
+	must.Eq(t, 7, code)
+	must.Eq(t, []int{pid}, taskPIDs(t, dataDir, allocID), must.Sprint("not started again"))
+}
