@@ -8,16 +8,25 @@ import (
 	"strings"
 
 	"github.com/hashicorp/cli"
+	"github.com/nomadfork/nomad/client/drivers/execdriver"
 	"github.com/nomadfork/nomad/command"
 	agentcmd "github.com/nomadfork/nomad/command/agent"
 )
 
 func main() {
+	// The exec driver starts this binary again as a task's init; it is no command of the CLI
+	// and must run before anything else does.
+	if execdriver.IsInit() {
+		execdriver.RunInit()
+	}
 	os.Exit(run(os.Args[1:]))
 }
 
 func run(args []string) int {
 	ui := &cli.BasicUi{Reader: os.Stdin, Writer: os.Stdout, ErrorWriter: os.Stderr}
+
+	// Servers gossip the binary's version in their "build" tag.
+	agentcmd.Build = command.Version
 
 	commands := command.Commands(ui)
 	// The agent lives outside package command so the CLI never links the

@@ -40,6 +40,12 @@ type allocRunner struct {
 	// restored is what the state file held when this runner re-attaches to an allocation a
 	// previous run of the agent started; nil for one received from the servers.
 	restored *restoredAlloc
+	// health is the verdict on the allocation's health in its deployment (alloc_health.go);
+	// healthStop ends its watcher, healthWG waits for it, healthNotify wakes it.
+	health       allocHealth
+	healthStop   chan struct{}
+	healthWG     sync.WaitGroup
+	healthNotify chan struct{}
 
 	done chan struct{}
 }
@@ -55,6 +61,8 @@ func newAllocRunner(c *Client, alloc *structs.Allocation) *allocRunner {
 		alloc:  alloc,
 		states: map[string]*structs.TaskState{},
 		done:   make(chan struct{}),
+
+		healthNotify: make(chan struct{}, 1),
 	}
 }
 
@@ -130,12 +138,14 @@ func (r *allocRunner) run() {
 	if stopping {
 		r.killAll("alloc was stopped before its tasks started")
 	}
+	r.trackHealth()
 	var wg sync.WaitGroup
 	for _, tr := range tasks {
 		wg.Add(1)
 		go tr.run(wg.Done)
 	}
 	wg.Wait()
+	r.stopHealth()
 	r.report()
 	r.mu.Lock()
 	destroyed := r.destroyed
@@ -174,7 +184,9 @@ func (r *allocRunner) update(alloc *structs.Allocation) {
 	if stop {
 		r.logger.Info("stopping allocation", "reason", alloc.DesiredDescription)
 		r.killAll("alloc stopped by the servers")
+		return
 	}
+	r.trackHealth()
 }
 
 // destroy kills the tasks of an allocation that no longer exists and removes its directory.
@@ -256,6 +268,7 @@ func (r *allocRunner) setTaskState(task string, fn func(ts *structs.TaskState)) 
 	if failed {
 		r.killAll("sibling task " + task + " failed")
 	}
+	r.healthChanged()
 	r.report()
 }
 
@@ -288,20 +301,29 @@ func clientStatus(states map[string]*structs.TaskState) (string, string) {
 }
 
 // report sends the allocation's status and task states, unless nothing changed since the last
-// report or the allocation no longer reports.
+// report or the agent is shutting down. An allocation whose job was purged still reports how
+// it ended: the servers keep that in the purge record.
 func (r *allocRunner) report() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.destroyed || r.silent || len(r.states) == 0 {
+	if r.silent || len(r.states) == 0 {
 		return
 	}
 	status, desc := clientStatus(r.states)
 	key := status + "|" + stateKey(r.states)
+	update := &structs.Allocation{ID: r.id, ClientStatus: status, ClientDescription: desc, TaskStates: r.states}
+	// The verdict rides on every report once made, so a later report that replaces this one
+	// in the updater's batch still carries it.
+	if h := r.health; h.healthy != nil {
+		update.DeploymentID = h.deploymentID
+		update.DeploymentStatus = &structs.AllocDeploymentStatus{Healthy: new(*h.healthy), Timestamp: h.at}
+		key += fmt.Sprintf("|%s:%t", h.deploymentID, *h.healthy)
+	}
 	if key == r.lastReported {
 		return
 	}
 	r.lastReported = key
-	r.c.updater.send(&structs.Allocation{ID: r.id, ClientStatus: status, ClientDescription: desc, TaskStates: r.states})
+	r.c.updater.send(update)
 }
 
 // stateKey summarises task states for change detection: state, failure, restarts and the

@@ -52,6 +52,7 @@ type RPCServers struct {
 	addrs  []string
 	logger hclog.Logger
 	yamux  *yamux.Config
+	dialer Dialer
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -68,9 +69,14 @@ type RPCServers struct {
 	streams *streamListener
 }
 
+// Dialer opens a client agent's connection to the server at addr, its first bytes written:
+// the agent's TLS dialer when its tls block has rpc = true.
+type Dialer func(ctx context.Context, addr string) (net.Conn, error)
+
 // NewRPCServers reaches the servers at addrs (host or host:port). yamuxCfg is the session
-// configuration both ends use.
-func NewRPCServers(addrs []string, yamuxCfg *yamux.Config, logger hclog.Logger) (*RPCServers, error) {
+// configuration both ends use. A nil dial connects in plain TCP, which a server with TLS on
+// its RPC port refuses.
+func NewRPCServers(addrs []string, yamuxCfg *yamux.Config, dial Dialer, logger hclog.Logger) (*RPCServers, error) {
 	if len(addrs) == 0 {
 		return nil, errors.New("client: no server addresses (client.servers or client.server_join.retry_join)")
 	}
@@ -86,7 +92,7 @@ func NewRPCServers(addrs []string, yamuxCfg *yamux.Config, logger hclog.Logger) 
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &RPCServers{
-		addrs: out, logger: logger.Named("rpc"), yamux: yamuxCfg, ctx: ctx, cancel: cancel,
+		addrs: out, logger: logger.Named("rpc"), yamux: yamuxCfg, dialer: dial, ctx: ctx, cancel: cancel,
 		streams: newStreamListener(ctx),
 	}, nil
 }
@@ -146,23 +152,40 @@ func (r *RPCServers) session() (*yamux.Session, error) {
 }
 
 func (r *RPCServers) dial(addr string) (*yamux.Session, error) {
-	d := net.Dialer{Timeout: rpcDialTimeout}
-	conn, err := d.DialContext(r.ctx, "tcp", addr)
+	dial := r.dialer
+	if dial == nil {
+		dial = dialPlain
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, rpcDialTimeout)
+	conn, err := dial(ctx, addr)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
-	_ = conn.SetWriteDeadline(time.Now().Add(rpcDialTimeout))
-	if _, err := conn.Write([]byte{ConnClientAgent}); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	_ = conn.SetWriteDeadline(time.Time{})
 	sess, err := yamux.Client(conn, r.yamux)
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
 	return sess, nil
+}
+
+// dialPlain opens a client agent's connection without TLS.
+func dialPlain(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = conn.SetWriteDeadline(deadline)
+	}
+	if _, err := conn.Write([]byte{ConnClientAgent}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	_ = conn.SetWriteDeadline(time.Time{})
+	return conn, nil
 }
 
 // drop forgets sess after a failure, so that the next call connects again (to the next server).

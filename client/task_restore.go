@@ -88,7 +88,20 @@ func (tr *taskRunner) recover(driver drivers.Driver, cfg *drivers.TaskConfig) (d
 }
 
 func (tr *taskRunner) detach() {
+	// A task its driver cannot find again would run on with no one to stop it: it is killed
+	// instead, as every task was before tasks outlived the agent.
+	if h := tr.runningHandle(); h != nil && !tr.reattachable(h) {
+		tr.kill("agent shutting down: " + tr.task.Driver + " tasks cannot be re-attached")
+		return
+	}
 	tr.detachOnce.Do(func() { close(tr.detachCh) })
+}
+
+// reattachable reports whether a restarted agent can find the task of h again.
+func (tr *taskRunner) reattachable(h drivers.TaskHandle) bool {
+	_, persistent := h.(drivers.Persistent)
+	_, recoverer := tr.ar.c.drivers[tr.task.Driver].(drivers.Recoverer)
+	return persistent && recoverer
 }
 
 func (tr *taskRunner) detached() bool {

@@ -219,6 +219,11 @@ func (tr *taskRunner) run(done func()) {
 				tr.stop(handle)
 				return
 			case <-tr.detachCh:
+				if !tr.reattachable(handle) {
+					// Started as the agent stopped, by a driver that cannot find it again.
+					tr.kill("agent shutting down: " + tr.task.Driver + " tasks cannot be re-attached")
+					tr.stop(handle)
+				}
 				return
 			case <-tr.restartCh:
 				restart = true
@@ -226,8 +231,13 @@ func (tr *taskRunner) run(done func()) {
 			}
 			handle = nil
 			tr.forgetHandle()
-			tr.event(&structs.TaskEvent{Type: structs.TaskEventTerminated, ExitCode: res.ExitCode, Signal: res.Signal,
-				Message: "Task terminated: " + res.String()}, nil)
+			terminated := &structs.TaskEvent{Type: structs.TaskEventTerminated, ExitCode: res.ExitCode, Signal: res.Signal,
+				Message: "Task terminated: " + res.String()}
+			if res.OOMKilled {
+				// Upstream's detail key, which tools read to tell an OOM kill from another.
+				terminated.Details = map[string]string{"oom_killed": "true"}
+			}
+			tr.event(terminated, nil)
 			if restart && !tr.killed() {
 				// Asked for: started again at once, not counted against the restart policy.
 				tr.event(&structs.TaskEvent{Type: structs.TaskEventRestarting, RestartReason: "User requested restart",
@@ -347,6 +357,7 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 		StdoutPath: stdout,
 		StderrPath: stderr,
 		KillSignal: tr.task.KillSignal,
+		User:       tr.task.User,
 		Resources:  taskResources(tr.task.Resources),
 		Ports:      groupPorts(tr.alloc, tr.tg),
 	}, nil

@@ -35,6 +35,20 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: meta()}, nil },
 		"job purged":   func() (cli.Command, error) { return &JobPurgedCommand{Meta: meta()}, nil },
 		"job restore":  func() (cli.Command, error) { return &JobRestoreCommand{Meta: meta()}, nil },
+		"job promote":  func() (cli.Command, error) { return &JobPromoteCommand{Meta: meta()}, nil },
+
+		"deployment":         group("Interact with deployments", deploymentHelp),
+		"deployment list":    func() (cli.Command, error) { return &DeploymentListCommand{Meta: meta()}, nil },
+		"deployment status":  func() (cli.Command, error) { return &DeploymentStatusCommand{Meta: meta()}, nil },
+		"deployment promote": func() (cli.Command, error) { return newDeploymentPromote(meta()), nil },
+		"deployment fail":    func() (cli.Command, error) { return newDeploymentFail(meta()), nil },
+		"deployment pause":   func() (cli.Command, error) { return newDeploymentPause(meta(), true), nil },
+		"deployment resume":  func() (cli.Command, error) { return newDeploymentPause(meta(), false), nil },
+
+		"node":             group("Interact with nodes", nodeHelp),
+		"node status":      func() (cli.Command, error) { return &NodeStatusCommand{Meta: meta()}, nil },
+		"node drain":       func() (cli.Command, error) { return &NodeDrainCommand{Meta: meta()}, nil },
+		"node eligibility": func() (cli.Command, error) { return &NodeEligibilityCommand{Meta: meta()}, nil },
 
 		"namespace":        group("Interact with namespaces", namespaceHelp),
 		"namespace apply":  func() (cli.Command, error) { return &NamespaceApplyCommand{Meta: meta()}, nil },
@@ -77,7 +91,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"tls cert":          group("Create certificates", tlsCertHelp),
 		"tls cert create":   func() (cli.Command, error) { return &TLSCertCreateCommand{Meta: meta()}, nil },
 		"operator":          group("Cluster operator tools", operatorHelp),
-		"operator raft":     group("Inspect and repair a stopped server's Raft log", operatorRaftHelp),
+		"operator raft":     group("Inspect a running cluster's Raft peers, or repair a stopped server's log", operatorRaftHelp),
 		"operator raft logs": func() (cli.Command, error) {
 			return &OperatorRaftLogsCommand{Meta: meta()}, nil
 		},
@@ -87,6 +101,26 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"operator raft truncate": func() (cli.Command, error) {
 			return &OperatorRaftTruncateCommand{Meta: meta()}, nil
 		},
+		"operator raft list-peers": func() (cli.Command, error) {
+			return &OperatorRaftListPeersCommand{Meta: meta()}, nil
+		},
+		"operator raft remove-peer": func() (cli.Command, error) {
+			return &OperatorRaftRemovePeerCommand{Meta: meta()}, nil
+		},
+		"operator autopilot": group("Inspect and change autopilot", operatorAutopilotHelp),
+		"operator autopilot get-config": func() (cli.Command, error) {
+			return &OperatorAutopilotGetCommand{Meta: meta()}, nil
+		},
+		"operator autopilot set-config": func() (cli.Command, error) {
+			return &OperatorAutopilotSetCommand{Meta: meta()}, nil
+		},
+		"operator autopilot health": func() (cli.Command, error) {
+			return &OperatorAutopilotHealthCommand{Meta: meta()}, nil
+		},
+		"server":             group("Inspect and manage the servers' gossip pool", serverHelp),
+		"server members":     func() (cli.Command, error) { return &ServerMembersCommand{Meta: meta()}, nil },
+		"server join":        func() (cli.Command, error) { return &ServerJoinCommand{Meta: meta()}, nil },
+		"server force-leave": func() (cli.Command, error) { return &ServerForceLeaveCommand{Meta: meta()}, nil },
 	}
 }
 

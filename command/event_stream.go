@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
 	"sort"
@@ -122,7 +123,7 @@ func (c *EventStreamCommand) follow(ctx context.Context, client *api.Client, top
 	delay := base
 	var lastSeen uint64
 	for {
-		ch, err := client.EventStream().Stream(ctx, topics, index, nil)
+		ch, err := openEventStream(ctx, client, topics, index)
 		switch {
 		case ctx.Err() != nil:
 			return 0
@@ -131,22 +132,33 @@ func (c *EventStreamCommand) follow(ctx context.Context, client *api.Client, top
 		case err != nil:
 			c.Ui.Warn(fmt.Sprintf("Event stream unavailable: %v; retrying from index %d", err, index))
 		default:
-			for batch := range ch {
-				if batch.Err != nil {
+			for frame := range ch {
+				if frame.Gap != nil {
+					// Said by the agent instead of skipping: print what is lost, go on from
+					// the oldest index it still has.
+					if lost := gapLost(frame.Gap, lastSeen); lost != "" {
+						c.Ui.Warn(lost)
+					}
+					if frame.Gap.OldestIndex > index {
+						index = frame.Gap.OldestIndex
+					}
+					continue
+				}
+				if frame.err != nil {
 					if ctx.Err() == nil {
-						c.Ui.Warn(fmt.Sprintf("Event stream interrupted: %v; resubscribing from index %d", batch.Err, index))
+						c.Ui.Warn(fmt.Sprintf("Event stream interrupted: %v; resubscribing from index %d", frame.err, index))
 					}
 					break
 				}
-				if lastSeen != 0 && batch.Index <= lastSeen {
+				if lastSeen != 0 && frame.Index <= lastSeen {
 					continue
 				}
-				for _, e := range batch.Events {
+				for _, e := range frame.Events {
 					if filter.keep(e) {
 						c.printEvent(e, asJSON)
 					}
 				}
-				lastSeen, index = batch.Index, batch.Index
+				lastSeen, index = frame.Index, frame.Index
 				delay = base
 			}
 		}
@@ -160,6 +172,74 @@ func (c *EventStreamCommand) follow(ctx context.Context, client *api.Client, top
 		}
 		delay = min(delay*2, maxStreamBackoff)
 	}
+}
+
+// eventGap is the agent's gap frame: events after LastIndex and before OldestIndex are gone.
+type eventGap struct {
+	LastIndex   uint64
+	OldestIndex uint64
+	Reason      string
+}
+
+// streamFrame is one line of /v1/event/stream: a batch, a heartbeat, a gap, or an error.
+type streamFrame struct {
+	Index  uint64
+	Events []api.Event
+	Gap    *eventGap
+	Error  string
+	err    error
+}
+
+// gapLost describes the events a gap took from a reader that had printed through lastSeen; ""
+// when it had them all.
+func gapLost(g *eventGap, lastSeen uint64) string {
+	from := max(g.LastIndex, lastSeen) + 1
+	if g.OldestIndex <= from {
+		return ""
+	}
+	return fmt.Sprintf("Events from index %d to %d are no longer held by the agent (%s) and were not printed; resuming at index %d",
+		from, g.OldestIndex-1, g.Reason, g.OldestIndex)
+}
+
+// openEventStream reads the stream's NDJSON itself rather than through the official client,
+// which takes the agent's gap frames for heartbeats.
+func openEventStream(ctx context.Context, client *api.Client, topics map[api.Topic][]string, index uint64) (<-chan streamFrame, error) {
+	params := url.Values{}
+	params.Set("index", strconv.FormatUint(index, 10))
+	for topic, keys := range topics {
+		for _, k := range keys {
+			params.Add("topic", string(topic)+":"+k)
+		}
+	}
+	body, err := client.Raw().Response("/v1/event/stream?"+params.Encode(), (&api.QueryOptions{}).WithContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan streamFrame, 16)
+	go func() {
+		defer close(out)
+		defer body.Close()
+		dec := json.NewDecoder(body)
+		for ctx.Err() == nil {
+			var f streamFrame
+			if err := dec.Decode(&f); err != nil {
+				f = streamFrame{err: err}
+			} else if f.Error != "" {
+				f.err = errors.New(f.Error)
+			} else if f.Gap == nil && f.Index == 0 && len(f.Events) == 0 {
+				continue // heartbeat
+			}
+			select {
+			case out <- f:
+			case <-ctx.Done():
+				return
+			}
+			if f.err != nil {
+				return
+			}
+		}
+	}()
+	return out, nil
 }
 
 // permanentStreamError tells refusals that retrying cannot fix (bad request,

@@ -222,3 +222,38 @@ func TestParseTopics(t *testing.T) {
 		})
 	}
 }
+
+// TestEventStream_GapsArePrintedAndSkipped: the agent's gap frames (a start older than its
+// buffer, a reader that fell behind) are printed as warnings naming the lost indexes, and the
+// command resubscribes from the oldest index the agent still holds.
+func TestEventStream_GapsArePrintedAndSkipped(t *testing.T) {
+	ss := &streamServer{scripts: [][]string{
+		{`{"Index":0,"Gap":{"LastIndex":4,"OldestIndex":9,"Reason":"index not retained"}}`, batchStop,
+			`{"Index":0,"Gap":{"LastIndex":10,"OldestIndex":13,"Reason":"subscriber fell behind"}}`,
+			`{"Error":"subscriber fell behind the event buffer and missed events; resubscribe from the last index received"}`},
+		{batchRegister},
+	}}
+	fa := newFakeAgent(t, map[string]route{"GET /v1/event/stream": ss.handle})
+	ui := cli.NewMockUi()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := &EventStreamCommand{Meta: Meta{Ui: ui}, ctx: ctx, backoff: 10 * time.Millisecond}
+	done := make(chan int, 1)
+	go func() { done <- cmd.Run([]string{"-address=" + fa.srv.URL, "-index", "5"}) }()
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		return strings.Count(ui.OutputWriter.String(), "\n") == 2
+	}), wait.Timeout(5*time.Second), wait.Gap(10*time.Millisecond)), must.Func(func() string {
+		return fmt.Sprintf("output %q, errors %q", ui.OutputWriter.String(), ui.ErrorWriter.String())
+	}))
+	cancel()
+	must.Eq(t, 0, <-done)
+
+	idx, _ := ss.seen()
+	must.Eq(t, []string{"5", "13"}, idx, must.Sprint("resubscribed from the oldest index the agent holds"))
+	warnings := ui.ErrorWriter.String()
+	must.StrContains(t, warnings, "Events from index 5 to 8 are no longer held by the agent (index not retained) and were not printed; resuming at index 9")
+	must.StrContains(t, warnings, "Events from index 11 to 12 are no longer held by the agent (subscriber fell behind)")
+	out := ui.OutputWriter.String()
+	must.StrContains(t, out, "index=10 ")
+	must.StrContains(t, out, "index=13 ")
+}

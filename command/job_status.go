@@ -128,6 +128,17 @@ func (c *JobStatusCommand) show(client *api.Client, jobID string, short, asJSON 
 	c.Ui.Output("\nSummary")
 	c.Ui.Output(formatSummary(summary))
 
+	latest, _, err := client.Jobs().LatestDeployment(jobID, nil)
+	if err != nil && !isNotFound(err) {
+		return c.fail("Error querying job deployment: %v", err)
+	}
+	if latest != nil {
+		c.Ui.Output("\nLatest Deployment")
+		c.Ui.Output(formatKV([]string{"ID|" + shortID(latest.ID), "Status|" + latest.Status, "Description|" + latest.StatusDescription}))
+		c.Ui.Output("\nDeployed")
+		c.Ui.Output(formatDeploymentGroups(latest))
+	}
+
 	// An agent with no client nodes may not serve allocations at all; that
 	// is the same as having none.
 	allocs, _, err := client.Jobs().Allocations(jobID, false, nil)

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -82,10 +83,36 @@ func TestJobStatus_Job(t *testing.T) {
 		"Periodic      = false\n" +
 		"Parameterized = false\n"
 	cases := []struct {
-		name string
-		args []string
-		want string
+		name       string
+		args       []string
+		deployment string // the answer of /v1/job/web/deployment; "" = 404
+		want       string
 	}{
+		{
+			name:       "with its latest deployment",
+			args:       []string{"web"},
+			deployment: strings.TrimSuffix(strings.TrimPrefix(deploymentsBody, "["), "]"),
+			want: header + "\nSummary\n" +
+				"Task Group     Queued  Starting  Running  Failed  Complete  Lost  Unknown\n" +
+				"api-long-name  1       0         2        0       0         0     0\n" +
+				"web            0       0         12       1       3         0     0\n" +
+				"\nLatest Deployment\nID          = 5e1f2a3b\nStatus      = running\n" +
+				"Description = Deployment is running but requires manual promotion\n" +
+				"\nDeployed\n" +
+				"Task Group  Auto Revert  Promoted  Desired  Canaries  Placed  Healthy  Unhealthy  Progress Deadline\n" +
+				"web         true         false     3        1         1       1        0          -\n" +
+				"\nAllocations\nNo allocations placed\n",
+		},
+		{
+			name:       "no deployment",
+			args:       []string{"web"},
+			deployment: "null",
+			want: header + "\nSummary\n" +
+				"Task Group     Queued  Starting  Running  Failed  Complete  Lost  Unknown\n" +
+				"api-long-name  1       0         2        0       0         0     0\n" +
+				"web            0       0         12       1       3         0     0\n" +
+				"\nAllocations\nNo allocations placed\n",
+		},
 		{
 			name: "full",
 			args: []string{"web"},
@@ -103,12 +130,16 @@ func TestJobStatus_Job(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fa := newFakeAgent(t, map[string]route{
+			routes := map[string]route{
 				"GET /v1/jobs":                jsonBody(jobListWeb),
 				"GET /v1/job/web":             jsonBody(jobReadWeb),
 				"GET /v1/job/web/summary":     jsonBody(jobSummaryWeb),
 				"GET /v1/job/web/allocations": jsonBody(`[]`),
-			})
+			}
+			if tc.deployment != "" {
+				routes["GET /v1/job/web/deployment"] = jsonBody(tc.deployment)
+			}
+			fa := newFakeAgent(t, routes)
 			code, out, errOut := runCLI(t, fa.srv.URL, "", append([]string{"job", "status"}, tc.args...)...)
 			must.Eq(t, 0, code, must.Sprint(errOut))
 			must.Eq(t, tc.want, out)

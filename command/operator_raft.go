@@ -10,7 +10,7 @@ import (
 	"github.com/nomadfork/nomad/raftutil"
 )
 
-// The operator raft commands work on a stopped server's data dir, not over HTTP: they are the
+// The offline operator raft commands (logs, skip, truncate) work on a stopped server's data dir, not over HTTP: they are the
 // way back for a log the server refuses to start with. They import raftutil only
 // (outside nomad/, importing only structs: scripts/check-imports.sh holds it to that), never the server.
 
@@ -24,10 +24,11 @@ Usage: nomad operator <subcommand> [options] [args]
 `
 
 const operatorRaftHelp = `
-Usage: nomad operator raft <subcommand> [options] <data_dir>
+Usage: nomad operator raft <subcommand> [options] [args]
 
-  Inspect and repair a stopped server's Raft log in its data dir. The agent
-  must be stopped: the commands refuse to run while it holds the data dir.
+  list-peers and remove-peer work on a running cluster over HTTP. logs, skip
+  and truncate inspect and repair a stopped server's Raft log in its data dir:
+  the agent must be stopped, as they refuse to run while it holds the data dir.
 `
 
 // OperatorRaftLogsCommand lists and verifies the entries of a stopped server's log.

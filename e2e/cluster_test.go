@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +27,7 @@ func TestCluster_ThreeServers(t *testing.T) {
 	var joins []string
 	for i := range nodes {
 		nodes[i] = node{http: freePort(t), rpc: freePort(t), serf: freePort(t)}
-		joins = append(joins, fmt.Sprintf("%q", fmt.Sprintf("127.0.0.1:%d", nodes[i].rpc)))
+		joins = append(joins, fmt.Sprintf("%q", fmt.Sprintf("127.0.0.1:%d", nodes[i].serf)))
 	}
 	agents := make([]*agentProc, n)
 	for i, nd := range nodes {
@@ -79,6 +81,21 @@ server {
 		}
 	}
 
+	// Gossip lists the three servers and the CLI shows them and the Raft peers.
+	members, err := agents[0].client().Agent().Members()
+	must.NoError(t, err)
+	must.Len(t, n, members.Members)
+	for _, m := range members.Members {
+		must.Eq(t, "alive", m.Status)
+	}
+	out, code := nomadIn(t, t.TempDir(), nil, "server", "members", "-address", agents[0].httpURL)
+	must.Eq(t, 0, code, must.Sprint(out))
+	must.Eq(t, n+1, len(strings.Split(strings.TrimSpace(out), "\n")), must.Sprint(out))
+	out, code = nomadIn(t, t.TempDir(), nil, "operator", "raft", "list-peers", "-address", agents[0].httpURL)
+	must.Eq(t, 0, code, must.Sprint(out))
+	must.Eq(t, 1, strings.Count(out, "leader"), must.Sprint(out))
+	must.Eq(t, n-1, strings.Count(out, "follower"), must.Sprint(out))
+
 	// Writes through a follower are forwarded to the leader.
 	for i := 0; i < 5; i++ {
 		_, _, err := follower.client().Jobs().Register(testJob(fmt.Sprintf("job-%d", i)), nil)
@@ -110,6 +127,21 @@ server {
 	}
 	_, _, err = survivor.client().Jobs().Deregister("job-0", true, nil)
 	must.NoError(t, err)
+
+	// Gossip marks the killed leader failed and autopilot (cleanup_dead_servers, on by
+	// default) removes it from Raft.
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		peers, err := survivor.client().Status().Peers()
+		if err == nil && len(peers) == n-1 {
+			must.SliceNotContains(t, peers, leaderRPC)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed leader was never removed from Raft: %v %v", peers, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func joinList(quoted []string) string {
@@ -121,4 +153,95 @@ func joinList(quoted []string) string {
 		out += q
 	}
 	return out
+}
+
+// TestCluster_LeaveOnTerminateAndRejoin stops a follower with SIGTERM under
+// leave_on_terminate: it leaves gossip and Raft at once (no wait for failure detection), then
+// starts again on its data dir and the leader adds it back once it authenticates.
+func TestCluster_LeaveOnTerminateAndRejoin(t *testing.T) {
+	const n = 3
+	type node struct{ http, rpc, serf int }
+	nodes := make([]node, n)
+	var joins []string
+	for i := range nodes {
+		nodes[i] = node{http: freePort(t), rpc: freePort(t), serf: freePort(t)}
+		joins = append(joins, fmt.Sprintf("%q", fmt.Sprintf("127.0.0.1:%d", nodes[i].serf)))
+	}
+	agents := make([]*agentProc, n)
+	for i, nd := range nodes {
+		cfg := fmt.Sprintf(`
+name               = "server-%d"
+data_dir           = %q
+bind_addr          = "127.0.0.1"
+leave_on_terminate = true
+ports {
+  http = %d
+  rpc  = %d
+  serf = %d
+}
+server {
+  enabled          = true
+  bootstrap_expect = %d
+  encrypt          = %q
+  server_join {
+    retry_join     = [%s]
+    retry_interval = "1s"
+  }
+}
+`, i, t.TempDir(), nd.http, nd.rpc, nd.serf, n, e2eClusterKey, joinList(joins))
+		path := filepath.Join(t.TempDir(), "agent.hcl")
+		must.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+		agents[i] = startAgentNoWait(t, path, fmt.Sprintf("http://127.0.0.1:%d", nd.http))
+	}
+	for _, a := range agents {
+		a.waitForLeader()
+	}
+	peersOf := func(a *agentProc) int {
+		peers, err := a.client().Status().Peers()
+		if err != nil {
+			return -1
+		}
+		return len(peers)
+	}
+	waitPeers := func(a *agentProc, want int, what string) {
+		deadline := time.Now().Add(30 * time.Second)
+		for peersOf(a) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: never saw %d peers (have %d)", what, want, peersOf(a))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitPeers(agents[0], n, "formed")
+
+	leaderRPC, err := agents[0].client().Status().Leader()
+	must.NoError(t, err)
+	var follower, other *agentProc
+	followerName := ""
+	for i, a := range agents {
+		if fmt.Sprintf("127.0.0.1:%d", nodes[i].rpc) == leaderRPC {
+			continue
+		}
+		if follower == nil {
+			follower, followerName = a, fmt.Sprintf("server-%d.global", i)
+		} else {
+			other = a
+		}
+	}
+	must.NoError(t, follower.cmd.Process.Signal(syscall.SIGTERM))
+	must.NoError(t, follower.cmd.Wait())
+	must.Eq(t, 0, follower.cmd.ProcessState.ExitCode())
+	// It left gossip ("left", not "failed") and Raft before it stopped.
+	waitPeers(other, n-1, "left")
+	members, err := other.client().Agent().Members()
+	must.NoError(t, err)
+	statuses := map[string]string{}
+	for _, m := range members.Members {
+		statuses[m.Name] = m.Status
+	}
+	must.Eq(t, "left", statuses[followerName], must.Sprint(statuses))
+
+	back := startAgentNoWait(t, follower.config, follower.httpURL)
+	back.waitForLeader()
+	waitPeers(other, n, "rejoined")
 }

@@ -40,6 +40,12 @@ func JobWithID(id string) *structs.Job {
 func BatchJob(id string) *structs.Job {
 	j := JobWithID(id)
 	j.Type = structs.JobTypeBatch
+	// Canonicalized as a service job, it got the service update defaults; a batch job may not
+	// have an update block.
+	j.Update = nil
+	for _, tg := range j.TaskGroups {
+		tg.Update = nil
+	}
 	return j
 }
 

@@ -211,7 +211,7 @@ func (a *ACL) newToken(t *structs.ACLToken, secret string) (*structs.ACLToken, e
 	}
 	if secret != "" {
 		if _, err := uuid.ParseUUID(secret); err != nil {
-			return nil, structs.BadRequest("BootstrapSecret must be a UUID")
+			return nil, structs.BadRequest("invalid acl token")
 		}
 		t.SecretID = secret
 	} else if t.SecretID, err = uuid.GenerateUUID(); err != nil {

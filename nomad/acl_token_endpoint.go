@@ -4,6 +4,7 @@ import (
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
@@ -38,21 +39,23 @@ func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.A
 	if len(in.Name) > 256 {
 		return structs.BadRequest("token name too long")
 	}
-	for _, p := range in.Policies {
-		pol, err := store.ACLPolicyByName(nil, p)
-		if err != nil {
-			return err
-		}
-		if pol == nil {
-			return structs.BadRequest("cannot find policy %s", p)
-		}
-	}
+	// A policy named here need not exist yet, as upstream: the token gets its rules once it
+	// does (tools create tokens and policies in either order). A missing one grants nothing.
 	roles, err := a.resolveRoleLinks(store, in.Roles)
 	if err != nil {
 		return err
 	}
+	var existing *structs.ACLToken
+	if in.AccessorID != "" {
+		if existing, err = store.ACLTokenByAccessorID(nil, in.AccessorID); err != nil {
+			return err
+		}
+		if existing == nil && in.SecretID == "" {
+			return structs.NewErrCode(404, "ACL token %q not found", in.AccessorID)
+		}
+	}
 	var token *structs.ACLToken
-	if in.AccessorID == "" {
+	if existing == nil {
 		if in.ExpirationTTL < 0 {
 			return structs.BadRequest("ExpirationTTL must not be negative")
 		}
@@ -68,7 +71,13 @@ func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.A
 			}
 		}
 		exp := in.ExpirationTime
-		token, err = a.newToken(&structs.ACLToken{Name: in.Name, Type: in.Type, Policies: in.Policies, Roles: roles, Global: in.Global, ExpirationTTL: in.ExpirationTTL}, "")
+		if in.AccessorID != "" {
+			// An upload (PUT /v1/acl/token/:accessor of a token this cluster does not hold):
+			// the token keeps the IDs it had elsewhere.
+			token, err = a.uploadedToken(store, in, roles)
+		} else {
+			token, err = a.newToken(&structs.ACLToken{Name: in.Name, Type: in.Type, Policies: in.Policies, Roles: roles, Global: in.Global, ExpirationTTL: in.ExpirationTTL}, "")
+		}
 		if err != nil {
 			return err
 		}
@@ -77,15 +86,11 @@ func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.A
 			token.SetHash()
 		}
 	} else {
-		existing, err := store.ACLTokenByAccessorID(nil, in.AccessorID)
-		if err != nil {
-			return err
-		}
-		if existing == nil {
-			return structs.NewErrCode(404, "ACL token %q not found", in.AccessorID)
-		}
 		if existing.Global != in.Global {
 			return structs.BadRequest("cannot toggle global mode")
+		}
+		if in.ExpirationTTL != 0 && in.ExpirationTTL != existing.ExpirationTTL {
+			return structs.BadRequest("cannot update expiration TTL")
 		}
 		c := *existing
 		c.Name, c.Type, c.Policies, c.Roles = in.Name, in.Type, in.Policies, roles
@@ -106,6 +111,35 @@ func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.A
 	reply.Tokens = []*structs.ACLToken{stored}
 	reply.Index = index
 	return nil
+}
+
+// uploadedToken is a client token imported with the accessor and secret IDs it was given
+// elsewhere. Both must be UUIDs that no token here uses; management tokens are never imported.
+func (a *ACL) uploadedToken(store *state.StateStore, in *structs.ACLToken, roles []*structs.ACLTokenRoleLink) (*structs.ACLToken, error) {
+	if in.Type != structs.ACLClientToken {
+		return nil, structs.BadRequest("cannot upload management tokens")
+	}
+	if _, err := uuid.ParseUUID(in.AccessorID); err != nil {
+		return nil, structs.BadRequest("invalid accessor ID: must be a UUID")
+	}
+	if _, err := uuid.ParseUUID(in.SecretID); err != nil {
+		return nil, structs.BadRequest("invalid secret ID: must be a UUID")
+	}
+	taken, err := store.ACLTokenBySecretID(nil, in.SecretID)
+	if err != nil {
+		return nil, err
+	}
+	if taken != nil {
+		return nil, structs.BadRequest("secret ID already in use")
+	}
+	token, err := a.newToken(&structs.ACLToken{Name: in.Name, Type: in.Type, Policies: in.Policies, Roles: roles,
+		Global: in.Global, ExpirationTTL: in.ExpirationTTL}, "")
+	if err != nil {
+		return nil, err
+	}
+	token.AccessorID, token.SecretID = in.AccessorID, in.SecretID
+	token.SetHash()
+	return token, nil
 }
 
 // resolveRoleLinks fills role links given by ID or name with both.

@@ -254,6 +254,17 @@ func (a *Alloc) UpdateFromClient(args *structs.AllocUpdateRequest, reply *struct
 		if existing != nil && existing.NodeID != args.NodeID {
 			return structs.PermissionDenied("allocation %s is not placed on node %s", update.ID, args.NodeID)
 		}
+		if existing == nil {
+			// Its job may have been removed while it ran: the purge record keeps it, and the
+			// report of its end is still accepted from its own node.
+			rec, err := store.PurgeRecordByAllocID(update.ID)
+			if err != nil {
+				return err
+			}
+			if rec != nil && !purgedOnNode(rec, update.ID, args.NodeID) {
+				return structs.PermissionDenied("allocation %s is not placed on node %s", update.ID, args.NodeID)
+			}
+		}
 		switch update.ClientStatus {
 		case structs.AllocClientStatusPending, structs.AllocClientStatusRunning, structs.AllocClientStatusComplete,
 			structs.AllocClientStatusFailed, structs.AllocClientStatusLost, structs.AllocClientStatusUnknown:
@@ -268,4 +279,14 @@ func (a *Alloc) UpdateFromClient(args *structs.AllocUpdateRequest, reply *struct
 	}
 	reply.Index = index
 	return nil
+}
+
+// purgedOnNode reports whether the record's allocation allocID was placed on nodeID.
+func purgedOnNode(rec *structs.PurgeRecord, allocID, nodeID string) bool {
+	for _, a := range rec.Allocations {
+		if a.ID == allocID {
+			return a.NodeID == nodeID
+		}
+	}
+	return false
 }

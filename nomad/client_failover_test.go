@@ -30,7 +30,7 @@ func TestClientRPC_Failover(t *testing.T) {
 		}
 		addrs = append(addrs, s.RaftAddr())
 	}
-	rpc, err := client.NewRPCServers(addrs, ClientYamuxConfig(), nil)
+	rpc, err := client.NewRPCServers(addrs, ClientYamuxConfig(), nil, nil)
 	must.NoError(t, err)
 	t.Cleanup(rpc.Close)
 	c, err := client.New(&client.Config{

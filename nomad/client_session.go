@@ -49,7 +49,7 @@ func (s *Server) DialNode(nodeID string) (net.Conn, error) {
 	if conn, ok, err := s.dialNodeHere(nodeID); ok {
 		return conn, err
 	}
-	if s.clusterKey == nil || s.rpcListener == nil {
+	if (s.clusterKey == nil && s.rpcTLS == nil) || s.rpcListener == nil {
 		return nil, errNoNodePath(nodeID)
 	}
 	peers, err := s.Peers()
@@ -117,7 +117,8 @@ func (c *releasingConn) Close() error {
 }
 
 func (s *Server) dialRelay(peer, nodeID string) (net.Conn, error) {
-	conn, err := dialServer(s.clusterKey, peer, connRPC, 5*time.Second)
+	// As any server-to-server stream: TLS when the RPC port has it, else the cluster key.
+	conn, err := s.dialer().dial(peer, connRPC, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}

@@ -20,8 +20,18 @@ type Config struct {
 	RaftBindAddr      string
 	RaftAdvertiseAddr string
 	BootstrapExpect   int
-	// RetryJoin lists Raft addresses of other servers to join.
+	// SerfBindAddr is where gossip listens (ports.serf, TCP and UDP); empty runs no gossip,
+	// as a lone server needs none. SerfAdvertiseAddr is what the others are told.
+	SerfBindAddr      string
+	SerfAdvertiseAddr string
+	// RetryJoin lists the serf (gossip) addresses of other servers to join.
 	RetryJoin []string
+	// RetryInterval is the wait between retry_join attempts (0: half a second);
+	// RetryMaxAttempts > 0 gives up after that many.
+	RetryInterval    time.Duration
+	RetryMaxAttempts int
+	// Build is the version this server gossips in its "build" tag.
+	Build string
 	// EncryptKey is `server { encrypt }`: base64 of 16, 24 or 32 bytes. Servers prove it to
 	// each other before any Raft or server RPC is read; without it (and without TLS) a server
 	// accepts no server connection, and one configured to join others refuses to start.
@@ -30,8 +40,10 @@ type Config struct {
 	// servers present and require certificates from the CA and need no key to join.
 	TLS *RPCTLSConfig
 
-	JobGCInterval         time.Duration
-	JobGCThreshold        time.Duration
+	JobGCInterval  time.Duration
+	JobGCThreshold time.Duration
+	// NodeGCThreshold is how long a node must have been down before the GC removes it.
+	NodeGCThreshold       time.Duration
 	EvalGCThreshold       time.Duration
 	JobTrackedVersions    int
 	PurgeHistoryRetention time.Duration
@@ -81,8 +93,10 @@ func DefaultConfig() *Config {
 		Region:                   "global",
 		Datacenter:               "dc1",
 		BootstrapExpect:          1,
+		Build:                    "0.1.0-fork",
 		JobGCInterval:            5 * time.Minute,
 		JobGCThreshold:           4 * time.Hour,
+		NodeGCThreshold:          24 * time.Hour,
 		EvalGCThreshold:          time.Hour,
 		JobTrackedVersions:       6,
 		JobMaxCount:              DefaultJobMaxCount,

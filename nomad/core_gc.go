@@ -91,13 +91,73 @@ func (s *Server) runJobGC(force bool, forcedBy *structs.Actor) (int, error) {
 	return removed, flush()
 }
 
+// nodeGCBatch bounds the nodes removed by one Raft entry.
+const nodeGCBatch = 64
+
+// nodeGCEligible reports whether the GC may remove node at t: it has been down for threshold
+// (any time, when forced) and nothing on it still runs. Down nodes' allocations are lost, so
+// this last check only guards a node whose client answered again in between.
+func nodeGCEligible(node *structs.Node, allocs []*structs.Allocation, threshold time.Duration, t time.Time, force bool) bool {
+	if node.Status != structs.NodeStatusDown {
+		return false
+	}
+	for _, a := range allocs {
+		if !a.ClientTerminalStatus() {
+			return false
+		}
+	}
+	return force || t.Sub(time.Unix(node.StatusUpdatedAt, 0)) >= threshold
+}
+
+// runNodeGC removes eligible down nodes through Raft (NodeDeregistration events), in batches.
+func (s *Server) runNodeGC(force bool) (int, error) {
+	store := s.State()
+	nodes, err := store.Nodes(nil, "")
+	if err != nil {
+		return 0, err
+	}
+	t := time.Now()
+	var batch []string
+	removed := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		_, err := s.raftApply(structs.NodeDeregisterRequestType, &structs.NodeDeregisterRequest{NodeIDs: batch, UpdatedAt: t.UnixNano()})
+		if err == nil {
+			removed += len(batch)
+			for _, id := range batch {
+				s.clearHeartbeat(id)
+			}
+		}
+		batch = nil
+		return err
+	}
+	for _, n := range nodes {
+		allocs, err := store.AllocsByNode(nil, n.ID)
+		if err != nil {
+			return removed, err
+		}
+		if !nodeGCEligible(n, allocs, s.config.NodeGCThreshold, t, force) {
+			continue
+		}
+		batch = append(batch, n.ID)
+		if len(batch) == nodeGCBatch {
+			if err := flush(); err != nil {
+				return removed, err
+			}
+		}
+	}
+	return removed, flush()
+}
+
 // System is the endpoint of cluster-wide operations.
 type System struct {
 	srv *Server
 }
 
-// GarbageCollect forces a job GC now, ignoring the threshold but keeping tagged and
-// scaled-to-zero jobs. Management only.
+// GarbageCollect forces a job GC and a node GC now, ignoring their thresholds but keeping
+// tagged and scaled-to-zero jobs and nodes that are not down. Management only.
 func (sys *System) GarbageCollect(args *structs.WriteRequest, reply *structs.GenericResponse) error {
 	if done, err := sys.srv.forward("System.GarbageCollect", args, reply); done {
 		return err
@@ -113,6 +173,9 @@ func (sys *System) GarbageCollect(args *structs.WriteRequest, reply *structs.Gen
 		return err
 	}
 	if _, err := sys.srv.runJobGC(true, actor); err != nil {
+		return err
+	}
+	if _, err := sys.srv.runNodeGC(true); err != nil {
 		return err
 	}
 	reply.Index = sys.srv.State().LatestIndex()

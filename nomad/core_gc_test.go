@@ -74,3 +74,60 @@ func TestSecurity_ForcedGCRecordsRequestingToken(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeGCEligible(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	down := func(ago time.Duration) *structs.Node {
+		n := mock.Node("n1")
+		n.Status = structs.NodeStatusDown
+		n.StatusUpdatedAt = now.Add(-ago).Unix()
+		return n
+	}
+	lost := &structs.Allocation{ClientStatus: structs.AllocClientStatusLost}
+	running := &structs.Allocation{ClientStatus: structs.AllocClientStatusRunning}
+	cases := []struct {
+		name   string
+		node   *structs.Node
+		allocs []*structs.Allocation
+		force  bool
+		want   bool
+	}{
+		{name: "down past the threshold", node: down(25 * time.Hour), allocs: []*structs.Allocation{lost}, want: true},
+		{name: "down within the threshold", node: down(time.Hour)},
+		{name: "forced ignores the threshold", node: down(time.Minute), force: true, want: true},
+		{name: "ready node is kept", node: mock.Node("n1"), force: true},
+		{name: "something still runs", node: down(48 * time.Hour), allocs: []*structs.Allocation{running}, force: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.Eq(t, tc.want, nodeGCEligible(tc.node, tc.allocs, 24*time.Hour, now, tc.force))
+		})
+	}
+}
+
+// The scheduled node GC keeps recently downed nodes; a forced GC removes every down node
+// through Raft, with a NodeDeregistration event, and never a ready one.
+func TestNodeGC_RemovesDownNodes(t *testing.T) {
+	srv := TestServer(t, func(c *Config) { c.NodeGCThreshold = time.Hour })
+	registerNode(t, srv, mock.Node("up"), "")
+	registerNode(t, srv, mock.Node("gone"), "")
+	var r structs.NodeUpdateResponse
+	must.NoError(t, srv.Endpoints.Node.UpdateStatus(&structs.NodeUpdateStatusRequest{
+		NodeID: "gone", Status: structs.NodeStatusDown, WriteRequest: structs.WriteRequest{AuthToken: "secret-gone"},
+	}, &r))
+
+	n, err := srv.runNodeGC(false)
+	must.NoError(t, err)
+	must.Zero(t, n)
+
+	events := nodeEventsOf(t, srv, func() error {
+		var reply structs.GenericResponse
+		return srv.Endpoints.System.GarbageCollect(&structs.WriteRequest{}, &reply)
+	})
+	must.Eq(t, []nodeEventSeen{{Type: "NodeDeregistration", NodeID: "gone", Elig: structs.NodeSchedulingEligible}}, events)
+	for id, want := range map[string]bool{"up": true, "gone": false} {
+		node, err := srv.State().NodeByID(nil, id)
+		must.NoError(t, err)
+		must.Eq(t, want, node != nil, must.Sprintf("node %s", id))
+	}
+}

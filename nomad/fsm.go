@@ -45,6 +45,8 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerNodeLifecycleCommands()
 	f.registerAllocCommands()
 	f.registerKeyringCommands()
+	f.registerDeploymentCommands()
+	f.registerAutopilotCommands()
 	return f, nil
 }
 

@@ -13,6 +13,24 @@ func (f *FSM) registerACLCommands() {
 	f.registerCommand(structs.ACLTokenBootstrapRequestType, f.applyACLTokenBootstrap)
 	f.registerCommand(structs.ACLRoleUpsertRequestType, f.applyACLRoleUpsert)
 	f.registerCommand(structs.ACLRoleDeleteRequestType, f.applyACLRoleDelete)
+	f.registerCommand(structs.OneTimeTokenUpsertRequestType, f.applyOneTimeTokenUpsert)
+	f.registerCommand(structs.OneTimeTokenDeleteRequestType, f.applyOneTimeTokenDelete)
+}
+
+func (f *FSM) applyOneTimeTokenUpsert(buf []byte, index uint64) any {
+	var req structs.OneTimeTokenUpsertRequest
+	decode(buf, &req, structs.OneTimeTokenUpsertRequestType, index)
+	return f.applyInTxn(structs.OneTimeTokenUpsertRequestType, index, nil, func(s *state.StateStore, txn *state.Txn) error {
+		return s.UpsertOneTimeTokenTxn(txn, req.Token)
+	})
+}
+
+func (f *FSM) applyOneTimeTokenDelete(buf []byte, index uint64) any {
+	var req structs.OneTimeTokenDeleteRequest
+	decode(buf, &req, structs.OneTimeTokenDeleteRequestType, index)
+	return f.applyInTxn(structs.OneTimeTokenDeleteRequestType, index, nil, func(s *state.StateStore, txn *state.Txn) error {
+		return s.DeleteOneTimeTokensTxn(txn, req.Secrets, req.Exchange)
+	})
 }
 
 // applyInTxn runs one store write in the entry's transaction and commits it when it succeeds.

@@ -31,7 +31,7 @@ func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 	store := f.State()
 	txn := store.WriteTxn(structs.AllocClientUpdateRequestType, index, nil)
 	defer txn.Abort()
-	if err := store.UpdateAllocsFromClientTxn(txn, req.Alloc, req.UpdatedAt); err != nil {
+	if err := store.UpdateAllocsFromClientTxn(txn, req.NodeID, req.Alloc, req.UpdatedAt); err != nil {
 		return err
 	}
 	txn.Commit()

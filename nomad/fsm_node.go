@@ -85,7 +85,7 @@ func (f *FSM) applyNodeUpdateEligibility(buf []byte, index uint64) any {
 	store := f.State()
 	txn := store.WriteTxn(structs.NodeUpdateEligibilityRequestType, index, nil)
 	defer txn.Abort()
-	if err := store.UpdateNodeEligibilityTxn(txn, req.NodeID, req.Eligibility); err != nil {
+	if err := store.UpdateNodeEligibilityTxn(txn, req.NodeID, req.Eligibility, req.UpdatedAt); err != nil {
 		return err
 	}
 	if err := store.UpsertEvalsTxn(txn, req.Evals); err != nil {

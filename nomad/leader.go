@@ -2,7 +2,13 @@ package nomad
 
 import (
 	"context"
+	"sync"
 	"time"
+
+	"github.com/nomadfork/nomad/nomad/deploymentwatcher"
+	"github.com/nomadfork/nomad/nomad/drainer"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
 )
 
 // monitorLeadership runs the leader's periodic duties while this server leads.
@@ -65,6 +71,17 @@ func (s *Server) establishLeadership(ctx context.Context, ready chan struct{}) {
 	s.leaderLoop(ctx)
 }
 
+// leaderCaughtUp reports, without waiting, whether this leader has applied the whole log, so
+// decisions that read state (autopilot's configuration) are not taken from a store behind it.
+func (s *Server) leaderCaughtUp() bool {
+	select {
+	case <-*s.leaderReady.Load():
+		return true
+	default:
+		return false
+	}
+}
+
 // leaderReadyWait bounds how long a request waits for a new leader to catch up.
 const leaderReadyWait = 10 * time.Second
 
@@ -85,9 +102,25 @@ func (s *Server) waitLeaderReady() {
 // scheduling worker. Each writes through Raft.
 func (s *Server) leaderLoop(ctx context.Context) {
 	go s.runHeartbeats(ctx)
-	if s.config.NumSchedulers > 0 {
-		go s.runWorker(ctx)
-	}
+	// The worker waits while the configuration says 0 schedulers (the agent API can change it).
+	go s.runWorker(ctx)
+	// The drainer and the deployment watcher belong to this term: they stop with ctx and this
+	// loop does not return before they have. (A step already under way when the term ends may
+	// still finish its write; a stale one is harmless: marks are idempotent, a drain is ended
+	// only if its strategy is unchanged, and the watcher re-reads state each step.)
+	var owned sync.WaitGroup
+	defer owned.Wait()
+	owned.Add(2)
+	go func() {
+		defer owned.Done()
+		deploymentwatcher.New(watcherBackend{s}, s.logger).Run(ctx)
+	}()
+	go func() {
+		defer owned.Done()
+		drainer.New(drainer.Config{
+			State: s.State, Apply: s.raftApply, Logger: s.logger.Named("drainer"),
+		}).Run(ctx)
+	}()
 	gcTick := time.NewTicker(positive(s.config.JobGCInterval, 5*time.Minute))
 	defer gcTick.Stop()
 	reapTick := time.NewTicker(positive(s.config.ReapInterval, 10*time.Second))
@@ -102,9 +135,17 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			} else if n > 0 {
 				s.logger.Info("job GC removed jobs", "count", n)
 			}
+			if n, err := s.runNodeGC(false); err != nil {
+				s.logger.Error("node GC failed", "error", err)
+			} else if n > 0 {
+				s.logger.Info("node GC removed down nodes", "count", n)
+			}
 		case <-reapTick.C:
 			if err := s.reapExpiredTokens(); err != nil {
 				s.logger.Error("reaping expired ACL tokens failed", "error", err)
+			}
+			if err := s.reapExpiredOneTimeTokens(); err != nil {
+				s.logger.Error("reaping expired one-time tokens failed", "error", err)
 			}
 			if err := s.reapPurgeHistory(); err != nil {
 				s.logger.Error("purge history retention failed", "error", err)
@@ -118,4 +159,13 @@ func positive(d, fallback time.Duration) time.Duration {
 		return fallback
 	}
 	return d
+}
+
+// watcherBackend gives the deployment watcher the state, Raft and the clock.
+type watcherBackend struct{ s *Server }
+
+func (b watcherBackend) State() *state.StateStore { return b.s.State() }
+func (b watcherBackend) Now() time.Time           { return now() }
+func (b watcherBackend) Apply(t structs.MessageType, req any) (uint64, error) {
+	return b.s.raftApply(t, req)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
@@ -128,6 +129,11 @@ func (n *Node) register(method string, args *structs.NodeRegisterRequest, reply 
 	}
 	t := now()
 	node.StatusUpdatedAt = t.Unix()
+	if existing == nil {
+		node.Events = append(node.Events, &api.NodeEvent{
+			Subsystem: structs.NodeEventSubsystemCluster, Message: structs.NodeEventRegistered, Timestamp: t.UTC(),
+		})
+	}
 	if existing == nil || existing.Status != node.Status {
 		if args.Evals, err = n.srv.nodeEvals(node, node.Status, t.UnixNano()); err != nil {
 			return err
@@ -239,7 +245,9 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 		}
 		reply.Nodes, reply.NextToken, err = paginator.Page(nodes, args.QueryOptions,
 			paginator.Order[*structs.Node]{Key: func(n *structs.Node) paginator.Key { return paginator.ByID(n.ID) }},
-			nil, func(n *structs.Node) (*structs.NodeListStub, error) { return n.Stub(args.WithOS), nil })
+			nil, func(n *structs.Node) (*structs.NodeListStub, error) {
+				return n.Stub(args.WithOS, args.WithResources), nil
+			})
 		if err != nil {
 			return 0, err
 		}

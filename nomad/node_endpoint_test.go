@@ -85,4 +85,19 @@ func TestNodeEndpoint_Auth(t *testing.T) {
 	must.Len(t, 1, allocs.Allocs)
 	must.NoError(t, srv.Endpoints.Node.GetAllocs(&structs.NodeSpecificRequest{NodeID: alloc.NodeID, QueryOptions: structs.QueryOptions{AuthToken: reader.SecretID}}, &allocs))
 	must.SliceEmpty(t, allocs.Allocs)
+
+	// After a purge the allocation lives on in the purge record: its own node may still
+	// report its end, another node may not.
+	var dereg structs.JobDeregisterResponse
+	must.NoError(t, srv.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: "web", Purge: true,
+		WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace, AuthToken: root}}, &dereg))
+	before := srv.raft.LastIndex()
+	mustCode(403, report(other, "secret-"+other))
+	must.Eq(t, before, srv.raft.LastIndex())
+	must.NoError(t, report(alloc.NodeID, "secret-"+alloc.NodeID))
+	rec, err := srv.State().PurgeRecordByAllocID(alloc.ID)
+	must.NoError(t, err)
+	must.NotNil(t, rec)
+	must.Eq(t, structs.AllocClientStatusRunning, rec.Allocations[0].ClientStatus)
+	must.Greater(t, before, rec.ModifyIndex)
 }

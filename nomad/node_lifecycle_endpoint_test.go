@@ -70,9 +70,22 @@ func setEligibility(srv *Server, token, id, elig string) (*structs.NodeDrainUpda
 		NodeID: id, Eligibility: elig, WriteRequest: structs.WriteRequest{AuthToken: token}}, &reply)
 }
 
+// holdDrain places a running batch allocation on the node: the drainer leaves it until the
+// drain's deadline, so a drain of the node stays in progress while a test looks at it.
+func holdDrain(t *testing.T, srv *Server, token, nodeID string) {
+	t.Helper()
+	job := mock.BatchJob("hold-" + nodeID)
+	registerJob(t, srv, token, job)
+	stored, err := srv.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	TestPlaceAllocs(t, srv, stored, &structs.Allocation{ID: "hold-" + nodeID, Name: job.ID + ".web[0]", TaskGroup: "web",
+		NodeID: nodeID, ClientStatus: structs.AllocClientStatusRunning})
+}
+
 func TestNode_UpdateDrain(t *testing.T) {
 	srv := TestServer(t, nil)
 	registerNode(t, srv, mock.Node("n1"), "")
+	holdDrain(t, srv, "", "n1")
 
 	before := time.Now().Add(-time.Second)
 	var reply *structs.NodeDrainUpdateResponse
@@ -96,14 +109,14 @@ func TestNode_UpdateDrain(t *testing.T) {
 	started := node.LastDrain.StartedAt
 
 	// An update keeps when the drain started.
-	_, err = drainNode(srv, "", "n1", &api.DrainSpec{Deadline: -1}, false)
+	_, err = drainNode(srv, "", "n1", &api.DrainSpec{Deadline: time.Hour}, false)
 	must.NoError(t, err)
 	node, err = srv.State().NodeByID(nil, "n1")
 	must.NoError(t, err)
 	must.Eq(t, started, node.LastDrain.StartedAt)
 	deadline, ok := structs.DrainDeadline(node.DrainStrategy)
 	must.True(t, ok)
-	must.Eq(t, node.DrainStrategy.StartedAt, deadline)
+	must.Eq(t, node.DrainStrategy.StartedAt.Add(time.Hour), deadline)
 
 	// A draining node cannot be made eligible.
 	_, err = setEligibility(srv, "", "n1", structs.NodeSchedulingEligible)
@@ -240,6 +253,7 @@ func TestNode_Evaluate(t *testing.T) {
 func TestNode_LifecycleACL(t *testing.T) {
 	srv, root := TestACLServer(t, nil)
 	registerNode(t, srv, mock.Node("n1"), root)
+	holdDrain(t, srv, root, "n1")
 	reader := clientToken(t, srv, root, "node-reader", `node { policy = "read" }`)
 	writer := clientToken(t, srv, root, "node-writer", `node { policy = "write" }`)
 	calls := []struct {
@@ -275,4 +289,68 @@ func TestNode_LifecycleACL(t *testing.T) {
 			must.NoError(t, tc.call(writer.SecretID))
 		})
 	}
+}
+
+// A client registering again keeps the drain and eligibility the operator set.
+func TestNode_ReregisterKeepsDrainAndEligibility(t *testing.T) {
+	srv := TestServer(t, nil)
+	registerNode(t, srv, mock.Node("n1"), "")
+	registerNode(t, srv, mock.Node("n2"), "")
+	holdDrain(t, srv, "", "n1")
+	_, err := drainNode(srv, "", "n1", &api.DrainSpec{Deadline: time.Hour}, false)
+	must.NoError(t, err)
+	_, err = setEligibility(srv, "", "n2", structs.NodeSchedulingIneligible)
+	must.NoError(t, err)
+
+	registerNode(t, srv, mock.Node("n1"), "secret-n1")
+	registerNode(t, srv, mock.Node("n2"), "secret-n2")
+	n1, err := srv.State().NodeByID(nil, "n1")
+	must.NoError(t, err)
+	must.True(t, n1.Drain)
+	must.NotNil(t, n1.DrainStrategy)
+	must.Eq(t, structs.NodeSchedulingIneligible, n1.SchedulingEligibility)
+	must.Eq(t, api.DrainStatusDraining, n1.LastDrain.Status)
+	n2, err := srv.State().NodeByID(nil, "n2")
+	must.NoError(t, err)
+	must.Eq(t, structs.NodeSchedulingIneligible, n2.SchedulingEligibility)
+}
+
+// Registration, drain and eligibility leave node events, at most MaxNodeEvents of them, newest
+// last; a registration again keeps them.
+func TestNode_Events(t *testing.T) {
+	srv := TestServer(t, nil)
+	registerNode(t, srv, mock.Node("n1"), "")
+	holdDrain(t, srv, "", "n1")
+	messages := func() []string {
+		node, err := srv.State().NodeByID(nil, "n1")
+		must.NoError(t, err)
+		var out []string
+		for _, e := range node.Events {
+			must.Positive(t, e.CreateIndex)
+			must.False(t, e.Timestamp.IsZero())
+			out = append(out, e.Message)
+		}
+		return out
+	}
+	must.Eq(t, []string{structs.NodeEventRegistered}, messages())
+
+	_, err := setEligibility(srv, "", "n1", structs.NodeSchedulingIneligible)
+	must.NoError(t, err)
+	_, err = drainNode(srv, "", "n1", &api.DrainSpec{Deadline: time.Hour}, false)
+	must.NoError(t, err)
+	_, err = drainNode(srv, "", "n1", nil, true)
+	must.NoError(t, err)
+	registerNode(t, srv, mock.Node("n1"), "secret-n1")
+	must.Eq(t, []string{structs.NodeEventRegistered, structs.NodeEventIneligible, structs.NodeEventDrainSet,
+		structs.NodeEventDrainDisabled}, messages())
+
+	for range 6 {
+		_, err = setEligibility(srv, "", "n1", structs.NodeSchedulingIneligible)
+		must.NoError(t, err)
+		_, err = setEligibility(srv, "", "n1", structs.NodeSchedulingEligible)
+		must.NoError(t, err)
+	}
+	got := messages()
+	must.SliceLen(t, structs.MaxNodeEvents, got)
+	must.Eq(t, structs.NodeEventEligible, got[len(got)-1])
 }

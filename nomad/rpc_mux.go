@@ -137,6 +137,12 @@ func (l *rpcListener) route(conn net.Conn) {
 		return
 	}
 	if first[0] == connClientAgent && l.serveClient != nil {
+		// With tls.rpc a client agent must present a certificate like every other peer;
+		// a plain connection is served only while rpc_upgrade_mode lets clients move over.
+		if l.tls != nil && !l.tls.upgrade {
+			l.refuse(conn, "a client agent connected without TLS and this server requires it (tls.rpc)")
+			return
+		}
 		release()
 		l.serveClient(conn)
 		return
@@ -190,6 +196,15 @@ func (l *rpcListener) serve(raw, secure net.Conn, kind byte, role peerRole) {
 			return
 		}
 		l.serveRPC(secure)
+	case connClientAgent:
+		// A client agent's certificate, or a server's (servers hold the stronger one). A
+		// CLI certificate, or one naming another region under verify_server_hostname, is not
+		// a node's.
+		if l.serveClient == nil || (role != roleClient && role != roleServer) {
+			l.refuse(secure, fmt.Sprintf("a %s certificate may not connect as a client agent", role))
+			return
+		}
+		l.serveClient(secure)
 	default:
 		l.refuse(secure, fmt.Sprintf("unknown stream kind 0x%02x", kind))
 	}

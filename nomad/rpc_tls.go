@@ -57,16 +57,47 @@ func newRPCTLS(config *Config) (*rpcTLS, error) {
 	if config.TLS == nil {
 		return nil, nil
 	}
-	if config.TLS.CAFile == "" {
-		return nil, errors.New("tls.ca_file is required with tls.rpc: servers verify each other's certificates with it")
+	return loadRPCTLS(config.TLS, config.Region)
+}
+
+func loadRPCTLS(cfg *RPCTLSConfig, region string) (*rpcTLS, error) {
+	if cfg.CAFile == "" {
+		return nil, errors.New("tls.ca_file is required with tls.rpc: servers and clients verify each other's certificates with it")
 	}
-	w, err := tlsutil.New(config.TLS.Config)
+	w, err := tlsutil.New(cfg.Config)
 	if err != nil {
 		return nil, err
 	}
-	return &rpcTLS{w: w, region: config.Region, verifyHostname: config.TLS.VerifyServerHostname,
-		upgrade: config.TLS.RPCUpgradeMode}, nil
+	return &rpcTLS{w: w, region: region, verifyHostname: cfg.VerifyServerHostname, upgrade: cfg.RPCUpgradeMode}, nil
 }
+
+// ClientTLS is how a client-only agent reaches the servers' RPC port when its tls block has
+// rpc = true: it presents its own certificate and, with verify_server_hostname, accepts only a
+// peer presenting server.<region>.nomad, so neither side talks to a stranger.
+type ClientTLS struct{ t *rpcTLS }
+
+// NewClientTLS loads the client agent's certificate, key and CA; a bad file is an error that
+// names it.
+func NewClientTLS(cfg *RPCTLSConfig, region string) (*ClientTLS, error) {
+	t, err := loadRPCTLS(cfg, region)
+	if err != nil {
+		return nil, err
+	}
+	return &ClientTLS{t: t}, nil
+}
+
+// Dial opens a client agent's connection to the server at addr: TLS from the second byte on,
+// then the client-agent stream kind inside the session.
+func (c *ClientTLS) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	timeout := handshakeTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = time.Until(deadline)
+	}
+	return c.t.dial(addr, connClientAgent, timeout)
+}
+
+// Reload reads the certificate, key and CA again (SIGHUP); on error the ones in use stay.
+func (c *ClientTLS) Reload() error { return c.t.w.Reload() }
 
 // serverName is the name every server certificate of this region carries.
 func (t *rpcTLS) serverName() string { return "server." + t.region + ".nomad" }

@@ -173,7 +173,7 @@ func TestSecurity_TLSRefusesPeersWithoutAServerCertificate(t *testing.T) {
 			fake := ServerInfo{ID: "fake-voter", Addr: "127.0.0.1:1"}
 			conn, err := dial(srv.RaftAddr(), connRPC, 2*time.Second)
 			if err == nil {
-				err = rpcOnConn(conn, "Cluster.Join", &JoinRequest{Server: fake})
+				err = rpcOnConn(conn, "Cluster.Hello", &HelloRequest{Server: fake})
 			}
 			must.Error(t, err)
 
@@ -210,18 +210,59 @@ func TestSecurity_TLSServerWithAnotherCACannotJoin(t *testing.T) {
 	other := tlstest.NewCA(t, "other")
 	cfg := DefaultConfig()
 	cfg.FastRaft = true
+	cfg.NodeName = "evil"
 	cfg.RaftBindAddr = freeAddr(t)
+	cfg.SerfBindAddr = freeAddr(t)
 	cfg.BootstrapExpect = 0
-	cfg.RetryJoin = []string{servers[0].RaftAddr()}
+	cfg.RetryJoin = []string{servers[0].config.SerfBindAddr}
 	cfg.TLS = tlsFor(other, other.Issue(t, "evil", []string{"server.global.nomad"}), true)
 	evil, err := NewServer(cfg)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = evil.Shutdown() })
 
-	waitFor(t, 15*time.Second, func() bool { return servers[0].rpcListener.refused.Load() >= refusedBefore+2 })
+	// Gossip is not encrypted in a TLS-only cluster, so the stranger joins the member list;
+	// the leader then calls it on its RPC port, where the certificates do not match, and
+	// never adds it. Its own attempts to call the leader are refused too.
+	waitFor(t, 15*time.Second, func() bool { return len(servers[0].regionServers()) == 2 })
+	waitFor(t, 15*time.Second, func() bool {
+		return evil.rpcListener.refused.Load() >= 1 && servers[0].rpcListener.refused.Load() >= refusedBefore
+	})
 	peers, err := servers[0].Peers()
 	must.NoError(t, err)
 	must.Eq(t, []string{servers[0].RaftAddr()}, peers)
+}
+
+func TestSecurity_GossipStrangerNeitherHoldsUpNorJoinsTheBootstrap(t *testing.T) {
+	ca := tlstest.NewCA(t, "cluster")
+	other := tlstest.NewCA(t, "other")
+	cfg := DefaultConfig()
+	cfg.FastRaft = true
+	cfg.NodeName = "evil"
+	cfg.RaftBindAddr = freeAddr(t)
+	cfg.SerfBindAddr = freeAddr(t)
+	cfg.BootstrapExpect = 3
+	cfg.TLS = tlsFor(other, other.Issue(t, "evil", []string{"server.global.nomad"}), true)
+	evil, err := NewServer(cfg)
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = evil.Shutdown() })
+
+	// The three real servers also know the stranger's gossip address: it is alive in their
+	// member list, with a matching bootstrap_expect, but cannot prove itself on its RPC port.
+	servers := testCluster(t, 3, func(c *Config) {
+		c.EncryptKey = ""
+		c.TLS = tlsFor(ca, ca.Issue(t, c.NodeName, []string{"server.global.nomad"}), true)
+		c.RetryJoin = append(append([]string(nil), c.RetryJoin...), evil.config.SerfBindAddr)
+	})
+	leader := leaderOf(servers)
+	waitFor(t, 15*time.Second, func() bool {
+		peers, err := leader.Peers()
+		return err == nil && len(peers) == 3
+	})
+	waitFor(t, 15*time.Second, func() bool { return len(leader.regionServers()) == 4 })
+	peers, err := leader.Peers()
+	must.NoError(t, err)
+	must.SliceNotContains(t, peers, evil.RaftAddr())
+	must.False(t, evil.hasConfiguration())
 }
 
 func TestSecurity_TLSUpgradeModeAcceptsTheKeyButNeverBareBytes(t *testing.T) {

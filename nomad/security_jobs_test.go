@@ -87,7 +87,7 @@ func TestSecurity_StoppedJobPlacesNothing(t *testing.T) {
 
 	w := &worker{srv: srv, failures: map[string]int{}}
 	ctx := context.Background()
-	must.NoError(t, w.step(ctx))
+	must.NoError(t, w.step(ctx, allSchedulers, nil))
 	allocs, err := srv.State().AllocsByJob(nil, structs.DefaultNamespace, "web")
 	must.NoError(t, err)
 	must.Len(t, maxPlacementsPerPlan, allocs)
@@ -109,7 +109,7 @@ func TestSecurity_StoppedJobPlacesNothing(t *testing.T) {
 
 	for _, w := range []*worker{w, {srv: srv, failures: map[string]int{}}} {
 		for len(pendingEvals(t, srv)) > 0 {
-			must.NoError(t, w.step(ctx))
+			must.NoError(t, w.step(ctx, allSchedulers, nil))
 		}
 	}
 	allocs, err = srv.State().AllocsByJob(nil, structs.DefaultNamespace, "web")
@@ -135,7 +135,7 @@ func TestSecurity_HugeJobPlacedInBatches(t *testing.T) {
 	w := &worker{srv: srv, failures: map[string]int{}}
 	steps := 0
 	for len(pendingEvals(t, srv)) > 0 {
-		must.NoError(t, w.step(context.Background()))
+		must.NoError(t, w.step(context.Background(), allSchedulers, nil))
 		steps++
 	}
 	must.Eq(t, (2500+maxPlacementsPerPlan-1)/maxPlacementsPerPlan, steps)
@@ -155,7 +155,7 @@ func TestSecurity_StoredJobAboveMaxCountNotPlaced(t *testing.T) {
 	must.NoError(t, err)
 
 	w := &worker{srv: srv, failures: map[string]int{}}
-	must.NoError(t, w.step(context.Background()))
+	must.NoError(t, w.step(context.Background(), allSchedulers, nil))
 	eval, err := srv.State().EvalByID(nil, "e-huge")
 	must.NoError(t, err)
 	must.Eq(t, structs.EvalStatusFailed, eval.Status)
@@ -165,3 +165,6 @@ func TestSecurity_StoredJobAboveMaxCountNotPlaced(t *testing.T) {
 	must.SliceEmpty(t, allocs)
 	must.SliceEmpty(t, pendingEvals(t, srv))
 }
+
+// allSchedulers is a worker configuration that takes every evaluation.
+var allSchedulers = WorkerPoolConfig{NumSchedulers: 1, EnabledSchedulers: DefaultEnabledSchedulers}

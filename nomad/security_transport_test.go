@@ -152,21 +152,17 @@ func TestSecurity_UnauthenticatedClusterJoinRefused(t *testing.T) {
 				c.EncryptKey = key
 			})
 			fake := ServerInfo{ID: "fake-voter", Addr: "127.0.0.1:1"}
-			must.Error(t, rawRPC(t, srv.RaftAddr(), "Cluster.Join", &JoinRequest{Server: fake}))
 			must.Error(t, rawRPC(t, srv.RaftAddr(), "Cluster.Hello", &HelloRequest{Server: fake}))
 
 			// A stranger with a key of its own gets no further than the handshake.
 			stranger := &Server{clusterKey: mustKey(t, strangerKey)}
-			var gr structs.GenericResponse
-			err := stranger.rpcCallTimeout(srv.RaftAddr(), "Cluster.Join", &JoinRequest{Server: fake}, &gr, 5*time.Second)
+			var hr HelloResponse
+			err := stranger.rpcCallTimeout(srv.RaftAddr(), "Cluster.Hello", &HelloRequest{Server: fake}, &hr, 5*time.Second)
 			must.Error(t, err)
 
 			peers, err := srv.Peers()
 			must.NoError(t, err)
 			must.Eq(t, []string{srv.RaftAddr()}, peers)
-			for _, known := range srv.cluster.known() {
-				must.NotEq(t, fake.ID, known.ID)
-			}
 			// The server still leads and still commits.
 			must.NoError(t, srv.raft.Barrier(5*time.Second).Error())
 		})
@@ -201,19 +197,28 @@ func TestSecurity_JoiningServersNeedAClusterKey(t *testing.T) {
 
 func TestSecurity_ServerWithAnotherKeyCannotJoin(t *testing.T) {
 	servers := testCluster(t, 1)
-	refusedBefore := servers[0].rpcListener.refused.Load()
 
 	cfg := DefaultConfig()
 	cfg.FastRaft = true
+	cfg.NodeName = "stranger"
 	cfg.RaftBindAddr = freeAddr(t)
+	cfg.SerfBindAddr = freeAddr(t)
 	cfg.BootstrapExpect = 0
-	cfg.RetryJoin = []string{servers[0].RaftAddr()}
 	cfg.EncryptKey = strangerKey
 	other, err := NewServer(cfg)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = other.Shutdown() })
 
-	waitFor(t, 15*time.Second, func() bool { return servers[0].rpcListener.refused.Load() >= refusedBefore+2 })
+	// Gossip is encrypted with the cluster key: a server with another key cannot even join
+	// the member list, from either side.
+	n, err := other.JoinGossip([]string{servers[0].config.SerfBindAddr})
+	must.Error(t, err)
+	must.Zero(t, n)
+	n, err = servers[0].JoinGossip([]string{other.config.SerfBindAddr})
+	must.Error(t, err)
+	must.Zero(t, n)
+	must.Len(t, 1, servers[0].Serf().Members())
+	must.Len(t, 1, other.Serf().Members())
 	peers, err := servers[0].Peers()
 	must.NoError(t, err)
 	must.Eq(t, []string{servers[0].RaftAddr()}, peers)

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/serf/serf"
 	"github.com/nomadfork/nomad/nomad/serverauth"
 	"github.com/nomadfork/nomad/nomad/stream"
 	"github.com/nomadfork/nomad/raftutil"
@@ -26,8 +27,10 @@ import (
 // Server is one Nomad server: Raft, the FSM and state store, the RPC endpoints and the
 // leader's duties.
 type Server struct {
-	config *Config
-	logger hclog.Logger
+	// workers is the scheduling worker's runtime configuration.
+	workers *workerPool
+	config  *Config
+	logger  hclog.Logger
 
 	fsm       *FSM
 	raft      *raft.Raft
@@ -43,7 +46,12 @@ type Server struct {
 	rpcTLS      *rpcTLS
 	rpcMethods  map[string]rpcMethod
 	raftStarted atomic.Bool
-	cluster     *clusterJoin
+
+	// serf is the gossip pool (nil without a serf address); membership makes Raft follow it.
+	serf       *serf.Serf
+	serfEvents chan serf.Event
+	membership *membership
+	health     healthTracker
 
 	broker   *stream.EventBroker
 	aclCache *aclCache
@@ -81,6 +89,8 @@ type Endpoints struct {
 	Node        *Node
 	Alloc       *Alloc
 	Keyring     *Keyring
+	Deployment  *Deployment
+	Operator    *Operator
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -102,6 +112,9 @@ func NewServer(config *Config) (*Server, error) {
 	rpcTLS, err := newRPCTLS(config)
 	if err != nil {
 		return nil, err
+	}
+	if joins := config.BootstrapExpect > 1 || len(config.RetryJoin) > 0; joins && config.RaftBindAddr != "" && config.SerfBindAddr == "" {
+		return nil, errors.New("servers find each other through gossip: bootstrap_expect > 1 or retry_join needs a serf address (ports.serf)")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
@@ -133,6 +146,7 @@ func NewServer(config *Config) (*Server, error) {
 		return nil, err
 	}
 	s.fsm = fsm
+	s.workers = newWorkerPool(config.NumSchedulers)
 	s.Endpoints = &Endpoints{
 		Job:         &Job{srv: s},
 		Eval:        &Eval{srv: s},
@@ -145,23 +159,38 @@ func NewServer(config *Config) (*Server, error) {
 		Node:        &Node{srv: s},
 		Alloc:       &Alloc{srv: s},
 		Keyring:     &Keyring{srv: s},
+		Deployment:  &Deployment{srv: s},
+		Operator:    &Operator{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
 		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
-		"Keyring": s.Endpoints.Keyring,
+		"Keyring": s.Endpoints.Keyring, "Deployment": s.Endpoints.Deployment, "Operator": s.Endpoints.Operator,
 	})
-	s.cluster = newClusterJoin(s)
+	s.membership = newMembership(s)
+	s.serfEvents = make(chan serf.Event, serfEventBuffer)
 	if err := s.setupRaft(); err != nil {
 		cancel()
 		s.closeRaftResources()
 		return nil, err
 	}
+	if err := s.setupSerf(); err != nil {
+		cancel()
+		_ = s.raft.Shutdown().Error()
+		s.closeRaftResources()
+		return nil, err
+	}
 	s.leaderWG.Add(1)
 	go s.monitorLeadership()
-	if s.rpcListener != nil && (s.config.BootstrapExpect > 1 || len(s.config.RetryJoin) > 0) {
-		go s.cluster.run(ctx)
+	if s.serf != nil {
+		s.leaderWG.Add(2)
+		go s.runSerfEvents(ctx)
+		go s.membership.run(ctx)
+		if len(s.config.RetryJoin) > 0 {
+			s.leaderWG.Add(1)
+			go s.runRetryJoin(ctx)
+		}
 	}
 	return s, nil
 }
@@ -382,23 +411,28 @@ const raftApplyTimeout = 30 * time.Second
 // raftApply writes one entry and waits for it to be applied. A domain error returned by the FSM
 // handler is returned as the error.
 func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
+	index, _, err := s.raftApplyResponse(t, msg)
+	return index, err
+}
+
+// raftApplyResponse is raftApply for the handlers that answer with a value (a CAS outcome).
+func (s *Server) raftApplyResponse(t structs.MessageType, msg any) (uint64, any, error) {
 	buf, err := s.encodeEntry(t, msg)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	future := s.raft.Apply(buf, raftApplyTimeout)
 	if err := future.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-			return 0, structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
+			return 0, nil, structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
 		}
-		return 0, err
+		return 0, nil, err
 	}
-	if resp := future.Response(); resp != nil {
-		if err, ok := resp.(error); ok {
-			return future.Index(), err
-		}
+	resp := future.Response()
+	if err, ok := resp.(error); ok {
+		return future.Index(), nil, err
 	}
-	return future.Index(), nil
+	return future.Index(), resp, nil
 }
 
 // encodeEntry encodes msg and checks the entry the way every FSM will: an entry they cannot
@@ -453,6 +487,10 @@ func (s *Server) Shutdown() error {
 	var err error
 	s.shutdownOnce.Do(func() {
 		s.shutdownCancel()
+		if s.serf != nil {
+			// Without a leave: the others see this server fail, and autopilot decides.
+			_ = s.serf.Shutdown()
+		}
 		if s.raft != nil {
 			err = s.raft.Shutdown().Error()
 		}

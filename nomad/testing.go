@@ -105,3 +105,24 @@ func TestPlaceAllocs(t testing.TB, srv *Server, job *structs.Job, allocs ...*str
 	})
 	must.NoError(t, err)
 }
+
+// TestUpsertDeployment writes a deployment of job through Raft as a plan would, with allocs
+// placed in it (each gets the deployment's ID, job's namespace and ID, and status pending
+// unless set), for tests that need a deployment without running a client and scheduler.
+func TestUpsertDeployment(t testing.TB, srv *Server, job *structs.Job, d *structs.Deployment, allocs ...*structs.Allocation) {
+	t.Helper()
+	d.Namespace, d.JobID, d.JobVersion, d.JobCreateIndex = job.Namespace, job.ID, job.Version, job.CreateIndex
+	for _, a := range allocs {
+		a.Namespace, a.JobID, a.DeploymentID = job.Namespace, job.ID, d.ID
+		if a.ClientStatus == "" {
+			a.ClientStatus = structs.AllocClientStatusPending
+		}
+		if a.DesiredStatus == "" {
+			a.DesiredStatus = structs.AllocDesiredStatusRun
+		}
+	}
+	_, err := srv.raftApply(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		Job: job, Deployment: d, AllocsPlaced: allocs, UpdatedAt: time.Now().UnixNano(),
+	})
+	must.NoError(t, err)
+}

@@ -34,11 +34,20 @@ type worker struct {
 	capacitySeen uint64
 }
 
-// runWorker runs the worker until ctx ends (shutdown or loss of leadership).
+// runWorker runs the worker until ctx ends (shutdown or loss of leadership). While the
+// configuration says 0 schedulers it waits for a change.
 func (s *Server) runWorker(ctx context.Context) {
 	w := &worker{srv: s, failures: map[string]int{}}
 	for ctx.Err() == nil {
-		if err := w.step(ctx); err != nil {
+		cfg, changed := s.workers.get()
+		if cfg.NumSchedulers == 0 {
+			select {
+			case <-ctx.Done():
+			case <-changed:
+			}
+			continue
+		}
+		if err := w.step(ctx, cfg, changed); err != nil {
 			s.logger.Error("scheduling failed", "error", err)
 			select {
 			case <-ctx.Done():
@@ -49,27 +58,26 @@ func (s *Server) runWorker(ctx context.Context) {
 }
 
 // step processes the oldest pending evaluation; with none, it retries the blocked ones when
-// the nodes or the allocations changed since their last try; with nothing to do, it waits for either to change.
-// Until a first node registers there is nothing to decide (an allocation lives on a node, so
-// none exists and none can be placed): evaluations wait as pending, and nothing is written.
-func (w *worker) step(ctx context.Context) error {
+// the nodes or the allocations changed since their last try; with nothing to do, it waits for
+// either to change. A cluster without nodes is no exception, as upstream: the evaluation
+// completes, its deployment is made, and what cannot be placed waits in a blocked evaluation
+// and the job summary's Queued count until a node registers.
+func (w *worker) step(ctx context.Context, cfg WorkerPoolConfig, changed <-chan struct{}) error {
 	store := w.srv.State()
 	ws := memdb.NewWatchSet()
 	ws.Add(store.AbandonCh())
-	nodes, err := store.Nodes(ws, "")
-	if err != nil {
+	ws.Add(changed)
+	if _, err := store.Nodes(ws, ""); err != nil {
 		return err
-	}
-	if len(nodes) == 0 {
-		_ = ws.WatchCtx(ctx)
-		return nil
 	}
 	pending, err := store.EvalsByStatus(ws, structs.EvalStatusPending)
 	if err != nil {
 		return err
 	}
-	if len(pending) > 0 {
-		return w.processWithRetry(pending[0])
+	for _, eval := range pending {
+		if cfg.takes(eval) {
+			return w.processWithRetry(eval)
+		}
 	}
 	// Watched so that an allocation that stops (room on its node) wakes the worker too.
 	if idx := max(store.Index("nodes"), store.WatchIndex(ws, "allocs")); idx > w.capacitySeen {
@@ -78,6 +86,9 @@ func (w *worker) step(ctx context.Context) error {
 			return err
 		}
 		for _, eval := range blocked {
+			if !cfg.takes(eval) {
+				continue
+			}
 			if err := w.process(eval); err != nil {
 				return err
 			}
@@ -155,8 +166,19 @@ func (w *worker) process(eval *structs.Evaluation) error {
 			}
 		}
 	}
+	latest, err := store.LatestDeploymentByJob(nil, eval.Namespace, eval.JobID)
+	if err != nil {
+		return err
+	}
+	// The ID and time a deployment created by this plan takes, fixed here so that the
+	// scheduler stays a function of its input.
+	deploymentID, err := uuid.GenerateUUID()
+	if err != nil {
+		return err
+	}
 	plan, err := computePlan(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
-		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.config.SchedulerAlgorithm})
+		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.config.SchedulerAlgorithm,
+		Deployment: latest, DeploymentID: deploymentID, Now: now(), EvalPriority: eval.Priority})
 	if err != nil {
 		// Retrying would fail the same way on the same state: fail this evaluation only, and
 		// let the worker go on with the others.
@@ -179,9 +201,10 @@ func (w *worker) process(eval *structs.Evaluation) error {
 
 	t := now().UnixNano()
 	req := &structs.ApplyPlanResultsRequest{UpdatedAt: t}
-	if len(plan.Place) > 0 || len(plan.Update) > 0 {
+	if len(plan.Place) > 0 || len(plan.Update) > 0 || plan.Deployment != nil {
 		req.Job = job
 	}
+	req.Deployment, req.DeploymentUpdates = plan.Deployment, plan.DeploymentUpdates
 	for _, a := range plan.Place {
 		if a.ID, err = uuid.GenerateUUID(); err != nil {
 			return err

@@ -58,28 +58,39 @@ func liveAllocs(t *testing.T, srv *Server, jobID string) []*structs.Allocation {
 	return out
 }
 
-// TestWorker_WaitsForNodesThenPlaces: with no node nothing is written and the evaluation
-// waits as pending; the first node gets the allocations, one plan with its evaluation.
-func TestWorker_WaitsForNodesThenPlaces(t *testing.T) {
+// TestWorker_NoNodesQueuesThenPlaces: without nodes the evaluation completes with its
+// allocations queued in a blocked evaluation, as upstream; the first node to register
+// unblocks it and they are placed.
+func TestWorker_NoNodesQueuesThenPlaces(t *testing.T) {
 	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	job := mock.Job()
 	job.TaskGroups[0].Count = new(2)
 	reply := registerJob(t, srv, "", job)
-	eval, err := srv.State().EvalByID(nil, reply.EvalID)
+	var blockedID string
+	waitFor(t, 5*time.Second, func() bool {
+		e, _ := srv.State().EvalByID(nil, reply.EvalID)
+		if e == nil || e.Status != structs.EvalStatusComplete || e.BlockedEval == "" {
+			return false
+		}
+		blockedID = e.BlockedEval
+		return true
+	})
+	summary, err := srv.State().JobSummaryByID(nil, "default", "web")
 	must.NoError(t, err)
-	must.Eq(t, structs.EvalStatusPending, eval.Status)
+	must.Eq(t, 2, summary.Summary["web"].Queued)
+	must.SliceEmpty(t, liveAllocs(t, srv, "web"))
 
 	registerNode(t, srv, testNode("n1"), "")
 	waitFor(t, 5*time.Second, func() bool { return len(liveAllocs(t, srv, "web")) == 2 })
 	allocs := liveAllocs(t, srv, "web")
 	for _, a := range allocs {
 		must.Eq(t, "n1", a.NodeID)
-		must.Eq(t, reply.EvalID, a.EvalID)
+		must.Eq(t, blockedID, a.EvalID)
 		must.Positive(t, a.CreateTime)
 		must.NotNil(t, a.Job)
 	}
 	waitFor(t, 5*time.Second, func() bool {
-		e, _ := srv.State().EvalByID(nil, reply.EvalID)
+		e, _ := srv.State().EvalByID(nil, blockedID)
 		return e.Status == structs.EvalStatusComplete
 	})
 	stored, err := srv.State().JobByID(nil, "default", "web")

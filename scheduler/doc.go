@@ -17,6 +17,9 @@
 // constraints.go evaluates constraint and affinity operands against a node; resources.go
 // counts CPU, cores, memory, disk and ports, the node's existing allocations included, and
 // gives out ports; rank.go scores the nodes that fit (bin packing or spread, job
-// anti-affinity, affinities, spread blocks) and places on the best. Update strategies,
-// deployments and reschedule policies are not honoured yet.
+// anti-affinity, affinities, spread blocks) and places on the best; deployment.go rolls a
+// service job's new version out under its group's update block (max_parallel batches,
+// canaries, the deployment the plan creates or cancels). It reads no clock for that either:
+// the caller gives the new deployment's ID and time (Input.DeploymentID, Input.Now).
+// Reschedule policies are not honoured yet.
 package scheduler

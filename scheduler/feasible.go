@@ -29,6 +29,8 @@ type candidate struct {
 	// when it has none.
 	spreadVals []string
 	spreadSet  []bool
+	// spreadKey joins spreadVals: candidates with the same key get the same spread score.
+	spreadKey string
 }
 
 // computeFeasible filters the nodes once per group, on first use, and records why each was

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
@@ -55,9 +56,15 @@ func (g *group) rankStatic(c *candidate) {
 	}
 	c.spreadVals = make([]string, len(g.spreads))
 	c.spreadSet = make([]bool, len(g.spreads))
+	var key strings.Builder
 	for i, sp := range g.spreads {
 		c.spreadVals[i], c.spreadSet[i] = resolveTarget(sp.Attribute, c.node)
+		if c.spreadSet[i] {
+			key.WriteString(c.spreadVals[i])
+		}
+		key.WriteByte(0)
 	}
+	c.spreadKey = key.String()
 }
 
 func abs(f float64) float64 {
@@ -353,18 +360,43 @@ func (g *group) placeOrCount(idx, left int) bool {
 	}
 	// Without spreads or affinities, a placement ranks the first rankLimit nodes that fit,
 	// scanning on from where the last placement stopped, as upstream limits its search: the
-	// cost of a placement then does not grow with the cluster. A group with spreads or
-	// affinities ranks every node, so that their targets are met exactly.
-	limit := len(g.cands)
-	if len(g.spreads) == 0 && len(g.affinities) == 0 {
+	// cost of a placement then does not grow with the cluster. With spreads (and no
+	// affinities) every spread value is ranked, so the targets are met exactly, but within
+	// one tuple of values only its first perValue fitting nodes: they all get the same spread
+	// score, and ranking a whole rack for each placement made a spread cost nodes x allocs.
+	// Affinities score each node on its own, so a group with them ranks every node.
+	limit, perValue := len(g.cands), 0
+	switch {
+	case len(g.affinities) > 0:
+	case len(g.spreads) == 0:
 		limit = min(limit, rankLimit)
+	default:
+		if g.spreadBuckets == 0 {
+			keys := map[string]struct{}{}
+			for _, c := range g.cands {
+				keys[c.spreadKey] = struct{}{}
+			}
+			g.spreadBuckets = len(keys)
+		}
+		perValue = max(2, rankLimit/g.spreadBuckets)
 	}
 	g.penalised = g.failedOn[idx]
 	a := &attempt{}
+	var fitsPer map[string]int
+	if perValue > 0 {
+		fitsPer = make(map[string]int, g.spreadBuckets)
+	}
 	n, fits, scanned := len(g.cands), 0, 0
 	for ; scanned < n && fits < limit; scanned++ {
-		if g.try(a, g.cands[(g.cursor+scanned)%n]) {
+		c := g.cands[(g.cursor+scanned)%n]
+		if perValue > 0 && fitsPer[c.spreadKey] >= perValue {
+			continue
+		}
+		if g.try(a, c) {
 			fits++
+			if perValue > 0 {
+				fitsPer[c.spreadKey]++
+			}
 		}
 	}
 	if a.best == nil {

@@ -136,15 +136,28 @@ func TestRank_LimitedScanStillFindsRoom(t *testing.T) {
 
 // TestRank_SpreadAtScale is the benchmark's shape: 300 allocations over 1,000 nodes in 50
 // racks land 6 per rack.
+// TestRank_SpreadAtScale: the benchmark's shapes place every allocation and meet the spread
+// exactly (50 racks, an even share each), also now that a rack ranks only a few of its nodes.
 func TestRank_SpreadAtScale(t *testing.T) {
-	nodes := benchNodes(1000)
-	job := sized(300, 100, 256)
-	job.Datacenters = []string{"dc-1", "dc-2"}
-	job.Spreads = []*api.Spread{{Attribute: "${meta.rack}"}}
-	p := Compute(Input{Job: job, Nodes: nodes})
-	must.Len(t, 300, p.Place)
-	for rack, n := range perMeta(p, nodes, "rack") {
-		must.Eq(t, 6, n, must.Sprintf("rack %s", rack))
+	cases := []struct{ nodes, allocs, perRack int }{
+		{nodes: 1000, allocs: 300, perRack: 6},
+		{nodes: 1000, allocs: 1200, perRack: 24},
+		{nodes: 5000, allocs: 300, perRack: 6},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%d nodes %d allocs", tc.nodes, tc.allocs), func(t *testing.T) {
+			nodes := benchNodes(tc.nodes)
+			job := sized(tc.allocs, 100, 256)
+			job.Datacenters = []string{"dc-1", "dc-2"}
+			job.Spreads = []*api.Spread{{Attribute: "${meta.rack}"}}
+			p := Compute(Input{Job: job, Nodes: nodes})
+			must.Len(t, tc.allocs, p.Place)
+			racks := perMeta(p, nodes, "rack")
+			must.MapLen(t, 50, racks)
+			for rack, n := range racks {
+				must.Eq(t, tc.perRack, n, must.Sprintf("rack %s", rack))
+			}
+		})
 	}
 }
 

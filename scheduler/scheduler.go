@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
@@ -43,6 +44,14 @@ type Input struct {
 	// entry of a plan stay bounded whatever the job's count; what is left over is counted in
 	// Plan.Deferred for a later plan. 0 places everything.
 	MaxPlacements int
+	// Deployment is the job's latest deployment, nil when it has none.
+	Deployment *structs.Deployment
+	// DeploymentID is the ID a deployment this plan creates takes, and Now its creation time;
+	// the caller fixes both, so that the scheduler stays a function of its input.
+	DeploymentID string
+	Now          time.Time
+	// EvalPriority is the priority of the evaluation being processed.
+	EvalPriority int
 }
 
 // Stop is an allocation to stop and why.
@@ -65,6 +74,11 @@ type Plan struct {
 	// Deferred counts, per group, the allocations that could be placed but were left for a
 	// later plan because this one reached Input.MaxPlacements.
 	Deferred map[string]int
+	// Deployment is a deployment the plan creates, nil when none. Placements of its groups
+	// carry its ID.
+	Deployment *structs.Deployment
+	// DeploymentUpdates cancel the job's earlier deployments (a newer version, a stop).
+	DeploymentUpdates []*structs.DeploymentStatusUpdate
 	// maxPlace is Input.MaxPlacements.
 	maxPlace int
 }
@@ -82,7 +96,9 @@ func (p *Plan) DeferredTotal() int {
 }
 
 // IsNoOp reports whether the plan changes no allocation.
-func (p *Plan) IsNoOp() bool { return len(p.Place) == 0 && len(p.Update) == 0 && len(p.Stop) == 0 }
+func (p *Plan) IsNoOp() bool {
+	return len(p.Place) == 0 && len(p.Update) == 0 && len(p.Stop) == 0 && p.Deployment == nil && len(p.DeploymentUpdates) == 0
+}
 
 // Compute reconciles the job with its allocations and returns the plan that does it. It
 // never panics on what it reads: a malformed job or node makes nodes infeasible, not errors.
@@ -95,6 +111,7 @@ func Compute(in Input) *Plan {
 		reason := ReasonJobPurged
 		if job != nil {
 			reason = ReasonJobStopped
+			cancelOnStop(in, p)
 		}
 		for _, a := range allocs {
 			if a.DesiredStatus == structs.AllocDesiredStatusRun {
@@ -104,6 +121,7 @@ func Compute(in Input) *Plan {
 		return p
 	}
 	st := newState(in, p)
+	roll := startRollout(in, p)
 
 	// Allocations of groups the job no longer has are stopped; the rest are handled by group.
 	byGroup := map[string][]*structs.Allocation{}
@@ -124,9 +142,10 @@ func Compute(in Input) *Plan {
 		if tg == nil || tg.Name == nil {
 			continue
 		}
-		g := &group{st: st, plan: p, job: job, tg: tg, name: *tg.Name}
+		g := &group{st: st, plan: p, job: job, tg: tg, name: *tg.Name, roll: roll, strategy: job.UpdateStrategyFor(tg)}
 		g.reconcile(byGroup[g.name])
 	}
+	finishRollout(roll, p)
 	for name, q := range p.Queued {
 		if q == 0 {
 			delete(p.Failed, name)
@@ -142,6 +161,11 @@ type group struct {
 	job  *structs.Job
 	tg   *api.TaskGroup
 	name string
+	// roll is the deployment of the job's version, strategy the group's update block (nil:
+	// updated all at once), dstate the group's state in the deployment (nil: not in it).
+	roll     *rollout
+	strategy *api.UpdateStrategy
+	dstate   *structs.DeploymentState
 	// onNode counts this group's allocations per node, to spread the group.
 	onNode map[string]int
 	// cands are the nodes that pass the group's static checks, filled on first use, with the
@@ -166,6 +190,9 @@ type group struct {
 	// spreadCounts are its allocations by value (propCounts), looked up once.
 	spreadVals   []int
 	spreadCounts []map[string]int
+	// spreadBuckets is the number of distinct tuples of spread values among the candidates,
+	// counted on the first placement.
+	spreadBuckets int
 }
 
 func (g *group) system() bool {
@@ -180,9 +207,22 @@ func (g *group) batch() bool {
 // keeps running, what is stopped and what is missing, and plans each.
 func (g *group) reconcile(allocs []*structs.Allocation) {
 	g.plan.Queued[g.name] = 0
+	g.onNode = map[string]int{}
 	var keep []*structs.Allocation // running, or a finished batch allocation
+	canaries, liveCanaries := 0, 0 // canaries of the current deployment: placed, still running
 	for _, a := range allocs {
 		switch {
+		case isCanary(a) && g.strategy != nil && g.roll != nil && !g.roll.isNew && a.DeploymentID == g.roll.dep.ID && g.roll.dep.Active():
+			// A canary runs beside the allocation whose name it took, until promoted.
+			canaries++
+			if !a.ClientTerminalStatus() {
+				liveCanaries++
+				g.onNode[a.NodeID]++
+			}
+			continue
+		case isCanary(a) && !a.ClientTerminalStatus():
+			g.st.stop(a, ReasonCanaryNotPromoted)
+			continue
 		case a.ClientStatus == structs.AllocClientStatusLost:
 			// Its node is down: stop it, so that the client kills it should the node return,
 			// and let a replacement take its place.
@@ -200,20 +240,24 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			keep = append(keep, a)
 		}
 	}
-	g.onNode = map[string]int{}
 	if g.system() {
 		g.reconcileSystem(keep)
 		return
 	}
 
 	count := g.count()
-	// One allocation per name index; past the count, the highest indexes go first.
+	// One allocation per name index, one of the current version if there is one (a promoted
+	// canary wins over what it replaces); past the count, the highest indexes go first.
 	used := map[int]bool{}
 	var kept []*structs.Allocation
-	for _, a := range keep {
+	for _, a := range g.preferCurrent(keep) {
 		idx := a.Index()
 		if used[idx] || idx < 0 {
-			g.st.stop(a, ReasonCountReduced)
+			reason := ReasonCountReduced
+			if used[idx] && idx >= 0 && !g.current(a) {
+				reason = ReasonReplaced
+			}
+			g.st.stop(a, reason)
 			continue
 		}
 		used[idx] = true
@@ -226,10 +270,13 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		g.st.stop(last, ReasonCountReduced)
 	}
 	var missing []int
+	var destructive []*structs.Allocation
+	inplace, inflight, hadRunning := 0, 0, false
 	for _, a := range kept {
 		if a.ClientTerminalStatus() {
 			continue // a finished batch allocation is done, whatever the version
 		}
+		hadRunning = true
 		if migrating(a) {
 			// The drainer wants it off its node: stopped, and its replacement (same name)
 			// placed on a schedulable node in this same plan.
@@ -238,8 +285,34 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			continue
 		}
 		g.onNode[a.NodeID]++
-		if !g.updateOrReplace(a) {
+		switch {
+		case g.current(a):
+			if g.roll != nil && a.DeploymentID == g.roll.dep.ID && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil) {
+				inflight++
+			}
+		case !g.destructive(a):
+			g.plan.Update = append(g.plan.Update, a)
+			inplace++
+		case g.strategy != nil:
+			destructive = append(destructive, a)
+		default:
+			g.st.stop(a, ReasonReplaced)
+			g.onNode[a.NodeID]--
 			missing = append(missing, a.Index())
+		}
+	}
+	if g.strategy != nil {
+		g.dstate = g.joinDeployment(hadRunning || liveCanaries > 0, len(destructive), inplace)
+		if g.dstate == nil {
+			// Not part of a deployment (its version's deployment finished without it):
+			// replaced at once, as without an update block.
+			for _, a := range destructive {
+				g.st.stop(a, ReasonReplaced)
+				g.onNode[a.NodeID]--
+				missing = append(missing, a.Index())
+			}
+		} else {
+			missing = append(missing, g.rollOut(destructive, canaries, inflight)...)
 		}
 	}
 	// Replacements keep the name of what they replace; new allocations take the lowest free
@@ -249,6 +322,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		if !g.placeOrCount(idx, len(missing)-i) {
 			break
 		}
+		g.tagLast(false)
 	}
 	for idx, total := 0, len(kept); total < count; idx++ {
 		if used[idx] {
@@ -257,9 +331,33 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		if !g.placeOrCount(idx, count-total) {
 			break
 		}
+		g.tagLast(false)
 		used[idx] = true
 		total++
 	}
+}
+
+// current reports whether a runs the job's current version.
+func (g *group) current(a *structs.Allocation) bool {
+	return a.Job != nil && a.Job.Version == g.job.Version && a.Job.JobModifyIndex == g.job.JobModifyIndex
+}
+
+// destructive reports whether moving a to the current version needs a restart.
+func (g *group) destructive(a *structs.Allocation) bool {
+	return a.Job == nil || tasksChanged(a.Job.LookupTaskGroup(g.name), g.tg)
+}
+
+// preferCurrent orders allocations so that, of two with the same name index, the one on the
+// current version comes first; otherwise the order (by index, then ID) is kept.
+func (g *group) preferCurrent(in []*structs.Allocation) []*structs.Allocation {
+	out := slices.Clone(in)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Index() != out[j].Index() {
+			return out[i].Index() < out[j].Index()
+		}
+		return g.current(out[i]) && !g.current(out[j])
+	})
+	return out
 }
 
 // updateOrReplace moves a running allocation to the job's current version: in place when its

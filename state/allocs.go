@@ -24,13 +24,26 @@ func (js jobSet) add(namespace, id string) {
 func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResultsRequest) error {
 	touched := jobSet{}
 	changed := false
-	if req.Job != nil && (len(req.AllocsPlaced) > 0 || len(req.AllocsUpdated) > 0) {
+	deployments := map[string]bool{}
+	for _, u := range req.DeploymentUpdates {
+		if err := s.updateDeploymentStatusTxn(txn, u, req.UpdatedAt); err != nil {
+			return err
+		}
+	}
+	if req.Job != nil && (len(req.AllocsPlaced) > 0 || len(req.AllocsUpdated) > 0 || req.Deployment != nil) {
 		current, err := jobByIDTxn(txn.Txn, nil, req.Job.Namespace, req.Job.ID)
 		if err != nil {
 			return err
 		}
 		if current != nil && current.CreateIndex == req.Job.CreateIndex && !current.Stop {
+			if req.Deployment != nil {
+				if err := s.upsertDeploymentTxn(txn, req.Deployment); err != nil {
+					return err
+				}
+				deployments[req.Deployment.ID] = true
+			}
 			for _, alloc := range req.AllocsPlaced {
+				deployments[alloc.DeploymentID] = true
 				alloc.Job = req.Job
 				alloc.CreateIndex, alloc.ModifyIndex, alloc.AllocModifyIndex = txn.Index, txn.Index, txn.Index
 				if err := txn.Insert(tableAllocs, alloc); err != nil {
@@ -48,6 +61,12 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 				}
 				updated := existing.Copy()
 				updated.Job = req.Job
+				// An allocation updated in place joins the plan's deployment and is watched
+				// for health again, as a new one would be.
+				if req.Deployment != nil && updated.DeploymentID != req.Deployment.ID {
+					deployments[updated.DeploymentID] = true
+					updated.DeploymentID, updated.DeploymentStatus = req.Deployment.ID, nil
+				}
 				updated.ModifyIndex, updated.AllocModifyIndex, updated.ModifyTime = txn.Index, txn.Index, req.UpdatedAt
 				if err := txn.Insert(tableAllocs, updated); err != nil {
 					return fmt.Errorf("state: alloc update: %w", err)
@@ -73,12 +92,16 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 			return fmt.Errorf("state: alloc stop: %w", err)
 		}
 		touched.add(updated.Namespace, updated.JobID)
+		deployments[updated.DeploymentID] = true
 		changed = true
 	}
 	if changed {
 		if err := txn.bumpIndex(tableAllocs); err != nil {
 			return err
 		}
+	}
+	if err := s.recountDeploymentsTxn(txn, deployments); err != nil {
+		return err
 	}
 	queued := map[structs.NamespacedID]map[string]int{}
 	for _, eval := range req.Evals {
@@ -95,23 +118,48 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 	return s.reconcileJobsTxn(txn, touched, queued)
 }
 
-// UpdateAllocsFromClientTxn applies what a client reports: ClientStatus, ClientDescription and
-// TaskStates of each allocation, nothing else. Allocations that no longer exist (their job was
-// purged) are skipped.
-func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Allocation, updatedAt int64) error {
+// UpdateAllocsFromClientTxn applies what node's client reports: ClientStatus,
+// ClientDescription, TaskStates and the first health verdict (DeploymentStatus.Healthy) of
+// each of its allocations, nothing else. An allocation whose job was removed lives on in the
+// purge record, which takes the report instead; a report about an allocation of another node
+// is ignored.
+func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, nodeID string, allocs []*structs.Allocation, updatedAt int64) error {
 	touched := jobSet{}
+	deployments := map[string]bool{}
 	for _, alloc := range allocs {
 		existing, err := allocByIDTxn(txn.Txn, nil, alloc.ID)
 		if err != nil {
 			return err
 		}
 		if existing == nil {
+			if _, err := s.updatePurgedAllocTxn(txn, nodeID, alloc, updatedAt); err != nil {
+				return err
+			}
+			continue
+		}
+		if existing.NodeID != nodeID {
 			continue
 		}
 		updated := existing.Copy()
 		updated.ClientStatus = alloc.ClientStatus
 		updated.ClientDescription = alloc.ClientDescription
 		updated.TaskStates = alloc.TaskStates
+		// The client's verdict on the allocation's health in its deployment is taken once:
+		// a report for another deployment (the allocation was updated in place since) or
+		// after the verdict changes nothing.
+		if ds := alloc.DeploymentStatus; ds != nil && ds.Healthy != nil && existing.DeploymentID != "" &&
+			alloc.DeploymentID == existing.DeploymentID &&
+			(existing.DeploymentStatus == nil || existing.DeploymentStatus.Healthy == nil) {
+			health := &structs.AllocDeploymentStatus{Healthy: new(*ds.Healthy), Timestamp: ds.Timestamp, ModifyIndex: txn.Index}
+			if existing.DeploymentStatus != nil {
+				health.Canary = existing.DeploymentStatus.Canary
+			}
+			updated.DeploymentStatus = health
+			deployments[updated.DeploymentID] = true
+			if err := s.moveProgressDeadlineTxn(txn, updated); err != nil {
+				return err
+			}
+		}
 		updated.ModifyIndex, updated.ModifyTime = txn.Index, updatedAt
 		if err := txn.Insert(tableAllocs, updated); err != nil {
 			return fmt.Errorf("state: alloc client update: %w", err)
@@ -122,6 +170,9 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Alloc
 		return nil
 	}
 	if err := txn.bumpIndex(tableAllocs); err != nil {
+		return err
+	}
+	if err := s.recountDeploymentsTxn(txn, deployments); err != nil {
 		return err
 	}
 	return s.reconcileJobsTxn(txn, touched, nil)

@@ -19,6 +19,8 @@ func init() {
 			indexJob:  {Name: indexJob, Indexer: namespacedIDIndex("JobID")},
 			indexNode: {Name: indexNode, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "NodeID"}},
 			indexEval: {Name: indexEval, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "EvalID"}},
+			// Allocations outside a deployment have no entry.
+			indexDeployment: {Name: indexDeployment, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "DeploymentID"}},
 		},
 	}, &structs.Allocation{})
 }

@@ -52,11 +52,37 @@ func applyPlan(t *testing.T, s *StateStore, index uint64, req *structs.ApplyPlan
 	})
 }
 
+// applyClientUpdate applies a client's report from the node the first allocation is placed on.
 func applyClientUpdate(t *testing.T, s *StateStore, index uint64, allocs ...*structs.Allocation) {
 	t.Helper()
+	applyClientUpdateFrom(t, s, index, nodeOfAlloc(t, s, allocs[0].ID), allocs...)
+}
+
+func applyClientUpdateFrom(t *testing.T, s *StateStore, index uint64, nodeID string, allocs ...*structs.Allocation) {
+	t.Helper()
 	mustApply(t, s, structs.AllocClientUpdateRequestType, index, nil, func(txn *Txn) error {
-		return s.UpdateAllocsFromClientTxn(txn, allocs, int64(index))
+		return s.UpdateAllocsFromClientTxn(txn, nodeID, allocs, int64(index))
 	})
+}
+
+// nodeOfAlloc is the node an allocation is placed on, also after its job was purged.
+func nodeOfAlloc(t *testing.T, s *StateStore, id string) string {
+	t.Helper()
+	alloc, err := s.AllocByID(nil, id)
+	must.NoError(t, err)
+	if alloc != nil {
+		return alloc.NodeID
+	}
+	rec, err := s.PurgeRecordByAllocID(id)
+	must.NoError(t, err)
+	if rec != nil {
+		for _, a := range rec.Allocations {
+			if a.ID == id {
+				return a.NodeID
+			}
+		}
+	}
+	return ""
 }
 
 func clientStatus(id, status string) *structs.Allocation {

@@ -12,19 +12,22 @@ type eventConverter func(txn *Txn, change memdb.Change) []structs.Event
 // eventConverters has one entry per table; nil marks a table that deliberately publishes no
 // events. TestEventConverters_CoverEveryTable fails when a table is in neither state.
 var eventConverters = map[string]eventConverter{
-	tableIndex:        nil, // bookkeeping, not an object
-	tableJobs:         jobEvents,
-	tableJobVersion:   nil, // a version is visible through the job event of the same change
-	tableJobSummary:   nil, // derived counts; the Job and Allocation events carry the cause
-	tableEvals:        evalEvents,
-	tableNamespaces:   namespaceEvents,
-	tableACLPolicies:  aclPolicyEvents,
-	tableACLTokens:    aclTokenEvents,
-	tableACLRoles:     aclRoleEvents,
-	tablePurgeHistory: purgeRecordEvents,
-	tableAllocs:       allocEvents,
-	tableNodes:        nodeEvents,
-	tableRootKeys:     nil, // rows hold private key material: never published
+	tableIndex:         nil, // bookkeeping, not an object
+	tableJobs:          jobEvents,
+	tableJobVersion:    nil, // a version is visible through the job event of the same change
+	tableJobSummary:    nil, // derived counts; the Job and Allocation events carry the cause
+	tableEvals:         evalEvents,
+	tableNamespaces:    namespaceEvents,
+	tableACLPolicies:   aclPolicyEvents,
+	tableACLTokens:     aclTokenEvents,
+	tableACLRoles:      aclRoleEvents,
+	tablePurgeHistory:  purgeRecordEvents,
+	tableAllocs:        allocEvents,
+	tableNodes:         nodeEvents,
+	tableDeployments:   deploymentEvents,
+	tableRootKeys:      nil, // rows hold private key material: never published
+	tableOneTimeTokens: nil, // rows are secrets: never published
+	tableAutopilot:     nil, // operator configuration: upstream publishes no events for it
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction
@@ -93,6 +96,17 @@ func allocEvents(_ *Txn, change memdb.Change) []structs.Event {
 	}}
 }
 
+func deploymentEvents(_ *Txn, change memdb.Change) []structs.Event {
+	d := rowOf[*structs.Deployment](change)
+	return []structs.Event{{
+		Topic:      structs.TopicDeployment,
+		Key:        d.ID,
+		Namespace:  d.Namespace,
+		FilterKeys: []string{d.JobID},
+		Payload:    &structs.DeploymentEvent{Deployment: d},
+	}}
+}
+
 func nodeEvents(_ *Txn, change memdb.Change) []structs.Event {
 	node := rowOf[*structs.Node](change)
 	// Subscribers must never see the node's secret.
@@ -121,9 +135,25 @@ func aclRoleEvents(_ *Txn, change memdb.Change) []structs.Event {
 }
 
 // purgeRecordEvents publishes a purge-history record when a purge or GC writes it and when
-// retention removes it, without the job spec (the job event of the purge carries that).
-func purgeRecordEvents(_ *Txn, change memdb.Change) []structs.Event {
+// retention removes it, without the job spec (the job event of the purge carries that). When
+// a client reports the end of an allocation whose job is gone, the record takes the report and
+// the allocation is published on the Allocation topic as any other allocation update.
+func purgeRecordEvents(txn *Txn, change memdb.Change) []structs.Event {
 	rec := rowOf[*structs.PurgeRecord](change)
+	if change.Updated() {
+		var out []structs.Event
+		for _, a := range rec.Allocations {
+			if a.ModifyIndex != txn.Index {
+				continue
+			}
+			alloc := a.Allocation(rec)
+			out = append(out, structs.Event{
+				Topic: structs.TopicAllocation, Key: alloc.ID, Namespace: alloc.Namespace,
+				FilterKeys: []string{alloc.JobID}, Payload: &structs.AllocationEvent{Allocation: alloc},
+			})
+		}
+		return out
+	}
 	return []structs.Event{{
 		Topic:      structs.TopicPurgeRecord,
 		Key:        rec.ID,

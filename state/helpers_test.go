@@ -128,7 +128,7 @@ func applyBatchDeregister(s *StateStore, index uint64, jobs []structs.Namespaced
 
 // mockPurgeRecord is the record a purge at index writes, with the time a leader would fix.
 func mockPurgeRecord(id string, job *structs.Job, reason string, actor *structs.Actor, index uint64) *structs.PurgeRecord {
-	return PurgeRecordFor(job, id, int64(index)*1_000_000_000, reason, actor)
+	return PurgeRecordFor(job, nil, id, int64(index)*1_000_000_000, reason, actor)
 }
 
 // upsertJob registers job at index in its own transaction.

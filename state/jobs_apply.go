@@ -70,10 +70,14 @@ func (s *StateStore) ApplyJobDeregister(index uint64, req *structs.JobDeregister
 		return err
 	}
 	if req.Purge {
+		allocs, err := allocsByJobTxn(txn.Txn, nil, req.Namespace, req.JobID)
+		if err != nil {
+			return err
+		}
 		if err := s.DeleteJobTxn(txn, req.Namespace, req.JobID); err != nil {
 			return err
 		}
-		if err := s.InsertPurgeRecordTxn(txn, PurgeRecordFor(job, req.PurgeRecordID, req.PurgeTime, structs.PurgeReasonPurge, req.Actor)); err != nil {
+		if err := s.InsertPurgeRecordTxn(txn, PurgeRecordFor(job, allocs, req.PurgeRecordID, req.PurgeTime, structs.PurgeReasonPurge, req.Actor)); err != nil {
 			return err
 		}
 	} else {
@@ -113,10 +117,14 @@ func (s *StateStore) ApplyJobBatchDeregister(index uint64, req *structs.JobBatch
 		if err := s.CancelJobEvalsTxn(txn, item.Namespace, item.JobID, "canceled: job purged by garbage collection", req.PurgeTime); err != nil {
 			return err
 		}
+		allocs, err := allocsByJobTxn(txn.Txn, nil, item.Namespace, item.JobID)
+		if err != nil {
+			return err
+		}
 		if err := s.DeleteJobTxn(txn, item.Namespace, item.JobID); err != nil {
 			return err
 		}
-		record := PurgeRecordFor(job, item.PurgeRecordID, req.PurgeTime, structs.PurgeReasonGC, req.Actor)
+		record := PurgeRecordFor(job, allocs, item.PurgeRecordID, req.PurgeTime, structs.PurgeReasonGC, req.Actor)
 		record.ForcedBy = req.ForcedBy
 		if err := s.InsertPurgeRecordTxn(txn, record); err != nil {
 			return err
@@ -126,17 +134,22 @@ func (s *StateStore) ApplyJobBatchDeregister(index uint64, req *structs.JobBatch
 	return nil
 }
 
-// PurgeRecordFor is the purge-history record of removing job.
-func PurgeRecordFor(job *structs.Job, id string, purgeTime int64, reason string, actor *structs.Actor) *structs.PurgeRecord {
+// PurgeRecordFor is the purge-history record of removing job, whose allocations were allocs.
+func PurgeRecordFor(job *structs.Job, allocs []*structs.Allocation, id string, purgeTime int64, reason string, actor *structs.Actor) *structs.PurgeRecord {
+	var purged []*structs.PurgedAllocation
+	for _, a := range allocs {
+		purged = append(purged, structs.PurgedAllocationFrom(a))
+	}
 	return &structs.PurgeRecord{
-		ID:         id,
-		Namespace:  job.Namespace,
-		JobID:      job.ID,
-		JobVersion: job.Version,
-		JobType:    job.Type,
-		Reason:     reason,
-		Actor:      actor,
-		PurgeTime:  purgeTime,
-		Job:        job,
+		Allocations: purged,
+		ID:          id,
+		Namespace:   job.Namespace,
+		JobID:       job.ID,
+		JobVersion:  job.Version,
+		JobType:     job.Type,
+		Reason:      reason,
+		Actor:       actor,
+		PurgeTime:   purgeTime,
+		Job:         job,
 	}
 }

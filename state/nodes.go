@@ -5,10 +5,13 @@ import (
 	"sort"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
 )
 
-// UpsertNodeTxn registers a node or replaces a registered one, keeping its CreateIndex.
+// UpsertNodeTxn registers a node or replaces a registered one, keeping its CreateIndex and
+// what the servers own of it: its drain and its scheduling eligibility. A client that
+// registers again (after a restart, say) must not end a drain or undo an operator's choice.
 func (s *StateStore) UpsertNodeTxn(txn *Txn, node *structs.Node) error {
 	existing, err := nodeByIDTxn(txn.Txn, nil, node.ID)
 	if err != nil {
@@ -16,8 +19,16 @@ func (s *StateStore) UpsertNodeTxn(txn *Txn, node *structs.Node) error {
 	}
 	node.ModifyIndex = txn.Index
 	node.CreateIndex = txn.Index
+	incoming := node.Events
+	node.Events = nil
 	if existing != nil {
 		node.CreateIndex = existing.CreateIndex
+		node.Drain, node.DrainStrategy, node.LastDrain = existing.Drain, existing.DrainStrategy, existing.LastDrain
+		node.SchedulingEligibility = existing.SchedulingEligibility
+		node.Events = append([]*api.NodeEvent(nil), existing.Events...)
+	}
+	for _, ev := range incoming {
+		addNodeEvent(txn, node, ev)
 	}
 	if err := txn.Insert(tableNodes, node); err != nil {
 		return fmt.Errorf("state: node insert: %w", err)

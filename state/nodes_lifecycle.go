@@ -39,7 +39,11 @@ func (s *StateStore) UpdateNodeDrainTxn(txn *Txn, nodeID string, strategy *api.D
 			last.AccessorID = actor.AccessorID
 		}
 		node.LastDrain = last
+		addNodeEvent(txn, node, &api.NodeEvent{Subsystem: structs.NodeEventSubsystemDrain, Message: structs.NodeEventDrainSet, Timestamp: at})
 	} else {
+		if existing.DrainStrategy != nil {
+			addNodeEvent(txn, node, &api.NodeEvent{Subsystem: structs.NodeEventSubsystemDrain, Message: structs.NodeEventDrainDisabled, Timestamp: at})
+		}
 		if existing.DrainStrategy != nil && existing.LastDrain != nil {
 			last := *existing.LastDrain
 			last.Status, last.UpdatedAt = api.DrainStatusCanceled, at
@@ -73,6 +77,7 @@ func (s *StateStore) CompleteNodeDrainsTxn(txn *Txn, seen map[string]*api.DrainS
 			last.Status, last.UpdatedAt = api.DrainStatusComplete, at
 			node.LastDrain = &last
 		}
+		addNodeEvent(txn, node, &api.NodeEvent{Subsystem: structs.NodeEventSubsystemDrain, Message: structs.NodeEventDrainComplete, Timestamp: at})
 		if err := s.putNodeTxn(txn, node); err != nil {
 			return err
 		}
@@ -82,7 +87,7 @@ func (s *StateStore) CompleteNodeDrainsTxn(txn *Txn, seen map[string]*api.DrainS
 
 // UpdateNodeEligibilityTxn sets a node's scheduling eligibility. A draining node stays
 // ineligible until its drain ends.
-func (s *StateStore) UpdateNodeEligibilityTxn(txn *Txn, nodeID, eligibility string) error {
+func (s *StateStore) UpdateNodeEligibilityTxn(txn *Txn, nodeID, eligibility string, updatedAt int64) error {
 	existing, err := nodeByIDTxn(txn.Txn, nil, nodeID)
 	if err != nil {
 		return err
@@ -95,6 +100,11 @@ func (s *StateStore) UpdateNodeEligibilityTxn(txn *Txn, nodeID, eligibility stri
 	}
 	node := existing.Copy()
 	node.SchedulingEligibility = eligibility
+	msg := structs.NodeEventEligible
+	if eligibility == structs.NodeSchedulingIneligible {
+		msg = structs.NodeEventIneligible
+	}
+	addNodeEvent(txn, node, &api.NodeEvent{Subsystem: structs.NodeEventSubsystemCluster, Message: msg, Timestamp: time.Unix(0, updatedAt).UTC()})
 	return s.putNodeTxn(txn, node)
 }
 
@@ -131,6 +141,18 @@ func (s *StateStore) DeleteNodesTxn(txn *Txn, nodeIDs []string, updatedAt int64)
 		return err
 	}
 	return s.reconcileJobsTxn(txn, touched, nil)
+}
+
+// addNodeEvent records an event on a node copy at the transaction's index.
+func addNodeEvent(txn *Txn, node *structs.Node, ev *api.NodeEvent) {
+	if ev == nil {
+		return
+	}
+	c := *ev
+	if c.CreateIndex == 0 {
+		c.CreateIndex = txn.Index
+	}
+	node.AddNodeEvent(&c)
 }
 
 func (s *StateStore) putNodeTxn(txn *Txn, node *structs.Node) error {

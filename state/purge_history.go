@@ -8,15 +8,89 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-const tablePurgeHistory = "purge_history"
+const (
+	tablePurgeHistory = "purge_history"
+	// indexPurgedAlloc finds the record that holds an allocation of a removed job.
+	indexPurgedAlloc = "alloc"
+)
 
 func init() {
 	registerTable(&memdb.TableSchema{
 		Name: tablePurgeHistory,
 		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			indexID:          {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			indexPurgedAlloc: {Name: indexPurgedAlloc, AllowMissing: true, Indexer: purgedAllocIndexer{}},
 		},
 	}, &structs.PurgeRecord{})
+}
+
+// purgedAllocIndexer indexes a record by the IDs of its allocations.
+type purgedAllocIndexer struct{}
+
+func (purgedAllocIndexer) FromObject(obj any) (bool, [][]byte, error) {
+	rec, ok := obj.(*structs.PurgeRecord)
+	if !ok {
+		return false, nil, fmt.Errorf("state: purge record index: unexpected %T", obj)
+	}
+	var keys [][]byte
+	for _, a := range rec.Allocations {
+		keys = append(keys, []byte(a.ID+"\x00"))
+	}
+	return len(keys) > 0, keys, nil
+}
+
+func (purgedAllocIndexer) FromArgs(args ...any) ([]byte, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("state: purge record index: one allocation ID expected")
+	}
+	id, ok := args[0].(string)
+	if !ok {
+		return nil, fmt.Errorf("state: purge record index: allocation ID must be a string, not %T", args[0])
+	}
+	return []byte(id + "\x00"), nil
+}
+
+// PurgeRecordByAllocIDTxn finds the record holding the allocation alloc of a removed job; nil
+// when no record holds it.
+func (s *StateStore) PurgeRecordByAllocIDTxn(txn *Txn, allocID string) (*structs.PurgeRecord, error) {
+	return first[*structs.PurgeRecord](txn.Txn, nil, "purge record lookup by allocation", tablePurgeHistory, indexPurgedAlloc, allocID)
+}
+
+// PurgeRecordByAllocID is PurgeRecordByAllocIDTxn outside a write.
+func (s *StateStore) PurgeRecordByAllocID(allocID string) (*structs.PurgeRecord, error) {
+	return first[*structs.PurgeRecord](s.db.Txn(false), nil, "purge record lookup by allocation", tablePurgeHistory, indexPurgedAlloc, allocID)
+}
+
+// updatePurgedAllocTxn records a client's report of an allocation whose job was removed: the
+// record that holds it keeps the allocation's new state. Reports from a node the allocation
+// was not placed on are ignored. It reports whether the record changed.
+func (s *StateStore) updatePurgedAllocTxn(txn *Txn, nodeID string, report *structs.Allocation, updatedAt int64) (bool, error) {
+	rec, err := s.PurgeRecordByAllocIDTxn(txn, report.ID)
+	if err != nil || rec == nil {
+		return false, err
+	}
+	updated := *rec
+	updated.Allocations = make([]*structs.PurgedAllocation, len(rec.Allocations))
+	changed := false
+	for i, a := range rec.Allocations {
+		updated.Allocations[i] = a
+		if a.ID != report.ID || a.NodeID != nodeID {
+			continue
+		}
+		c := *a
+		c.ClientStatus, c.ClientDescription, c.TaskStates = report.ClientStatus, report.ClientDescription, report.TaskStates
+		c.ModifyIndex, c.ModifyTime = txn.Index, updatedAt
+		updated.Allocations[i] = &c
+		changed = true
+	}
+	if !changed {
+		return false, nil
+	}
+	updated.ModifyIndex = txn.Index
+	if err := txn.Insert(tablePurgeHistory, &updated); err != nil {
+		return false, fmt.Errorf("state: purge record update: %w", err)
+	}
+	return true, txn.bumpIndex(tablePurgeHistory)
 }
 
 // InsertPurgeRecordTxn writes the record of a job removal in the removing transaction.
@@ -26,7 +100,7 @@ func (s *StateStore) InsertPurgeRecordTxn(txn *Txn, rec *structs.PurgeRecord) er
 		// that would break the record-with-removal invariant, so the whole removal fails.
 		return fmt.Errorf("state: purge record for %s/%s has no ID", rec.Namespace, rec.JobID)
 	}
-	rec.CreateIndex = txn.Index
+	rec.CreateIndex, rec.ModifyIndex = txn.Index, txn.Index
 	if err := txn.Insert(tablePurgeHistory, rec); err != nil {
 		return fmt.Errorf("state: purge record insert: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
@@ -43,12 +44,23 @@ func snapshotFixture(t *testing.T) *StateStore {
 	})
 	web := currentJob(t, s, "web")
 	mustApply(t, s, structs.ApplyPlanResultsRequestType, 35, nil, func(txn *Txn) error {
-		return s.ApplyPlanResultsTxn(txn, &structs.ApplyPlanResultsRequest{Job: web, AllocsPlaced: []*structs.Allocation{mockAlloc("alloc-1", web, "node-1", 0)}})
+		alloc := mockAlloc("alloc-1", web, "node-1", 0)
+		alloc.DeploymentID = "dep-web"
+		return s.ApplyPlanResultsTxn(txn, &structs.ApplyPlanResultsRequest{Job: web, Deployment: mockDeployment("dep-web", web, 0),
+			AllocsPlaced: []*structs.Allocation{alloc}})
 	})
 	// A root key's private half must survive the snapshot: a restored server signs with it.
 	mustApply(t, s, structs.KeyringUpsertRootKeyRequestType, 36, nil, func(txn *Txn) error {
 		return s.UpsertRootKeyTxn(txn, &structs.RootKey{KeyID: "key-1", Algorithm: structs.RootKeyAlgorithm,
 			State: structs.RootKeyStateActive, PublicKey: []byte("pub"), PrivateKey: []byte("priv")})
+	})
+	mustApply(t, s, structs.OneTimeTokenUpsertRequestType, 37, nil, func(txn *Txn) error {
+		return s.UpsertOneTimeTokenTxn(txn, &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "acc-root",
+			ExpiresAt: time.Unix(1_800_000_000, 0).UTC()})
+	})
+	mustApply(t, s, structs.AutopilotRequestType, 38, nil, func(txn *Txn) error {
+		_, err := s.SetAutopilotConfigTxn(txn, structs.DefaultAutopilotConfig(), false)
+		return err
 	})
 	return s
 }

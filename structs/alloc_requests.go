@@ -72,6 +72,12 @@ type ApplyPlanResultsRequest struct {
 	// Evals are the processed evaluation with its new status, and any evaluations the plan
 	// creates (a blocked follow-up) or supersedes.
 	Evals []*Evaluation
+	// Deployment, when set, is the deployment the plan creates or moves on, written in the
+	// same entry as the allocations that carry its ID.
+	Deployment *Deployment
+	// DeploymentUpdates change the status of other deployments of the job (a newer version
+	// cancels an older one's).
+	DeploymentUpdates []*DeploymentStatusUpdate
 	// UpdatedAt becomes ModifyTime of every allocation the plan changes.
 	UpdatedAt int64
 	WriteRequest
@@ -79,5 +85,6 @@ type ApplyPlanResultsRequest struct {
 
 // IsNoOp reports whether the plan changes no allocation.
 func (p *ApplyPlanResultsRequest) IsNoOp() bool {
-	return len(p.AllocsPlaced) == 0 && len(p.AllocsUpdated) == 0 && len(p.AllocsStopped) == 0
+	return len(p.AllocsPlaced) == 0 && len(p.AllocsUpdated) == 0 && len(p.AllocsStopped) == 0 &&
+		p.Deployment == nil && len(p.DeploymentUpdates) == 0
 }

@@ -9,16 +9,17 @@ import (
 // Sentinel errors. Endpoints wrap them with %w so the HTTP layer can map them to status codes
 // with errors.Is/errors.As instead of matching on text.
 var (
-	ErrPermissionDenied = errors.New("Permission denied")
-	ErrTokenNotFound    = errors.New("ACL token not found")
-	ErrTokenExpired     = errors.New("ACL token expired")
-	ErrJobNotFound      = errors.New("job not found")
-	ErrEvalNotFound     = errors.New("eval not found")
-	ErrAllocNotFound    = errors.New("alloc not found")
-	ErrNodeNotFound     = errors.New("node not found")
-	ErrNotFound         = errors.New("not found")
-	ErrNoLeader         = errors.New("No cluster leader")
-	ErrACLDisabled      = errors.New("ACL support disabled")
+	ErrPermissionDenied   = errors.New("Permission denied")
+	ErrTokenNotFound      = errors.New("ACL token not found")
+	ErrTokenExpired       = errors.New("ACL token expired")
+	ErrJobNotFound        = errors.New("job not found")
+	ErrEvalNotFound       = errors.New("eval not found")
+	ErrAllocNotFound      = errors.New("alloc not found")
+	ErrNodeNotFound       = errors.New("node not found")
+	ErrDeploymentNotFound = errors.New("deployment not found")
+	ErrNotFound           = errors.New("not found")
+	ErrNoLeader           = errors.New("No cluster leader")
+	ErrACLDisabled        = errors.New("ACL support disabled")
 )
 
 // CodedError carries an HTTP status across the RPC boundary. Its message is what the client
@@ -73,7 +74,7 @@ func ErrorCode(err error) int {
 	case errors.Is(err, ErrPermissionDenied), errors.Is(err, ErrTokenNotFound), errors.Is(err, ErrTokenExpired):
 		return http.StatusForbidden
 	case errors.Is(err, ErrJobNotFound), errors.Is(err, ErrEvalNotFound), errors.Is(err, ErrNotFound),
-		errors.Is(err, ErrAllocNotFound), errors.Is(err, ErrNodeNotFound):
+		errors.Is(err, ErrAllocNotFound), errors.Is(err, ErrNodeNotFound), errors.Is(err, ErrDeploymentNotFound):
 		return http.StatusNotFound
 	}
 	return http.StatusInternalServerError

@@ -54,6 +54,28 @@ type Events struct {
 	Events []Event
 }
 
+// EventGap says that events a subscriber was owed are no longer retained: those after
+// LastIndex and before OldestIndex were dropped from the buffer. The stream sends it as a frame
+// `{"Index":0,"Gap":{...}}` (the official client reads an Index of 0 without events as a
+// heartbeat, so it is unaffected) instead of skipping silently, as Kubernetes' watch answers
+// 410 Gone. Ours.
+type EventGap struct {
+	// LastIndex is the last index the subscriber had: the one before the index it asked to
+	// start at, or the last one it received.
+	LastIndex uint64
+	// OldestIndex is the oldest index still available (the stream's `index=` to read from it).
+	OldestIndex uint64
+	// Reason is "index not retained" (the requested start was too old) or "subscriber fell
+	// behind" (it read too slowly and was dropped).
+	Reason string
+}
+
+// Reasons of an EventGap.
+const (
+	EventGapIndexNotRetained = "index not retained"
+	EventGapFellBehind       = "subscriber fell behind"
+)
+
 // EventStreamMaxTopicKeys bounds the topic/key pairs of one subscription: every published
 // event is matched against them, so an unbounded list would make one subscriber cost the
 // broker without limit.

@@ -106,6 +106,9 @@ func (j *Job) Validate() error {
 		if len(tg.Tasks) == 0 {
 			add("group %q: missing tasks", name)
 		}
+		for _, msg := range checkMigrate(tg.Migrate) {
+			add("group %q: migrate: %s", name, msg)
+		}
 		seenTasks := map[string]bool{}
 		for k, task := range tg.Tasks {
 			if task == nil {
@@ -143,6 +146,9 @@ func (j *Job) Validate() error {
 			}
 		}
 	}
+	for _, msg := range checkUpdate(j) {
+		add("%s", msg)
+	}
 	for _, msg := range checkPlacement(j) {
 		add("%s", msg)
 	}
@@ -158,6 +164,38 @@ func (j *Job) Validate() error {
 		add("parameterized: only batch and sysbatch jobs may be parameterized")
 	}
 	return errs.ErrorOrNil()
+}
+
+// checkMigrate reports what is wrong with a group's migrate block, which the drainer follows.
+// Unset fields take upstream's defaults (api.DefaultMigrateStrategy).
+func checkMigrate(m *api.MigrateStrategy) []string {
+	if m == nil {
+		return nil
+	}
+	var out []string
+	if m.MaxParallel != nil && *m.MaxParallel < 0 {
+		out = append(out, "max_parallel must not be negative")
+	}
+	if m.HealthCheck != nil && *m.HealthCheck != "checks" && *m.HealthCheck != "task_states" {
+		out = append(out, fmt.Sprintf("health_check must be \"checks\" or \"task_states\", got %q", *m.HealthCheck))
+	}
+	def := api.DefaultMigrateStrategy()
+	minHealthy, deadline := *def.MinHealthyTime, *def.HealthyDeadline
+	if m.MinHealthyTime != nil {
+		minHealthy = *m.MinHealthyTime
+	}
+	if m.HealthyDeadline != nil {
+		deadline = *m.HealthyDeadline
+	}
+	switch {
+	case minHealthy < 0:
+		out = append(out, "min_healthy_time must not be negative")
+	case deadline <= 0:
+		out = append(out, "healthy_deadline must be positive")
+	case minHealthy >= deadline:
+		out = append(out, fmt.Sprintf("min_healthy_time (%s) must be less than healthy_deadline (%s)", minHealthy, deadline))
+	}
+	return out
 }
 
 // maxCronLength bounds one cron expression of a periodic job.

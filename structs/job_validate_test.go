@@ -3,6 +3,7 @@ package structs
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
@@ -131,6 +132,40 @@ func TestSecurity_CheckMaxCount(t *testing.T) {
 			}
 			must.ErrorContains(t, err, tc.wantErr)
 			must.Eq(t, 400, ErrorCode(err))
+		})
+	}
+}
+
+func TestJobValidate_Migrate(t *testing.T) {
+	cases := []struct {
+		name    string
+		migrate *api.MigrateStrategy
+		wantErr string
+	}{
+		{name: "none"},
+		{name: "defaults", migrate: api.DefaultMigrateStrategy()},
+		{name: "zero max_parallel waits for the deadline", migrate: &api.MigrateStrategy{MaxParallel: new(0)}},
+		{name: "negative max_parallel", migrate: &api.MigrateStrategy{MaxParallel: new(-1)},
+			wantErr: `group "g": migrate: max_parallel must not be negative`},
+		{name: "unknown health_check", migrate: &api.MigrateStrategy{HealthCheck: new("pings")},
+			wantErr: `migrate: health_check must be "checks" or "task_states", got "pings"`},
+		{name: "min_healthy_time past the deadline", migrate: &api.MigrateStrategy{MinHealthyTime: new(10 * time.Minute)},
+			wantErr: `migrate: min_healthy_time (10m0s) must be less than healthy_deadline (5m0s)`},
+		{name: "negative min_healthy_time", migrate: &api.MigrateStrategy{MinHealthyTime: new(-time.Second)},
+			wantErr: "migrate: min_healthy_time must not be negative"},
+		{name: "zero healthy_deadline", migrate: &api.MigrateStrategy{HealthyDeadline: new(time.Duration(0))},
+			wantErr: "migrate: healthy_deadline must be positive"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := validJob()
+			j.TaskGroups[0].Migrate = tc.migrate
+			err := j.Validate()
+			if tc.wantErr == "" {
+				must.NoError(t, err)
+				return
+			}
+			must.ErrorContains(t, err, tc.wantErr)
 		})
 	}
 }

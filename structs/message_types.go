@@ -32,6 +32,12 @@ const (
 	NodeDeregisterRequestType               MessageType = 23
 	BatchNodeUpdateDrainRequestType         MessageType = 24
 	AllocUpdateDesiredTransitionRequestType MessageType = 25
+	OneTimeTokenUpsertRequestType           MessageType = 26
+	OneTimeTokenDeleteRequestType           MessageType = 27
+	DeploymentStatusUpdateRequestType       MessageType = 28
+	DeploymentPromoteRequestType            MessageType = 29
+	DeploymentAllocHealthRequestType        MessageType = 30
+	AutopilotRequestType                    MessageType = 31
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -51,26 +57,29 @@ func newRequest[T any]() any { return new(T) }
 // MessageTypes is the single table of Raft message types. The FSM test fails when a type here
 // has no handler, and the event code takes event Types from it.
 var MessageTypes = map[MessageType]MessageTypeInfo{
-	JobRegisterRequestType:        {Name: "JobRegister", EventType: "JobRegistered", New: newRequest[JobRegisterRequest]},
-	JobDeregisterRequestType:      {Name: "JobDeregister", EventType: "JobDeregistered", New: newRequest[JobDeregisterRequest]},
-	JobBatchDeregisterRequestType: {Name: "JobBatchDeregister", EventType: "JobBatchDeregistered", New: newRequest[JobBatchDeregisterRequest]},
-	EvalUpdateRequestType:         {Name: "EvalUpdate", EventType: "EvaluationUpdated", New: newRequest[EvalUpdateRequest]},
-	EvalDeleteRequestType:         {Name: "EvalDelete", New: newRequest[EvalDeleteRequest]},
-	JobVersionTagRequestType:      {Name: "JobVersionTag", EventType: "JobVersionTagged", New: newRequest[JobTagRequest]},
-	NamespaceUpsertRequestType:    {Name: "NamespaceUpsert", EventType: "NamespaceUpserted", New: newRequest[NamespaceUpsertRequest]},
-	NamespaceDeleteRequestType:    {Name: "NamespaceDelete", EventType: "NamespaceDeleted", New: newRequest[NamespaceDeleteRequest]},
-	ACLPolicyUpsertRequestType:    {Name: "ACLPolicyUpsert", EventType: "ACLPolicyUpserted", New: newRequest[ACLPolicyUpsertRequest]},
-	ACLPolicyDeleteRequestType:    {Name: "ACLPolicyDelete", EventType: "ACLPolicyDeleted", New: newRequest[ACLPolicyDeleteRequest]},
-	ACLTokenUpsertRequestType:     {Name: "ACLTokenUpsert", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenUpsertRequest]},
-	ACLTokenDeleteRequestType:     {Name: "ACLTokenDelete", EventType: "ACLTokenDeleted", New: newRequest[ACLTokenDeleteRequest]},
-	ACLTokenBootstrapRequestType:  {Name: "ACLTokenBootstrap", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenBootstrapRequest]},
-	ACLRoleUpsertRequestType:      {Name: "ACLRoleUpsert", EventType: "ACLRoleUpserted", New: newRequest[ACLRoleUpsertRequest]},
-	ACLRoleDeleteRequestType:      {Name: "ACLRoleDelete", EventType: "ACLRoleDeleted", New: newRequest[ACLRoleDeleteRequest]},
-	PurgeRecordDeleteRequestType:  {Name: "PurgeRecordDelete", EventType: "PurgeRecordDeleted", New: newRequest[PurgeRecordDeleteRequest]},
-	NodeRegisterRequestType:       {Name: "NodeRegister", EventType: "NodeRegistration", New: newRequest[NodeRegisterRequest]},
-	NodeUpdateStatusRequestType:   {Name: "NodeUpdateStatus", EventType: "NodeStreamEvent", New: newRequest[NodeUpdateStatusRequest]},
-	ApplyPlanResultsRequestType:   {Name: "ApplyPlanResults", EventType: "PlanResult", New: newRequest[ApplyPlanResultsRequest]},
-	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
+	JobRegisterRequestType:            {Name: "JobRegister", EventType: "JobRegistered", New: newRequest[JobRegisterRequest]},
+	JobDeregisterRequestType:          {Name: "JobDeregister", EventType: "JobDeregistered", New: newRequest[JobDeregisterRequest]},
+	JobBatchDeregisterRequestType:     {Name: "JobBatchDeregister", EventType: "JobBatchDeregistered", New: newRequest[JobBatchDeregisterRequest]},
+	EvalUpdateRequestType:             {Name: "EvalUpdate", EventType: "EvaluationUpdated", New: newRequest[EvalUpdateRequest]},
+	EvalDeleteRequestType:             {Name: "EvalDelete", New: newRequest[EvalDeleteRequest]},
+	JobVersionTagRequestType:          {Name: "JobVersionTag", EventType: "JobVersionTagged", New: newRequest[JobTagRequest]},
+	NamespaceUpsertRequestType:        {Name: "NamespaceUpsert", EventType: "NamespaceUpserted", New: newRequest[NamespaceUpsertRequest]},
+	NamespaceDeleteRequestType:        {Name: "NamespaceDelete", EventType: "NamespaceDeleted", New: newRequest[NamespaceDeleteRequest]},
+	ACLPolicyUpsertRequestType:        {Name: "ACLPolicyUpsert", EventType: "ACLPolicyUpserted", New: newRequest[ACLPolicyUpsertRequest]},
+	ACLPolicyDeleteRequestType:        {Name: "ACLPolicyDelete", EventType: "ACLPolicyDeleted", New: newRequest[ACLPolicyDeleteRequest]},
+	ACLTokenUpsertRequestType:         {Name: "ACLTokenUpsert", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenUpsertRequest]},
+	ACLTokenDeleteRequestType:         {Name: "ACLTokenDelete", EventType: "ACLTokenDeleted", New: newRequest[ACLTokenDeleteRequest]},
+	ACLTokenBootstrapRequestType:      {Name: "ACLTokenBootstrap", EventType: "ACLTokenUpserted", New: newRequest[ACLTokenBootstrapRequest]},
+	ACLRoleUpsertRequestType:          {Name: "ACLRoleUpsert", EventType: "ACLRoleUpserted", New: newRequest[ACLRoleUpsertRequest]},
+	ACLRoleDeleteRequestType:          {Name: "ACLRoleDelete", EventType: "ACLRoleDeleted", New: newRequest[ACLRoleDeleteRequest]},
+	PurgeRecordDeleteRequestType:      {Name: "PurgeRecordDelete", EventType: "PurgeRecordDeleted", New: newRequest[PurgeRecordDeleteRequest]},
+	NodeRegisterRequestType:           {Name: "NodeRegister", EventType: "NodeRegistration", New: newRequest[NodeRegisterRequest]},
+	NodeUpdateStatusRequestType:       {Name: "NodeUpdateStatus", EventType: "NodeStreamEvent", New: newRequest[NodeUpdateStatusRequest]},
+	ApplyPlanResultsRequestType:       {Name: "ApplyPlanResults", EventType: "PlanResult", New: newRequest[ApplyPlanResultsRequest]},
+	AllocClientUpdateRequestType:      {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
+	DeploymentStatusUpdateRequestType: {Name: "DeploymentStatusUpdate", EventType: "DeploymentStatusUpdate", New: newRequest[DeploymentStatusUpdateRequest]},
+	DeploymentPromoteRequestType:      {Name: "DeploymentPromotion", EventType: "DeploymentPromotion", New: newRequest[DeploymentPromoteRequest]},
+	DeploymentAllocHealthRequestType:  {Name: "DeploymentAllocHealth", EventType: "DeploymentAllocHealth", New: newRequest[DeploymentAllocHealthRequest]},
 	// No events: a root key holds private key material (see structs/keyring.go).
 	KeyringUpsertRootKeyRequestType: {Name: "KeyringUpsertRootKey", New: newRequest[KeyringUpsertRootKeyRequest]},
 	// Eligibility changes publish NodeDrain too, as upstream's do.
@@ -80,6 +89,11 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	BatchNodeUpdateDrainRequestType:  {Name: "BatchNodeUpdateDrain", EventType: "NodeDrain", New: newRequest[BatchNodeUpdateDrainRequest]},
 	AllocUpdateDesiredTransitionRequestType: {Name: "AllocUpdateDesiredTransition", EventType: "AllocationUpdateDesiredStatus",
 		New: newRequest[AllocUpdateDesiredTransitionRequest]},
+	// No events: a one-time token is a secret.
+	OneTimeTokenUpsertRequestType: {Name: "OneTimeTokenUpsert", New: newRequest[OneTimeTokenUpsertRequest]},
+	OneTimeTokenDeleteRequestType: {Name: "OneTimeTokenDelete", New: newRequest[OneTimeTokenDeleteRequest]},
+	// No events: upstream publishes none for operator configuration.
+	AutopilotRequestType: {Name: "Autopilot", New: newRequest[AutopilotSetConfigRequest]},
 }
 
 func (t MessageType) String() string {

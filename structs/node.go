@@ -131,8 +131,9 @@ type NodeListStub struct {
 	ModifyIndex           uint64
 }
 
-// Stub builds the list form; withOS adds the attributes.
-func (n *Node) Stub(withOS bool) *NodeListStub {
+// Stub builds the list form; withOS adds the attributes, withResources the node's resources
+// and what it reserves.
+func (n *Node) Stub(withOS, withResources bool) *NodeListStub {
 	addr := n.HTTPAddr
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		addr = host
@@ -156,6 +157,9 @@ func (n *Node) Stub(withOS bool) *NodeListStub {
 	}
 	if withOS {
 		s.Attributes = n.Attributes
+	}
+	if withResources {
+		s.NodeResources, s.ReservedResources = n.NodeResources, n.ReservedResources
 	}
 	return s
 }
@@ -209,7 +213,8 @@ type SingleNodeResponse struct {
 
 // NodeListRequest lists nodes, filtered by ID prefix.
 type NodeListRequest struct {
-	WithOS bool
+	WithOS        bool
+	WithResources bool
 	QueryOptions
 }
 

@@ -79,6 +79,31 @@ type AllocUpdateDesiredTransitionRequest struct {
 	WriteRequest
 }
 
+// Node event subsystems and messages, as upstream's.
+const (
+	NodeEventSubsystemCluster = "Cluster"
+	NodeEventSubsystemDrain   = "Drain"
+
+	NodeEventRegistered    = "Node registered"
+	NodeEventDrainSet      = "Node drain strategy set"
+	NodeEventDrainDisabled = "Node drain disabled"
+	NodeEventDrainComplete = "Node drain complete"
+	NodeEventEligible      = "Node marked as eligible for scheduling"
+	NodeEventIneligible    = "Node marked as ineligible for scheduling"
+)
+
+// MaxNodeEvents is how many events a node keeps, the newest.
+const MaxNodeEvents = 10
+
+// AddNodeEvent appends ev to the node's events, keeping the newest MaxNodeEvents. The node
+// must be a copy the caller may change.
+func (n *Node) AddNodeEvent(ev *api.NodeEvent) {
+	n.Events = append(n.Events, ev)
+	if extra := len(n.Events) - MaxNodeEvents; extra > 0 {
+		n.Events = append([]*api.NodeEvent(nil), n.Events[extra:]...)
+	}
+}
+
 // NewDrainStrategy builds the strategy of a drain spec that starts at now: a negative
 // deadline forces the drain at once, zero sets no deadline.
 func NewDrainStrategy(spec api.DrainSpec, now time.Time) *api.DrainStrategy {

@@ -20,7 +20,7 @@ import (
 // newBrowser starts headless Chromium for one test and returns a tab context that ends
 // with the test. `make ui-test` needs chromium on the PATH (.ci/run installs it); a missing
 // browser fails the suite rather than skipping it, since the suite exists to run it.
-func newBrowser(t *testing.T) context.Context {
+func newBrowser(t testing.TB) context.Context {
 	t.Helper()
 	path := os.Getenv("CHROMIUM")
 	if path == "" {
@@ -51,7 +51,7 @@ func newBrowser(t *testing.T) context.Context {
 }
 
 // run runs browser actions, failing the test with a screenshot kept for the reader.
-func run(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
+func run(t testing.TB, ctx context.Context, actions ...chromedp.Action) {
 	t.Helper()
 	actx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -67,7 +67,7 @@ func run(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
 
 // shot saves a PNG of the page under ui/testdata/screenshots (gitignored) when
 // UI_SCREENSHOTS is set, and always on failure.
-func shot(t *testing.T, ctx context.Context, name string) {
+func shot(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
 	if name != "failure" && os.Getenv("UI_SCREENSHOTS") == "" {
 		return
@@ -75,7 +75,7 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	var png []byte
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := chromedp.Run(sctx, chromedp.FullScreenshot(&png, 80)); err != nil {
+	if err := chromedp.Run(sctx, chromedp.FullScreenshot(&png, 100)); err != nil {
 		t.Logf("screenshot %s: %v", name, err)
 		return
 	}

@@ -25,6 +25,9 @@ type TaskConfig struct {
 	// StdoutPath and StderrPath are the files the task's output goes to.
 	StdoutPath string
 	StderrPath string
+	// User is the task's `user`: the account drivers that can run a task as another user
+	// run it as ("" for the driver's default).
+	User string
 	// KillSignal is the task's kill_signal ("" for the driver's default, SIGTERM).
 	KillSignal string
 	// Resources are the task's resources block, for drivers that enforce limits.
@@ -60,17 +63,23 @@ type ExitResult struct {
 	Signal int
 	// Err is set when the driver lost track of the task.
 	Err error
+	// OOMKilled is set when the kernel killed the task for going over its memory limit.
+	OOMKilled bool
 }
 
 // Successful reports whether the task ended by itself with exit code 0.
 func (r *ExitResult) Successful() bool {
-	return r.ExitCode == 0 && r.Signal == 0 && r.Err == nil
+	return r.ExitCode == 0 && r.Signal == 0 && r.Err == nil && !r.OOMKilled
 }
 
 func (r *ExitResult) String() string {
 	switch {
 	case r.Err != nil:
 		return r.Err.Error()
+	case r.OOMKilled && r.Signal != 0:
+		return fmt.Sprintf("OOM Killed (signal %d)", r.Signal)
+	case r.OOMKilled:
+		return fmt.Sprintf("OOM Killed (exit code %d)", r.ExitCode)
 	case r.Signal != 0:
 		return fmt.Sprintf("killed by signal %d", r.Signal)
 	}

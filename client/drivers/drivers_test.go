@@ -146,3 +146,24 @@ func TestMock(t *testing.T) {
 	_, err = Mock{}.Start(taskConfig(t, map[string]any{"run_for": "soon"}))
 	must.ErrorContains(t, err, "run_for")
 }
+
+func TestExitResult_String(t *testing.T) {
+	cases := []struct {
+		name string
+		res  ExitResult
+		want string
+		ok   bool
+	}{
+		{name: "exit 0", res: ExitResult{}, want: "exit code 0", ok: true},
+		{name: "exit 3", res: ExitResult{ExitCode: 3}, want: "exit code 3"},
+		{name: "signal", res: ExitResult{Signal: 15}, want: "killed by signal 15"},
+		{name: "oom killed", res: ExitResult{Signal: 9, OOMKilled: true}, want: "OOM Killed (signal 9)"},
+		{name: "oom killed child", res: ExitResult{ExitCode: 137, OOMKilled: true}, want: "OOM Killed (exit code 137)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.Eq(t, tc.want, tc.res.String())
+			must.Eq(t, tc.ok, tc.res.Successful())
+		})
+	}
+}

@@ -32,8 +32,17 @@ func (RawExec) Exec(ctx context.Context, cfg *TaskConfig, opts *ExecOptions) (in
 	cmd.Dir = cfg.TaskDir
 	cmd.Env = taskEnv(cfg)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	return RunExec(ctx, "raw_exec", cmd, opts)
+}
+
+// RunExec runs cmd as one alloc exec session for a driver of any package, and returns its
+// exit code once it ended and its output was delivered, as RawExec.Exec does: cmd leads a
+// process group of its own (a session, on a terminal when opts.TTY) that is killed when it
+// ends. cmd's stdio and SysProcAttr are RunExec's to set; its Cancel should kill that group.
+// name prefixes errors.
+func RunExec(ctx context.Context, name string, cmd *exec.Cmd, opts *ExecOptions) (int, error) {
 	if opts.TTY {
-		return execTTY(ctx, cmd, opts)
+		return execTTY(ctx, name, cmd, opts)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
@@ -49,7 +58,7 @@ func (RawExec) Exec(ctx context.Context, cfg *TaskConfig, opts *ExecOptions) (in
 	for range 2 {
 		r, w, err := os.Pipe()
 		if err != nil {
-			return 0, fmt.Errorf("raw_exec: creating output pipe: %w", err)
+			return 0, fmt.Errorf("%s: creating output pipe: %w", name, err)
 		}
 		readers, writers = append(readers, r), append(writers, w)
 	}
@@ -58,11 +67,11 @@ func (RawExec) Exec(ctx context.Context, cfg *TaskConfig, opts *ExecOptions) (in
 	if opts.Stdin != nil {
 		var err error
 		if stdin, err = cmd.StdinPipe(); err != nil {
-			return 0, fmt.Errorf("raw_exec: creating input pipe: %w", err)
+			return 0, fmt.Errorf("%s: creating input pipe: %w", name, err)
 		}
 	}
 	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("raw_exec: starting %q: %w", opts.Command[0], err)
+		return 0, fmt.Errorf("%s: starting %q: %w", name, cmd.Args[0], err)
 	}
 	for _, w := range writers {
 		_ = w.Close()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -17,7 +18,7 @@ var defaultTerminalSize = TerminalSize{Height: 24, Width: 80}
 // execTTY runs cmd on a new pseudo-terminal: the command leads a session of its own with the
 // terminal as its controlling one, so its process group (the session's) is what a kill
 // reaches, and the terminal follows the caller's size.
-func execTTY(ctx context.Context, cmd *exec.Cmd, opts *ExecOptions) (int, error) {
+func execTTY(ctx context.Context, name string, cmd *exec.Cmd, opts *ExecOptions) (int, error) {
 	size := defaultTerminalSize
 	// A size the caller sent before the start is the first one the command sees.
 	select {
@@ -33,14 +34,20 @@ func execTTY(ctx context.Context, cmd *exec.Cmd, opts *ExecOptions) (int, error)
 	}
 	ptmx, err := pty.StartWithAttrs(cmd, winsize(size), cmd.SysProcAttr)
 	if err != nil {
-		return 0, fmt.Errorf("raw_exec: starting %q on a terminal: %w", cmd.Path, err)
+		return 0, fmt.Errorf("%s: starting %q on a terminal: %w", name, cmd.Args[0], err)
 	}
 	defer ptmx.Close()
 	pgid := cmd.Process.Pid
 
+	// The resizer uses the terminal's raw descriptor: it must be gone before the deferred
+	// Close above runs.
 	done := make(chan struct{})
-	defer close(done)
-	go func() {
+	var resizer sync.WaitGroup
+	defer func() {
+		close(done)
+		resizer.Wait()
+	}()
+	resizer.Go(func() {
 		for {
 			select {
 			case <-done:
@@ -54,7 +61,7 @@ func execTTY(ctx context.Context, cmd *exec.Cmd, opts *ExecOptions) (int, error)
 				}
 			}
 		}
-	}()
+	})
 	if opts.Stdin != nil {
 		// The caller unblocks its reader when the session ends.
 		go func() { _, _ = io.Copy(ptmx, opts.Stdin) }()

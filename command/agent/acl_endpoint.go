@@ -16,6 +16,8 @@ func (s *HTTPServer) registerACLRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/acl/tokens", methods{"GET": s.aclTokenList})
 	s.handle(mux, "/v1/acl/token", methods{"PUT": s.aclTokenWrite, "POST": s.aclTokenWrite})
 	s.handle(mux, "/v1/acl/token/self", methods{"GET": s.aclTokenSelf})
+	s.handle(mux, "/v1/acl/token/onetime", methods{"PUT": s.aclOneTimeTokenCreate, "POST": s.aclOneTimeTokenCreate})
+	s.handle(mux, "/v1/acl/token/onetime/exchange", methods{"PUT": s.aclOneTimeTokenExchange, "POST": s.aclOneTimeTokenExchange})
 	s.handle(mux, "/v1/acl/token/{accessor}", methods{
 		"GET": s.aclTokenRead, "PUT": s.aclTokenWrite, "POST": s.aclTokenWrite, "DELETE": s.aclTokenDelete,
 	})
@@ -120,9 +122,12 @@ func (s *HTTPServer) aclTokenWrite(w http.ResponseWriter, r *http.Request) (any,
 		}
 	} else if token.AccessorID != "" {
 		return nil, structs.BadRequest("AccessorID must be empty when creating a token")
+	} else {
+		// A new token's secret is never the caller's choice. Only an upload (a PUT naming an
+		// accessor this cluster does not hold, with its secret) keeps the secret it brings;
+		// an update of an existing token ignores it.
+		token.SecretID = ""
 	}
-	// A caller never chooses a secret here; bootstrap is the only place that allows it.
-	token.SecretID = ""
 	args := structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{&token}, WriteRequest: writeRequest(r)}
 	var reply structs.ACLTokenUpsertResponse
 	if err := s.srv.Endpoints.ACL.UpsertTokens(&args, &reply); err != nil {
@@ -227,4 +232,30 @@ func (s *HTTPServer) aclRoleDelete(w http.ResponseWriter, r *http.Request) (any,
 	}
 	setIndex(w, reply.Index)
 	return nil, nil
+}
+
+// aclOneTimeTokenCreate makes a one-time token standing for the caller's token.
+func (s *HTTPServer) aclOneTimeTokenCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.OneTimeTokenUpsertRequest{WriteRequest: writeRequest(r)}
+	var reply structs.OneTimeTokenUpsertResponse
+	if err := s.srv.Endpoints.ACL.UpsertOneTimeToken(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return map[string]any{"OneTimeToken": reply.OneTimeToken}, nil
+}
+
+// aclOneTimeTokenExchange trades a one-time secret for the token it stands for.
+func (s *HTTPServer) aclOneTimeTokenExchange(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body struct{ OneTimeSecretID string }
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	args := structs.OneTimeTokenExchangeRequest{OneTimeSecretID: body.OneTimeSecretID, WriteRequest: writeRequest(r)}
+	var reply structs.OneTimeTokenExchangeResponse
+	if err := s.srv.Endpoints.ACL.ExchangeOneTimeToken(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return map[string]any{"Token": reply.Token}, nil
 }

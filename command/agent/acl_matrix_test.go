@@ -60,6 +60,8 @@ const (
 	rowAgentWrite    = "agent-write"
 	rowNodeRead      = "node-read"
 	rowNodeWrite     = "node-write"
+	rowOperatorRead  = "operator-read"
+	rowOperatorWrite = "operator-write"
 )
 
 var matrixRows = []matrixRow{
@@ -79,6 +81,8 @@ var matrixRows = []matrixRow{
 	{name: rowAgentWrite, rules: `agent { policy = "write" }`},
 	{name: rowNodeRead, rules: `node { policy = "read" }`},
 	{name: rowNodeWrite, rules: `node { policy = "write" }`},
+	{name: rowOperatorRead, rules: `operator { policy = "read" }`},
+	{name: rowOperatorWrite, rules: `operator { policy = "write" }`},
 }
 
 // Who may do what. Each set is named after what it takes; the endpoint tables below only
@@ -110,6 +114,9 @@ var (
 	allowManagement   = []string{rowManagement}
 	// Agent write (profiling): what upstream requires of its agent pprof API.
 	allowAgentWrite = []string{rowAgentWrite, rowManagement}
+	// Operator read and write: autopilot's routes.
+	allowOperatorRead  = []string{rowOperatorRead, rowOperatorWrite, rowManagement}
+	allowOperatorWrite = []string{rowOperatorWrite, rowManagement}
 )
 
 func rowNames(rows []matrixRow) []string {
@@ -131,8 +138,8 @@ func without(names []string, drop ...string) []string {
 }
 
 // matrixEndpoint is one route and verb. path and body may hold placeholders that the
-// fixture fills per cell: {eval}, {record}, {readToken}, {scratchToken}, {scaleRole},
-// {scratchRole}, {prevVersion}.
+// fixture fills per cell: {eval}, {record}, {deployment}, {depAlloc}, {readToken},
+// {scratchToken}, {scaleRole}, {scratchRole}, {prevVersion}.
 type matrixEndpoint struct {
 	name   string
 	method string
@@ -274,6 +281,11 @@ func matrixACLEndpoints() []matrixEndpoint {
 			body: `{"Name":"made-by-matrix","Type":"management"}`, allow: allowManagement,
 		},
 		{name: "acl token self", method: "GET", path: "/v1/acl/token/self", allow: allowTokens},
+		// Any live token may make a one-time token for itself.
+		{name: "acl one-time token create", method: "PUT", path: "/v1/acl/token/onetime", allow: allowTokens},
+		// The one-time secret is the only credential: an unknown one is refused to everyone.
+		{name: "acl one-time token exchange", method: "PUT", path: "/v1/acl/token/onetime/exchange",
+			body: `{"OneTimeSecretID":"00000000-0000-4000-8000-000000000000"}`, allow: nil},
 		{name: "acl token read", method: "GET", path: "/v1/acl/token/{readToken}", allow: []string{rowRead, rowManagement}},
 		{
 			name: "acl token update", method: "POST", path: "/v1/acl/token/{scratchToken}",
@@ -331,6 +343,20 @@ func matrixStatusEndpoints() []matrixEndpoint {
 		// Upstream gates the member list on node read, not agent read.
 		{name: "agent members", method: "GET", path: "/v1/agent/members", allow: allowNodeRead},
 		{name: "system gc", method: "PUT", path: "/v1/system/gc", allow: allowManagement},
+		// The matrix agent keeps Raft in memory and gossips with no one: an allowed join
+		// answers 200 with the error in its body, as a failed join does upstream.
+		{name: "agent join", method: "PUT", path: "/v1/agent/join?address=127.0.0.1:1", allow: allowAgentWrite},
+		{name: "agent force-leave", method: "PUT", path: "/v1/agent/force-leave?node=nope", allow: allowAgentWrite},
+		{name: "agent force-leave prune", method: "POST", path: "/v1/agent/force-leave?node=nope&prune=1", allow: allowAgentWrite},
+		// Health needs no token, as upstream.
+		{name: "agent health", method: "GET", path: "/v1/agent/health", allow: allowEveryone},
+		{name: "agent pprof heap", method: "GET", path: "/v1/agent/pprof/heap", allow: allowAgentWrite},
+		{name: "agent schedulers", method: "GET", path: "/v1/agent/schedulers", allow: []string{rowAgentRead, rowAgentWrite, rowManagement}},
+		{name: "agent scheduler config", method: "GET", path: "/v1/agent/schedulers/config", allow: []string{rowAgentRead, rowAgentWrite, rowManagement}},
+		// Written back unchanged (0 workers, as the matrix agent runs), so an allowed write
+		// changes nothing either.
+		{name: "agent scheduler config write", method: "PUT", path: "/v1/agent/schedulers/config",
+			body: `{"num_schedulers":0,"enabled_schedulers":["batch","system","sysbatch","service","_core"]}`, allow: allowAgentWrite},
 	}
 }
 
@@ -348,11 +374,29 @@ func matrixDebugEndpoints() []matrixEndpoint {
 	}
 }
 
+// matrixOperatorEndpoints: the Raft routes take a management token, autopilot's operator
+// read or write, as upstream's.
+func matrixOperatorEndpoints() []matrixEndpoint {
+	return []matrixEndpoint{
+		{name: "raft configuration", method: "GET", path: "/v1/operator/raft/configuration", allow: allowManagement},
+		// No such peer: an allowed cell gets the 404 that names it.
+		{name: "raft remove peer", method: "DELETE", path: "/v1/operator/raft/peer?id=nope", allow: allowManagement, okStatus: 404},
+		{name: "autopilot get", method: "GET", path: "/v1/operator/autopilot/configuration", allow: allowOperatorRead},
+		{
+			name: "autopilot set", method: "PUT", path: "/v1/operator/autopilot/configuration",
+			body:  `{"CleanupDeadServers":true,"LastContactThreshold":"200ms","MaxTrailingLogs":250,"ServerStabilizationTime":"10s"}`,
+			allow: allowOperatorWrite,
+		},
+		{name: "autopilot health", method: "GET", path: "/v1/operator/autopilot/health", allow: allowOperatorRead},
+	}
+}
+
 func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
 		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(),
-		matrixClientAllocControlEndpoints(), matrixAllocStopEndpoints(), matrixDebugEndpoints())
+		matrixClientAllocControlEndpoints(), matrixAllocStopEndpoints(), matrixDebugEndpoints(),
+		matrixDeploymentEndpoints(), matrixOperatorEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }
@@ -364,6 +408,9 @@ func TestACLMatrix_StreamAndHistory(t *testing.T) {
 }
 func TestACLMatrix_Status(t *testing.T) { runACLMatrix(t, matrixStatusEndpoints(), matrixRows) }
 func TestACLMatrix_Debug(t *testing.T)  { runACLMatrix(t, matrixDebugEndpoints(), matrixRows) }
+func TestACLMatrix_Operator(t *testing.T) {
+	runACLMatrix(t, matrixOperatorEndpoints(), matrixRows)
+}
 
 // TestACLMatrix_RemovalRules pins the rows the product exists for, so that an edit of the
 // tables above cannot quietly give purge to a token that may only stop.
@@ -453,6 +500,11 @@ type matrixFixture struct {
 	scratchToken string
 	scratchRole  string
 	revision     int
+	// deploymentID is the deployment of "web" the deployment routes act on, deploymentAlloc
+	// its healthy canary (deployment_endpoint_test.go).
+	deploymentID    string
+	deploymentAlloc string
+	deployments     int
 }
 
 func newMatrixFixture(t *testing.T, rows []matrixRow) *matrixFixture {
@@ -620,6 +672,10 @@ func (f *matrixFixture) expand(t *testing.T, s string) string {
 			return evals[0].ID
 		case "{record}":
 			return f.recordID
+		case "{deployment}":
+			return f.deploymentID
+		case "{depAlloc}":
+			return f.deploymentAlloc
 		case "{readToken}":
 			return f.accessors[rowRead]
 		case "{scratchToken}":

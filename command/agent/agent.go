@@ -35,6 +35,8 @@ type Agent struct {
 	httpTLS *tlsutil.Wrapper
 	// metrics is the process's in-memory metrics sink (see setupMetrics).
 	metrics *metrics.InmemSink
+	// clientTLS is a client-only agent's certificate for the servers' RPC port (tls.rpc).
+	clientTLS *nomad.ClientTLS
 	// rpcServers is the client's connection to the servers of a client-only agent.
 	rpcServers *client.RPCServers
 	// streamSrv serves what servers send to the client over streams (exec, logs).
@@ -83,8 +85,17 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 		httpTLS = w
 	}
 
+	var clientTLS *nomad.ClientTLS
+	if t := cfg.TLS; t != nil && t.EnableRPC && !serverEnabled {
+		ct, err := nomad.NewClientTLS(rpcTLSConfig(t), cfg.Region)
+		if err != nil {
+			return nil, err
+		}
+		clientTLS = ct
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel, httpTLS: httpTLS}
+	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel, httpTLS: httpTLS, clientTLS: clientTLS}
 	a.metrics = setupMetrics(cfg.Telemetry)
 
 	if serverEnabled {
@@ -119,6 +130,10 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	return a, nil
 }
 
+// Build is the binary's version, set by main; servers gossip it in their "build" tag (the
+// server's default when empty, as in tests).
+var Build string
+
 // serverConfig derives the server's configuration from the agent's.
 func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc := nomad.DefaultConfig()
@@ -127,22 +142,25 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc.Datacenter = cfg.Datacenter
 	sc.DataDir = cfg.DataDir
 	sc.Logger = logger
+	if Build != "" {
+		sc.Build = Build
+	}
 
 	server := cfg.Server
 	sc.BootstrapExpect = server.BootstrapExpect
-	sc.RetryJoin = joinAddrs(server.RetryJoin, cfg.Ports.RPC)
+	// retry_join names gossip addresses, as upstream's does: the serf port is the default.
+	sc.RetryJoin = joinAddrs(server.RetryJoin, cfg.Ports.Serf)
+	sc.RetryInterval = server.RetryInterval
+	sc.RetryMaxAttempts = server.RetryMaxAttempts
 	sc.EncryptKey = server.EncryptKey
 	if t := cfg.TLS; t != nil && t.EnableRPC {
-		sc.TLS = &nomad.RPCTLSConfig{
-			Config:               tlsutil.Config{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, MinVersion: t.TLSMinVersion},
-			VerifyServerHostname: t.VerifyServerHostname,
-			RPCUpgradeMode:       t.RPCUpgradeMode,
-		}
+		sc.TLS = rpcTLSConfig(t)
 	}
 	if server.JobGCInterval > 0 {
 		sc.JobGCInterval = server.JobGCInterval
 	}
 	sc.JobGCThreshold = server.JobGCThreshold
+	sc.NodeGCThreshold = server.NodeGCThreshold
 	sc.EvalGCThreshold = server.EvalGCThreshold
 	if server.JobTrackedVersions > 0 {
 		sc.JobTrackedVersions = server.JobTrackedVersions
@@ -180,11 +198,23 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	if !singleDev {
 		sc.RaftBindAddr = net.JoinHostPort(cfg.Addresses.RPC, strconv.Itoa(cfg.Ports.RPC))
 		sc.RaftAdvertiseAddr = cfg.Advertise.RPC
+		sc.SerfBindAddr = net.JoinHostPort(cfg.Addresses.Serf, strconv.Itoa(cfg.Ports.Serf))
+		sc.SerfAdvertiseAddr = cfg.Advertise.Serf
 	}
 	return sc
 }
 
-// joinAddrs gives each join address the default RPC port if it names none.
+// rpcTLSConfig is the tls block as the RPC port of a server, or a client agent's connection
+// to one, uses it.
+func rpcTLSConfig(t *TLSConfig) *nomad.RPCTLSConfig {
+	return &nomad.RPCTLSConfig{
+		Config:               tlsutil.Config{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, MinVersion: t.TLSMinVersion},
+		VerifyServerHostname: t.VerifyServerHostname,
+		RPCUpgradeMode:       t.RPCUpgradeMode,
+	}
+}
+
+// joinAddrs gives each join address the default port if it names none.
 func joinAddrs(addrs []string, port int) []string {
 	var out []string
 	for _, a := range addrs {
@@ -204,7 +234,12 @@ func (a *Agent) ReloadTLS() error {
 	if a.httpTLS != nil {
 		errs = append(errs, a.httpTLS.Reload())
 	}
-	errs = append(errs, a.server.ReloadTLS())
+	if a.server != nil {
+		errs = append(errs, a.server.ReloadTLS())
+	}
+	if a.clientTLS != nil {
+		errs = append(errs, a.clientTLS.Reload())
+	}
 	return errors.Join(errs...)
 }
 
@@ -220,6 +255,18 @@ func (a *Agent) Config() *Config { return a.config }
 
 // HTTPAddr is the address the HTTP API listens on, as host:port.
 func (a *Agent) HTTPAddr() string { return a.http.listener.Addr().String() }
+
+// Leave takes the agent's server out of the cluster gracefully before a shutdown
+// (leave_on_interrupt / leave_on_terminate): it leaves gossip and Raft, so the others do not
+// wait for it as a failed server.
+func (a *Agent) Leave() {
+	if a.server == nil {
+		return
+	}
+	if err := a.server.Leave(); err != nil {
+		a.logger.Error("leaving the cluster failed", "error", err)
+	}
+}
 
 // Shutdown stops the HTTP API, waiting a little for requests in flight, then the server. It
 // is safe to call more than once.

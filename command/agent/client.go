@@ -11,6 +11,7 @@ import (
 	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/client/drivers/docker"
+	"github.com/nomadfork/nomad/client/drivers/execdriver"
 	"github.com/nomadfork/nomad/client/fingerprint"
 	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
@@ -125,7 +126,11 @@ func (a *Agent) clientServers() (client.Servers, error) {
 	}
 	cc := a.config.Client
 	addrs := append(append([]string(nil), cc.Servers...), cc.RetryJoin...)
-	r, err := client.NewRPCServers(addrs, nomad.ClientYamuxConfig(), a.logger)
+	var dial client.Dialer
+	if a.clientTLS != nil {
+		dial = a.clientTLS.Dial
+	}
+	r, err := client.NewRPCServers(addrs, nomad.ClientYamuxConfig(), dial, a.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -203,6 +208,14 @@ func (a *Agent) clientDrivers(allocDir string) ([]drivers.Driver, error) {
 	}
 	opts.AllocRoot, opts.Logger = allocDir, a.logger
 	out = append(out, docker.New(opts))
+	// exec is always offered, as upstream: it fingerprints undetected, saying why, where it
+	// cannot isolate tasks (not Linux, not root, no usable cgroups).
+	if env := cfg.Client.ChrootEnv; env != nil {
+		if err := execdriver.CheckChrootEnv(env); err != nil {
+			return nil, fmt.Errorf("client: %w", err)
+		}
+	}
+	out = append(out, execdriver.New(execdriver.Options{ChrootEnv: cfg.Client.ChrootEnv, Logger: a.logger}))
 	return out, nil
 }
 

@@ -34,6 +34,12 @@ func newRPCServerAgent(t *testing.T, cb func(*Config)) (*TestAgent, string) {
 // over their RPC port, with raw_exec and the mock driver.
 func newClientOnlyAgent(t *testing.T, addrs ...string) *Agent {
 	t.Helper()
+	return newClientOnlyAgentWith(t, nil, addrs...)
+}
+
+// newClientOnlyAgentWith is newClientOnlyAgent with cb changing the configuration first.
+func newClientOnlyAgentWith(t *testing.T, cb func(*Config), addrs ...string) *Agent {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Name = "client-" + strings.NewReplacer("/", "-").Replace(t.Name())
 	cfg.BindAddr = "127.0.0.1"
@@ -46,6 +52,9 @@ func newClientOnlyAgent(t *testing.T, addrs ...string) *Agent {
 		&PluginConfig{Name: "mock_driver"},
 		&PluginConfig{Name: "raw_exec", Config: map[string]any{"enabled": true}})
 	cfg.LogLevel = "WARN"
+	if cb != nil {
+		cb(cfg)
+	}
 	cfg.NormalizeAddrs()
 	must.NoError(t, cfg.Validate())
 	a, err := NewAgent(cfg, hclog.New(&hclog.LoggerOptions{Name: "client-agent", Level: hclog.Warn, Output: testLogWriter{t}}))

@@ -97,8 +97,12 @@ func run(args []string, ui cli.Ui, signals <-chan os.Signal) int {
 		sig = <-signals
 	}
 	logger.Info("caught signal, shutting down", "signal", sig)
+	leave := (sig == os.Interrupt && cfg.LeaveOnInterrupt) || (sig == syscall.SIGTERM && cfg.LeaveOnTerminate)
 	done := make(chan struct{})
 	go func() {
+		if leave {
+			a.Leave()
+		}
 		a.Shutdown()
 		close(done)
 	}()

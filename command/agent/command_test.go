@@ -111,6 +111,7 @@ func TestServerConfig(t *testing.T) {
 		name         string
 		cfg          func() *Config
 		wantRaftBind string
+		wantSerfBind string
 		wantJoin     []string
 		wantFastRaft bool
 	}{
@@ -119,14 +120,14 @@ func TestServerConfig(t *testing.T) {
 			c := DevConfig()
 			c.Server.RetryJoin = []string{"10.0.0.2"}
 			return c
-		}, wantRaftBind: "127.0.0.1:4647", wantJoin: []string{"10.0.0.2:4647"}, wantFastRaft: true},
+		}, wantRaftBind: "127.0.0.1:4647", wantSerfBind: "127.0.0.1:4648", wantJoin: []string{"10.0.0.2:4648"}, wantFastRaft: true},
 		{name: "server uses the RPC address", cfg: func() *Config {
 			c := DefaultConfig()
 			c.BindAddr = "127.0.0.1"
 			c.Server.Enabled = true
 			c.Ports.RPC = 5000
 			return c
-		}, wantRaftBind: "127.0.0.1:5000"},
+		}, wantRaftBind: "127.0.0.1:5000", wantSerfBind: "127.0.0.1:4648"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,6 +135,7 @@ func TestServerConfig(t *testing.T) {
 			cfg.NormalizeAddrs()
 			sc := serverConfig(cfg, nil)
 			must.Eq(t, tc.wantRaftBind, sc.RaftBindAddr)
+			must.Eq(t, tc.wantSerfBind, sc.SerfBindAddr)
 			must.Eq(t, tc.wantJoin, sc.RetryJoin)
 			must.Eq(t, tc.wantFastRaft, sc.FastRaft)
 			must.Eq(t, cfg.Server.JobTrackedVersions, sc.JobTrackedVersions)

@@ -123,8 +123,10 @@ type ServerConfig struct {
 	RetryMaxAttempts int
 	RetryInterval    time.Duration
 
-	JobGCInterval      time.Duration
-	JobGCThreshold     time.Duration
+	JobGCInterval  time.Duration
+	JobGCThreshold time.Duration
+	// NodeGCThreshold is how long a node stays down before the GC removes it.
+	NodeGCThreshold    time.Duration
 	EvalGCThreshold    time.Duration
 	JobTrackedVersions int
 	// JobMaxCount is server.job_max_count; 0 is the server's default.
@@ -172,6 +174,9 @@ type ClientConfig struct {
 	MinDynamicPort int
 	MaxDynamicPort int
 	Reserved       *ReservedConfig
+	// ChrootEnv maps host paths to where the exec driver mounts them (read-only) in each
+	// task's chroot; nil is the driver's default list, as upstream.
+	ChrootEnv map[string]string
 }
 
 // ReservedConfig is the client's reserved block: resources allocations may not use.
@@ -263,6 +268,7 @@ func DefaultConfig() *Config {
 			RetryInterval:         30 * time.Second,
 			JobGCInterval:         5 * time.Minute,
 			JobGCThreshold:        4 * time.Hour,
+			NodeGCThreshold:       24 * time.Hour,
 			EvalGCThreshold:       time.Hour,
 			JobTrackedVersions:    6,
 			EventBufferSize:       100,
@@ -603,6 +609,7 @@ func (c *Config) Validate() error {
 	}
 	nonNegativeDur("server.retry_interval", server.RetryInterval)
 	nonNegativeDur("server.job_gc_threshold", server.JobGCThreshold)
+	nonNegativeDur("server.node_gc_threshold", server.NodeGCThreshold)
 	nonNegativeDur("server.eval_gc_threshold", server.EvalGCThreshold)
 	nonNegativeDur("server.purge_history_retention", server.PurgeHistoryRetention)
 	nonNegativeDur("server.heartbeat_grace", server.HeartbeatGrace)

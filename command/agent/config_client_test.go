@@ -78,3 +78,38 @@ func TestConfig_ValidateClientResources(t *testing.T) {
 		})
 	}
 }
+
+// TestConfig_ChrootEnv: client.chroot_env is read in upstream's HCL1 block form with quoted
+// keys, as an HCL2 map and in JSON; unset it stays nil, which the exec driver reads as its
+// default list.
+func TestConfig_ChrootEnv(t *testing.T) {
+	want := map[string]string{"/bin/sh": "/bin/sh", "/usr/lib": "/usr/lib"}
+	cases := []struct {
+		name, file, body string
+	}{
+		{name: "hcl1 block", file: "c.hcl", body: `
+client {
+  enabled = true
+  chroot_env {
+    "/bin/sh"  = "/bin/sh"
+    "/usr/lib" = "/usr/lib"
+  }
+}`},
+		{name: "hcl2 map", file: "c.hcl", body: `
+client {
+  enabled    = true
+  chroot_env = { "/bin/sh" = "/bin/sh", "/usr/lib" = "/usr/lib" }
+}`},
+		{name: "json", file: "c.json", body: `{"client": {"enabled": true, "chroot_env": {"/bin/sh": "/bin/sh", "/usr/lib": "/usr/lib"}}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			loaded, err := loadConfigString(t, tc.file, tc.body)
+			must.NoError(t, err)
+			must.Eq(t, want, DefaultConfig().Merge(loaded).Client.ChrootEnv)
+		})
+	}
+	loaded, err := loadConfigString(t, "c.hcl", "client {\n  enabled = true\n}\n")
+	must.NoError(t, err)
+	must.Nil(t, DefaultConfig().Merge(loaded).Client.ChrootEnv)
+}

@@ -75,6 +75,7 @@ type fileServer struct {
 	ServerJoin            *fileJoin      `hcl:"server_join,block"`
 	JobGCInterval         hcl.Expression `hcl:"job_gc_interval,optional"`
 	JobGCThreshold        hcl.Expression `hcl:"job_gc_threshold,optional"`
+	NodeGCThreshold       hcl.Expression `hcl:"node_gc_threshold,optional"`
 	EvalGCThreshold       hcl.Expression `hcl:"eval_gc_threshold,optional"`
 	JobTrackedVersions    *int           `hcl:"job_tracked_versions,optional"`
 	JobMaxCount           *int           `hcl:"job_max_count,optional"`
@@ -121,7 +122,7 @@ type fileClient struct {
 	MaxDynamicPort    *int              `hcl:"max_dynamic_port,optional"`
 	Reserved          *fileReserved     `hcl:"reserved,block"`
 
-	// Rest holds meta and options, which Nomad configurations write both as
+	// Rest holds meta, options and chroot_env, which Nomad configurations write both as
 	// blocks (meta { rack = "r1" }) and as arguments (options = { "a.b" =
 	// "1" }, the only way to quote a key in HCL 2). gohcl cannot accept both
 	// forms for one name, so decodeStringMaps does, and rejects anything else.
@@ -382,6 +383,8 @@ func assignServer(a *assigner, s *fileServer) {
 		func(c *Config) *time.Duration { return &ensure(&c.Server).JobGCInterval })
 	assignDuration(a, s.JobGCThreshold, "job_gc_threshold",
 		func(c *Config) *time.Duration { return &ensure(&c.Server).JobGCThreshold })
+	assignDuration(a, s.NodeGCThreshold, "node_gc_threshold",
+		func(c *Config) *time.Duration { return &ensure(&c.Server).NodeGCThreshold })
 	assignDuration(a, s.EvalGCThreshold, "eval_gc_threshold",
 		func(c *Config) *time.Duration { return &ensure(&c.Server).EvalGCThreshold })
 	assignDuration(a, s.PurgeHistoryRetention, "purge_history_retention",
@@ -451,12 +454,14 @@ func assignClient(a *assigner, cl *fileClient) {
 		assign(a, r.ReservedPorts, func(c *Config) *string { return &ensure(&ensure(&c.Client).Reserved).ReservedPorts })
 	}
 
-	kv, diags := decodeStringMaps(cl.Rest, "meta", "options")
+	kv, diags := decodeStringMaps(cl.Rest, "meta", "options", "chroot_env")
 	a.diags = append(a.diags, diags...)
 	meta, ok := kv["meta"]
 	assignMap(a, meta, ok, func(c *Config) *map[string]string { return &ensure(&c.Client).Meta })
 	options, ok := kv["options"]
 	assignMap(a, options, ok, func(c *Config) *map[string]string { return &ensure(&c.Client).Options })
+	chrootEnv, ok := kv["chroot_env"]
+	assignMap(a, chrootEnv, ok, func(c *Config) *map[string]string { return &ensure(&c.Client).ChrootEnv })
 
 	seen := map[string]bool{}
 	for _, v := range cl.HostVolumes {

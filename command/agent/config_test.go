@@ -53,6 +53,7 @@ func TestConfig_Defaults(t *testing.T) {
 		{name: "server disabled", got: c.Server.Enabled, want: false},
 		{name: "job_gc_interval", got: c.Server.JobGCInterval, want: 5 * time.Minute},
 		{name: "job_gc_threshold", got: c.Server.JobGCThreshold, want: 4 * time.Hour},
+		{name: "node_gc_threshold", got: c.Server.NodeGCThreshold, want: 24 * time.Hour},
 		{name: "eval_gc_threshold", got: c.Server.EvalGCThreshold, want: time.Hour},
 		{name: "job_tracked_versions", got: c.Server.JobTrackedVersions, want: 6},
 		{name: "event_buffer_size", got: c.Server.EventBufferSize, want: 100},
@@ -130,6 +131,7 @@ server {
   num_schedulers          = 123
   job_gc_interval         = "10m"
   job_gc_threshold        = "8h"
+  node_gc_threshold       = "48h"
   eval_gc_threshold       = "2h"
   job_tracked_versions    = 9
   job_max_count           = 1234
@@ -187,6 +189,10 @@ client {
 
   options = {
     "driver.raw_exec.enable" = "1"
+  }
+
+  chroot_env = {
+    "/bin" = "/bin"
   }
 
   host_volume "mysql" {
@@ -270,7 +276,7 @@ const fullJSON = `{
   "advertise": {"http": "1.2.3.4:5646", "rpc": "1.2.3.4", "serf": "1.2.3.4:6000"},
   "server": {
     "enabled": true, "bootstrap_expect": 3, "num_schedulers": 123,
-    "job_gc_interval": "10m", "job_gc_threshold": "8h", "eval_gc_threshold": "2h",
+    "job_gc_interval": "10m", "job_gc_threshold": "8h", "node_gc_threshold": "48h", "eval_gc_threshold": "2h",
     "job_tracked_versions": 9, "job_max_count": 1234, "event_buffer_size": 250, "enable_event_broker": false,
     "purge_history_retention": "48h", "heartbeat_grace": "30s",
     "encrypt": "c2VjcmV0", "raft_protocol": 3, "authoritative_region": "us",
@@ -285,6 +291,7 @@ const fullJSON = `{
     "reserved": {"cpu": 500, "memory": 512, "disk": 1024, "reserved_ports": "22"},
     "meta": {"rack": "r1"},
     "options": {"driver.raw_exec.enable": "1"},
+    "chroot_env": {"/bin": "/bin"},
     "host_volume": {"mysql": {"path": "/opt/mysql", "read_only": true}}
   },
   "acl": {
@@ -328,6 +335,7 @@ func TestConfig_FullFile(t *testing.T) {
 		RetryInterval:         15 * time.Second,
 		JobGCInterval:         10 * time.Minute,
 		JobGCThreshold:        8 * time.Hour,
+		NodeGCThreshold:       48 * time.Hour,
 		EvalGCThreshold:       2 * time.Hour,
 		JobTrackedVersions:    9,
 		JobMaxCount:           1234,
@@ -357,6 +365,7 @@ func TestConfig_FullFile(t *testing.T) {
 		MinDynamicPort:    25000,
 		MaxDynamicPort:    26000,
 		Reserved:          &ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22"},
+		ChrootEnv:         map[string]string{"/bin": "/bin"},
 	}, *got.Client)
 	must.Eq(t, ACLConfig{
 		Enabled:               true,

@@ -95,6 +95,15 @@ func (s *HTTPServer) eventStream(w http.ResponseWriter, r *http.Request) (any, e
 		line, _ := json.Marshal(map[string]string{"Error": msg})
 		write(append(line, '\n'))
 	}
+	// A gap is said in its own frame before what follows it, never skipped in silence.
+	sendGap := func() bool {
+		gap := sub.TakeGap()
+		if gap == nil {
+			return true
+		}
+		line, _ := json.Marshal(gapFrame{Gap: gap})
+		return write(append(line, '\n'))
+	}
 	if !write(heartbeatLine) {
 		return nil, nil
 	}
@@ -102,6 +111,9 @@ func (s *HTTPServer) eventStream(w http.ResponseWriter, r *http.Request) (any, e
 		waitCtx, cancel := context.WithTimeout(ctx, heartbeat)
 		line, err := sub.NextEncoded(waitCtx)
 		cancel()
+		if !sendGap() {
+			return nil, nil
+		}
 		switch {
 		case err == nil:
 			if !write(line) {
@@ -122,6 +134,13 @@ func (s *HTTPServer) eventStream(w http.ResponseWriter, r *http.Request) (any, e
 			return nil, nil
 		}
 	}
+}
+
+// gapFrame is the line that announces an EventGap; Index 0 without events reads as a heartbeat
+// to clients that do not know it.
+type gapFrame struct {
+	Index uint64
+	Gap   *structs.EventGap
 }
 
 // heartbeatLine is what an idle stream sends, one shared slice for every stream.

@@ -80,6 +80,9 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerEvalRoutes(mux)
 	s.registerNamespaceRoutes(mux)
 	s.registerStatusRoutes(mux)
+	s.registerAgentRoutes(mux)
+	s.registerAgentRuntimeRoutes(mux)
+	s.registerOperatorRoutes(mux)
 	s.registerACLRoutes(mux)
 	s.registerEventRoutes(mux)
 	s.registerPurgeHistoryRoutes(mux)
@@ -91,6 +94,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerFSRoutes(mux)
 	s.registerMetricsRoutes(mux)
 	s.registerKeyringRoutes(mux)
+	s.registerDeploymentRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}

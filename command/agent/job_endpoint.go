@@ -22,6 +22,7 @@ func (s *HTTPServer) registerJobRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/job/{id}/allocations", methods{"GET": s.jobAllocations})
 	s.handle(mux, "/v1/job/{id}/deployment", methods{"GET": s.jobDeployment})
 	s.handle(mux, "/v1/job/{id}/deployments", methods{"GET": s.jobDeployments})
+	s.handle(mux, "/v1/job/{id}/promote", methods{"PUT": s.jobPromote, "POST": s.jobPromote})
 }
 
 // jobID is the {id} path segment. ServeMux has already unescaped it (a%2Fb is "a/b"), so
@@ -338,40 +339,6 @@ func (s *HTTPServer) jobAllocations(w http.ResponseWriter, r *http.Request) (any
 	}
 	setMeta(w, &reply.QueryMeta)
 	return nonNil(reply.Allocations), nil
-}
-
-// jobDeployment answers null (no deployments yet), after the read check.
-func (s *HTTPServer) jobDeployment(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	reply, err := s.jobAllowsRead(&args)
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nil, nil
-}
-
-// jobDeployments answers an empty list (no deployments yet), after the read check.
-func (s *HTTPServer) jobDeployments(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	reply, err := s.jobAllowsRead(&args)
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return []any{}, nil
-}
-
-// jobAllowsRead makes the job read RPC, non-blocking, for its authorisation check: the
-// placeholders above must refuse whoever may not read the job.
-func (s *HTTPServer) jobAllowsRead(args *structs.JobSpecificRequest) (*structs.SingleJobResponse, error) {
-	check := *args
-	check.MinQueryIndex = 0
-	var reply structs.SingleJobResponse
-	if err := s.srv.Endpoints.Job.GetJob(&check, &reply); err != nil {
-		return nil, err
-	}
-	return &reply, nil
 }
 
 // setLocalMeta writes read headers for an answer built in the agent from local state.

@@ -74,8 +74,13 @@ func seedJobs(f testing.TB) [][]byte {
 		job, err := jobspec.Parse(path, src, nil)
 		must.NoError(f, err)
 		if job.Periodic != nil {
-			// The parse fixture exercises every block; only batch jobs may be periodic.
+			// The parse fixture exercises every block; only batch jobs may be periodic, and
+			// batch jobs may not have an update block.
 			job.Type = new("batch")
+			job.Update = nil
+			for _, tg := range job.TaskGroups {
+				tg.Update = nil
+			}
 		}
 		add(job)
 	}

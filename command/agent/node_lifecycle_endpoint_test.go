@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/mock"
+	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -43,6 +44,16 @@ func TestHTTP_NodeLifecycle(t *testing.T) {
 	registerMockNode(t, ta, root, "n1")
 	c := ta.Client(root)
 	nodes := c.Nodes()
+	// A running batch allocation keeps the drain in progress (the drainer leaves it until the
+	// deadline) while the test reads the node.
+	batch := testJob("hold")
+	batch.Type = new("batch")
+	_, _, err := c.Jobs().Register(batch, nil)
+	must.NoError(t, err)
+	stored, err := ta.Server().State().JobByID(nil, structs.DefaultNamespace, "hold")
+	must.NoError(t, err)
+	nomad.TestPlaceAllocs(t, ta.Server(), stored, &structs.Allocation{ID: "6f1ad1d4-6bd4-4d86-9f2a-6c1f5a1c0a02",
+		Name: "hold.web[0]", TaskGroup: "web", NodeID: "n1", ClientStatus: structs.AllocClientStatusRunning})
 
 	elig, err := nodes.ToggleEligibility("n1", false, nil)
 	must.NoError(t, err)
@@ -100,6 +111,10 @@ func TestHTTP_NodeLifecycle(t *testing.T) {
 	must.NoError(t, err)
 	must.NotNil(t, purged)
 	must.Positive(t, meta.LastIndex)
+	must.SliceLen(t, 1, purged.EvalIDs)
+	alloc, _, err := c.Allocations().Info("6f1ad1d4-6bd4-4d86-9f2a-6c1f5a1c0a02", nil)
+	must.NoError(t, err)
+	must.Eq(t, api.AllocClientStatusLost, alloc.ClientStatus)
 	_, _, err = nodes.Info("n1", nil)
 	must.ErrorContains(t, err, "not found")
 }

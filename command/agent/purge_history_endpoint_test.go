@@ -14,7 +14,7 @@ import (
 // purgeRecordListKeys are the keys of one entry of GET /v1/jobs/purged, in order: the record
 // without its job spec.
 var purgeRecordListKeys = []string{
-	"ID", "Namespace", "JobID", "JobVersion", "JobType", "Reason", "Actor", "PurgeTime", "CreateIndex",
+	"ID", "Namespace", "JobID", "JobVersion", "JobType", "Reason", "Actor", "PurgeTime", "CreateIndex", "ModifyIndex",
 }
 
 // purgeRecord is a purge-history record as a client decodes it.

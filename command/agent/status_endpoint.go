@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"strconv"
 
@@ -14,7 +13,6 @@ func (s *HTTPServer) registerStatusRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/status/leader", methods{"GET": s.statusLeader})
 	s.handle(mux, "/v1/status/peers", methods{"GET": s.statusPeers})
 	s.handle(mux, "/v1/agent/self", methods{"GET": s.agentSelf})
-	s.handle(mux, "/v1/agent/members", methods{"GET": s.agentMembers})
 	s.handle(mux, "/v1/regions", methods{"GET": s.regions})
 	s.handle(mux, "/v1/system/gc", methods{"PUT": s.systemGC, "POST": s.systemGC})
 }
@@ -45,8 +43,10 @@ func (s *HTTPServer) statusPeers(_ http.ResponseWriter, _ *http.Request) (any, e
 	return out, nil
 }
 
+// regions lists the regions of the servers in the gossip pool (all regions share one pool,
+// as upstream's servers do), sorted; a server without gossip knows its own.
 func (s *HTTPServer) regions(_ http.ResponseWriter, _ *http.Request) (any, error) {
-	return []string{s.agent.config.Region}, nil
+	return s.srv.Regions(), nil
 }
 
 func (s *HTTPServer) systemGC(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -57,49 +57,6 @@ func (s *HTTPServer) systemGC(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	setIndex(w, reply.Index)
 	return nil, nil
-}
-
-// member describes this agent the way upstream's gossip member list does. Without gossip the
-// agent only knows itself.
-func (s *HTTPServer) member() *api.AgentMember {
-	cfg := s.agent.config
-	host, portStr, _ := net.SplitHostPort(cfg.Advertise.Serf)
-	port, _ := strconv.ParseUint(portStr, 10, 16)
-	_, rpcPort, _ := net.SplitHostPort(cfg.Advertise.RPC)
-	tags := map[string]string{
-		"role":     "nomad",
-		"region":   cfg.Region,
-		"dc":       cfg.Datacenter,
-		"id":       s.srv.Config().NodeID,
-		"port":     rpcPort,
-		"rpc_addr": host,
-		"expect":   strconv.Itoa(cfg.Server.BootstrapExpect),
-		"raft_vsn": "3",
-	}
-	if cfg.Server.BootstrapExpect == 1 {
-		tags["bootstrap"] = "1"
-	}
-	return &api.AgentMember{
-		Name:   cfg.Name + "." + cfg.Region,
-		Addr:   host,
-		Port:   uint16(port),
-		Tags:   tags,
-		Status: "alive",
-	}
-}
-
-// agentMembers needs node read, as upstream's Status.Members.
-func (s *HTTPServer) agentMembers(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeNodeRead(queryOptions(r).AuthToken); err != nil {
-		return nil, err
-	}
-	cfg := s.agent.config
-	return &api.ServerMembers{
-		ServerName:   cfg.Name,
-		ServerRegion: cfg.Region,
-		ServerDC:     cfg.Datacenter,
-		Members:      []*api.AgentMember{s.member()},
-	}, nil
 }
 
 // agentSelf reports the configuration, this member and a few stats, in the shape
@@ -121,6 +78,11 @@ func (s *HTTPServer) agentSelf(_ http.ResponseWriter, r *http.Request) (any, err
 	delete(config, "Plugins")
 
 	leader := s.rpcAddr(s.srv.Leader())
+	clientStats := map[string]string{"enabled": strconv.FormatBool(s.agent.Client() != nil)}
+	if c := s.agent.Client(); c != nil {
+		// What `nomad node ... -self` reads to find this agent's node, as upstream.
+		clientStats["node_id"] = c.NodeID()
+	}
 	return &api.AgentSelf{
 		Config: config,
 		Member: *s.member(),
@@ -129,10 +91,10 @@ func (s *HTTPServer) agentSelf(_ http.ResponseWriter, r *http.Request) (any, err
 				"server":        "true",
 				"leader":        strconv.FormatBool(s.srv.IsLeader()),
 				"leader_addr":   leader,
-				"known_regions": "1",
+				"known_regions": strconv.Itoa(len(s.srv.Regions())),
 				"bootstrap":     strconv.FormatBool(s.agent.config.Server.BootstrapExpect == 1),
 			},
-			"client": {"enabled": strconv.FormatBool(s.agent.Client() != nil)},
+			"client": clientStats,
 		},
 	}, nil
 }

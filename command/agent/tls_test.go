@@ -204,3 +204,43 @@ tls {
 	_, _, err = c.Jobs().List(nil)
 	must.NoError(t, err)
 }
+
+// TestSecurity_ClientOnlyAgentOverMutualTLS: with tls.rpc on both sides a client-only agent
+// reaches the server over TLS with its client certificate, registers, and a SIGHUP reload of
+// a client-only agent (which has no server) works instead of crashing it.
+func TestSecurity_ClientOnlyAgentOverMutualTLS(t *testing.T) {
+	ca := tlstest.NewCA(t, "cluster")
+	serverFiles := ca.Issue(t, "server", []string{"server.global.nomad"})
+	clientFiles := ca.Issue(t, "client", []string{"client.global.nomad"})
+	ta, rpcAddr := newRPCServerAgent(t, func(c *Config) {
+		c.TLS = &TLSConfig{EnableRPC: true, VerifyServerHostname: true,
+			CAFile: ca.CertFile, CertFile: serverFiles.CertFile, KeyFile: serverFiles.KeyFile}
+	})
+	ca2 := newClientOnlyAgentWith(t, func(c *Config) {
+		c.TLS = &TLSConfig{EnableRPC: true, VerifyServerHostname: true,
+			CAFile: ca.CertFile, CertFile: clientFiles.CertFile, KeyFile: clientFiles.KeyFile}
+	}, rpcAddr)
+	node, _, err := ta.Client("").Nodes().Info(ca2.Client().NodeID(), nil)
+	must.NoError(t, err)
+	must.Eq(t, "ready", node.Status)
+	must.NoError(t, ca2.ReloadTLS())
+}
+
+// TestSecurity_ClientOnlyAgentRefusesBadTLSFiles: a client-only agent with tls.rpc and a
+// missing key file does not start, and the error names the file.
+func TestSecurity_ClientOnlyAgentRefusesBadTLSFiles(t *testing.T) {
+	ca := tlstest.NewCA(t, "cluster")
+	clientFiles := ca.Issue(t, "client", []string{"client.global.nomad"})
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.BindAddr = "127.0.0.1"
+	cfg.Ports = &Ports{HTTP: freePort(t), RPC: freePort(t), Serf: freePort(t)}
+	cfg.Server.Enabled = false
+	cfg.Client.Enabled = true
+	cfg.Client.Servers = []string{"127.0.0.1:1"}
+	missing := filepath.Join(t.TempDir(), "missing-key.pem")
+	cfg.TLS = &TLSConfig{EnableRPC: true, CAFile: ca.CertFile, CertFile: clientFiles.CertFile, KeyFile: missing}
+	cfg.NormalizeAddrs()
+	_, err := NewAgent(cfg, hclog.NewNullLogger())
+	must.ErrorContains(t, err, "missing-key.pem")
+}

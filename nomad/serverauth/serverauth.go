@@ -42,6 +42,8 @@ var ErrRefused = errors.New("peer did not authenticate with the cluster key")
 // Key is a parsed cluster key. Its bytes are never printed: String gives a fixed text.
 type Key struct {
 	psk []byte
+	// gossip is the operator's key as given: memberlist encrypts gossip with it directly.
+	gossip []byte
 }
 
 // ParseKey reads `server { encrypt = ... }`: base64 (standard or URL alphabet) of 16, 24 or
@@ -65,8 +67,12 @@ func ParseKey(encoded string) (*Key, error) {
 	mac := sha256.New()
 	mac.Write([]byte("nomadfork server transport psk\x00"))
 	mac.Write(raw)
-	return &Key{psk: mac.Sum(nil)}, nil
+	return &Key{psk: mac.Sum(nil), gossip: raw}, nil
 }
+
+// GossipKey returns a copy of the operator's key bytes, for memberlist's SecretKey: gossip is
+// encrypted with the same key servers prove to each other on the RPC port.
+func (k *Key) GossipKey() []byte { return append([]byte(nil), k.gossip...) }
 
 func (k *Key) String() string { return "cluster-key(redacted)" }
 

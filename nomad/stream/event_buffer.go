@@ -175,3 +175,13 @@ func (b *eventBuffer) append(events structs.Events) {
 }
 
 func (b *eventBuffer) len() int { return int(b.length.Load()) }
+
+// oldestIndex is the Index of the oldest retained batch; with none retained, the one after the
+// newest dropped (the next to come).
+func (b *eventBuffer) oldestIndex() uint64 {
+	head := b.head.Load()
+	if next := head.next.Load(); next != nil {
+		return next.events.Index
+	}
+	return head.events.Index + 1
+}

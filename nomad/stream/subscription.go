@@ -26,6 +26,8 @@ type Subscription struct {
 	// skipped.
 	startAfter uint64
 	positioned bool
+	// gap is set when batches the subscriber was owed were dropped; TakeGap hands it out.
+	gap *structs.EventGap
 
 	closeOnce sync.Once
 	closeErr  error // written once before closed is closed
@@ -116,6 +118,11 @@ func (s *Subscription) advance(ctx context.Context) (*bufferItem, error) {
 			if s.positioned || (s.req.StartExactlyAtIndex && head.events.Index > s.startAfter) {
 				s.broker.logger.Warn("subscriber fell behind the event buffer, closing it",
 					"accessor_id", s.req.TokenAccessorID, "dropped_through_index", head.events.Index)
+				last := s.startAfter
+				if s.positioned {
+					last = s.cursor.events.Index
+				}
+				s.gap = &structs.EventGap{LastIndex: last, OldestIndex: s.broker.buf.oldestIndex(), Reason: structs.EventGapFellBehind}
 				s.close(ErrSlowSubscriber)
 				s.broker.remove(s)
 				return nil, ErrSlowSubscriber
@@ -130,9 +137,23 @@ func (s *Subscription) advance(ctx context.Context) (*bufferItem, error) {
 				continue
 			}
 			s.positioned = true
+			// Dropped batches all precede next; head's Index is the newest of them. One past
+			// the requested start means the subscriber would miss it without being told.
+			if head := s.broker.buf.head.Load(); s.startAfter > 0 && head.events.Index > s.startAfter {
+				s.gap = &structs.EventGap{LastIndex: s.startAfter, OldestIndex: next.events.Index, Reason: structs.EventGapIndexNotRetained}
+			}
 		}
 		return next, nil
 	}
+}
+
+// TakeGap returns, once, the gap found by the last Next or NextEncoded: when it is not nil the
+// caller tells the subscriber before the batch that call returned (or, for ErrSlowSubscriber,
+// instead of it). Call it from the goroutine that calls Next.
+func (s *Subscription) TakeGap() *structs.EventGap {
+	g := s.gap
+	s.gap = nil
+	return g
 }
 
 // Unsubscribe closes the subscription and releases its place in the broker. Next then

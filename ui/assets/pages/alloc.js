@@ -1,8 +1,9 @@
-// Allocation detail: task states and their events, a task's logs (with follow), and a
-// line-mode console over the exec WebSocket.
+// Allocation detail: task states and their events, a task's logs (with follow), and exec over
+// the WebSocket in a terminal (terminal.js) or, without a TTY, a line-mode console.
 
 import { watch, stream, token } from "../api.js";
 import { h, replace, route, table, errorBox, fmtNanos } from "../dom.js";
+import { TerminalView } from "../terminal.js";
 
 export async function render(main, [id], ctx) {
   const head = h("div", { id: "alloc-head" });
@@ -89,34 +90,79 @@ function execView(el, alloc, names, ctx) {
   }
   const task = h("select", { id: "exec-task" }, names.map((n) => h("option", { value: n }, n)));
   const cmd = h("input", { id: "exec-command", value: "/bin/sh", size: 30 });
+  const tty = h("input", { id: "exec-tty", type: "checkbox", checked: true });
+  const startBtn = h("button", { id: "exec-start" }, "Start");
+  const body = h("div", { id: "exec-body" });
+  let ws = null;
+  let onResize = null;
+  const stop = () => {
+    if (ws) ws.close();
+    ws = null;
+    if (onResize) window.removeEventListener("resize", onResize);
+    onResize = null;
+  };
+  ctx.signal.addEventListener("abort", stop);
+  startBtn.addEventListener("click", () => {
+    stop();
+    const withTTY = tty.checked;
+    const q = new URLSearchParams({ task: task.value, command: JSON.stringify([cmd.value]), tty: String(withTTY), ws_handshake: "true", namespace: alloc.Namespace });
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const sock = new WebSocket(proto + "//" + location.host + "/v1/client/allocation/" + encodeURIComponent(alloc.ID) + "/exec?" + q);
+    ws = sock;
+    const send = (frame) => { if (sock.readyState === WebSocket.OPEN) sock.send(JSON.stringify(frame)); };
+    const sendStdin = (text) => send({ stdin: { data: b64(text) } });
+    const io = withTTY ? terminalIO(body, sendStdin, (size) => send({ tty_size: size })) : lineIO(body, sendStdin);
+    if (withTTY) {
+      onResize = () => io.resized();
+      window.addEventListener("resize", onResize);
+    }
+    const dec = new TextDecoder();
+    // Browsers cannot set headers on a WebSocket: the token goes in the first frame.
+    sock.onopen = () => { send({ version: 1, auth_token: token() }); io.opened(); };
+    sock.onmessage = (m) => {
+      const f = JSON.parse(m.data);
+      if (f.stdout && f.stdout.data) io.print(dec.decode(unb64(f.stdout.data), { stream: true }));
+      if (f.stderr && f.stderr.data) io.print(dec.decode(unb64(f.stderr.data), { stream: true }));
+      if (f.exited) io.ended("exited with code " + ((f.result && f.result.exit_code) || 0));
+    };
+    sock.onclose = (ev) => io.ended(ev.reason ? "closed: " + ev.reason : "");
+  });
+  replace(el, h("div", { class: "filters" }, task, cmd, h("label", {}, tty, " terminal"), startBtn), body);
+}
+
+// terminalIO runs the session in a terminal: keys go to the task as typed, the task's own
+// echo and escape sequences draw the screen, and size changes are sent as tty_size frames.
+function terminalIO(body, sendStdin, sendSize) {
+  const box = h("div", { id: "exec-terminal" });
+  replace(body, box);
+  const view = new TerminalView(box, sendStdin);
+  const size = () => ({ height: view.screen.rows, width: view.screen.cols });
+  let open = false;
+  return {
+    opened() { open = true; view.fit(); sendSize(size()); view.focus(); },
+    resized() { if (open && view.fit()) sendSize(size()); },
+    print(text) { view.write(text); },
+    ended(why) { if (open && why) view.write("\r\n[" + why + "]\r\n"); open = false; },
+  };
+}
+
+// lineIO is the console without a terminal: a line is sent when Enter is pressed.
+function lineIO(body, sendStdin) {
   const out = h("pre", { class: "console", id: "exec-output" });
   const line = h("input", { id: "exec-input", size: 60, placeholder: "type a line, Enter sends it", disabled: true });
-  const startBtn = h("button", { id: "exec-start" }, "Start");
-  let ws = null;
-  const dec = new TextDecoder();
   const print = (text) => { out.appendChild(document.createTextNode(text)); out.scrollTop = out.scrollHeight; };
-  startBtn.addEventListener("click", () => {
-    if (ws) ws.close();
-    out.textContent = "";
-    const q = new URLSearchParams({ task: task.value, command: JSON.stringify([cmd.value]), tty: "false", ws_handshake: "true", namespace: alloc.Namespace });
-    const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    ws = new WebSocket(proto + "//" + location.host + "/v1/client/allocation/" + encodeURIComponent(alloc.ID) + "/exec?" + q);
-    // Browsers cannot set headers on a WebSocket: the token goes in the first frame.
-    ws.onopen = () => { ws.send(JSON.stringify({ version: 1, auth_token: token() })); line.disabled = false; line.focus(); };
-    ws.onmessage = (m) => {
-      const f = JSON.parse(m.data);
-      if (f.stdout && f.stdout.data) print(dec.decode(unb64(f.stdout.data), { stream: true }));
-      if (f.stderr && f.stderr.data) print(dec.decode(unb64(f.stderr.data), { stream: true }));
-      if (f.exited) print("\n[exited with code " + ((f.result && f.result.exit_code) || 0) + "]\n");
-    };
-    ws.onclose = (ev) => { line.disabled = true; if (ev.reason) print("\n[closed: " + ev.reason + "]\n"); };
-    ctx.signal.addEventListener("abort", () => ws && ws.close());
-  });
   line.addEventListener("keydown", (ev) => {
-    if (ev.key !== "Enter" || !ws) return;
-    ws.send(JSON.stringify({ stdin: { data: b64(line.value + "\n") } }));
+    if (ev.key !== "Enter") return;
+    sendStdin(line.value + "\n");
     print("$ " + line.value + "\n");
     line.value = "";
   });
-  replace(el, h("div", { class: "filters" }, task, cmd, startBtn), out, line);
+  replace(body, out, line);
+  let open = false;
+  return {
+    opened() { open = true; line.disabled = false; line.focus(); },
+    resized() {},
+    print,
+    ended(why) { if (open && why) print("\n[" + why + "]\n"); open = false; line.disabled = true; },
+  };
 }

@@ -1,10 +1,12 @@
-// Jobs list: filters by namespace, status and prefix (kept in the URL), updated live by a
-// blocking query on /v1/jobs.
+// Jobs list: filters by namespace, status and prefix and the page (kept in the URL), updated
+// live by a blocking query on /v1/jobs. A page shows PAGE_SIZE jobs: a browser lays out a table
+// of thousands of rows for seconds, a page of a hundred in milliseconds.
 
 import { watch, get } from "../api.js";
 import { h, replace, route, table, errorBox } from "../dom.js";
 
 const STATUSES = ["", "pending", "running", "dead"];
+export const PAGE_SIZE = 100;
 
 export async function render(main, _args, ctx) {
   const p = ctx.params;
@@ -15,18 +17,19 @@ export async function render(main, _args, ctx) {
   const prefix = h("input", { id: "filter-prefix", placeholder: "ID prefix", value: p.prefix || "" });
   const count = h("span", { class: "muted", id: "jobs-count" });
   const body = h("div", { id: "jobs-table" }, h("p", { class: "muted" }, "Loading…"));
-  const apply = () => {
+  const pager = h("div", { class: "actions", id: "jobs-pager" });
+  let page = Math.max(1, parseInt(p.page, 10) || 1);
+  const apply = (toPage = 1) => {
     const q = new URLSearchParams();
     if (nsSelect.value && nsSelect.value !== "*") q.set("namespace", nsSelect.value);
     if (status.value) q.set("status", status.value);
     if (prefix.value) q.set("prefix", prefix.value);
+    if (toPage > 1) q.set("page", String(toPage));
     location.hash = "#/jobs" + (q.toString() ? "?" + q : "");
   };
-  nsSelect.addEventListener("change", apply);
-  status.addEventListener("change", apply);
-  prefix.addEventListener("change", apply);
+  for (const c of [nsSelect, status, prefix]) c.addEventListener("change", () => apply());
   replace(main, h("h1", {}, "Jobs"),
-    h("div", { class: "filters" }, nsSelect, status, prefix, count), body);
+    h("div", { class: "filters" }, nsSelect, status, prefix, count), body, pager);
 
   get("/v1/namespaces").then((list) => {
     for (const ns of list) nsSelect.appendChild(h("option", { value: ns.Name }, ns.Name));
@@ -35,8 +38,16 @@ export async function render(main, _args, ctx) {
 
   watch("/v1/jobs", { namespace, prefix: p.prefix }, (list) => {
     const shown = p.status ? list.filter((j) => j.Status === p.status) : list;
+    const pages = Math.max(1, Math.ceil(shown.length / PAGE_SIZE));
+    page = Math.min(page, pages);
+    const from = (page - 1) * PAGE_SIZE;
+    const slice = shown.slice(from, from + PAGE_SIZE);
     count.textContent = shown.length + " of " + list.length + " jobs";
-    replace(body, shown.length === 0 ? h("p", { class: "muted", id: "jobs-empty" }, "No jobs") : jobsTable(shown));
+    replace(body, shown.length === 0 ? h("p", { class: "muted", id: "jobs-empty" }, "No jobs") : jobsTable(slice));
+    replace(pager, pages === 1 ? null : [
+      h("button", { id: "jobs-prev", disabled: page === 1, onclick: () => apply(page - 1) }, "‹ Previous"),
+      h("span", { class: "muted", id: "jobs-page" }, `${from + 1}–${from + slice.length} of ${shown.length} (page ${page} of ${pages})`),
+      h("button", { id: "jobs-next", disabled: page === pages, onclick: () => apply(page + 1) }, "Next ›")]);
   }, ctx.signal, (e) => replace(body, errorBox(e)));
 }
 

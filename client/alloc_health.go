@@ -1,0 +1,176 @@
+package client
+
+import (
+	"time"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Allocation health in a deployment. When the servers place an allocation in a deployment (or
+// update one in place into a new deployment), the runner watches its tasks: once every task
+// has been running for the group's min_healthy_time, without a restart resetting the clock,
+// the allocation is healthy; a task that dies, or a healthy_deadline reached first, makes it
+// unhealthy. The verdict travels with the allocation's next status report, once per
+// deployment; the servers take the first verdict and ignore the rest.
+//
+// health_check "checks" is treated as "task_states": this client registers no service checks
+// yet. With "manual", the client reports nothing and an operator sets the health through
+// /v1/deployment/allocation-health.
+
+// allocHealth is the runner's verdict for one deployment.
+type allocHealth struct {
+	deploymentID string
+	healthy      *bool
+	at           time.Time
+}
+
+// trackHealth starts watching the allocation's health when it has joined a deployment the
+// runner has not judged yet. The watcher belongs to the runner: run stops and waits for it
+// once the tasks end, and client shutdown ends it.
+func (r *allocRunner) trackHealth() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.alloc
+	if a.DeploymentID == "" || a.DeploymentID == r.health.deploymentID || r.tasks == nil || r.stopping || r.destroyed || r.silent {
+		return
+	}
+	if r.healthStop != nil {
+		close(r.healthStop)
+		r.healthStop = nil
+	}
+	r.health = allocHealth{deploymentID: a.DeploymentID}
+	if ds := a.DeploymentStatus; ds != nil && ds.Healthy != nil {
+		return // already judged (by an operator, or before this runner existed)
+	}
+	tg := a.Job.LookupTaskGroup(a.TaskGroup)
+	if tg == nil || tg.Update == nil || (tg.Update.HealthCheck != nil && *tg.Update.HealthCheck == structs.UpdateHealthCheckManual) {
+		return
+	}
+	var minHealthy, deadline time.Duration
+	if tg.Update.MinHealthyTime != nil {
+		minHealthy = *tg.Update.MinHealthyTime
+	}
+	if tg.Update.HealthyDeadline != nil {
+		deadline = *tg.Update.HealthyDeadline
+	}
+	stop := make(chan struct{})
+	r.healthStop = stop
+	r.healthWG.Add(1)
+	go r.watchHealth(a.DeploymentID, minHealthy, deadline, stop)
+}
+
+// stopHealth ends the health watcher, if any, and waits for it.
+func (r *allocRunner) stopHealth() {
+	r.mu.Lock()
+	if r.healthStop != nil {
+		close(r.healthStop)
+		r.healthStop = nil
+	}
+	r.mu.Unlock()
+	r.healthWG.Wait()
+}
+
+// healthChanged wakes the watcher after a task state change.
+func (r *allocRunner) healthChanged() {
+	select {
+	case r.healthNotify <- struct{}{}:
+	default:
+	}
+}
+
+func (r *allocRunner) watchHealth(deploymentID string, minHealthy, deadline time.Duration, stop chan struct{}) {
+	defer r.healthWG.Done()
+	start := time.Now()
+	var deadlineC <-chan time.Time
+	if deadline > 0 {
+		t := time.NewTimer(deadline)
+		defer t.Stop()
+		deadlineC = t.C
+	}
+	for {
+		verdict, wait := r.judgeHealth(start, minHealthy)
+		if verdict != nil {
+			r.setHealth(deploymentID, *verdict)
+			return
+		}
+		// Once stopped, the states were judged one last time above: a task that died just
+		// before its allocation's tasks all ended still counts.
+		if r.c.ctx.Err() != nil || isClosed(stop) {
+			return
+		}
+		if !r.waitHealth(wait, stop, deadlineC) {
+			r.setHealth(deploymentID, false)
+			return
+		}
+	}
+}
+
+// waitHealth waits for a task state change, wait (when above 0), a stop or shutdown; it
+// reports false when the healthy deadline came first.
+func (r *allocRunner) waitHealth(wait time.Duration, stop chan struct{}, deadlineC <-chan time.Time) bool {
+	var waitC <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		waitC = t.C
+	}
+	select {
+	case <-r.c.ctx.Done():
+	case <-stop:
+	case <-deadlineC:
+		return false
+	case <-r.healthNotify:
+	case <-waitC:
+	}
+	return true
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// judgeHealth decides from the task states: a verdict, or how long to wait before looking
+// again (0: until a task state changes).
+func (r *allocRunner) judgeHealth(start time.Time, minHealthy time.Duration) (*bool, time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopping || r.destroyed || r.silent {
+		return nil, 0 // the servers stopped it: its tasks ending says nothing of its health
+	}
+	since := start
+	for _, ts := range r.states {
+		switch {
+		case ts.State == structs.TaskStateDead:
+			return new(false), 0
+		case ts.State != structs.TaskStateRunning:
+			return nil, 0
+		case ts.StartedAt.After(since):
+			since = ts.StartedAt
+		}
+	}
+	if len(r.states) == 0 {
+		return nil, 0
+	}
+	if left := minHealthy - time.Since(since); left > 0 {
+		return nil, left
+	}
+	return new(true), 0
+}
+
+// setHealth records the verdict and reports it.
+func (r *allocRunner) setHealth(deploymentID string, healthy bool) {
+	r.mu.Lock()
+	if r.health.deploymentID != deploymentID || r.health.healthy != nil {
+		r.mu.Unlock()
+		return
+	}
+	r.health.healthy, r.health.at = &healthy, time.Now().UTC()
+	r.mu.Unlock()
+	r.logger.Info("allocation health decided", "deployment_id", deploymentID, "healthy", healthy)
+	r.report()
+}

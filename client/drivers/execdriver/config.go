@@ -1,0 +1,83 @@
+package execdriver
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/nomadfork/nomad/client/drivers"
+)
+
+// DefaultChrootEnv is upstream's default `chroot_env`: the host paths (keys) that appear at
+// the same place (values) in every task's chroot. Ours are read-only bind mounts, never
+// copies; a source the host lacks (/lib32 on most machines) is left out.
+var DefaultChrootEnv = map[string]string{
+	"/bin":            "/bin",
+	"/etc":            "/etc",
+	"/lib":            "/lib",
+	"/lib32":          "/lib32",
+	"/lib64":          "/lib64",
+	"/run/resolvconf": "/run/resolvconf",
+	"/sbin":           "/sbin",
+	"/usr":            "/usr",
+}
+
+// reservedTargets are the chroot's own directories: a chroot_env entry may not cover them.
+var reservedTargets = []string{"/alloc", "/local", "/secrets", "/tmp", "/proc", "/dev", "/sys"}
+
+// CheckChrootEnv refuses entries that are not absolute paths or that would hide the
+// directories the driver mounts itself.
+func CheckChrootEnv(env map[string]string) error {
+	for src, dst := range env {
+		if !path.IsAbs(src) || !path.IsAbs(dst) {
+			return fmt.Errorf("chroot_env %q = %q: both paths must be absolute", src, dst)
+		}
+		clean := path.Clean(dst)
+		if clean == "/" {
+			return fmt.Errorf("chroot_env %q = %q: the chroot's root cannot be replaced", src, dst)
+		}
+		for _, r := range reservedTargets {
+			if clean == r || strings.HasPrefix(clean, r+"/") || strings.HasPrefix(r, clean+"/") {
+				return fmt.Errorf("chroot_env %q = %q: %s belongs to the task", src, dst, r)
+			}
+		}
+	}
+	return nil
+}
+
+// taskConfig is a task's `config` block for this driver, checked.
+type taskConfig struct {
+	Command string
+	Args    []string
+}
+
+// configKeys are the keys this driver honours. Upstream's pid_mode, ipc_mode, cap_add and
+// cap_drop are not implemented: a job using them fails instead of running with a setting
+// silently dropped.
+var configKeys = map[string]bool{"command": true, "args": true}
+
+func parseConfig(raw map[string]any) (*taskConfig, error) {
+	var unknown []string
+	for k := range raw {
+		if !configKeys[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, fmt.Errorf("exec: unknown config key %q (this driver knows args, command)", unknown[0])
+	}
+	c := &taskConfig{}
+	var err error
+	if c.Command, err = drivers.ConfigString(raw, "command"); err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	if c.Command == "" {
+		return nil, fmt.Errorf(`exec: config "command" is required`)
+	}
+	if c.Args, err = drivers.ConfigStrings(raw, "args"); err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,37 @@
+// Package execdriver is the `exec` task driver: a task's command runs as a process of the
+// host, isolated. It is detected only on Linux with the agent running as root and cgroups
+// (v1 or v2) usable, and then each task gets:
+//
+//   - its own mount, PID, IPC and UTS namespaces; the command is PID 1 of its PID namespace,
+//     and the hostname is the first eight characters of its allocation ID;
+//   - a chroot that is its task directory, with the host paths of `chroot_env` (upstream's
+//     default list when unset) bind-mounted read-only, the allocation directory at /alloc,
+//     its own /local, /secrets and /tmp, a /proc of its PID namespace, a read-only /sys and
+//     a minimal /dev;
+//     the chroot is entered with pivot_root (chroot where the host refuses it);
+//   - its `user` (nobody by default), with no capabilities left; as root, only upstream's
+//     default set for this driver (no CAP_SYS_ADMIN: no mounts, no remounting the host's
+//     read-only paths);
+//   - a cgroup with its memory (memory_max as the hard limit when set, memory then being
+//     the soft limit / memory.low), CPU shares and pids, removed when the task ends; an OOM
+//     kill is read from the cgroup and reported in the task's exit.
+//
+// Why not runc's libcontainer: it needs its own init re-executed from main as well, and for
+// joining a running task (alloc exec) a cgo constructor that runs before the Go runtime
+// starts; it brings a large dependency tree whose API changes between releases, for the
+// handful of system calls used here. Instead the agent's binary is started again with the
+// hidden first argument `executor-init` (RunInit), in namespaces the kernel creates at clone
+// (syscall.SysProcAttr.Cloneflags). That init waits until the agent placed it in the task's
+// cgroup and sent its configuration over a pipe, builds the chroot, drops privileges and
+// executes the command; a second pipe, closed on exec, tells the agent the command runs or
+// why it did not. For alloc exec the same binary joins the task: it moves itself into the
+// task's cgroup, then on a thread with a filesystem view of its own (unshare CLONE_FS, which
+// Go's shared-view threads otherwise forbid) it setns into the task's IPC, UTS, PID and mount
+// namespaces, chroots into /proc/<pid>/root and starts the command as a child, the only way
+// into a PID namespace.
+//
+// The handle of a running task exposes its PID, the process's start time and its cgroup
+// (Handle.State), which is what finding the task again after an agent restart needs.
+//
+// It imports client/drivers and client/allocdir of ours.
+package execdriver

@@ -1,0 +1,61 @@
+package execdriver
+
+import (
+	"os"
+)
+
+// InitCommand is the hidden first argument with which the agent starts its own binary as a
+// task's init (or as the helper of an alloc exec). main calls RunInit when it sees it, before
+// anything else; a test binary of a package that starts exec tasks does the same in TestMain.
+const InitCommand = "executor-init"
+
+// IsInit reports whether this process was started as a task's init.
+func IsInit() bool { return len(os.Args) > 1 && os.Args[1] == InitCommand }
+
+// The init's file descriptors, after stdin, stdout and stderr.
+const (
+	// initConfigFD carries the JSON initConfig. The agent writes it only once the init is in
+	// the task's cgroup, so reading it to EOF is also the init's signal to go on.
+	initConfigFD = 3
+	// initErrorFD is closed on exec: the agent reads EOF when the command started, or the
+	// reason it did not.
+	initErrorFD = 4
+)
+
+// joinConfigEnv carries the JSON initConfig of an alloc exec helper, which needs no
+// handshake: it joins the task's cgroup itself before it runs anything of the caller's.
+const joinConfigEnv = "NOMAD_EXECUTOR_JOIN"
+
+// initConfig is what the agent tells the init to do.
+type initConfig struct {
+	// Join makes the init an alloc exec helper: it joins the running task TaskPID (its
+	// cgroups, namespaces and root) and runs the command as a child. Otherwise it sets up a
+	// new task in the namespaces it was started in and becomes the command.
+	Join    bool
+	TaskPID int
+	// TaskStartTicks is the task's start time: the helper checks that TaskPID is still
+	// the task once it holds its namespaces, in case the PID was reused.
+	TaskStartTicks uint64
+	Cgroups        []string `json:",omitempty"`
+
+	// Root is the host path of the task's chroot (its task directory) and Binds what is
+	// mounted in it; Hostname is the task's in its UTS namespace.
+	Root     string
+	Binds    []bindMount `json:",omitempty"`
+	Hostname string
+
+	Command string
+	Args    []string
+	Env     []string
+	UID     int
+	GID     int
+	// Dir is the command's working directory inside the chroot.
+	Dir string
+}
+
+// bindMount mounts the host path Source at Target, a path inside the chroot.
+type bindMount struct {
+	Source   string
+	Target   string
+	ReadOnly bool
+}

@@ -1,0 +1,254 @@
+package execdriver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+
+	"github.com/nomadfork/nomad/client/allocdir"
+	"github.com/nomadfork/nomad/client/drivers"
+)
+
+// defaultUser is the account tasks run as when they name none, as upstream.
+const defaultUser = "nobody"
+
+// defaultPath is the task's PATH when its environment has none.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// Where the allocation's directories are inside the chroot, as upstream.
+const (
+	chrootAllocDir   = "/alloc"
+	chrootLocalDir   = "/local"
+	chrootSecretsDir = "/secrets"
+)
+
+// selfExe is the agent's own binary, which runs as the task's init. The kernel resolves it
+// in the child at exec time, so a binary replaced on disk since the agent started does not
+// matter.
+const selfExe = "/proc/self/exe"
+
+// Start implements drivers.Driver. The agent's binary is started again as the task's init in
+// new mount, PID, IPC and UTS namespaces; it waits until the agent put it in the task's
+// cgroup and sent its configuration, builds the chroot, drops to the task's user and
+// executes the command. Start returns once the command runs, or with why it could not.
+func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
+	host, err := d.host()
+	if err != nil {
+		return nil, err
+	}
+	c, err := parseConfig(cfg.Config)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := parseSignal(cfg.KillSignal)
+	if err != nil {
+		return nil, err
+	}
+	ic, err := d.initConfig(cfg, c)
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := allocdir.OpenFile(cfg.AllocDir, cfg.StdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("exec: opening stdout file: %w", err)
+	}
+	stderr, err := allocdir.OpenFile(cfg.AllocDir, cfg.StderrPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		_ = stdout.Close()
+		return nil, fmt.Errorf("exec: opening stderr file: %w", err)
+	}
+	closeLogs := func() { _ = stdout.Close(); _ = stderr.Close() }
+	cg, err := host.create(cgroupName(cfg.AllocID, cfg.TaskName), cfg.Resources)
+	if err != nil {
+		closeLogs()
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	cmd, err := startInit(cg, ic, stdout, stderr)
+	if err != nil {
+		_ = cg.destroy()
+		closeLogs()
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	// The process is ours and not reaped until wait, so its start time is readable.
+	ticks, _ := processStartTicks(pid)
+	h := &Handle{
+		cmd: cmd, cg: cg, logger: d.opts.Logger, killSignal: sig, cfg: ic,
+		state:  TaskState{PID: pid, StartTicks: ticks, CgroupPath: cg.Path(), Cgroups: append([]string(nil), cg.dirs...)},
+		waitCh: make(chan *drivers.ExitResult, 1), done: make(chan struct{}),
+	}
+	key := taskKey(cfg.AllocID, cfg.TaskName)
+	d.track(key, h)
+	go h.wait(func() { d.untrack(key, h) }, stdout, stderr)
+	return h, nil
+}
+
+// startInit starts the init, puts it in the task's cgroup, sends it its configuration and
+// waits until it executed the command or failed.
+func startInit(cg *taskCgroup, ic *initConfig, stdout, stderr *os.File) (*exec.Cmd, error) {
+	raw, err := json.Marshal(ic)
+	if err != nil {
+		return nil, err
+	}
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	defer cfgW.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		_ = cfgR.Close()
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	defer errR.Close()
+	cmd := exec.Command(selfExe, InitCommand)
+	// The init's environment is empty; the task's is in its configuration.
+	cmd.Env = []string{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.ExtraFiles = []*os.File{cfgR, errW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+		// Its own session: nothing the agent's terminal sends reaches the task.
+		Setsid: true,
+	}
+	err = cmd.Start()
+	_ = cfgR.Close()
+	_ = errW.Close()
+	if err != nil {
+		return nil, fmt.Errorf("exec: starting the task's init: %w", err)
+	}
+	abort := func(err error) (*exec.Cmd, error) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, err
+	}
+	if err := cg.addProc(cmd.Process.Pid); err != nil {
+		return abort(fmt.Errorf("exec: %w", err))
+	}
+	if _, err := cfgW.Write(raw); err != nil {
+		return abort(fmt.Errorf("exec: configuring the task's init: %w", err))
+	}
+	_ = cfgW.Close()
+	msg, err := io.ReadAll(io.LimitReader(errR, 64<<10))
+	if err != nil {
+		return abort(fmt.Errorf("exec: reading the task's init: %w", err))
+	}
+	if len(msg) > 0 {
+		return abort(fmt.Errorf("exec: %s", msg))
+	}
+	return cmd, nil
+}
+
+// initConfig builds the init's configuration: the chroot's mounts, the task's user and its
+// environment with the allocation's directories where the task sees them.
+func (d *Driver) initConfig(cfg *drivers.TaskConfig, c *taskConfig) (*initConfig, error) {
+	uid, gid, err := lookupUser(cfg.User)
+	if err != nil {
+		return nil, err
+	}
+	// Resolved, so that the init's check that no mount point leads through a link is not
+	// fooled by a link above the data directory (such as a /tmp that is one).
+	root, err := filepath.EvalSymlinks(cfg.TaskDir)
+	if err != nil {
+		return nil, fmt.Errorf("exec: task directory: %w", err)
+	}
+	allocDir, err := filepath.EvalSymlinks(cfg.AllocDir)
+	if err != nil {
+		return nil, fmt.Errorf("exec: allocation directory: %w", err)
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, err
+	}
+	if allocDir, err = filepath.Abs(allocDir); err != nil {
+		return nil, err
+	}
+	// The task writes to its own directories and the allocation's shared ones; everything
+	// else in the chroot is the host's, read-only.
+	for _, p := range []struct {
+		root, dir string
+		mode      os.FileMode
+		own       bool
+	}{
+		{root, filepath.Join(root, "local"), 0o755, true},
+		{root, filepath.Join(root, "secrets"), 0o700, true},
+		{root, filepath.Join(root, "tmp"), os.ModeSticky | 0o777, true},
+		{allocDir, filepath.Join(allocDir, "data"), 0o777, false},
+		{allocDir, filepath.Join(allocDir, "tmp"), os.ModeSticky | 0o777, false},
+	} {
+		if err := allocdir.MkdirAll(p.root, p.dir, 0o755); err != nil {
+			return nil, fmt.Errorf("exec: creating %s: %w", p.dir, err)
+		}
+		if p.own {
+			if err := os.Lchown(p.dir, uid, gid); err != nil {
+				return nil, fmt.Errorf("exec: %w", err)
+			}
+		}
+		if err := os.Chmod(p.dir, p.mode); err != nil {
+			return nil, fmt.Errorf("exec: %w", err)
+		}
+	}
+	var binds []bindMount
+	for src, dst := range d.opts.ChrootEnv {
+		if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		binds = append(binds, bindMount{Source: src, Target: filepath.Clean(dst), ReadOnly: true})
+	}
+	// Parents before children, so a nested entry lands on its parent's mount.
+	sort.Slice(binds, func(i, j int) bool { return binds[i].Target < binds[j].Target })
+	binds = append(binds, bindMount{Source: allocDir, Target: chrootAllocDir})
+
+	env := map[string]string{"PATH": defaultPath}
+	for k, v := range cfg.Env {
+		env[k] = v
+	}
+	env["NOMAD_ALLOC_DIR"], env["NOMAD_TASK_DIR"], env["NOMAD_SECRETS_DIR"] = chrootAllocDir, chrootLocalDir, chrootSecretsDir
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	envList := make([]string, 0, len(keys))
+	for _, k := range keys {
+		envList = append(envList, k+"="+env[k])
+	}
+	hostname := "nomad-task"
+	if len(cfg.AllocID) >= 8 {
+		hostname = cfg.AllocID[:8]
+	}
+	return &initConfig{
+		Root: root, Binds: binds, Hostname: hostname,
+		Command: c.Command, Args: c.Args, Env: envList, UID: uid, GID: gid, Dir: "/",
+	}, nil
+}
+
+// lookupUser finds the task's account by name or number; "" is nobody.
+func lookupUser(name string) (uid, gid int, err error) {
+	if name == "" {
+		name = defaultUser
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		if _, numErr := strconv.Atoi(name); numErr == nil {
+			u, err = user.LookupId(name)
+		}
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("exec: user %q: %w", name, err)
+	}
+	if uid, err = strconv.Atoi(u.Uid); err != nil {
+		return 0, 0, fmt.Errorf("exec: user %q has uid %q", name, u.Uid)
+	}
+	if gid, err = strconv.Atoi(u.Gid); err != nil {
+		return 0, 0, fmt.Errorf("exec: user %q has gid %q", name, u.Gid)
+	}
+	return uid, gid, nil
+}

@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/hashicorp/serf/serf"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// The gossip routes: the member list, joining other servers and forcing a member out. They
+// act on this agent's own gossip pool, as upstream's do, so they call the server in process
+// rather than forwarding to the leader.
+
+func (s *HTTPServer) registerAgentRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/agent/members", methods{"GET": s.agentMembers})
+	s.handle(mux, "/v1/agent/join", methods{"PUT": s.agentJoin, "POST": s.agentJoin})
+	s.handle(mux, "/v1/agent/force-leave", methods{"PUT": s.agentForceLeave, "POST": s.agentForceLeave})
+}
+
+// agentMember turns a gossip member into the wire shape.
+func agentMember(m serf.Member) *api.AgentMember {
+	return &api.AgentMember{
+		Name:        m.Name,
+		Addr:        m.Addr.String(),
+		Port:        m.Port,
+		Tags:        m.Tags,
+		Status:      m.Status.String(),
+		ProtocolMin: m.ProtocolMin,
+		ProtocolMax: m.ProtocolMax,
+		ProtocolCur: m.ProtocolCur,
+		DelegateMin: m.DelegateMin,
+		DelegateMax: m.DelegateMax,
+		DelegateCur: m.DelegateCur,
+	}
+}
+
+// member describes this agent: its gossip member, or, for a server without gossip (a dev
+// agent with Raft in memory), the member it would be.
+func (s *HTTPServer) member() *api.AgentMember {
+	if sf := s.srv.Serf(); sf != nil {
+		return agentMember(sf.LocalMember())
+	}
+	cfg := s.agent.config
+	host, portStr, _ := net.SplitHostPort(cfg.Advertise.Serf)
+	port, _ := strconv.ParseUint(portStr, 10, 16)
+	_, rpcPort, _ := net.SplitHostPort(cfg.Advertise.RPC)
+	tags := map[string]string{
+		"role":     "nomad",
+		"region":   cfg.Region,
+		"dc":       cfg.Datacenter,
+		"id":       s.srv.Config().NodeID,
+		"port":     rpcPort,
+		"rpc_addr": host,
+		"build":    s.srv.Config().Build,
+		"vsn":      "1",
+		"mvn":      "1",
+		"raft_vsn": "3",
+	}
+	if cfg.Server.BootstrapExpect > 0 {
+		tags["expect"] = strconv.Itoa(cfg.Server.BootstrapExpect)
+	}
+	if cfg.Server.BootstrapExpect <= 1 {
+		tags["bootstrap"] = "1"
+	}
+	return &api.AgentMember{Name: cfg.Name + "." + cfg.Region, Addr: host, Port: uint16(port), Tags: tags, Status: "alive"}
+}
+
+// agentMembers needs node read, as upstream's.
+func (s *HTTPServer) agentMembers(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.srv.Endpoints.ACL.AuthorizeNodeRead(queryOptions(r).AuthToken); err != nil {
+		return nil, err
+	}
+	cfg := s.agent.config
+	out := &api.ServerMembers{ServerName: cfg.Name, ServerRegion: cfg.Region, ServerDC: cfg.Datacenter}
+	if sf := s.srv.Serf(); sf != nil {
+		for _, m := range sf.Members() {
+			out.Members = append(out.Members, agentMember(m))
+		}
+	} else {
+		out.Members = []*api.AgentMember{s.member()}
+	}
+	return out, nil
+}
+
+// joinResponse is api's joinResponse on the wire: a failed join is a 200 whose body names
+// the error, as upstream answers.
+type joinResponse struct {
+	NumJoined int    `json:"num_joined"`
+	Error     string `json:"error"`
+}
+
+// agentJoin joins this server's gossip pool to the servers at ?address= (serf addresses).
+// It needs agent write. Joining gossip makes no voter: the leader adds a server to Raft only
+// once it authenticates on its RPC port.
+func (s *HTTPServer) agentJoin(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.srv.Endpoints.ACL.AuthorizeAgentWrite(queryOptions(r).AuthToken); err != nil {
+		return nil, err
+	}
+	addrs := r.URL.Query()["address"]
+	if len(addrs) == 0 {
+		return nil, structs.BadRequest("missing address: name at least one serf address to join")
+	}
+	n, err := s.srv.JoinGossip(addrs)
+	resp := &joinResponse{NumJoined: n}
+	if err != nil {
+		resp.Error = err.Error()
+	}
+	return resp, nil
+}
+
+// agentForceLeave moves a failed member (?node=, its gossip name) to left, and with ?prune=
+// drops it from the member list at once. Once it has left, the leader removes it from Raft.
+// It needs agent write.
+func (s *HTTPServer) agentForceLeave(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.srv.Endpoints.ACL.AuthorizeAgentWrite(queryOptions(r).AuthToken); err != nil {
+		return nil, err
+	}
+	q := r.URL.Query()
+	node := q.Get("node")
+	if node == "" {
+		return nil, structs.BadRequest("missing node: name the member to force out")
+	}
+	prune := false
+	if v := q.Get("prune"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, structs.BadRequest("prune: %q is not a boolean", v)
+		}
+		prune = b
+	}
+	return nil, s.srv.ForceLeave(node, prune)
+}

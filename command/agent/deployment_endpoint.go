@@ -1,0 +1,182 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerDeploymentRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/deployments", methods{"GET": s.deploymentList})
+	s.handle(mux, "/v1/deployment/{id}", methods{"GET": s.deploymentRead})
+	s.handle(mux, "/v1/deployment/allocations/{id}", methods{"GET": s.deploymentAllocations})
+	s.handle(mux, "/v1/deployment/fail/{id}", methods{"PUT": s.deploymentFail, "POST": s.deploymentFail})
+	s.handle(mux, "/v1/deployment/pause/{id}", methods{"PUT": s.deploymentPause, "POST": s.deploymentPause})
+	s.handle(mux, "/v1/deployment/promote/{id}", methods{"PUT": s.deploymentPromote, "POST": s.deploymentPromote})
+	s.handle(mux, "/v1/deployment/allocation-health/{id}", methods{"PUT": s.deploymentAllocHealth, "POST": s.deploymentAllocHealth})
+	s.handle(mux, "/v1/deployment/unblock/{id}", methods{"PUT": s.deploymentUnblock, "POST": s.deploymentUnblock})
+}
+
+func (s *HTTPServer) deploymentList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.DeploymentListRequest{QueryOptions: queryOptions(r)}
+	var reply structs.DeploymentListResponse
+	if err := s.srv.Endpoints.Deployment.List(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Deployments), nil
+}
+
+func (s *HTTPServer) deploymentRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.DeploymentSpecificRequest{DeploymentID: r.PathValue("id"), QueryOptions: queryOptions(r)}
+	var reply structs.SingleDeploymentResponse
+	if err := s.srv.Endpoints.Deployment.GetDeployment(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.Deployment == nil {
+		return nil, structs.NotFound(structs.ErrDeploymentNotFound)
+	}
+	return reply.Deployment, nil
+}
+
+func (s *HTTPServer) deploymentAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.DeploymentSpecificRequest{DeploymentID: r.PathValue("id"), QueryOptions: queryOptions(r)}
+	var reply structs.AllocListResponse
+	if err := s.srv.Endpoints.Deployment.Allocations(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Allocations), nil
+}
+
+// writeDeployment finishes a deployment write: the index header and upstream's body.
+func writeDeployment(w http.ResponseWriter, reply *structs.DeploymentUpdateResponse) any {
+	setIndex(w, reply.Index)
+	return reply
+}
+
+// checkBodyID refuses a body that names another deployment than the path.
+func checkBodyID(pathID, bodyID string) error {
+	if bodyID != "" && bodyID != pathID {
+		return structs.BadRequest("Deployment ID does not match")
+	}
+	return nil
+}
+
+func (s *HTTPServer) deploymentFail(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.DeploymentFailRequest{DeploymentID: r.PathValue("id"), WriteRequest: writeRequest(r)}
+	var reply structs.DeploymentUpdateResponse
+	if err := s.srv.Endpoints.Deployment.Fail(&args, &reply); err != nil {
+		return nil, err
+	}
+	return writeDeployment(w, &reply), nil
+}
+
+func (s *HTTPServer) deploymentPause(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.DeploymentPauseRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	if err := checkBodyID(id, body.DeploymentID); err != nil {
+		return nil, err
+	}
+	args := structs.DeploymentPauseRequest{DeploymentID: id, Pause: body.Pause, WriteRequest: writeRequest(r)}
+	var reply structs.DeploymentUpdateResponse
+	if err := s.srv.Endpoints.Deployment.Pause(&args, &reply); err != nil {
+		return nil, err
+	}
+	return writeDeployment(w, &reply), nil
+}
+
+func (s *HTTPServer) deploymentPromote(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.DeploymentPromoteRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	if err := checkBodyID(id, body.DeploymentID); err != nil {
+		return nil, err
+	}
+	args := structs.DeploymentPromoteRequest{DeploymentID: id, All: body.All, Groups: body.Groups, WriteRequest: writeRequest(r)}
+	var reply structs.DeploymentUpdateResponse
+	if err := s.srv.Endpoints.Deployment.Promote(&args, &reply); err != nil {
+		return nil, err
+	}
+	return writeDeployment(w, &reply), nil
+}
+
+func (s *HTTPServer) deploymentAllocHealth(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.DeploymentAllocHealthRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	if err := checkBodyID(id, body.DeploymentID); err != nil {
+		return nil, err
+	}
+	args := structs.DeploymentAllocHealthRequest{DeploymentID: id, HealthyAllocationIDs: body.HealthyAllocationIDs,
+		UnhealthyAllocationIDs: body.UnhealthyAllocationIDs, WriteRequest: writeRequest(r)}
+	var reply structs.DeploymentUpdateResponse
+	if err := s.srv.Endpoints.Deployment.SetAllocHealth(&args, &reply); err != nil {
+		return nil, err
+	}
+	return writeDeployment(w, &reply), nil
+}
+
+// deploymentUnblock answers as upstream does for a deployment of one region: only a
+// multiregion deployment is ever blocked, and this server runs none.
+func (s *HTTPServer) deploymentUnblock(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.DeploymentFailRequest{DeploymentID: r.PathValue("id"), WriteRequest: writeRequest(r)}
+	var reply structs.DeploymentUpdateResponse
+	if err := s.srv.Endpoints.Deployment.Unblock(&args, &reply); err != nil {
+		return nil, err
+	}
+	return writeDeployment(w, &reply), nil
+}
+
+// jobDeployment reads the job's newest deployment; null when it has none.
+func (s *HTTPServer) jobDeployment(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
+	var reply structs.SingleDeploymentResponse
+	if err := s.srv.Endpoints.Deployment.LatestByJob(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return reply.Deployment, nil
+}
+
+// jobDeployments lists the job's deployments, newest first; ?all=true adds those of earlier
+// jobs of the same ID.
+func (s *HTTPServer) jobDeployments(w http.ResponseWriter, r *http.Request) (any, error) {
+	all, err := boolQuery(r, "all")
+	if err != nil {
+		return nil, err
+	}
+	args := structs.JobSpecificRequest{JobID: jobID(r), All: all, QueryOptions: queryOptions(r)}
+	var reply structs.DeploymentListResponse
+	if err := s.srv.Endpoints.Deployment.ByJob(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Deployments), nil
+}
+
+// jobPromote promotes the canaries of the job's newest deployment (ours: upstream's CLI finds
+// the deployment itself and calls /v1/deployment/promote). The body is upstream's
+// DeploymentPromoteRequest without the ID; no groups named promotes them all.
+func (s *HTTPServer) jobPromote(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.DeploymentPromoteRequest
+	if err := decodeOptionalBody(r, &body); err != nil {
+		return nil, err
+	}
+	args := structs.JobPromoteRequest{JobID: jobID(r), All: body.All || len(body.Groups) == 0, Groups: body.Groups,
+		WriteRequest: writeRequest(r)}
+	var reply structs.DeploymentUpdateResponse
+	if err := s.srv.Endpoints.Deployment.PromoteJob(&args, &reply); err != nil {
+		return nil, err
+	}
+	return writeDeployment(w, &reply), nil
+}

@@ -1,0 +1,88 @@
+package nomad
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+// DefaultEnabledSchedulers are the scheduler types a worker takes by default, as upstream.
+var DefaultEnabledSchedulers = []string{structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch, structs.JobTypeService, "_core"}
+
+// workerPool is the scheduling worker's runtime configuration, which the agent API may change
+// (`/v1/agent/schedulers/config`). Evaluations are processed one at a time on the leader, so
+// any NumSchedulers above 0 runs the one worker and 0 pauses it; EnabledSchedulers says which
+// job types it takes evaluations of.
+type workerPool struct {
+	mu      sync.Mutex
+	num     int
+	enabled []string
+	started time.Time
+	// changed is closed and replaced on every change, waking a worker that waits.
+	changed chan struct{}
+}
+
+func newWorkerPool(num int) *workerPool {
+	return &workerPool{num: num, enabled: slices.Clone(DefaultEnabledSchedulers), started: time.Now(), changed: make(chan struct{})}
+}
+
+// WorkerPoolConfig is what the pool runs with.
+type WorkerPoolConfig struct {
+	NumSchedulers     int
+	EnabledSchedulers []string
+}
+
+func (p *workerPool) get() (WorkerPoolConfig, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return WorkerPoolConfig{NumSchedulers: p.num, EnabledSchedulers: slices.Clone(p.enabled)}, p.changed
+}
+
+// SchedulerWorkerConfig is the scheduling worker's current configuration.
+func (s *Server) SchedulerWorkerConfig() WorkerPoolConfig {
+	c, _ := s.workers.get()
+	return c
+}
+
+// SchedulerWorkerStarted is when the current configuration took effect.
+func (s *Server) SchedulerWorkerStarted() time.Time {
+	s.workers.mu.Lock()
+	defer s.workers.mu.Unlock()
+	return s.workers.started
+}
+
+// SetSchedulerWorkerConfig changes the worker's configuration at once: NumSchedulers from 0
+// (paused) to the number of CPUs, and EnabledSchedulers, which must include "_core", naming
+// only known scheduler types.
+func (s *Server) SetSchedulerWorkerConfig(c WorkerPoolConfig) error {
+	if c.NumSchedulers < 0 || c.NumSchedulers > runtime.NumCPU() {
+		return structs.BadRequest("Invalid request: num_schedulers must be between 0 and %d", runtime.NumCPU())
+	}
+	if !slices.Contains(c.EnabledSchedulers, "_core") {
+		return structs.BadRequest("Invalid request: enabled_schedulers must include _core")
+	}
+	for _, name := range c.EnabledSchedulers {
+		if !slices.Contains(DefaultEnabledSchedulers, name) {
+			return structs.BadRequest("Invalid request: unknown scheduler %q in enabled_schedulers", name)
+		}
+	}
+	p := s.workers
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.num, p.enabled, p.started = c.NumSchedulers, slices.Clone(c.EnabledSchedulers), time.Now()
+	close(p.changed)
+	p.changed = make(chan struct{})
+	return nil
+}
+
+// takes reports whether a worker with this configuration processes eval.
+func (c WorkerPoolConfig) takes(eval *structs.Evaluation) bool {
+	t := eval.Type
+	if t == "" {
+		t = structs.JobTypeService
+	}
+	return slices.Contains(c.EnabledSchedulers, t)
+}
