@@ -430,3 +430,35 @@ func TestClient_ReattachedBatch(t *testing.T) {
 		})
 	}
 }
+
+// plainDriver hides whether the driver it wraps can re-attach: it offers Start only.
+type plainDriver struct{ d drivers.Driver }
+
+func (p plainDriver) Name() string                     { return "plain" }
+func (p plainDriver) Fingerprint() *structs.DriverInfo { return p.d.Fingerprint() }
+func (p plainDriver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
+	return p.d.Start(cfg)
+}
+
+// TestClient_NonReattachableKilledAtShutdown: a task whose driver cannot find it again is
+// killed when the agent stops, rather than left running with no one to stop it; the next run
+// reports it lost.
+func TestClient_NonReattachableKilledAtShutdown(t *testing.T) {
+	r := newRestartable(t)
+	task := countingTask("600")
+	task.Driver = "plain"
+	alloc := testAlloc("a1", structs.JobTypeService, task)
+	extra := []drivers.Driver{plainDriver{drivers.RawExec{}}}
+	c1, s1 := r.startWith(extra, alloc)
+	waitFor(t, "running", reportedStatus(s1, "a1", structs.AllocClientStatusRunning))
+	waitFor(t, "the task", func() bool { return r.starts("a1") == 1 })
+	pid := c1.TaskPID("a1", "t")
+	killGroup(t, pid)
+	c1.Shutdown()
+	must.True(t, processGone(pid), must.Sprint("killed before Shutdown returned"))
+
+	_, s2 := r.startWith(extra, alloc)
+	waitFor(t, "failed", reportedStatus(s2, "a1", structs.AllocClientStatusFailed))
+	must.StrContains(t, lastEvent(s2.lastReport("a1"), "t").Message, "no handle was stored")
+	must.Eq(t, 1, r.starts("a1"))
+}

@@ -21,7 +21,7 @@ func (tr *taskRunner) start(driver drivers.Driver, cfg *drivers.TaskConfig) (dri
 	if err != nil {
 		return nil, err
 	}
-	if p, ok := handle.(drivers.Persistent); ok {
+	if p, ok := handle.(drivers.Persistent); ok && tr.reattachable(handle) {
 		if err := tr.ar.c.state.putHandle(tr.alloc.ID, tr.task.Name, p.HandleState()); err != nil {
 			tr.ar.logger.Error("storing the task handle failed: a restarted agent will not find this task",
 				"task", tr.task.Name, "error", err)
@@ -59,7 +59,7 @@ func (tr *taskRunner) recover(driver drivers.Driver, cfg *drivers.TaskConfig) (d
 		if tr.restoredState.State == structs.TaskStateRunning {
 			// Reported running with no handle stored: the driver cannot find such a task.
 			tr.finish(&structs.TaskEvent{Type: structs.TaskEventTerminated, FailsTask: true,
-				Message: "Task lost while the agent was down: no handle was stored to find it"}, true)
+				Message: "Task not found after the agent restarted: no handle was stored to find it (its driver cannot re-attach, or it stopped with the agent)"}, true)
 			return nil, true
 		}
 		return nil, false
