@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,4 +94,31 @@ func TestClient_RestartTask(t *testing.T) {
 		r := s.lastReport("a1")
 		return r != nil && r.TaskStates["t"].Restarts == 2 && r.TaskStates["t"].State == structs.TaskStateRunning
 	})
+}
+
+// TestClient_AllocStats: a task's usage counts the processes of its group, not its raw_exec
+// shim; an unknown allocation is a 404.
+func TestClient_AllocStats(t *testing.T) {
+	c, s := testClientNoState(t)
+	s.setAllocs(testAlloc("a1", structs.JobTypeService, trapTask("t")))
+	waitFor(t, "running", reportedStatus(s, "a1", structs.AllocClientStatusRunning))
+	waitFor(t, "the task", func() bool { return strings.Contains(taskFile(c, "a1", "t", "starts"), "started") })
+	shim := c.TaskPID("a1", "t")
+
+	usage, err := c.AllocStats("a1")
+	must.NoError(t, err)
+	tu := usage.Tasks["t"]
+	must.NotNil(t, tu)
+	must.MapNotEmpty(t, tu.Pids)
+	must.MapNotContainsKey(t, tu.Pids, strconv.Itoa(shim))
+	must.Positive(t, tu.ResourceUsage.MemoryStats.RSS)
+	must.Eq(t, tu.ResourceUsage.MemoryStats.RSS, usage.ResourceUsage.MemoryStats.RSS)
+
+	_, err = c.AllocStats("nope")
+	must.Eq(t, http.StatusNotFound, structs.ErrorCode(err))
+
+	host, err := c.HostStats()
+	must.NoError(t, err)
+	must.Positive(t, host.Memory.Total)
+	must.SliceNotEmpty(t, host.CPU)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/structs"
 	"golang.org/x/sys/unix"
 )
@@ -144,12 +145,26 @@ func processGroups() map[int][]procInfo {
 			continue
 		}
 		pgrp, _ := strconv.Atoi(string(f[2]))
+		if pgrp == pid && isShim(pid) {
+			// The raw_exec shim leads its task's group but is not the task's.
+			continue
+		}
 		utime, _ := strconv.ParseUint(string(f[11]), 10, 64)
 		stime, _ := strconv.ParseUint(string(f[12]), 10, 64)
 		rss, _ := strconv.ParseUint(string(f[21]), 10, 64)
 		out[pgrp] = append(out[pgrp], procInfo{pid: pid, user: utime, system: stime, rss: rss * page})
 	}
 	return out
+}
+
+// isShim reports whether pid is a raw_exec task's shim.
+func isShim(pid int) bool {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return false
+	}
+	argv0, _, _ := bytes.Cut(raw, []byte{0})
+	return string(argv0) == drivers.ShimName
 }
 
 // HostStats are the node's memory, CPU, uptime and the disk of its allocation directory.

@@ -27,6 +27,10 @@ const (
 	argv0Env = "NOMADFORK_RAW_EXEC_ARGV0"
 )
 
+// ShimName is the shim's argv[0]: what the process list shows, and how resource usage
+// tells the shim from the task's own processes.
+const ShimName = "nomad-raw-exec-shim"
+
 // exitFileName is the shim's exit file, in the task's directory.
 const exitFileName = ".nomad-exit"
 
@@ -139,7 +143,7 @@ func shimCommand(argv []string) (*exec.Cmd, error) {
 		return nil, err
 	}
 	cmd := exec.Command("/proc/self/exe", argv...)
-	cmd.Args[0] = "nomad-raw-exec-shim"
+	cmd.Args[0] = ShimName
 	return cmd, nil
 }
 
