@@ -32,8 +32,14 @@ type allocRunner struct {
 	stopping  bool
 	destroyed bool
 	silent    bool
+	// detached: the agent is shutting down and leaves the tasks running (they are
+	// re-attached by its next run); nothing more is reported or stored.
+	detached bool
 	// lastReported avoids sending the same status and states twice.
 	lastReported string
+	// restored is what the state file held when this runner re-attaches to an allocation a
+	// previous run of the agent started; nil for one received from the servers.
+	restored *restoredAlloc
 	// health is the verdict on the allocation's health in its deployment (alloc_health.go);
 	// healthStop ends its watcher, healthWG waits for it, healthNotify wakes it.
 	health       allocHealth
@@ -72,7 +78,10 @@ func (r *allocRunner) isDone() bool {
 // run sets up the allocation directory, runs every task until it ends and reports the end.
 func (r *allocRunner) run() {
 	defer close(r.done)
+	// The servers' view may change under run (update); it starts from the one it has now.
+	r.mu.Lock()
 	alloc := r.alloc
+	r.mu.Unlock()
 	if alloc.Job == nil || alloc.Job.LookupTaskGroup(alloc.TaskGroup) == nil {
 		r.fail(fmt.Sprintf("task group %q not found in the allocation's job", alloc.TaskGroup))
 		return
@@ -82,6 +91,13 @@ func (r *allocRunner) run() {
 		return
 	}
 	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if r.restored == nil {
+		// Stored before any task starts, so that a restarted agent knows the allocation of
+		// every task it may find running.
+		if err := r.c.state.putAlloc(alloc); err != nil {
+			r.logger.Error("storing the allocation in the client state failed", "error", err)
+		}
+	}
 	// Every task name is checked before anything is created, so that an allocation with
 	// one bad name leaves no directory behind.
 	for _, task := range tg.Tasks {
@@ -101,10 +117,22 @@ func (r *allocRunner) run() {
 		tr := newTaskRunner(r, alloc, tg, task)
 		r.tasks = append(r.tasks, tr)
 		r.states[task.Name] = &structs.TaskState{State: structs.TaskStatePending}
+		if r.restored != nil {
+			if ts := r.restored.states[task.Name]; ts != nil {
+				r.states[task.Name] = ts
+				tr.restoredState = ts
+			}
+			tr.restoredHandle = r.restored.handles[task.Name]
+		}
 	}
 	tasks := r.tasks
 	// A stop, removal or shutdown that came before the tasks existed found nothing to kill.
 	stopping := r.stopping || r.destroyed || r.silent
+	if r.detached {
+		for _, tr := range tasks {
+			tr.detach()
+		}
+	}
 	r.mu.Unlock()
 	r.report()
 	if stopping {
@@ -143,6 +171,11 @@ func (r *allocRunner) update(alloc *structs.Allocation) {
 		return
 	}
 	r.alloc = alloc
+	if !r.destroyed && !r.detached {
+		if err := r.c.state.putAlloc(alloc); err != nil {
+			r.logger.Error("storing the allocation in the client state failed", "error", err)
+		}
+	}
 	stop := alloc.DesiredStatus != structs.AllocDesiredStatusRun && !r.stopping
 	if stop {
 		r.stopping = true
@@ -171,6 +204,18 @@ func (r *allocRunner) silence() {
 	r.silent = true
 	r.mu.Unlock()
 	r.killAll("agent shutting down")
+}
+
+// detach stops the runner without touching its tasks (agent shutdown with a state directory):
+// they keep running for the next run of the agent.
+func (r *allocRunner) detach() {
+	r.mu.Lock()
+	r.silent, r.detached = true, true
+	tasks := r.tasks
+	r.mu.Unlock()
+	for _, tr := range tasks {
+		tr.detach()
+	}
 }
 
 func (r *allocRunner) killAll(reason string) {
@@ -213,6 +258,12 @@ func (r *allocRunner) setTaskState(task string, fn func(ts *structs.TaskState)) 
 	states[task] = ts
 	r.states = states
 	failed := ts.State == structs.TaskStateDead && ts.Failed
+	// Stored under the lock, so that the file has a task's states in the order they came.
+	if !r.destroyed && !r.detached {
+		if err := r.c.state.putTaskState(r.id, task, ts); err != nil {
+			r.logger.Error("storing a task state failed", "task", task, "error", err)
+		}
+	}
 	r.mu.Unlock()
 	if failed {
 		r.killAll("sibling task " + task + " failed")

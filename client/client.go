@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-uuid"
+	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/client/fingerprint"
 	"github.com/nomadfork/nomad/structs"
@@ -40,6 +41,11 @@ type Client struct {
 	shutdown bool
 
 	updater *allocUpdater
+	// stats keeps the previous CPU readings of the stats endpoints.
+	stats statsCache
+	// state keeps allocations, task states and driver handles across restarts; nil without
+	// a state directory.
+	state *clientState
 	// registered is closed once the node is registered.
 	registered chan struct{}
 	// heartbeatTTL is the TTL the servers gave at registration, in nanoseconds.
@@ -62,9 +68,13 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	if err := loadIdentity(cfg); err != nil {
 		return nil, err
 	}
+	state, restored, err := openClientState(cfg.StateDir, cfg.Logger.Named("client"))
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var err error
 	c := &Client{
+		state:      state,
 		config:     cfg,
 		servers:    servers,
 		logger:     cfg.Logger.Named("client"),
@@ -79,6 +89,7 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	}
 	if c.node, err = c.buildNode(); err != nil {
 		cancel()
+		_ = state.close()
 		return nil, err
 	}
 	// A dimension the node does not report is not counted by the scheduler: say so, rather
@@ -91,9 +102,55 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 		c.logger.Warn("memory size unknown, so memory is not counted on this node: set client.memory_total_mb")
 	}
 	c.updater = newAllocUpdater(c)
+	c.removeDangling(restored)
+	c.restore(restored)
 	c.wg.Add(1)
 	go c.run()
 	return c, nil
+}
+
+// removeDangling has every driver that can leave tasks behind remove those of a previous run
+// that the client does not re-attach to.
+func (c *Client) removeDangling(restored []*restoredAlloc) {
+	keep := map[string]bool{}
+	for _, ra := range restored {
+		for _, h := range ra.handles {
+			if h.ContainerID != "" {
+				keep[h.ContainerID] = true
+			}
+		}
+	}
+	for name, d := range c.drivers {
+		dr, ok := d.(drivers.DanglingRemover)
+		if !ok {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+		n, err := dr.RemoveDangling(ctx, keep)
+		cancel()
+		switch {
+		case err != nil:
+			c.logger.Debug("dangling task cleanup skipped", "driver", name, "error", err)
+		case n > 0:
+			c.logger.Info("removed tasks a previous run left behind", "driver", name, "count", n)
+		}
+	}
+}
+
+// restore re-attaches to the tasks of the allocations a previous run of the agent left in the
+// state file, before the servers are asked anything: a task found running is watched again,
+// never started a second time. The servers' view, once read, stops or removes them as usual.
+func (c *Client) restore(allocs []*restoredAlloc) {
+	for _, ra := range allocs {
+		r := newAllocRunner(c, ra.alloc)
+		r.restored = ra
+		// A stop the previous run received but had not carried out: the servers will not
+		// send it again (the allocation is unchanged), so it is carried out now.
+		r.stopping = ra.alloc.DesiredStatus != structs.AllocDesiredStatusRun
+		c.runners[ra.alloc.ID] = r
+		c.logger.Info("restoring allocation", "alloc_id", ra.alloc.ID, "tasks", len(ra.states))
+		go r.run()
+	}
 }
 
 // loadIdentity fills the node ID and secret from StateDir, or makes them up (and stores them
@@ -202,6 +259,38 @@ func (c *Client) TaskPID(allocID, task string) int {
 	return r.taskPID(task)
 }
 
+// TaskPIDs are the process IDs of every task the client runs or left running at shutdown
+// (tests end with them what a shutdown with a state directory leaves behind).
+func (c *Client) TaskPIDs() []int {
+	c.mu.Lock()
+	runners := make([]*allocRunner, 0, len(c.runners))
+	for _, r := range c.runners {
+		runners = append(runners, r)
+	}
+	c.mu.Unlock()
+	var out []int
+	for _, r := range runners {
+		r.mu.Lock()
+		tasks := r.tasks
+		r.mu.Unlock()
+		for _, tr := range tasks {
+			if pid := tr.pid(); pid > 0 {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// TaskDir is the directory of a task of an allocation ("" for names that cannot be one).
+func (c *Client) TaskDir(allocID, task string) string {
+	dir, err := allocdir.Join(c.config.AllocDir, allocID, task)
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
 func (c *Client) run() {
 	defer c.wg.Done()
 	for {
@@ -306,6 +395,7 @@ func (c *Client) syncAllocs(allocs []*structs.Allocation) {
 			if a.ClientTerminalStatus() && r.isDone() {
 				// The servers have the final state: nothing left to do for it.
 				delete(c.runners, a.ID)
+				c.forget(a.ID)
 				continue
 			}
 			r.update(a)
@@ -335,7 +425,15 @@ func (c *Client) syncAllocs(allocs []*structs.Allocation) {
 		if !seen[id] {
 			c.runners[id].destroy()
 			delete(c.runners, id)
+			c.forget(id)
 		}
+	}
+}
+
+// forget removes an allocation from the state file.
+func (c *Client) forget(id string) {
+	if err := c.state.deleteAlloc(id); err != nil {
+		c.logger.Error("removing allocation from the client state failed", "alloc_id", id, "error", err)
 	}
 }
 
@@ -351,9 +449,10 @@ func (c *Client) sleep(d time.Duration) bool {
 	}
 }
 
-// Shutdown stops talking to the servers and kills every task it runs, without reporting:
-// tasks are not re-attached across restarts yet, and the servers learn of the node's absence
-// from its missed heartbeats.
+// Shutdown stops talking to the servers without reporting anything more: the servers learn
+// of the node's absence from its missed heartbeats. With a state directory the tasks keep
+// running, for the next run of the agent to re-attach to; without one nothing could find them
+// again, so they are killed.
 func (c *Client) Shutdown() {
 	c.mu.Lock()
 	if c.shutdown {
@@ -368,10 +467,19 @@ func (c *Client) Shutdown() {
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
+	defer func() {
+		if err := c.state.close(); err != nil {
+			c.logger.Warn("closing the client state file failed", "error", err)
+		}
+	}()
 	deadline := time.NewTimer(shutdownKillWait)
 	defer deadline.Stop()
 	for _, r := range runners {
-		r.silence()
+		if c.state != nil {
+			r.detach()
+		} else {
+			r.silence()
+		}
 	}
 	for _, r := range runners {
 		select {

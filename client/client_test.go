@@ -137,6 +137,21 @@ func testClient(t *testing.T) (*Client, *fakeServers) {
 	return c, servers
 }
 
+// testClientNoState is a client without a state directory: its tasks die with it.
+func testClientNoState(t *testing.T) (*Client, *fakeServers) {
+	t.Helper()
+	servers := newFakeServers()
+	c, err := New(&Config{
+		Name: "test", AllocDir: t.TempDir(),
+		Drivers:      []drivers.Driver{drivers.Mock{}, drivers.RawExec{}},
+		MaxQueryTime: time.Second, RetryInterval: 20 * time.Millisecond,
+	}, servers)
+	must.NoError(t, err)
+	t.Cleanup(c.Shutdown)
+	<-c.Registered()
+	return c, servers
+}
+
 func testAlloc(id, jobType string, tasks ...*api.Task) *structs.Allocation {
 	job := &structs.Job{ID: "job", Name: "job", Namespace: "default", Type: jobType,
 		TaskGroups: []*api.TaskGroup{{Name: new("g"), Tasks: tasks,

@@ -1,11 +1,13 @@
 package client
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/nomad/api"
@@ -27,6 +29,16 @@ type taskRunner struct {
 	killOnce   sync.Once
 	killCh     chan struct{}
 	killReason string
+	// restartCh asks for an in-place restart of the running task (alloc restart).
+	restartCh chan struct{}
+	// detachCh closes when the agent shuts down leaving the task running.
+	detachOnce sync.Once
+	detachCh   chan struct{}
+
+	// restoredState and restoredHandle are what the state file held for the task when
+	// the allocation is restored after an agent restart.
+	restoredState  *structs.TaskState
+	restoredHandle *drivers.HandleState
 
 	mu     sync.Mutex
 	handle drivers.TaskHandle
@@ -42,9 +54,44 @@ func newTaskRunner(ar *allocRunner, alloc *structs.Allocation, tg *api.TaskGroup
 	}
 	return &taskRunner{
 		ar: ar, alloc: alloc, tg: tg, task: task, batch: batch,
-		policy: newRestartPolicy(rp, batch),
-		killCh: make(chan struct{}),
+		policy:    newRestartPolicy(rp, batch),
+		killCh:    make(chan struct{}),
+		detachCh:  make(chan struct{}),
+		restartCh: make(chan struct{}, 1),
 	}
+}
+
+// runningHandle is the running task's handle, nil when it is not running.
+func (tr *taskRunner) runningHandle() drivers.TaskHandle {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.handle
+}
+
+// signal sends sig to the running task, after recording it as an event.
+func (tr *taskRunner) signal(sig syscall.Signal, name string) error {
+	h := tr.runningHandle()
+	if h == nil {
+		return structs.BadRequest("task %q is not running", tr.task.Name)
+	}
+	tr.event(&structs.TaskEvent{Type: structs.TaskEventSignaling, TaskSignal: name,
+		TaskSignalReason: "User requested signal", Message: "Task being sent signal " + name}, nil)
+	if err := h.Signal(sig); err != nil {
+		return structs.BadRequest("signalling task %q: %v", tr.task.Name, err)
+	}
+	return nil
+}
+
+// restart asks the run loop to restart the running task in place.
+func (tr *taskRunner) restart() error {
+	if tr.runningHandle() == nil {
+		return structs.BadRequest("task %q is not running", tr.task.Name)
+	}
+	select {
+	case tr.restartCh <- struct{}{}:
+	default: // one is pending already
+	}
+	return nil
 }
 
 func (tr *taskRunner) kill(reason string) {
@@ -102,7 +149,14 @@ func (tr *taskRunner) finish(e *structs.TaskEvent, failed bool) {
 
 func (tr *taskRunner) run(done func()) {
 	defer done()
-	tr.event(&structs.TaskEvent{Type: structs.TaskEventReceived, Message: "Task received by client"}, nil)
+	restoring := tr.restoredState != nil
+	if restoring && tr.restoredState.State == structs.TaskStateDead {
+		// Ended before the agent restarted: it never runs again.
+		return
+	}
+	if !restoring {
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventReceived, Message: "Task received by client"}, nil)
+	}
 	driver := tr.ar.c.drivers[tr.task.Driver]
 	if driver == nil {
 		tr.finish(&structs.TaskEvent{Type: structs.TaskEventDriverFailure, FailsTask: true,
@@ -118,32 +172,65 @@ func (tr *taskRunner) run(done func()) {
 	tr.mu.Lock()
 	tr.cfg = cfg
 	tr.mu.Unlock()
-	tr.event(&structs.TaskEvent{Type: structs.TaskEventSetup, Message: "Building Task Directory"}, nil)
+	// The logs are rotated for as long as this runner runs the task.
+	stopRotate, rotated := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(rotated)
+		last := ""
+		rotateLogs(filepath.Dir(cfg.StdoutPath), tr.task.Name, taskLogLimits(tr.task.LogConfig), stopRotate, func(err error) {
+			// Once per distinct failure, not every second.
+			if err.Error() != last {
+				last = err.Error()
+				tr.ar.logger.Warn("rotating the task's logs failed", "task", tr.task.Name, "error", err)
+			}
+		})
+	}()
+	defer func() { close(stopRotate); <-rotated }()
+	var handle drivers.TaskHandle
+	if restoring {
+		var done bool
+		if handle, done = tr.recover(driver, cfg); done {
+			return
+		}
+	} else {
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventSetup, Message: "Building Task Directory"}, nil)
+	}
 
 	for {
-		if tr.killed() {
+		if tr.killed() && handle == nil {
 			tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, KillReason: tr.killReason, Message: "Task killed: " + tr.killReason}, false)
 			return
 		}
-		handle, err := driver.Start(cfg)
+		if tr.detached() {
+			return
+		}
 		var res *drivers.ExitResult
-		if err != nil {
-			tr.event(&structs.TaskEvent{Type: structs.TaskEventDriverFailure, DriverError: err.Error(), Message: err.Error()}, nil)
-			res = &drivers.ExitResult{Err: err}
-		} else {
-			tr.mu.Lock()
-			tr.handle = handle
-			tr.mu.Unlock()
-			tr.event(&structs.TaskEvent{Type: structs.TaskEventStarted, Message: "Task started by client"}, func(ts *structs.TaskState) {
-				ts.State = structs.TaskStateRunning
-				ts.StartedAt = time.Now()
-			})
+		if handle == nil {
+			if handle, err = tr.start(driver, cfg); err != nil {
+				tr.event(&structs.TaskEvent{Type: structs.TaskEventDriverFailure, DriverError: err.Error(), Message: err.Error()}, nil)
+				res = &drivers.ExitResult{Err: err}
+			}
+		}
+		if handle != nil {
+			restart := false
 			select {
 			case res = <-handle.WaitCh():
 			case <-tr.killCh:
 				tr.stop(handle)
 				return
+			case <-tr.detachCh:
+				if !tr.reattachable(handle) {
+					// Started as the agent stopped, by a driver that cannot find it again.
+					tr.kill("agent shutting down: " + tr.task.Driver + " tasks cannot be re-attached")
+					tr.stop(handle)
+				}
+				return
+			case <-tr.restartCh:
+				restart = true
+				res = tr.killForRestart(handle)
 			}
+			handle = nil
+			tr.forgetHandle()
 			terminated := &structs.TaskEvent{Type: structs.TaskEventTerminated, ExitCode: res.ExitCode, Signal: res.Signal,
 				Message: "Task terminated: " + res.String()}
 			if res.OOMKilled {
@@ -151,6 +238,16 @@ func (tr *taskRunner) run(done func()) {
 				terminated.Details = map[string]string{"oom_killed": "true"}
 			}
 			tr.event(terminated, nil)
+			if restart && !tr.killed() {
+				// Asked for: started again at once, not counted against the restart policy.
+				tr.event(&structs.TaskEvent{Type: structs.TaskEventRestarting, RestartReason: "User requested restart",
+					Message: "Task restarting at the user's request"}, func(ts *structs.TaskState) {
+					ts.State = structs.TaskStatePending
+					ts.Restarts++
+					ts.LastRestart = time.Now()
+				})
+				continue
+			}
 		}
 		if tr.killed() {
 			tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, KillReason: tr.killReason, Message: "Task killed: " + tr.killReason}, false)
@@ -158,6 +255,13 @@ func (tr *taskRunner) run(done func()) {
 		}
 		if tr.batch && res.Successful() {
 			tr.finish(nil, false)
+			return
+		}
+		if tr.batch && errors.Is(res.Err, drivers.ErrExitCodeLost) {
+			// It may well have completed: a batch task is never run a second time on a
+			// guess. A service, meant to run on, goes through its restart policy.
+			tr.finish(&structs.TaskEvent{Type: structs.TaskEventNotRestarting, FailsTask: true,
+				Message: "Not restarting a batch task whose exit code is unknown after an agent restart: it may have completed"}, true)
 			return
 		}
 		delay, ok := tr.policy.next(time.Now())
@@ -177,22 +281,40 @@ func (tr *taskRunner) run(done func()) {
 		case <-t.C:
 		case <-tr.killCh:
 			t.Stop()
+		case <-tr.detachCh:
+			t.Stop()
+			return
 		}
 	}
 }
 
+// killForRestart stops the running task for an in-place restart and returns how it ended.
+func (tr *taskRunner) killForRestart(handle drivers.TaskHandle) *drivers.ExitResult {
+	tr.event(&structs.TaskEvent{Type: structs.TaskEventRestartSignal, RestartReason: "User requested restart",
+		Message: "User requested restart"}, nil)
+	if err := handle.Kill(tr.killTimeout()); err != nil {
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillError: err.Error(), Message: err.Error()}, nil)
+	}
+	return <-handle.WaitCh()
+}
+
+func (tr *taskRunner) killTimeout() time.Duration {
+	if tr.task.KillTimeout != nil {
+		return *tr.task.KillTimeout
+	}
+	return 5 * time.Second
+}
+
 // stop kills a running task and records how it ended.
 func (tr *taskRunner) stop(handle drivers.TaskHandle) {
-	timeout := 5 * time.Second
-	if tr.task.KillTimeout != nil {
-		timeout = *tr.task.KillTimeout
-	}
+	timeout := tr.killTimeout()
 	tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillReason: tr.killReason, KillTimeout: timeout,
 		Message: "Sent interrupt: " + tr.killReason}, nil)
 	if err := handle.Kill(timeout); err != nil {
 		tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillError: err.Error(), Message: err.Error()}, nil)
 	}
 	res := <-handle.WaitCh()
+	tr.forgetHandle()
 	tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, ExitCode: res.ExitCode, Signal: res.Signal,
 		KillReason: tr.killReason, Message: "Task successfully killed"}, false)
 }

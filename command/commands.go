@@ -79,6 +79,9 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"alloc":             group("Interact with allocations", allocHelp),
 		"alloc exec":        func() (cli.Command, error) { return &AllocExecCommand{Meta: meta()}, nil },
 		"alloc logs":        func() (cli.Command, error) { return &AllocLogsCommand{Meta: meta()}, nil },
+		"alloc restart":     func() (cli.Command, error) { return &AllocRestartCommand{Meta: meta()}, nil },
+		"alloc signal":      func() (cli.Command, error) { return &AllocSignalCommand{Meta: meta()}, nil },
+		"alloc stop":        func() (cli.Command, error) { return &AllocStopCommand{Meta: meta()}, nil },
 		"alloc status":      func() (cli.Command, error) { return &AllocStatusCommand{Meta: meta()}, nil },
 		"event":             group("Interact with the event stream", eventHelp),
 		"event stream":      func() (cli.Command, error) { return &EventStreamCommand{Meta: meta()}, nil },
@@ -185,6 +188,6 @@ Usage: nomad event <subcommand> [options]
 const allocHelp = `
 Usage: nomad alloc <subcommand> [options] [args]
 
-  Inspect allocations, read their tasks' logs and run commands in their
-  tasks.
+  Inspect allocations, read their tasks' logs, run commands in their tasks,
+  signal or restart them, and stop them to be replaced.
 `

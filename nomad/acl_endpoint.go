@@ -110,6 +110,23 @@ func (a *ACL) AuthorizeAllocExec(secret, namespace string, nodeExec bool) error 
 	return nil
 }
 
+// AuthorizeNamespaceCapability checks that the caller holds capability in namespace ("" is
+// the default namespace): the one decision of the routes that act on an allocation through
+// the client that runs it (alloc-lifecycle for signal and restart, read-job for its stats).
+func (a *ACL) AuthorizeNamespaceCapability(secret, namespace, capability string) error {
+	aclObj, _, err := a.srv.resolveACL(secret)
+	if err != nil {
+		return err
+	}
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+	if !aclObj.AllowNamespaceOperation(namespace, capability) {
+		return structs.PermissionDenied("%s capability required in namespace %q", capability, namespace)
+	}
+	return nil
+}
+
 // AuthorizeReadLogs checks that the caller may read the logs of the tasks of an allocation
 // in namespace: read-logs, or read-fs, which upstream lets read them too.
 func (a *ACL) AuthorizeReadLogs(secret, namespace string) error {

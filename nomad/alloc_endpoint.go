@@ -2,6 +2,7 @@ package nomad
 
 import (
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
@@ -150,6 +151,79 @@ func (a *Alloc) ListByEval(args *structs.EvalSpecificRequest, reply *structs.All
 		}
 		return store.Index("allocs"), nil
 	})
+}
+
+// Stop marks an allocation to migrate and creates an evaluation of its job in the same Raft
+// entry: the scheduler stops it and places a replacement, as upstream's alloc stop does.
+// alloc-lifecycle is needed in the allocation's namespace (and in the request's, for an ID
+// that does not exist, so a caller with no access learns nothing).
+func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopResponse) error {
+	if done, err := a.srv.forward("Alloc.Stop", args, reply); done {
+		return err
+	}
+	if args.AllocID == "" {
+		return structs.BadRequest("missing allocation ID")
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	allow := func(ns string) error {
+		if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityAllocLifecycle) {
+			return structs.PermissionDenied("%s capability required in namespace %q", acl.NamespaceCapabilityAllocLifecycle, ns)
+		}
+		return nil
+	}
+	if err := a.srv.checkLeader(); err != nil {
+		return err
+	}
+	alloc, err := a.srv.State().AllocByID(nil, args.AllocID)
+	if err != nil {
+		return err
+	}
+	if alloc == nil {
+		if err := allow(args.Namespace); err != nil {
+			return err
+		}
+		return structs.NotFound(structs.ErrAllocNotFound)
+	}
+	if err := allow(alloc.Namespace); err != nil {
+		return err
+	}
+	job := alloc.Job
+	if current, err := a.srv.State().JobByID(nil, alloc.Namespace, alloc.JobID); err != nil {
+		return err
+	} else if current != nil {
+		job = current
+	}
+	if job == nil {
+		return structs.BadRequest("allocation %s has no job to evaluate", alloc.ID)
+	}
+	t := now().UnixNano()
+	eval, err := newEval(job, structs.EvalTriggerAllocStop, 0, t)
+	if err != nil {
+		return err
+	}
+	migrate := true
+	tr := &api.DesiredTransition{Migrate: &migrate}
+	if args.NoShutdownDelay {
+		tr.NoShutdownDelay = &migrate
+	}
+	if args.Reschedule {
+		tr.Reschedule = &migrate
+	}
+	index, err := a.srv.raftApply(structs.AllocUpdateDesiredTransitionRequestType, &structs.AllocUpdateDesiredTransitionRequest{
+		Allocs: map[string]*api.DesiredTransition{alloc.ID: tr}, Evals: []*structs.Evaluation{eval}, UpdatedAt: t,
+	})
+	if err != nil {
+		return err
+	}
+	reply.EvalID = eval.ID
+	reply.Index = index
+	return nil
 }
 
 // UpdateFromClient applies what a node's client reports about its allocations. Only the

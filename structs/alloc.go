@@ -46,6 +46,8 @@ const (
 	TaskEventKilled        = "Killed"
 	TaskEventRestarting    = "Restarting"
 	TaskEventNotRestarting = "Not Restarting"
+	TaskEventSignaling     = "Signaling"
+	TaskEventRestartSignal = "Restart Signaled"
 )
 
 // Allocation is one placement of a task group of a job on a node. The servers own the desired

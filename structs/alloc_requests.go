@@ -23,6 +23,23 @@ type SingleAllocResponse struct {
 	QueryMeta
 }
 
+// AllocStopRequest stops one allocation so that the scheduler replaces it (alloc stop): it is
+// marked to migrate, and an evaluation of its job acts on the mark.
+type AllocStopRequest struct {
+	AllocID string
+	// NoShutdownDelay skips the tasks' shutdown_delay; Reschedule marks the allocation for
+	// rescheduling too (DesiredTransition.Reschedule), as upstream's ?reschedule=true.
+	NoShutdownDelay bool
+	Reschedule      bool
+	WriteRequest
+}
+
+// AllocStopResponse answers AllocStopRequest, the shape of upstream's.
+type AllocStopResponse struct {
+	EvalID string
+	WriteMeta
+}
+
 // AllocUpdateRequest carries what a client reports about allocations of its node: only
 // ClientStatus, ClientDescription and TaskStates of each are applied. The leader fixes
 // UpdatedAt before the apply.

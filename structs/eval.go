@@ -15,6 +15,7 @@ const (
 const (
 	EvalTriggerJobRegister   = "job-register"
 	EvalTriggerJobDeregister = "job-deregister"
+	EvalTriggerAllocStop     = "alloc-stop"
 	EvalTriggerScaling       = "job-scaling"
 	EvalTriggerNodeUpdate    = "node-update"
 	EvalTriggerQueuedAllocs  = "queued-allocs"

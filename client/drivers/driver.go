@@ -2,6 +2,7 @@ package drivers
 
 import (
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/nomadfork/nomad/structs"
@@ -94,6 +95,8 @@ type TaskHandle interface {
 	Kill(timeout time.Duration) error
 	// PID is the task's process ID, 0 when it has none.
 	PID() int
+	// Signal sends sig to the running task (alloc signal).
+	Signal(sig syscall.Signal) error
 }
 
 // Driver starts tasks of one kind.

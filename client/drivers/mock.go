@@ -62,10 +62,22 @@ type mockHandle struct {
 	waitCh chan *ExitResult
 	kill   chan struct{}
 	once   sync.Once
+
+	mu      sync.Mutex
+	signals []syscall.Signal
 }
 
 func (h *mockHandle) WaitCh() <-chan *ExitResult { return h.waitCh }
 func (h *mockHandle) PID() int                   { return 0 }
+
+// Signal implements TaskHandle: the mock task records the signals it got.
+func (h *mockHandle) Signal(sig syscall.Signal) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.signals = append(h.signals, sig)
+	return nil
+}
+
 func (h *mockHandle) Kill(time.Duration) error {
 	h.once.Do(func() { close(h.kill) })
 	return nil

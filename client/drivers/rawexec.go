@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"sync"
 	"syscall"
@@ -55,9 +56,36 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 		_ = stdout.Close()
 		return nil, fmt.Errorf("raw_exec: opening stderr file: %w", err)
 	}
-	cmd := exec.Command(command, args...)
+	// Resolved as before the shim existed: with the agent's PATH, relative to the task's
+	// directory; a command that is not there fails the start, not the task.
+	resolved := exec.Command(command)
+	if resolved.Err != nil {
+		_ = stdout.Close()
+		_ = stderr.Close()
+		return nil, fmt.Errorf("raw_exec: starting %q: %w", command, resolved.Err)
+	}
+	path := resolved.Path
+	if check := path; !filepath.IsAbs(check) {
+		if _, err := os.Stat(filepath.Join(cfg.TaskDir, check)); err != nil {
+			_ = stdout.Close()
+			_ = stderr.Close()
+			return nil, fmt.Errorf("raw_exec: starting %q: %w", command, err)
+		}
+	} else if _, err := os.Stat(check); err != nil {
+		_ = stdout.Close()
+		_ = stderr.Close()
+		return nil, fmt.Errorf("raw_exec: starting %q: %w", command, err)
+	}
+	exitFile := filepath.Join(cfg.TaskDir, exitFileName)
+	_ = os.Remove(exitFile) // an earlier run's
+	cmd, err := shimCommand(append([]string{path}, args...))
+	if err != nil {
+		_ = stdout.Close()
+		_ = stderr.Close()
+		return nil, fmt.Errorf("raw_exec: finding the agent's binary for the task's shim: %w", err)
+	}
 	cmd.Dir = cfg.TaskDir
-	cmd.Env = taskEnv(cfg)
+	cmd.Env = append(taskEnv(cfg), shimEnv+"="+exitFile, argv0Env+"="+command)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -65,7 +93,7 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 		_ = stderr.Close()
 		return nil, fmt.Errorf("raw_exec: starting %q: %w", command, err)
 	}
-	h := &rawExecHandle{cmd: cmd, waitCh: make(chan *ExitResult, 1), done: make(chan struct{})}
+	h := &rawExecHandle{cmd: cmd, exitFile: exitFile, waitCh: make(chan *ExitResult, 1), done: make(chan struct{})}
 	go h.wait(stdout, stderr)
 	return h, nil
 }
@@ -85,10 +113,12 @@ func taskEnv(cfg *TaskConfig) []string {
 }
 
 type rawExecHandle struct {
-	cmd    *exec.Cmd
-	waitCh chan *ExitResult
-	done   chan struct{}
-	once   sync.Once
+	cmd *exec.Cmd
+	// exitFile is where the shim records how the task ended.
+	exitFile string
+	waitCh   chan *ExitResult
+	done     chan struct{}
+	once     sync.Once
 }
 
 func (h *rawExecHandle) wait(files ...*os.File) {
@@ -98,18 +128,23 @@ func (h *rawExecHandle) wait(files ...*os.File) {
 	for _, f := range files {
 		_ = f.Close()
 	}
-	res := &ExitResult{}
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exitErr):
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Signal = int(ws.Signal())
-		} else {
-			res.ExitCode = exitErr.ExitCode()
+	// The shim's record says how the task ended; without one (the shim was killed with it),
+	// the shim's own end does.
+	res, ok := readExit(h.exitFile)
+	if !ok {
+		res = &ExitResult{}
+		var exitErr *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &exitErr):
+			if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				res.Signal = int(ws.Signal())
+			} else {
+				res.ExitCode = exitErr.ExitCode()
+			}
+		default:
+			res.Err = err
 		}
-	default:
-		res.Err = err
 	}
 	close(h.done)
 	h.waitCh <- res
@@ -119,6 +154,20 @@ func (h *rawExecHandle) wait(files ...*os.File) {
 func (h *rawExecHandle) WaitCh() <-chan *ExitResult { return h.waitCh }
 
 func (h *rawExecHandle) PID() int { return h.cmd.Process.Pid }
+
+// Signal implements TaskHandle, to the task's process only (the shim's child).
+func (h *rawExecHandle) Signal(sig syscall.Signal) error {
+	select {
+	case <-h.done:
+		return errors.New("raw_exec: task is not running")
+	default:
+	}
+	child := taskChild(h.cmd.Process.Pid)
+	if child == 0 {
+		return errors.New("raw_exec: task is not running")
+	}
+	return syscall.Kill(child, sig)
+}
 
 // Kill sends SIGTERM to the task's process group, then SIGKILL if it is still there after
 // timeout.

@@ -394,7 +394,8 @@ func matrixOperatorEndpoints() []matrixEndpoint {
 func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
-		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints(),
+		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(),
+		matrixClientAllocControlEndpoints(), matrixAllocStopEndpoints(), matrixDebugEndpoints(),
 		matrixDeploymentEndpoints(), matrixOperatorEndpoints())
 }
 

@@ -9,6 +9,32 @@ import (
 func (s *HTTPServer) registerAllocRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/allocations", methods{"GET": s.allocList})
 	s.handle(mux, "/v1/allocation/{id}", methods{"GET": s.allocRead})
+	s.handle(mux, "/v1/allocation/{id}/stop", methods{"PUT": s.allocStop, "POST": s.allocStop})
+}
+
+// allocStop stops an allocation so that the scheduler replaces it; ?no_shutdown_delay=true
+// skips the tasks' shutdown delay, ?reschedule=true marks it for rescheduling too.
+func (s *HTTPServer) allocStop(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.AllocStopRequest{AllocID: r.PathValue("id"), WriteRequest: writeRequest(r)}
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"no_shutdown_delay", &args.NoShutdownDelay}, {"reschedule", &args.Reschedule}} {
+		if r.URL.Query().Get(f.name) == "" {
+			continue
+		}
+		v, err := boolQuery(r, f.name)
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = v
+	}
+	var reply structs.AllocStopResponse
+	if err := s.srv.Endpoints.Alloc.Stop(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply, nil
 }
 
 // allocList lists allocations; ?task_states=false leaves out their task states, as upstream.

@@ -60,6 +60,7 @@ func newClientOnlyAgentWith(t *testing.T, cb func(*Config), addrs ...string) *Ag
 	a, err := NewAgent(cfg, hclog.New(&hclog.LoggerOptions{Name: "client-agent", Level: hclog.Warn, Output: testLogWriter{t}}))
 	must.NoError(t, err)
 	t.Cleanup(a.Shutdown)
+	KillTasksAtCleanup(t, a)
 	select {
 	case <-a.Client().Registered():
 	case <-time.After(20 * time.Second):

@@ -40,6 +40,7 @@ func (a *Agent) serveClientStreams(ln net.Listener) {
 	// them, over a stream it opened after authorizing the caller.
 	s.mux.Handle("/v1/client/fs/logs/{alloc_id}", s.wrap(getOnly(s.streamedLogs)))
 	s.mux.Handle("/v1/client/allocation/{alloc_id}/exec", s.wrap(getOnly(s.streamedExec)))
+	s.registerStreamedAllocControlRoutes(s.mux)
 	s.mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, structs.NewErrCode(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
 	}))

@@ -166,6 +166,14 @@ func (s *HTTPServer) sendLog(w http.ResponseWriter, r *http.Request, req *logReq
 			return nil, nil
 		case <-tick.C:
 		}
+		// A file shorter than what was read was rotated (copied to an archive and
+		// truncated, client/logrotate.go): what it holds now is new, read from its start.
+		if info, err := f.Stat(); err == nil && info.Size() < pos {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return nil, nil
+			}
+			pos = 0
+		}
 		if !req.plain && time.Since(lastSent) >= logHeartbeat {
 			if send(&api.StreamFrame{}) != nil {
 				return nil, nil

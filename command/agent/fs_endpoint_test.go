@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -185,4 +187,36 @@ func TestAllocLogs_ACL(t *testing.T) {
 			must.Eq(t, "hello\n", res.body)
 		})
 	}
+}
+
+// TestAllocLogs_FollowAcrossRotation: a followed log whose file is rotated (copied to an
+// archive and truncated) goes on with what the task writes after the truncation.
+func TestAllocLogs_FollowAcrossRotation(t *testing.T) {
+	ta := NewTestClientAgent(t, func(c *Config) {
+		c.Plugins = append(c.Plugins, &PluginConfig{Name: "raw_exec", Config: map[string]any{"enabled": true}})
+	})
+	c := ta.Client("")
+	gate := t.TempDir() + "/go"
+	job := shJob("rotate", "batch", "head -c 1200000 /dev/zero | tr '\\0' x; while [ ! -e "+gate+" ]; do sleep 0.05; done; echo after")
+	job.TaskGroups[0].Tasks[0].LogConfig = &api.LogConfig{MaxFiles: new(2), MaxFileSizeMB: new(1)}
+	alloc := runningAlloc(t, c, job)
+
+	req, err := http.NewRequest("GET", ta.URL()+logsPath(alloc.ID, url.Values{"task": {"sh"}, "type": {"stdout"}, "plain": {"true"}, "follow": {"true"}}), nil)
+	must.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	must.NoError(t, err)
+	defer resp.Body.Close()
+	first := make([]byte, 1200000)
+	_, err = io.ReadFull(resp.Body, first)
+	must.NoError(t, err)
+
+	archive := filepath.Join(filepath.Dir(ta.Agent.Client().TaskDir(alloc.ID, "sh")), "alloc", "logs", "sh.stdout.1")
+	eventually(t, 10*time.Second, "the rotation", func() (bool, string) {
+		_, err := os.Stat(archive)
+		return err == nil, fmt.Sprint(err)
+	})
+	must.NoError(t, os.WriteFile(gate, nil, 0o644))
+	rest, err := io.ReadAll(resp.Body)
+	must.NoError(t, err)
+	must.Eq(t, "after\n", string(rest))
 }

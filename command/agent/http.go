@@ -90,6 +90,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerNodeRoutes(mux)
 	s.registerNodeLifecycleRoutes(mux)
 	s.registerClientAllocRoutes(mux)
+	s.registerClientAllocControlRoutes(mux)
 	s.registerFSRoutes(mux)
 	s.registerMetricsRoutes(mux)
 	s.registerKeyringRoutes(mux)

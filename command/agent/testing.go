@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,7 +82,20 @@ func NewTestClientAgent(t testing.TB, cb func(*Config)) *TestAgent {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("test agent's client never registered")
 	}
+	KillTasksAtCleanup(t, ta.Agent)
 	return ta
+}
+
+// KillTasksAtCleanup ends, once the test is over, the tasks an agent with a state directory
+// leaves running at shutdown for its next run to re-attach to.
+func KillTasksAtCleanup(t testing.TB, a *Agent) {
+	c := a.Client()
+	t.Cleanup(func() {
+		a.Shutdown()
+		for _, pid := range c.TaskPIDs() {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	})
 }
 
 // NewTestACLAgent starts a test agent with ACLs enabled and returns it with the secret of a

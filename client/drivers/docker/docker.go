@@ -61,22 +61,14 @@ type Driver struct {
 }
 
 // New connects to the engine named by the DOCKER_* environment (the local socket when
-// unset) and removes the containers a previous run of this agent left behind.
+// unset). The containers a previous run of the agent left behind are removed by the client
+// once it knows which of them it re-attaches to (RemoveDangling).
 func New(opts Options) *Driver {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
 	d := &Driver{opts: opts}
 	d.cli, d.err = client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if d.err == nil && opts.AllocRoot != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
-		defer cancel()
-		if n, err := d.RemoveDangling(ctx); err != nil {
-			opts.Logger.Debug("docker: dangling container cleanup skipped", "error", err)
-		} else if n > 0 {
-			opts.Logger.Info("docker: removed dangling containers", "count", n)
-		}
-	}
 	return d
 }
 
@@ -319,13 +311,18 @@ func portBindings(cfg *drivers.TaskConfig, c *taskConfig, ccfg *container.Config
 	return nil
 }
 
-// RemoveDangling removes the containers of this agent (labelled with its allocation
-// directory) that it does not run, and those of any agent whose allocation directory is
-// gone. It runs when the driver starts, when this agent runs no task yet: a container of
-// ours then is left from a run that ended without stopping it.
-func (d *Driver) RemoveDangling(ctx context.Context) (int, error) {
+// RemoveDangling implements drivers.DanglingRemover: it removes the containers of this agent
+// (labelled with its allocation directory) but those in keep, the ones the client re-attaches
+// to, and those of any agent whose allocation directory is gone. The client calls it when it
+// starts, before it starts any task: a container of ours not kept then is left from a run
+// that ended without stopping it.
+func (d *Driver) RemoveDangling(ctx context.Context, keep map[string]bool) (int, error) {
 	if d.err != nil {
 		return 0, d.err
+	}
+	if d.opts.AllocRoot == "" {
+		// Without a root the driver cannot tell its containers from another agent's.
+		return 0, nil
 	}
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", labelAllocRoot))})
 	if err != nil {
@@ -333,6 +330,9 @@ func (d *Driver) RemoveDangling(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, ctr := range list {
+		if keep[ctr.ID] {
+			continue
+		}
 		root, allocID := ctr.Labels[labelAllocRoot], ctr.Labels[labelAllocID]
 		dangling := root == d.opts.AllocRoot
 		if !dangling && root != "" && allocID != "" && allocdir.CheckElem(allocID) == nil {

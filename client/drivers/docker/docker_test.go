@@ -270,12 +270,25 @@ func TestDocker_RemovesDanglingContainers(t *testing.T) {
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = oh.Kill(0); <-oh.WaitCh() })
 
-	// An agent starting again on the same allocation directory runs nothing yet: every
-	// container labelled with it is left over.
+	// A container the restarted client re-attaches to is kept.
 	again := New(Options{AllocRoot: root})
+	n, err := again.RemoveDangling(context.Background(), map[string]bool{h.(drivers.Persistent).HandleState().ContainerID: true})
+	must.NoError(t, err)
+	must.Zero(t, n)
+	select {
+	case <-h.WaitCh():
+		t.Fatal("a kept container was removed")
+	default:
+	}
+
+	// An agent starting again on the same allocation directory that keeps nothing: every
+	// container labelled with it is left over.
+	n, err = again.RemoveDangling(context.Background(), nil)
+	must.NoError(t, err)
+	must.Eq(t, 1, n)
 	res := waitExit(t, h, 30*time.Second)
 	must.Eq(t, 137, res.ExitCode)
-	n, err := again.RemoveDangling(context.Background())
+	n, err = again.RemoveDangling(context.Background(), nil)
 	must.NoError(t, err)
 	must.Zero(t, n)
 	select {

@@ -7,12 +7,14 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/nomadfork/nomad/client/drivers"
+	"golang.org/x/sys/unix"
 )
 
 // logDrainWait bounds how long the log stream is still read after the container exited.
@@ -34,9 +36,30 @@ func (h *handle) WaitCh() <-chan *drivers.ExitResult { return h.waitCh }
 
 func (h *handle) PID() int { return h.pid }
 
+// Signal implements drivers.TaskHandle.
+func (h *handle) Signal(sig syscall.Signal) error {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	if err := h.d.cli.ContainerKill(ctx, h.id, unix.SignalName(sig)); err != nil {
+		return fmt.Errorf("docker: signalling container: %w", err)
+	}
+	return nil
+}
+
+// HandleState implements drivers.Persistent.
+func (h *handle) HandleState() *drivers.HandleState {
+	return &drivers.HandleState{Driver: "docker", ContainerID: h.id}
+}
+
 // run follows the container's output into the task's log files until it exits, then
 // reports how it ended and removes it.
 func (h *handle) run(att types.HijackedResponse, stdout, stderr *os.File, remove func()) {
+	h.follow(att.Reader, att.Close, stdout, stderr, remove)
+}
+
+// follow copies the container's multiplexed output from stream into the task's log files
+// until the container exits, then reports how it ended and removes it.
+func (h *handle) follow(stream io.Reader, closeStream func(), stdout, stderr *os.File, remove func()) {
 	logsDone := make(chan struct{})
 	go func() {
 		defer close(logsDone)
@@ -51,11 +74,11 @@ func (h *handle) run(att types.HijackedResponse, stdout, stderr *os.File, remove
 			select {
 			case <-logsDone:
 			case <-t.C:
-				att.Close()
+				closeStream()
 			}
 		}()
-		_, _ = stdcopy.StdCopy(stdout, stderr, att.Reader)
-		att.Close()
+		_, _ = stdcopy.StdCopy(stdout, stderr, stream)
+		closeStream()
 	}()
 
 	res := &drivers.ExitResult{}

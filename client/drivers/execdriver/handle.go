@@ -50,6 +50,20 @@ func (h *Handle) WaitCh() <-chan *drivers.ExitResult { return h.waitCh }
 // PID implements drivers.TaskHandle: the task's process as the host sees it.
 func (h *Handle) PID() int { return h.state.PID }
 
+// Signal implements drivers.TaskHandle (alloc signal). The task is the init of its PID
+// namespace: a signal it has no handler for does not reach it, as upstream's.
+func (h *Handle) Signal(sig syscall.Signal) error {
+	select {
+	case <-h.done:
+		return errors.New("exec: task is not running")
+	default:
+	}
+	if err := h.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("exec: signalling task: %w", err)
+	}
+	return nil
+}
+
 // State is the task's process and cgroup, for re-attaching to it.
 func (h *Handle) State() TaskState { return h.state }
 

@@ -1,0 +1,177 @@
+package drivers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// A raw_exec task runs under a shim: the agent's own binary, started with shimEnv naming an
+// exit file, which starts the task as its child, waits for it and writes how it ended to the
+// exit file. The shim outlives the agent with the task, so that a restarted agent learns a
+// re-attached task's exit code (it is not the parent of either) from the file, even for a
+// task that ended while no agent ran. The shim leads the task's process group; it takes no
+// part in signals: a kill reaches the whole group, a signal is sent to the task itself, and
+// whatever reaches the shim is caught and dropped, so that it stays to record the exit.
+
+// shimEnv carries the exit file's path to the shim, argv0Env the command as the job gave it
+// (the task's argv[0]); the task sees neither.
+const (
+	shimEnv  = "NOMADFORK_RAW_EXEC_EXIT_FILE"
+	argv0Env = "NOMADFORK_RAW_EXEC_ARGV0"
+)
+
+// ShimName is the shim's argv[0]: what the process list shows, and how resource usage
+// tells the shim from the task's own processes.
+const ShimName = "nomad-raw-exec-shim"
+
+// exitFileName is the shim's exit file, in the task's directory.
+const exitFileName = ".nomad-exit"
+
+// Any binary that links the drivers (the agent, and test binaries, which start themselves
+// as the shim the same way) becomes the shim when started with shimEnv.
+func init() {
+	if path, ok := os.LookupEnv(shimEnv); ok {
+		os.Exit(runShim(path, os.Args[1:]))
+	}
+}
+
+// shimExit is what the exit file holds.
+type shimExit struct {
+	ExitCode int
+	Signal   int
+	Err      string `json:",omitempty"`
+}
+
+func (e *shimExit) result() *ExitResult {
+	res := &ExitResult{ExitCode: e.ExitCode, Signal: e.Signal}
+	if e.Err != "" {
+		res.Err = errors.New(e.Err)
+	}
+	return res
+}
+
+// runShim runs argv as its child until it ends, records how in exitFile, and exits with the
+// child's code (128 plus the signal for a signalled child, as shells do).
+func runShim(exitFile string, argv []string) int {
+	argv0 := os.Getenv(argv0Env)
+	_ = os.Unsetenv(shimEnv)
+	_ = os.Unsetenv(argv0Env)
+	// Caught, not ignored: a caught signal's handler does not survive the child's exec, an
+	// ignored one would.
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs)
+	go func() {
+		for range sigs {
+		}
+	}()
+	if len(argv) == 0 {
+		writeExit(exitFile, &shimExit{ExitCode: 127, Err: "raw_exec: no command"})
+		return 127
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if argv0 != "" {
+		cmd.Args[0] = argv0
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		writeExit(exitFile, &shimExit{ExitCode: 127, Err: "raw_exec: starting " + strconv.Quote(argv[0]) + ": " + err.Error()})
+		return 127
+	}
+	err := cmd.Wait()
+	e := &shimExit{}
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			e.Signal = int(ws.Signal())
+		} else {
+			e.ExitCode = exitErr.ExitCode()
+		}
+	default:
+		e.ExitCode, e.Err = 127, err.Error()
+	}
+	writeExit(exitFile, e)
+	if e.Signal != 0 {
+		return 128 + e.Signal
+	}
+	return e.ExitCode
+}
+
+// writeExit writes the exit file whole or not at all (a temporary file renamed over it).
+func writeExit(path string, e *shimExit) {
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
+		return
+	}
+	_ = os.Rename(tmp, path)
+}
+
+// readExit reads an exit file; false when there is none (the shim was killed, or has not
+// written it yet).
+func readExit(path string) (*ExitResult, bool) {
+	if path == "" {
+		return nil, false
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	var e shimExit
+	if json.Unmarshal(raw, &e) != nil {
+		return nil, false
+	}
+	return e.result(), true
+}
+
+// shimCommand builds the command that runs argv under the shim; the caller adds shimEnv.
+// /proc/self/exe is the running binary even when its file was replaced or removed since (an
+// upgrade in place); the shim's argv[0] names it for whoever reads the process list.
+func shimCommand(argv []string) (*exec.Cmd, error) {
+	if _, err := os.Stat("/proc/self/exe"); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("/proc/self/exe", argv...)
+	cmd.Args[0] = ShimName
+	return cmd, nil
+}
+
+// taskChild is the task process under the shim shimPID: the shim's child. 0 when there is
+// none (the task ended).
+func taskChild(shimPID int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		end := bytes.LastIndexByte(raw, ')')
+		if end < 0 {
+			continue
+		}
+		f := bytes.Fields(raw[end+1:])
+		// After the command name: state(3) ppid(4).
+		if len(f) > 1 && string(f[1]) == strconv.Itoa(shimPID) {
+			return pid
+		}
+	}
+	return 0
+}

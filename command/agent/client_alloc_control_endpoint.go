@@ -1,0 +1,227 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Allocation control through the client that runs the allocation: signal, restart and
+// resource usage. The agent that takes the request authorizes it against the servers' view of
+// the allocation, then acts on its own client or relays the request to the allocation's node
+// over the same stream hop as exec and logs (client_streams.go).
+
+func (s *HTTPServer) registerClientAllocControlRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/client/allocation/{alloc_id}/signal", methods{"PUT": s.allocSignal, "POST": s.allocSignal})
+	s.handle(mux, "/v1/client/allocation/{alloc_id}/restart", methods{"PUT": s.allocRestart, "POST": s.allocRestart})
+	s.handle(mux, "/v1/client/allocation/{alloc_id}/stats", methods{"GET": s.allocStats})
+	s.handle(mux, "/v1/client/stats", methods{"GET": s.clientStats})
+}
+
+// registerStreamedAllocControlRoutes are the same operations as a server relays them to the
+// node that runs the allocation: already authorized, nothing is asked again.
+func (s *HTTPServer) registerStreamedAllocControlRoutes(mux *http.ServeMux) {
+	mux.Handle("/v1/client/allocation/{alloc_id}/signal", s.wrap(s.streamedSignal))
+	mux.Handle("/v1/client/allocation/{alloc_id}/restart", s.wrap(s.streamedRestart))
+	mux.Handle("/v1/client/allocation/{alloc_id}/stats", s.wrap(getOnly(s.streamedAllocStats)))
+	mux.Handle("/v1/client/stats", s.wrap(getOnly(s.streamedClientStats)))
+}
+
+// clientAlloc authorizes capability on the request's allocation and returns it when this
+// agent's client runs it; a remoteNodeError names the allocation of another node. A caller
+// without the capability in the namespace it asks in learns nothing, not even whether the ID
+// exists.
+func (s *HTTPServer) clientAlloc(r *http.Request, capability string) (*structs.Allocation, error) {
+	opts := queryOptions(r)
+	authorize := func(ns string) error {
+		return s.srv.Endpoints.ACL.AuthorizeNamespaceCapability(opts.AuthToken, ns, capability)
+	}
+	alloc, err := s.srv.State().AllocByID(nil, r.PathValue("alloc_id"))
+	if err != nil {
+		return nil, err
+	}
+	if alloc == nil {
+		if err := authorize(opts.Namespace); err != nil {
+			return nil, err
+		}
+		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	}
+	if err := authorize(alloc.Namespace); err != nil {
+		return nil, err
+	}
+	c := s.agent.Client()
+	if c == nil || alloc.NodeID != c.NodeID() {
+		return nil, &remoteNodeError{alloc: alloc}
+	}
+	return alloc, nil
+}
+
+func (s *HTTPServer) allocSignal(w http.ResponseWriter, r *http.Request) (any, error) {
+	var req api.AllocSignalRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if req.Signal == "" {
+		return nil, structs.BadRequest("missing Signal: the signal to send, such as SIGHUP")
+	}
+	alloc, err := s.clientAlloc(r, acl.NamespaceCapabilityAllocLifecycle)
+	var remote *remoteNodeError
+	if errors.As(err, &remote) {
+		return s.relayToNode(w, r, remote.alloc.NodeID, &req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.agent.Client().SignalTask(alloc.ID, req.Task, req.Signal); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+func (s *HTTPServer) allocRestart(w http.ResponseWriter, r *http.Request) (any, error) {
+	var req api.AllocationRestartRequest
+	if err := decodeOptionalBody(r, &req); err != nil {
+		return nil, err
+	}
+	alloc, err := s.clientAlloc(r, acl.NamespaceCapabilityAllocLifecycle)
+	var remote *remoteNodeError
+	if errors.As(err, &remote) {
+		return s.relayToNode(w, r, remote.alloc.NodeID, &req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.agent.Client().RestartTask(alloc.ID, req.TaskName, req.AllTasks); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+func (s *HTTPServer) allocStats(w http.ResponseWriter, r *http.Request) (any, error) {
+	alloc, err := s.clientAlloc(r, acl.NamespaceCapabilityReadJob)
+	var remote *remoteNodeError
+	if errors.As(err, &remote) {
+		return s.relayToNode(w, r, remote.alloc.NodeID, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.agent.Client().AllocStats(alloc.ID)
+}
+
+// clientStats are the host statistics of this agent's node, or, with node_id, of that node
+// (relayed to its client). Node read is required, as upstream.
+func (s *HTTPServer) clientStats(w http.ResponseWriter, r *http.Request) (any, error) {
+	opts := queryOptions(r)
+	if err := s.srv.Endpoints.ACL.AuthorizeNodeRead(opts.AuthToken); err != nil {
+		return nil, err
+	}
+	c := s.agent.Client()
+	nodeID := r.URL.Query().Get("node_id")
+	if nodeID == "" || (c != nil && nodeID == c.NodeID()) {
+		if c == nil {
+			return nil, structs.BadRequest("this agent runs no client: give node_id to read a node's statistics")
+		}
+		return c.HostStats()
+	}
+	node, err := s.srv.State().NodeByID(nil, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	if node == nil {
+		return nil, structs.NotFound(structs.ErrNodeNotFound)
+	}
+	return s.relayToNode(w, r, node.ID, nil)
+}
+
+// relayToNode sends the request (with body re-encoded, nil for none) to the client of nodeID
+// over a stream, and passes its answer on as it came.
+func (s *HTTPServer) relayToNode(w http.ResponseWriter, r *http.Request, nodeID string, body any) (any, error) {
+	var in io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		in = bytes.NewReader(raw)
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, nodeURL("http", r), in)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.nodeTransport(nodeID).RoundTrip(out)
+	if err != nil {
+		var coded *structs.CodedError
+		if errors.As(err, &coded) {
+			return nil, coded
+		}
+		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the client of node %s: %v", nodeID, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, structs.NewErrCode(http.StatusBadGateway, "reading the answer of node %s: %v", nodeID, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, structs.NewErrCode(resp.StatusCode, "%s", trimErrorBody(raw))
+	}
+	return json.RawMessage(raw), nil
+}
+
+func (s *HTTPServer) streamedSignal(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if r.Method != http.MethodPut && r.Method != http.MethodPost {
+		return nil, errInvalidMethod
+	}
+	var req api.AllocSignalRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	c := s.agent.Client()
+	if c == nil {
+		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	}
+	if err := c.SignalTask(r.PathValue("alloc_id"), req.Task, req.Signal); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+func (s *HTTPServer) streamedRestart(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if r.Method != http.MethodPut && r.Method != http.MethodPost {
+		return nil, errInvalidMethod
+	}
+	var req api.AllocationRestartRequest
+	if err := decodeOptionalBody(r, &req); err != nil {
+		return nil, err
+	}
+	c := s.agent.Client()
+	if c == nil {
+		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	}
+	if err := c.RestartTask(r.PathValue("alloc_id"), req.TaskName, req.AllTasks); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+func (s *HTTPServer) streamedAllocStats(_ http.ResponseWriter, r *http.Request) (any, error) {
+	c := s.agent.Client()
+	if c == nil {
+		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	}
+	return c.AllocStats(r.PathValue("alloc_id"))
+}
+
+func (s *HTTPServer) streamedClientStats(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	c := s.agent.Client()
+	if c == nil {
+		return nil, structs.NotFound(structs.ErrNodeNotFound)
+	}
+	return c.HostStats()
+}

@@ -1,0 +1,90 @@
+package command
+
+import (
+	"github.com/hashicorp/nomad/api"
+)
+
+// AllocSignalCommand sends a signal to the running tasks of an allocation.
+type AllocSignalCommand struct {
+	Meta
+}
+
+func (c *AllocSignalCommand) Help() string {
+	return helpText(`
+Usage: nomad alloc signal [options] <allocation> [<task>]
+
+  Send a signal to a running task of an allocation, or to every running task
+  of the allocation when no task is named. The agent of the node that runs the
+  allocation delivers it.
+
+  <allocation> is an allocation ID or a unique prefix of at least two
+  characters.
+
+  When ACLs are enabled, this needs alloc-lifecycle and read-job in the
+  allocation's namespace.
+`, `
+Signal Options:
+
+  -s=<signal>
+    The signal to send, such as SIGHUP or USR1. Required: no signal is sent
+    by default.
+
+  -task=<task>
+    The task, instead of the second argument.
+`)
+}
+
+func (c *AllocSignalCommand) Synopsis() string { return "Signal a running allocation" }
+
+func (c *AllocSignalCommand) Run(args []string) int {
+	var signal, task string
+	fs := c.FlagSet("alloc signal")
+	fs.StringVar(&signal, "s", "", "")
+	fs.StringVar(&task, "task", "", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if signal == "" {
+		return c.fail("A signal is required: give one with -s, such as -s SIGHUP")
+	}
+	alloc, task, client, ok := c.allocAndTask(pos, task)
+	if !ok {
+		return 1
+	}
+	if err := client.Allocations().Signal(alloc, &api.QueryOptions{Namespace: alloc.Namespace}, task, signal); err != nil {
+		return c.fail("Error signalling allocation: %v", err)
+	}
+	return 0
+}
+
+// allocAndTask finds the allocation (first argument) and the optional task (second argument
+// or -task, which must agree, and must be one of the allocation's). An empty task means every
+// task of the allocation.
+func (m *Meta) allocAndTask(pos []string, task string) (*api.Allocation, string, *api.Client, bool) {
+	if len(pos) < 1 || len(pos) > 2 {
+		m.fail("This command takes one or two arguments: <allocation> [<task>]")
+		return nil, "", nil, false
+	}
+	if len(pos) == 2 {
+		if task != "" && task != pos[1] {
+			m.fail("The task is named twice: -task=%s and %s", task, pos[1])
+			return nil, "", nil, false
+		}
+		task = pos[1]
+	}
+	client, ok := m.client()
+	if !ok {
+		return nil, "", nil, false
+	}
+	alloc, ok := m.lookupAlloc(client, pos[0])
+	if !ok {
+		return nil, "", nil, false
+	}
+	if task != "" {
+		if task, ok = m.pickTask(alloc, task); !ok {
+			return nil, "", nil, false
+		}
+	}
+	return alloc, task, client, true
+}
