@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -250,7 +251,10 @@ func (r *allocRunner) report() {
 		return
 	}
 	r.lastReported = key
-	r.c.updater.send(&structs.Allocation{ID: r.id, ClientStatus: status, ClientDescription: desc, TaskStates: r.states})
+	// Tasks share the host's network (there is no bridge mode yet), so the network status is
+	// the empty one upstream reports for host networking rather than none.
+	r.c.updater.send(&structs.Allocation{ID: r.id, ClientStatus: status, ClientDescription: desc, TaskStates: r.states,
+		NetworkStatus: &api.AllocNetworkStatus{}})
 }
 
 // stateKey summarises task states for change detection: state, failure, restarts and the

@@ -23,7 +23,7 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 	if err != nil {
 		return err
 	}
-	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+	return a.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		allocs, err := store.Allocs(ws, args.Namespace, args.Prefix)
 		if err != nil {
 			return 0, err
@@ -100,7 +100,7 @@ func (a *Alloc) ListByJob(args *structs.JobSpecificRequest, reply *structs.Alloc
 	if err := a.srv.Endpoints.Job.authorizeRead(&args.QueryOptions); err != nil {
 		return err
 	}
-	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+	return a.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		allocs, err := store.AllocsByJob(ws, args.Namespace, args.JobID)
 		if err != nil {
 			return 0, err

@@ -381,7 +381,7 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.EvalL
 	if err := j.authorizeRead(&args.QueryOptions); err != nil {
 		return err
 	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+	return j.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		evals, err := store.EvalsByJob(ws, args.Namespace, args.JobID)
 		if err != nil {
 			return 0, err

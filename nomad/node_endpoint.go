@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
@@ -128,6 +129,11 @@ func (n *Node) register(method string, args *structs.NodeRegisterRequest, reply 
 	}
 	t := now()
 	node.StatusUpdatedAt = t.Unix()
+	if existing == nil {
+		// A node's event history starts with its registration, as upstream's does; on a
+		// re-registration the state store keeps the history it has.
+		node.Events = []*api.NodeEvent{{Message: "Node registered", Subsystem: "Cluster", Timestamp: t}}
+	}
 	if existing == nil || existing.Status != node.Status {
 		if args.Evals, err = n.srv.nodeEvals(node, node.Status, t.UnixNano()); err != nil {
 			return err
@@ -239,7 +245,13 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 		}
 		reply.Nodes, reply.NextToken, err = paginator.Page(nodes, args.QueryOptions,
 			paginator.Order[*structs.Node]{Key: func(n *structs.Node) paginator.Key { return paginator.ByID(n.ID) }},
-			nil, func(n *structs.Node) (*structs.NodeListStub, error) { return n.Stub(args.WithOS), nil })
+			nil, func(n *structs.Node) (*structs.NodeListStub, error) {
+				stub := n.Stub(args.WithOS)
+				if args.WithResources {
+					stub.NodeResources, stub.ReservedResources = n.NodeResources, n.ReservedResources
+				}
+				return stub, nil
+			})
 		if err != nil {
 			return 0, err
 		}

@@ -95,8 +95,8 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 	return s.reconcileJobsTxn(txn, touched, queued)
 }
 
-// UpdateAllocsFromClientTxn applies what a client reports: ClientStatus, ClientDescription and
-// TaskStates of each allocation, nothing else. Allocations that no longer exist (their job was
+// UpdateAllocsFromClientTxn applies what a client reports: ClientStatus, ClientDescription,
+// TaskStates and (when sent) NetworkStatus of each allocation, nothing else. Allocations that no longer exist (their job was
 // purged) are skipped.
 func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Allocation, updatedAt int64) error {
 	touched := jobSet{}
@@ -112,6 +112,9 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Alloc
 		updated.ClientStatus = alloc.ClientStatus
 		updated.ClientDescription = alloc.ClientDescription
 		updated.TaskStates = alloc.TaskStates
+		if alloc.NetworkStatus != nil {
+			updated.NetworkStatus = alloc.NetworkStatus
+		}
 		updated.ModifyIndex, updated.ModifyTime = txn.Index, updatedAt
 		if err := txn.Insert(tableAllocs, updated); err != nil {
 			return fmt.Errorf("state: alloc client update: %w", err)

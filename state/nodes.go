@@ -16,8 +16,17 @@ func (s *StateStore) UpsertNodeTxn(txn *Txn, node *structs.Node) error {
 	}
 	node.ModifyIndex = txn.Index
 	node.CreateIndex = txn.Index
+	for _, ev := range node.Events {
+		if ev.CreateIndex == 0 {
+			ev.CreateIndex = txn.Index
+		}
+	}
 	if existing != nil {
 		node.CreateIndex = existing.CreateIndex
+		// A client's registration does not carry the node's event history; the servers keep it.
+		if len(node.Events) == 0 {
+			node.Events = existing.Events
+		}
 	}
 	if err := txn.Insert(tableNodes, node); err != nil {
 		return fmt.Errorf("state: node insert: %w", err)

@@ -12,13 +12,18 @@ func (s *HTTPServer) registerNodeRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/node/{id}/allocations", methods{"GET": s.nodeAllocations})
 }
 
-// nodeList lists nodes; ?os=true adds their attributes, as upstream.
+// nodeList lists nodes; ?os=true adds their attributes and ?resources=true their
+// resources, as upstream.
 func (s *HTTPServer) nodeList(w http.ResponseWriter, r *http.Request) (any, error) {
 	withOS, err := boolQuery(r, "os")
 	if err != nil {
 		return nil, err
 	}
-	args := structs.NodeListRequest{WithOS: withOS, QueryOptions: queryOptions(r)}
+	withResources, err := boolQuery(r, "resources")
+	if err != nil {
+		return nil, err
+	}
+	args := structs.NodeListRequest{WithOS: withOS, WithResources: withResources, QueryOptions: queryOptions(r)}
 	var reply structs.NodeListResponse
 	if err := s.srv.Endpoints.Node.List(&args, &reply); err != nil {
 		return nil, err
