@@ -2,6 +2,7 @@ package nomad
 
 import (
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
@@ -192,6 +193,68 @@ func (a *Alloc) UpdateFromClient(args *structs.AllocUpdateRequest, reply *struct
 	if err != nil {
 		return err
 	}
+	reply.Index = index
+	return nil
+}
+
+// Stop stops an allocation so that the scheduler replaces it: it marks the allocation to
+// migrate and creates the evaluation that acts on it, in one Raft entry. alloc-lifecycle in
+// the allocation's namespace is needed, as upstream; an unknown allocation is a 404 to a
+// caller who may stop allocations in the request's namespace, a 403 otherwise.
+func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopResponse) error {
+	if done, err := a.srv.forward("Alloc.Stop", args, reply); done {
+		return err
+	}
+	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	store := a.srv.State()
+	alloc, err := store.AllocByID(nil, args.AllocID)
+	if err != nil {
+		return err
+	}
+	ns := args.Namespace
+	if alloc != nil {
+		ns = alloc.Namespace
+	}
+	if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityAllocLifecycle) {
+		return structs.PermissionDenied("alloc-lifecycle capability required in namespace %q", ns)
+	}
+	if alloc == nil {
+		return structs.NotFound(structs.ErrAllocNotFound)
+	}
+	job := alloc.Job
+	if current, err := store.JobByID(nil, alloc.Namespace, alloc.JobID); err != nil {
+		return err
+	} else if current != nil {
+		job = current
+	}
+	if job == nil {
+		return structs.BadRequest("allocation %s has no job to evaluate", alloc.ID)
+	}
+	eval, err := newEval(job, structs.EvalTriggerAllocStop, 0, now().UnixNano())
+	if err != nil {
+		return err
+	}
+	migrate, noDelay, resched := true, args.NoShutdownDelay, args.Reschedule
+	tr := &api.DesiredTransition{Migrate: &migrate, NoShutdownDelay: &noDelay}
+	if resched {
+		tr.Reschedule = &resched
+	}
+	req := &structs.AllocUpdateDesiredTransitionRequest{
+		Allocs:       map[string]*api.DesiredTransition{alloc.ID: tr},
+		Evals:        []*structs.Evaluation{eval},
+		WriteRequest: args.WriteRequest,
+	}
+	index, err := a.srv.raftApply(structs.AllocUpdateDesiredTransitionRequestType, req)
+	if err != nil {
+		return err
+	}
+	reply.EvalID = eval.ID
 	reply.Index = index
 	return nil
 }

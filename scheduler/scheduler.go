@@ -19,6 +19,7 @@ const (
 	ReasonReplaced     = "alloc replaced by a new version of the job"
 	ReasonLost         = "alloc lost: its node is down"
 	ReasonNodeRemoved  = "alloc not needed: node no longer eligible"
+	ReasonMigrating    = "alloc is being migrated"
 )
 
 // Input is what the scheduler decides from.
@@ -182,6 +183,9 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 	var keep []*structs.Allocation // running, or a finished batch allocation
 	for _, a := range allocs {
 		switch {
+		case a.DesiredTransition.ShouldMigrate() && !a.ClientTerminalStatus():
+			// Stopped through the API (alloc stop): a replacement takes its place.
+			g.st.stop(a, ReasonMigrating)
 		case a.ClientStatus == structs.AllocClientStatusLost:
 			// Its node is down: stop it, so that the client kills it should the node return,
 			// and let a replacement take its place.

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -314,4 +315,50 @@ func allocsBy(txn *memdb.Txn, ws memdb.WatchSet, what, index string, args ...any
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
+}
+
+// UpdateAllocsDesiredTransitionsTxn merges each transition into its allocation's (a field the
+// request leaves nil keeps its value) and stores the evaluations that act on them. Allocations
+// that no longer exist are skipped.
+func (s *StateStore) UpdateAllocsDesiredTransitionsTxn(txn *Txn, transitions map[string]*api.DesiredTransition, evals []*structs.Evaluation) error {
+	touched := false
+	for id, tr := range transitions {
+		if tr == nil {
+			continue
+		}
+		existing, err := allocByIDTxn(txn.Txn, nil, id)
+		if err != nil {
+			return err
+		}
+		if existing == nil {
+			continue
+		}
+		updated := existing.Copy()
+		mergeTransition(&updated.DesiredTransition, tr)
+		updated.ModifyIndex = txn.Index
+		if err := txn.Insert(tableAllocs, updated); err != nil {
+			return fmt.Errorf("state: alloc desired transition: %w", err)
+		}
+		touched = true
+	}
+	if touched {
+		if err := txn.bumpIndex(tableAllocs); err != nil {
+			return err
+		}
+	}
+	return s.UpsertEvalsTxn(txn, evals)
+}
+
+func mergeTransition(dst *api.DesiredTransition, src *api.DesiredTransition) {
+	for _, f := range []struct{ dst, src **bool }{
+		{&dst.Migrate, &src.Migrate},
+		{&dst.Reschedule, &src.Reschedule},
+		{&dst.ForceReschedule, &src.ForceReschedule},
+		{&dst.NoShutdownDelay, &src.NoShutdownDelay},
+	} {
+		if *f.src != nil {
+			v := **f.src
+			*f.dst = &v
+		}
+	}
 }

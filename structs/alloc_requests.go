@@ -1,5 +1,7 @@
 package structs
 
+import "github.com/hashicorp/nomad/api"
+
 // AllocListRequest lists allocations of a namespace ("*" for all), filtered by ID prefix.
 type AllocListRequest struct {
 	QueryOptions
@@ -30,6 +32,31 @@ type AllocUpdateRequest struct {
 	NodeID    string
 	Alloc     []*Allocation
 	UpdatedAt int64
+	WriteRequest
+}
+
+// AllocStopRequest asks for one allocation to be stopped and replaced (upstream's
+// PUT /v1/allocation/:id/stop). Reschedule marks the replacement as a reschedule;
+// NoShutdownDelay skips the tasks' shutdown_delay.
+type AllocStopRequest struct {
+	AllocID         string
+	NoShutdownDelay bool
+	Reschedule      bool
+	WriteRequest
+}
+
+// AllocStopResponse answers AllocStopRequest with the evaluation that replaces the allocation.
+type AllocStopResponse struct {
+	EvalID string
+	WriteMeta
+}
+
+// AllocUpdateDesiredTransitionRequest sets the desired transition of allocations (by ID) and
+// stores the evaluations that act on it, in one Raft entry. The leader fixes the evaluations'
+// IDs and times before the apply.
+type AllocUpdateDesiredTransitionRequest struct {
+	Allocs map[string]*api.DesiredTransition
+	Evals  []*Evaluation
 	WriteRequest
 }
 

@@ -17,6 +17,7 @@ const (
 	EvalTriggerJobDeregister = "job-deregister"
 	EvalTriggerScaling       = "job-scaling"
 	EvalTriggerNodeUpdate    = "node-update"
+	EvalTriggerAllocStop     = "alloc-stop"
 	EvalTriggerQueuedAllocs  = "queued-allocs"
 )
 

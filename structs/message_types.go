@@ -6,27 +6,28 @@ type MessageType uint8
 
 // Raft message types. Values are persisted in logs and snapshots: never renumber, only append.
 const (
-	JobRegisterRequestType          MessageType = 0
-	JobDeregisterRequestType        MessageType = 1
-	JobBatchDeregisterRequestType   MessageType = 2
-	EvalUpdateRequestType           MessageType = 3
-	EvalDeleteRequestType           MessageType = 4
-	JobVersionTagRequestType        MessageType = 5
-	NamespaceUpsertRequestType      MessageType = 6
-	NamespaceDeleteRequestType      MessageType = 7
-	ACLPolicyUpsertRequestType      MessageType = 8
-	ACLPolicyDeleteRequestType      MessageType = 9
-	ACLTokenUpsertRequestType       MessageType = 10
-	ACLTokenDeleteRequestType       MessageType = 11
-	ACLTokenBootstrapRequestType    MessageType = 12
-	ACLRoleUpsertRequestType        MessageType = 13
-	ACLRoleDeleteRequestType        MessageType = 14
-	PurgeRecordDeleteRequestType    MessageType = 15
-	NodeRegisterRequestType         MessageType = 16
-	NodeUpdateStatusRequestType     MessageType = 17
-	ApplyPlanResultsRequestType     MessageType = 18
-	AllocClientUpdateRequestType    MessageType = 19
-	KeyringUpsertRootKeyRequestType MessageType = 20
+	JobRegisterRequestType                  MessageType = 0
+	JobDeregisterRequestType                MessageType = 1
+	JobBatchDeregisterRequestType           MessageType = 2
+	EvalUpdateRequestType                   MessageType = 3
+	EvalDeleteRequestType                   MessageType = 4
+	JobVersionTagRequestType                MessageType = 5
+	NamespaceUpsertRequestType              MessageType = 6
+	NamespaceDeleteRequestType              MessageType = 7
+	ACLPolicyUpsertRequestType              MessageType = 8
+	ACLPolicyDeleteRequestType              MessageType = 9
+	ACLTokenUpsertRequestType               MessageType = 10
+	ACLTokenDeleteRequestType               MessageType = 11
+	ACLTokenBootstrapRequestType            MessageType = 12
+	ACLRoleUpsertRequestType                MessageType = 13
+	ACLRoleDeleteRequestType                MessageType = 14
+	PurgeRecordDeleteRequestType            MessageType = 15
+	NodeRegisterRequestType                 MessageType = 16
+	NodeUpdateStatusRequestType             MessageType = 17
+	ApplyPlanResultsRequestType             MessageType = 18
+	AllocClientUpdateRequestType            MessageType = 19
+	KeyringUpsertRootKeyRequestType         MessageType = 20
+	AllocUpdateDesiredTransitionRequestType MessageType = 21
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -68,6 +69,8 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
 	// No events: a root key holds private key material (see structs/keyring.go).
 	KeyringUpsertRootKeyRequestType: {Name: "KeyringUpsertRootKey", New: newRequest[KeyringUpsertRootKeyRequest]},
+	AllocUpdateDesiredTransitionRequestType: {Name: "AllocUpdateDesiredTransition", EventType: "AllocationUpdateDesiredStatus",
+		New: newRequest[AllocUpdateDesiredTransitionRequest]},
 }
 
 func (t MessageType) String() string {

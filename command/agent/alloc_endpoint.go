@@ -9,6 +9,7 @@ import (
 func (s *HTTPServer) registerAllocRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/allocations", methods{"GET": s.allocList})
 	s.handle(mux, "/v1/allocation/{id}", methods{"GET": s.allocRead})
+	s.handle(mux, "/v1/allocation/{id}/stop", methods{"PUT": s.allocStop, "POST": s.allocStop})
 }
 
 // allocList lists allocations; ?task_states=false leaves out their task states and
@@ -58,4 +59,25 @@ func (s *HTTPServer) allocRead(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, structs.NotFound(structs.ErrAllocNotFound)
 	}
 	return reply.Alloc, nil
+}
+
+// allocStop stops an allocation so that it is replaced; ?no_shutdown_delay=true skips the
+// tasks' shutdown delay and ?reschedule=true marks the replacement as a reschedule.
+func (s *HTTPServer) allocStop(w http.ResponseWriter, r *http.Request) (any, error) {
+	noDelay, err := boolQuery(r, "no_shutdown_delay")
+	if err != nil {
+		return nil, err
+	}
+	resched, err := boolQuery(r, "reschedule")
+	if err != nil {
+		return nil, err
+	}
+	args := structs.AllocStopRequest{AllocID: r.PathValue("id"), NoShutdownDelay: noDelay, Reschedule: resched,
+		WriteRequest: writeRequest(r)}
+	var reply structs.AllocStopResponse
+	if err := s.srv.Endpoints.Alloc.Stop(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
 }
