@@ -134,13 +134,19 @@ func (a *Alloc) ListByEval(args *structs.EvalSpecificRequest, reply *structs.All
 	if err != nil {
 		return err
 	}
-	if eval == nil {
-		return structs.NotFound(structs.ErrEvalNotFound)
+	// An unknown evaluation placed nothing: an empty list, as upstream, for a caller who may
+	// read jobs in the request's namespace.
+	ns := args.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
 	}
-	if !aclObj.AllowNamespaceOperation(eval.Namespace, acl.NamespaceCapabilityReadJob) {
-		return structs.PermissionDenied("read-job capability required in namespace %q", eval.Namespace)
+	if eval != nil {
+		ns = eval.Namespace
 	}
-	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+	if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob) {
+		return structs.PermissionDenied("read-job capability required in namespace %q", ns)
+	}
+	return a.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		allocs, err := store.AllocsByEval(ws, args.EvalID)
 		if err != nil {
 			return 0, err

@@ -76,6 +76,9 @@ func (j *Job) register(args *structs.JobRegisterRequest, actor *structs.Actor, r
 			}
 		}
 	}
+	if args.PreserveResources && existing != nil {
+		preserveResources(args.Job, existing)
+	}
 	// After preserve_counts: the counts checked are the ones that will run.
 	if err := args.Job.CheckMaxCount(j.srv.jobMaxCount()); err != nil {
 		return err
@@ -185,7 +188,11 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 		return err
 	}
 	if job == nil {
-		return structs.NotFound(structs.ErrJobNotFound)
+		// As upstream, stopping or purging a job that does not exist succeeds; unlike
+		// upstream, nothing is written (no evaluation for a job that is not there).
+		reply.Index = j.srv.State().LatestIndex()
+		j.srv.setQueryMeta(&reply.QueryMeta)
+		return nil
 	}
 	t := now()
 	args.Actor = actor

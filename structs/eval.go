@@ -18,6 +18,7 @@ const (
 	EvalTriggerScaling       = "job-scaling"
 	EvalTriggerNodeUpdate    = "node-update"
 	EvalTriggerAllocStop     = "alloc-stop"
+	EvalTriggerPeriodicJob   = "periodic-job"
 	EvalTriggerQueuedAllocs  = "queued-allocs"
 )
 
@@ -85,9 +86,11 @@ func (e *Evaluation) Copy() *Evaluation {
 	return &c
 }
 
-// EvalSpecificRequest reads one evaluation.
+// EvalSpecificRequest reads one evaluation; IncludeRelated (?related=true) fills the
+// answer's RelatedEvals.
 type EvalSpecificRequest struct {
-	EvalID string
+	EvalID         string
+	IncludeRelated bool
 	QueryOptions
 }
 

@@ -53,8 +53,10 @@ func (j *Job) Validate() error {
 	switch {
 	case j.ID == "":
 		add("Missing job ID")
-	case strings.ContainsFunc(j.ID, unicode.IsSpace):
-		add("Job ID %s contains whitespace", quoteName(j.ID))
+	case strings.Contains(j.ID, " "):
+		// Only the space, as upstream: other whitespace (a newline, a tab) is allowed, and
+		// the official client's tests register such IDs.
+		add("Job ID %s contains a space", quoteName(j.ID))
 	default:
 		if msg := checkName(j.ID, true); msg != "" {
 			add("Job ID %s: %s", quoteName(j.ID), msg)
@@ -247,19 +249,26 @@ const MaxNameLength = 128
 // is. Clients make directories and files named after tasks, as root: a task or group name
 // must be one plain path element ("/", "." and ".." would lead out of the allocation
 // directory), and control characters (NUL among them) have no place in a name or a path.
-// Job IDs and names may hold "/" as upstream allows (its periodic and dispatched children are
-// "parent/periodic-…"): no client path is built from them, and they travel escaped in URLs.
-func checkName(name string, slashOK bool) string {
+// Job IDs and names (jobLevel) may hold "/" as upstream allows (its periodic and dispatched
+// children are "parent/periodic-…"): no client path is built from them, and they travel
+// escaped in URLs. They may also hold a newline or a tab, which upstream allows and the
+// official client's tests use; every other control character (ESC, CR …, which could rewrite
+// a terminal showing the ID) is still refused.
+func checkName(name string, jobLevel bool) string {
+	control := unicode.IsControl
+	if jobLevel {
+		control = func(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }
+	}
 	switch {
 	case len(name) > MaxNameLength:
 		return fmt.Sprintf("must be at most %d characters, got %d", MaxNameLength, len(name))
-	case !slashOK && strings.Contains(name, "/"):
+	case !jobLevel && strings.Contains(name, "/"):
 		return `must not contain "/"`
 	case name == "." || name == "..":
 		return `must not be "." or ".."`
 	case strings.ContainsRune(name, 0):
 		return "must not contain a null character"
-	case strings.ContainsFunc(name, unicode.IsControl):
+	case strings.ContainsFunc(name, control):
 		return "must not contain control characters"
 	}
 	return ""

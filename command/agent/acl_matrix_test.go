@@ -349,7 +349,8 @@ func matrixDebugEndpoints() []matrixEndpoint {
 func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
-		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints(), matrixClientStatsEndpoints(), matrixMonitorEndpoints(),
+		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints(), matrixClientStatsEndpoints(), matrixMonitorEndpoints(), matrixJobEvalEndpoints(),
+		matrixJobPlanEndpoints(),
 		matrixDebugEndpoints())
 }
 

@@ -88,6 +88,8 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerClientAllocRoutes(mux)
 	s.registerFSRoutes(mux)
 	s.registerClientStatsRoutes(mux)
+	s.registerJobEvalRoutes(mux)
+	s.registerJobPlanRoutes(mux)
 	s.registerMonitorRoutes(mux)
 	s.registerMetricsRoutes(mux)
 	s.registerKeyringRoutes(mux)
