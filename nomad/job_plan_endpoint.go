@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/scheduler"
+	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -59,11 +60,7 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	if existing != nil {
 		reply.JobModifyIndex = existing.JobModifyIndex
 		job.CreateIndex = existing.CreateIndex
-		change, err := existing.Diff(job, false)
-		if err != nil {
-			return err
-		}
-		if change.Type == structs.DiffTypeNone && existing.Stop == job.Stop {
+		if !state.SpecChanged(existing, job) {
 			job.Version, job.JobModifyIndex = existing.Version, existing.JobModifyIndex
 		} else {
 			job.Version = existing.Version + 1

@@ -12,19 +12,20 @@ type eventConverter func(txn *Txn, change memdb.Change) []structs.Event
 // eventConverters has one entry per table; nil marks a table that deliberately publishes no
 // events. TestEventConverters_CoverEveryTable fails when a table is in neither state.
 var eventConverters = map[string]eventConverter{
-	tableIndex:        nil, // bookkeeping, not an object
-	tableJobs:         jobEvents,
-	tableJobVersion:   nil, // a version is visible through the job event of the same change
-	tableJobSummary:   nil, // derived counts; the Job and Allocation events carry the cause
-	tableEvals:        evalEvents,
-	tableNamespaces:   namespaceEvents,
-	tableACLPolicies:  aclPolicyEvents,
-	tableACLTokens:    aclTokenEvents,
-	tableACLRoles:     aclRoleEvents,
-	tablePurgeHistory: purgeRecordEvents,
-	tableAllocs:       allocEvents,
-	tableNodes:        nodeEvents,
-	tableRootKeys:     nil, // rows hold private key material: never published
+	tableIndex:         nil, // bookkeeping, not an object
+	tableJobs:          jobEvents,
+	tableJobVersion:    nil, // a version is visible through the job event of the same change
+	tableJobSummary:    nil, // derived counts; the Job and Allocation events carry the cause
+	tableJobSubmission: nil, // a job's source, read on demand; the Job event marks the change
+	tableEvals:         evalEvents,
+	tableNamespaces:    namespaceEvents,
+	tableACLPolicies:   aclPolicyEvents,
+	tableACLTokens:     aclTokenEvents,
+	tableACLRoles:      aclRoleEvents,
+	tablePurgeHistory:  purgeRecordEvents,
+	tableAllocs:        allocEvents,
+	tableNodes:         nodeEvents,
+	tableRootKeys:      nil, // rows hold private key material: never published
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction

@@ -35,6 +35,9 @@ func (s *StateStore) ApplyJobRegister(index uint64, req *structs.JobRegisterRequ
 	if err := s.UpsertJobTxn(txn, req.Job); err != nil {
 		return err
 	}
+	if err := s.upsertJobSubmissionTxn(txn, req.Job, req.Submission); err != nil {
+		return err
+	}
 	if req.Eval != nil {
 		req.Eval.JobModifyIndex = req.Job.JobModifyIndex
 		if err := s.UpsertEvalsTxn(txn, []*structs.Evaluation{req.Eval}); err != nil {

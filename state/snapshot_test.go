@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"github.com/hashicorp/nomad/api"
 	"sort"
 	"testing"
 
@@ -50,6 +51,9 @@ func snapshotFixture(t *testing.T) *StateStore {
 		return s.UpsertRootKeyTxn(txn, &structs.RootKey{KeyID: "key-1", Algorithm: structs.RootKeyAlgorithm,
 			State: structs.RootKeyStateActive, PublicKey: []byte("pub"), PrivateKey: []byte("priv")})
 	})
+	// A job registered with its source: the submission is kept per version.
+	must.NoError(t, s.ApplyJobRegister(37, &structs.JobRegisterRequest{Job: mockJobIn("prod", "with-source"),
+		Submission: &api.JobSubmission{Source: `job "with-source" {}`, Format: "hcl2", VariableFlags: map[string]string{"x": "1"}}}))
 	return s
 }
 

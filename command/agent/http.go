@@ -90,6 +90,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerClientStatsRoutes(mux)
 	s.registerJobEvalRoutes(mux)
 	s.registerJobPlanRoutes(mux)
+	s.registerJobSubmissionRoutes(mux)
 	s.registerMonitorRoutes(mux)
 	s.registerMetricsRoutes(mux)
 	s.registerKeyringRoutes(mux)
