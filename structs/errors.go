@@ -16,6 +16,7 @@ var (
 	ErrEvalNotFound     = errors.New("eval not found")
 	ErrAllocNotFound    = errors.New("alloc not found")
 	ErrNodeNotFound     = errors.New("node not found")
+	ErrRootKeyNotFound  = errors.New("root key not found")
 	// ErrJobSourceNotFound: no submission is kept for the job version asked for.
 	ErrJobSourceNotFound = errors.New("job source not found")
 	ErrNotFound          = errors.New("not found")

@@ -28,6 +28,8 @@ const (
 	AllocClientUpdateRequestType            MessageType = 19
 	KeyringUpsertRootKeyRequestType         MessageType = 20
 	AllocUpdateDesiredTransitionRequestType MessageType = 21
+	KeyringRotateRootKeyRequestType         MessageType = 22
+	KeyringDeleteRootKeyRequestType         MessageType = 23
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -69,6 +71,8 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
 	// No events: a root key holds private key material (see structs/keyring.go).
 	KeyringUpsertRootKeyRequestType: {Name: "KeyringUpsertRootKey", New: newRequest[KeyringUpsertRootKeyRequest]},
+	KeyringRotateRootKeyRequestType: {Name: "KeyringRotateRootKey", New: newRequest[KeyringRotateRootKeyRequest]},
+	KeyringDeleteRootKeyRequestType: {Name: "KeyringDeleteRootKey", New: newRequest[KeyringDeleteRootKeyRequest]},
 	AllocUpdateDesiredTransitionRequestType: {Name: "AllocUpdateDesiredTransition", EventType: "AllocationUpdateDesiredStatus",
 		New: newRequest[AllocUpdateDesiredTransitionRequest]},
 }

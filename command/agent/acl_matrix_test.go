@@ -350,7 +350,7 @@ func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
 		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints(), matrixClientStatsEndpoints(), matrixMonitorEndpoints(), matrixJobEvalEndpoints(),
-		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(),
+		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(), matrixKeyringEndpoints(),
 		matrixDebugEndpoints())
 }
 
