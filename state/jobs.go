@@ -254,6 +254,9 @@ func (s *StateStore) DeleteJobTxn(txn *Txn, namespace, id string) error {
 	if err := s.deleteJobSubmissionsTxn(txn, namespace, id); err != nil {
 		return err
 	}
+	if err := s.deleteScalingEventsTxn(txn, namespace, id); err != nil {
+		return err
+	}
 	for _, table := range []string{tableJobs, tableJobVersion, tableJobSummary} {
 		if err := txn.bumpIndex(table); err != nil {
 			return err

@@ -44,6 +44,18 @@ func (s *StateStore) ApplyJobRegister(index uint64, req *structs.JobRegisterRequ
 			return err
 		}
 	}
+	if req.Scaling != nil && req.Scaling.Event != nil {
+		scaling := *req.Scaling
+		event := *scaling.Event
+		if req.Eval != nil {
+			evalID := req.Eval.ID
+			event.EvalID = &evalID
+		}
+		scaling.Event = &event
+		if err := s.UpsertScalingEventTxn(txn, &scaling); err != nil {
+			return err
+		}
+	}
 	txn.Commit()
 	return nil
 }

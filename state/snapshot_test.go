@@ -54,6 +54,10 @@ func snapshotFixture(t *testing.T) *StateStore {
 	// A job registered with its source: the submission is kept per version.
 	must.NoError(t, s.ApplyJobRegister(37, &structs.JobRegisterRequest{Job: mockJobIn("prod", "with-source"),
 		Submission: &api.JobSubmission{Source: `job "with-source" {}`, Format: "hcl2", VariableFlags: map[string]string{"x": "1"}}}))
+	mustApply(t, s, structs.ScalingEventRegisterRequestType, 38, nil, func(txn *Txn) error {
+		return s.UpsertScalingEventTxn(txn, &structs.ScalingEventRequest{Namespace: "prod", JobID: "with-source", TaskGroup: "web",
+			Event: &api.ScalingEvent{Message: "informative", Meta: map[string]any{"k": "v"}, Time: 38}})
+	})
 	return s
 }
 

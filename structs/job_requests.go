@@ -17,6 +17,8 @@ type JobRegisterRequest struct {
 
 	Eval  *Evaluation
 	Actor *Actor
+	// Scaling, when set, is the scaling event this registration's count change records.
+	Scaling *ScalingEventRequest
 	WriteRequest
 }
 
@@ -165,7 +167,7 @@ type TaskGroupScaleStatus struct {
 	Running   int
 	Healthy   int
 	Unhealthy int
-	Events    []any
+	Events    []*api.ScalingEvent
 }
 
 // JobTagRequest tags a version (Tag set) or removes a tag (Unset).

@@ -30,6 +30,7 @@ const (
 	AllocUpdateDesiredTransitionRequestType MessageType = 21
 	KeyringRotateRootKeyRequestType         MessageType = 22
 	KeyringDeleteRootKeyRequestType         MessageType = 23
+	ScalingEventRegisterRequestType         MessageType = 24
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -71,6 +72,7 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
 	// No events: a root key holds private key material (see structs/keyring.go).
 	KeyringUpsertRootKeyRequestType: {Name: "KeyringUpsertRootKey", New: newRequest[KeyringUpsertRootKeyRequest]},
+	ScalingEventRegisterRequestType: {Name: "ScalingEventRegister", New: newRequest[ScalingEventRequest]},
 	KeyringRotateRootKeyRequestType: {Name: "KeyringRotateRootKey", New: newRequest[KeyringRotateRootKeyRequest]},
 	KeyringDeleteRootKeyRequestType: {Name: "KeyringDeleteRootKey", New: newRequest[KeyringDeleteRootKeyRequest]},
 	AllocUpdateDesiredTransitionRequestType: {Name: "AllocUpdateDesiredTransition", EventType: "AllocationUpdateDesiredStatus",
