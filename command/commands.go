@@ -33,6 +33,8 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 			return &JobTagUnsetCommand{Meta: meta()}, nil
 		},
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: meta()}, nil },
+		"job plan":     func() (cli.Command, error) { return &JobPlanCommand{Meta: meta()}, nil },
+		"job eval":     func() (cli.Command, error) { return &JobEvalCommand{Meta: meta()}, nil },
 		"job purged":   func() (cli.Command, error) { return &JobPurgedCommand{Meta: meta()}, nil },
 		"job restore":  func() (cli.Command, error) { return &JobRestoreCommand{Meta: meta()}, nil },
 
