@@ -50,14 +50,19 @@ func (s *Server) runWorker(ctx context.Context) {
 
 // step processes the oldest pending evaluation; with none, it retries the blocked ones when
 // the nodes or the allocations changed since their last try; with nothing to do, it waits for either to change.
-// With no node at all an evaluation is processed all the same, as upstream: it completes and
-// leaves a blocked evaluation that the first node to register wakes.
+// Until a first node registers there is nothing to decide (an allocation lives on a node, so
+// none exists and none can be placed): evaluations wait as pending, and nothing is written.
 func (w *worker) step(ctx context.Context) error {
 	store := w.srv.State()
 	ws := memdb.NewWatchSet()
 	ws.Add(store.AbandonCh())
-	if _, err := store.Nodes(ws, ""); err != nil {
+	nodes, err := store.Nodes(ws, "")
+	if err != nil {
 		return err
+	}
+	if len(nodes) == 0 {
+		_ = ws.WatchCtx(ctx)
+		return nil
 	}
 	pending, err := store.EvalsByStatus(ws, structs.EvalStatusPending)
 	if err != nil {

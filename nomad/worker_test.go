@@ -58,38 +58,28 @@ func liveAllocs(t *testing.T, srv *Server, jobID string) []*structs.Allocation {
 	return out
 }
 
-// TestWorker_NoNodeBlocksThenPlaces: with no node the registration's evaluation completes
-// with everything queued and leaves a blocked evaluation, as upstream; the first node wakes it
-// and it places the allocations, one plan.
-func TestWorker_NoNodeBlocksThenPlaces(t *testing.T) {
+// TestWorker_WaitsForNodesThenPlaces: with no node nothing is written and the evaluation
+// waits as pending; the first node gets the allocations, one plan with its evaluation.
+func TestWorker_WaitsForNodesThenPlaces(t *testing.T) {
 	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	job := mock.Job()
 	job.TaskGroups[0].Count = new(2)
 	reply := registerJob(t, srv, "", job)
-	var first *structs.Evaluation
-	waitFor(t, 5*time.Second, func() bool {
-		first, _ = srv.State().EvalByID(nil, reply.EvalID)
-		return first.Status == structs.EvalStatusComplete
-	})
-	must.Eq(t, map[string]int{"web": 2}, first.QueuedAllocations)
-	must.NotEq(t, "", first.BlockedEval)
-	blocked, err := srv.State().EvalByID(nil, first.BlockedEval)
+	eval, err := srv.State().EvalByID(nil, reply.EvalID)
 	must.NoError(t, err)
-	must.Eq(t, structs.EvalStatusBlocked, blocked.Status)
-	must.Eq(t, reply.EvalID, blocked.PreviousEval)
-	must.SliceEmpty(t, liveAllocs(t, srv, "web"))
+	must.Eq(t, structs.EvalStatusPending, eval.Status)
 
 	registerNode(t, srv, testNode("n1"), "")
 	waitFor(t, 5*time.Second, func() bool { return len(liveAllocs(t, srv, "web")) == 2 })
 	allocs := liveAllocs(t, srv, "web")
 	for _, a := range allocs {
 		must.Eq(t, "n1", a.NodeID)
-		must.Eq(t, blocked.ID, a.EvalID)
+		must.Eq(t, reply.EvalID, a.EvalID)
 		must.Positive(t, a.CreateTime)
 		must.NotNil(t, a.Job)
 	}
 	waitFor(t, 5*time.Second, func() bool {
-		e, _ := srv.State().EvalByID(nil, blocked.ID)
+		e, _ := srv.State().EvalByID(nil, reply.EvalID)
 		return e.Status == structs.EvalStatusComplete
 	})
 	stored, err := srv.State().JobByID(nil, "default", "web")

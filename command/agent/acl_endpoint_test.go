@@ -133,9 +133,8 @@ func newLoggedACLAgent(t *testing.T, cb func(*Config)) (*TestAgent, string, *log
 	cfg.BindAddr = "127.0.0.1"
 	cfg.Ports.HTTP = 0
 	cfg.Client.Enabled = false
-	// No scheduling worker, as NewTestAgent: with no node it would still complete each
-	// evaluation in the background, and a test that checks a refused request changed nothing
-	// must see only its own writes.
+	// No scheduling worker, as NewTestAgent: a test that checks a refused request changed
+	// nothing must see only its own writes, never a worker's in the background.
 	cfg.Server.NumSchedulers = 0
 	cfg.ACL.Enabled = true
 	if cb != nil {
