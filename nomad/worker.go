@@ -50,19 +50,14 @@ func (s *Server) runWorker(ctx context.Context) {
 
 // step processes the oldest pending evaluation; with none, it retries the blocked ones when
 // the nodes or the allocations changed since their last try; with nothing to do, it waits for either to change.
-// Until a first node registers there is nothing to decide (an allocation lives on a node, so
-// none exists and none can be placed): evaluations wait as pending, and nothing is written.
+// With no node at all an evaluation is processed all the same, as upstream: it completes and
+// leaves a blocked evaluation that the first node to register wakes.
 func (w *worker) step(ctx context.Context) error {
 	store := w.srv.State()
 	ws := memdb.NewWatchSet()
 	ws.Add(store.AbandonCh())
-	nodes, err := store.Nodes(ws, "")
-	if err != nil {
+	if _, err := store.Nodes(ws, ""); err != nil {
 		return err
-	}
-	if len(nodes) == 0 {
-		_ = ws.WatchCtx(ctx)
-		return nil
 	}
 	pending, err := store.EvalsByStatus(ws, structs.EvalStatusPending)
 	if err != nil {
@@ -238,7 +233,19 @@ func (w *worker) process(eval *structs.Evaluation) error {
 			blocked.PreviousEval = eval.ID
 			blocked.JobModifyIndex = eval.JobModifyIndex
 			done.BlockedEval = blocked.ID
-			req.Evals = append(req.Evals, blocked)
+			if req.IsNoOp() && deferred == 0 {
+				// Nothing placed: the blocked evaluation is its own entry, before the one that
+				// completes this evaluation, as upstream's worker writes them (the official
+				// client's event stream tests expect one evaluation event per entry). Should
+				// the second entry never be applied, this evaluation is processed again and
+				// the new blocked one supersedes this one.
+				if _, err := w.srv.raftApply(structs.EvalUpdateRequestType,
+					&structs.EvalUpdateRequest{Evals: []*structs.Evaluation{blocked}}); err != nil {
+					return err
+				}
+			} else {
+				req.Evals = append(req.Evals, blocked)
+			}
 		}
 	}
 	if deferred > 0 {

@@ -1,10 +1,12 @@
 package nomad
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/nomadfork/nomad/mock"
+	"github.com/nomadfork/nomad/nomad/stream"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -58,28 +60,38 @@ func liveAllocs(t *testing.T, srv *Server, jobID string) []*structs.Allocation {
 	return out
 }
 
-// TestWorker_WaitsForNodesThenPlaces: with no node nothing is written and the evaluation
-// waits as pending; the first node gets the allocations, one plan with its evaluation.
-func TestWorker_WaitsForNodesThenPlaces(t *testing.T) {
+// TestWorker_NoNodeBlocksThenPlaces: with no node the registration's evaluation completes
+// with everything queued and leaves a blocked evaluation, as upstream; the first node wakes it
+// and it places the allocations, one plan.
+func TestWorker_NoNodeBlocksThenPlaces(t *testing.T) {
 	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	job := mock.Job()
 	job.TaskGroups[0].Count = new(2)
 	reply := registerJob(t, srv, "", job)
-	eval, err := srv.State().EvalByID(nil, reply.EvalID)
+	var first *structs.Evaluation
+	waitFor(t, 5*time.Second, func() bool {
+		first, _ = srv.State().EvalByID(nil, reply.EvalID)
+		return first.Status == structs.EvalStatusComplete
+	})
+	must.Eq(t, map[string]int{"web": 2}, first.QueuedAllocations)
+	must.NotEq(t, "", first.BlockedEval)
+	blocked, err := srv.State().EvalByID(nil, first.BlockedEval)
 	must.NoError(t, err)
-	must.Eq(t, structs.EvalStatusPending, eval.Status)
+	must.Eq(t, structs.EvalStatusBlocked, blocked.Status)
+	must.Eq(t, reply.EvalID, blocked.PreviousEval)
+	must.SliceEmpty(t, liveAllocs(t, srv, "web"))
 
 	registerNode(t, srv, testNode("n1"), "")
 	waitFor(t, 5*time.Second, func() bool { return len(liveAllocs(t, srv, "web")) == 2 })
 	allocs := liveAllocs(t, srv, "web")
 	for _, a := range allocs {
 		must.Eq(t, "n1", a.NodeID)
-		must.Eq(t, reply.EvalID, a.EvalID)
+		must.Eq(t, blocked.ID, a.EvalID)
 		must.Positive(t, a.CreateTime)
 		must.NotNil(t, a.Job)
 	}
 	waitFor(t, 5*time.Second, func() bool {
-		e, _ := srv.State().EvalByID(nil, reply.EvalID)
+		e, _ := srv.State().EvalByID(nil, blocked.ID)
 		return e.Status == structs.EvalStatusComplete
 	})
 	stored, err := srv.State().JobByID(nil, "default", "web")
@@ -152,5 +164,30 @@ func TestJobGCEligible_NeedsFinishedAllocations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			must.Eq(t, tc.want, jobGCEligible(stopped, nil, tc.allocs, time.Hour, time.Now(), true))
 		})
+	}
+}
+
+// TestWorker_NoNodeOneEvaluationEventPerEntry: with nothing placed, the blocked evaluation and
+// the completion are separate entries, one Evaluation event each, as the official client's
+// event stream test expects of upstream.
+func TestWorker_NoNodeOneEvaluationEventPerEntry(t *testing.T) {
+	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	sub, err := srv.EventBroker().Subscribe(&stream.SubscribeRequest{
+		Topics:    map[structs.Topic][]string{structs.TopicEvaluation: {"*"}},
+		Namespace: structs.AllNamespacesSentinel,
+		Index:     srv.raft.AppliedIndex(),
+	})
+	must.NoError(t, err)
+	defer sub.Unsubscribe()
+	registerJob(t, srv, "", mock.Job())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	statuses := map[string]bool{}
+	for !statuses[structs.EvalStatusBlocked] || !statuses[structs.EvalStatusComplete] {
+		batch, err := sub.Next(ctx)
+		must.NoError(t, err)
+		must.Len(t, 1, batch.Events, must.Sprintf("one evaluation event per entry, got %d at index %d", len(batch.Events), batch.Index))
+		statuses[batch.Events[0].Payload.(*structs.EvaluationEvent).Evaluation.Status] = true
 	}
 }
