@@ -1,9 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -139,9 +139,8 @@ func (s *HTTPServer) monitorLocal(w http.ResponseWriter, r *http.Request) (any, 
 type monitorWriter chan []byte
 
 func (m monitorWriter) Write(p []byte) (int, error) {
-	line := []byte(strings.Clone(string(p)))
 	select {
-	case m <- line:
+	case m <- bytes.Clone(p): // the logger reuses p
 	default:
 	}
 	return len(p), nil
