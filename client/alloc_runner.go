@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -323,6 +324,9 @@ func (r *allocRunner) report() {
 		return
 	}
 	r.lastReported = key
+	// Tasks share the host's network (there is no bridge mode yet), so the network status is
+	// the empty one upstream reports for host networking rather than none.
+	update.NetworkStatus = &api.AllocNetworkStatus{}
 	r.c.updater.send(update)
 }
 

@@ -33,6 +33,8 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 			return &JobTagUnsetCommand{Meta: meta()}, nil
 		},
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: meta()}, nil },
+		"job plan":     func() (cli.Command, error) { return &JobPlanCommand{Meta: meta()}, nil },
+		"job eval":     func() (cli.Command, error) { return &JobEvalCommand{Meta: meta()}, nil },
 		"job purged":   func() (cli.Command, error) { return &JobPurgedCommand{Meta: meta()}, nil },
 		"job restore":  func() (cli.Command, error) { return &JobRestoreCommand{Meta: meta()}, nil },
 		"job promote":  func() (cli.Command, error) { return &JobPromoteCommand{Meta: meta()}, nil },
@@ -83,6 +85,9 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"alloc signal":      func() (cli.Command, error) { return &AllocSignalCommand{Meta: meta()}, nil },
 		"alloc stop":        func() (cli.Command, error) { return &AllocStopCommand{Meta: meta()}, nil },
 		"alloc status":      func() (cli.Command, error) { return &AllocStatusCommand{Meta: meta()}, nil },
+		"eval":              group("Inspect evaluations", evalHelp),
+		"eval list":         func() (cli.Command, error) { return &EvalListCommand{Meta: meta()}, nil },
+		"eval status":       func() (cli.Command, error) { return &EvalStatusCommand{Meta: meta()}, nil },
 		"event":             group("Interact with the event stream", eventHelp),
 		"event stream":      func() (cli.Command, error) { return &EventStreamCommand{Meta: meta()}, nil },
 		"tls":               group("Create a CA and certificates for mutual TLS", tlsHelp),

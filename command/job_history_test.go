@@ -192,4 +192,13 @@ func TestJobValidate(t *testing.T) {
 			}
 		})
 	}
+
+	// With an agent to ask, its answer counts.
+	fa := newFakeAgent(t, map[string]route{"PUT /v1/validate/job": jsonBody(
+		`{"DriverConfigValidated":false,"ValidationErrors":["group \"web\": task \"server\": name must not contain control characters"],` +
+			`"Error":"1 error occurred","Warnings":""}`)})
+	code, _, errOut := runCLI(t, fa.srv.URL, "", "job", "validate", good)
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "name must not contain control characters")
+	must.Len(t, 1, fa.find("PUT", "/v1/validate/job"))
 }

@@ -20,9 +20,10 @@ func (c *JobValidateCommand) Help() string {
 	return helpText(`
 Usage: nomad job validate [options] <path>
 
-  Parse a job file, fill in defaults and check it for mistakes that do not
-  need the cluster: a missing ID, an unknown type, groups and tasks that
-  are empty or named twice, negative counts. Nothing is submitted.
+  Parse a job file, fill in defaults and check it for mistakes: first those
+  that need no cluster (a missing ID, an unknown type, groups and tasks that
+  are empty or named twice, negative counts), then, when the agent answers,
+  everything a registration would refuse. Nothing is submitted.
 `, `
 Validate Options:
 
@@ -54,8 +55,32 @@ func (c *JobValidateCommand) Run(args []string) int {
 	if problems := validateJob(job); len(problems) > 0 {
 		return c.fail("Job validation errors:\n  * %s", strings.Join(problems, "\n  * "))
 	}
+	// Then the servers' own checks (names, limits, placement rules), as upstream does; an
+	// agent that cannot be reached leaves the local checks as the answer.
+	if problems, ok := c.serverProblems(job); ok && len(problems) > 0 {
+		return c.fail("Job validation errors:\n  * %s", strings.Join(problems, "\n  * "))
+	}
 	c.Ui.Output("Job validation successful")
 	return 0
+}
+
+// serverProblems asks the agent to validate job; ok is false when it could not answer.
+func (c *JobValidateCommand) serverProblems(job *api.Job) (problems []string, ok bool) {
+	client, err := c.Meta.Client()
+	if err != nil {
+		return nil, false
+	}
+	var w *api.WriteOptions
+	if ns := str(job.Namespace); ns != "" {
+		w = &api.WriteOptions{Namespace: ns}
+	} else if ns := c.Namespace(); ns != "" {
+		w = &api.WriteOptions{Namespace: ns}
+	}
+	resp, _, err := client.Jobs().Validate(job, w)
+	if err != nil {
+		return nil, false
+	}
+	return resp.ValidationErrors, true
 }
 
 // validateJob runs the checks that need no server. The agent validates again

@@ -24,7 +24,7 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 	if err != nil {
 		return err
 	}
-	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+	return a.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		allocs, err := store.Allocs(ws, args.Namespace, args.Prefix)
 		if err != nil {
 			return 0, err
@@ -101,7 +101,7 @@ func (a *Alloc) ListByJob(args *structs.JobSpecificRequest, reply *structs.Alloc
 	if err := a.srv.Endpoints.Job.authorizeRead(&args.QueryOptions); err != nil {
 		return err
 	}
-	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+	return a.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		allocs, err := store.AllocsByJob(ws, args.Namespace, args.JobID)
 		if err != nil {
 			return 0, err
@@ -134,13 +134,19 @@ func (a *Alloc) ListByEval(args *structs.EvalSpecificRequest, reply *structs.All
 	if err != nil {
 		return err
 	}
-	if eval == nil {
-		return structs.NotFound(structs.ErrEvalNotFound)
+	// An unknown evaluation placed nothing: an empty list, as upstream, for a caller who may
+	// read jobs in the request's namespace.
+	ns := args.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
 	}
-	if !aclObj.AllowNamespaceOperation(eval.Namespace, acl.NamespaceCapabilityReadJob) {
-		return structs.PermissionDenied("read-job capability required in namespace %q", eval.Namespace)
+	if eval != nil {
+		ns = eval.Namespace
 	}
-	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+	if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob) {
+		return structs.PermissionDenied("read-job capability required in namespace %q", ns)
+	}
+	return a.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		allocs, err := store.AllocsByEval(ws, args.EvalID)
 		if err != nil {
 			return 0, err

@@ -100,9 +100,9 @@ func TestCluster_FormsReplicatesAndForwardsWrites(t *testing.T) {
 	}
 
 	// A coded error from the leader keeps its status on the follower.
-	var dr structs.JobDeregisterResponse
-	err := follower.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: "missing",
-		WriteRequest: structs.WriteRequest{Namespace: "default"}}, &dr)
+	var er structs.JobRegisterResponse
+	err := follower.Endpoints.Job.Evaluate(&structs.JobEvaluateRequest{JobID: "missing",
+		WriteRequest: structs.WriteRequest{Namespace: "default"}}, &er)
 	must.Eq(t, 404, structs.ErrorCode(err))
 
 	// Losing the leader elects another; writes through the survivors keep working.
@@ -116,6 +116,7 @@ func TestCluster_FormsReplicatesAndForwardsWrites(t *testing.T) {
 	}
 	waitFor(t, 15*time.Second, func() bool { return leaderOf(survivors) != nil })
 	follower = followerOf(survivors)
+	var dr structs.JobDeregisterResponse
 	must.NoError(t, follower.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: "web", Purge: true,
 		WriteRequest: structs.WriteRequest{Namespace: "default"}}, &dr))
 	for _, s := range survivors {

@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"sort"
+
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
@@ -29,6 +31,13 @@ func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleE
 		}
 		reply.Eval = eval
 		if eval != nil {
+			if args.IncludeRelated {
+				c := eval.Copy()
+				if c.RelatedEvals, err = relatedEvals(ws, store, eval); err != nil {
+					return 0, err
+				}
+				reply.Eval = c
+			}
 			return eval.ModifyIndex, nil
 		}
 		return store.Index("evals"), nil
@@ -53,7 +62,8 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 	if err != nil {
 		return err
 	}
-	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+	// Index 0 while no evaluation was ever written, as upstream.
+	return e.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		evals, err := store.Evals(ws, args.Namespace, args.Prefix)
 		if err != nil {
 			return 0, err
@@ -72,4 +82,38 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 		}
 		return store.Index("evals"), nil
 	})
+}
+
+// maxRelatedEvals bounds the evaluations one answer lists as related.
+const maxRelatedEvals = 100
+
+// relatedEvals follows the NextEval, PreviousEval and BlockedEval links from eval, in both
+// directions and transitively, and returns the stubs of the evaluations found, oldest first.
+func relatedEvals(ws memdb.WatchSet, store *state.StateStore, eval *structs.Evaluation) ([]*structs.EvaluationStub, error) {
+	seen := map[string]bool{eval.ID: true}
+	queue := []*structs.Evaluation{eval}
+	var out []*structs.EvaluationStub
+	for len(queue) > 0 && len(out) < maxRelatedEvals {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, id := range []string{cur.NextEval, cur.PreviousEval, cur.BlockedEval} {
+			if id == "" || seen[id] {
+				continue
+			}
+			seen[id] = true
+			next, err := store.EvalByID(ws, id)
+			if err != nil {
+				return nil, err
+			}
+			if next == nil {
+				continue
+			}
+			queue = append(queue, next)
+			out = append(out, &structs.EvaluationStub{ID: next.ID, Namespace: next.Namespace, Priority: next.Priority,
+				Type: next.Type, TriggeredBy: next.TriggeredBy, JobID: next.JobID, Status: next.Status,
+				CreateIndex: next.CreateIndex})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreateIndex < out[j].CreateIndex })
+	return out, nil
 }

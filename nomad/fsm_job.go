@@ -10,6 +10,7 @@ func (f *FSM) registerJobCommands() {
 	f.registerCommand(structs.JobDeregisterRequestType, f.applyJobDeregister)
 	f.registerCommand(structs.JobBatchDeregisterRequestType, f.applyJobBatchDeregister)
 	f.registerCommand(structs.JobVersionTagRequestType, f.applyJobVersionTag)
+	f.registerCommand(structs.ScalingEventRegisterRequestType, f.applyScalingEventRegister)
 }
 
 func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
@@ -41,6 +42,19 @@ func (f *FSM) applyJobVersionTag(buf []byte, index uint64) any {
 		tag = req.Tag
 	}
 	if err := store.TagJobVersionTxn(txn, req.Namespace, req.JobID, req.Version, req.Name, tag); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+func (f *FSM) applyScalingEventRegister(buf []byte, index uint64) any {
+	var req structs.ScalingEventRequest
+	decode(buf, &req, structs.ScalingEventRegisterRequestType, index)
+	store := f.State()
+	txn := store.WriteTxn(structs.ScalingEventRegisterRequestType, index, nil)
+	defer txn.Abort()
+	if err := store.UpsertScalingEventTxn(txn, &req); err != nil {
 		return err
 	}
 	txn.Commit()

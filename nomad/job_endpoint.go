@@ -76,6 +76,9 @@ func (j *Job) register(args *structs.JobRegisterRequest, actor *structs.Actor, r
 			}
 		}
 	}
+	if args.PreserveResources && existing != nil {
+		preserveResources(args.Job, existing)
+	}
 	// After preserve_counts: the counts checked are the ones that will run.
 	if err := args.Job.CheckMaxCount(j.srv.jobMaxCount()); err != nil {
 		return err
@@ -185,6 +188,9 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 		return err
 	}
 	if job == nil {
+		// Unlike upstream (which answers 200 and writes an evaluation), a stop or purge of a
+		// job that does not exist is a 404: a purge that removed nothing must not look like
+		// one that did. A deliberate difference (shared/fixtures/README.md).
 		return structs.NotFound(structs.ErrJobNotFound)
 	}
 	t := now()
@@ -381,7 +387,7 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.EvalL
 	if err := j.authorizeRead(&args.QueryOptions); err != nil {
 		return err
 	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+	return j.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		evals, err := store.EvalsByJob(ws, args.Namespace, args.JobID)
 		if err != nil {
 			return 0, err
@@ -432,99 +438,6 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 	// A revert makes a new version: the old version's tag stays where it is.
 	job.VersionTag = nil
 	return j.register(&structs.JobRegisterRequest{Job: job, WriteRequest: args.WriteRequest}, actor, reply)
-}
-
-// Scale changes one group's count. Scaling to 0 keeps the job registered.
-func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterResponse) error {
-	if done, err := j.srv.forward("Job.Scale", args, reply); done {
-		return err
-	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityScaleJob) &&
-		!aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) {
-		return structs.PermissionDenied("scale-job or submit-job capability required in namespace %q", args.Namespace)
-	}
-	group := args.Target["Group"]
-	if group == "" {
-		return structs.BadRequest("missing task group name for scaling action")
-	}
-	if args.Count != nil && *args.Count < 0 {
-		return structs.BadRequest("scaling action count can't be negative")
-	}
-	if args.Count == nil && args.Message == "" && !args.Error {
-		return structs.BadRequest("scaling action should not contain count if error is true, and must contain a message otherwise")
-	}
-	store := j.srv.State()
-	current, err := store.JobByID(nil, args.Namespace, args.JobID)
-	if err != nil {
-		return err
-	}
-	if current == nil {
-		return structs.NotFound(structs.ErrJobNotFound)
-	}
-	if args.JobModifyIndex != 0 && args.JobModifyIndex != current.JobModifyIndex {
-		return structs.Conflict("job modify index %d is not current (%d)", args.JobModifyIndex, current.JobModifyIndex)
-	}
-	if current.LookupTaskGroup(group) == nil {
-		return structs.BadRequest("task group %q specified for scaling does not exist in job", group)
-	}
-	if args.Count == nil {
-		// A scaling event without a count records a message only; nothing changes.
-		reply.JobModifyIndex = current.JobModifyIndex
-		reply.Index = store.LatestIndex()
-		j.srv.setQueryMeta(&reply.QueryMeta)
-		return nil
-	}
-	job := current.Copy()
-	job.CopyTaskGroups()
-	count := int(*args.Count)
-	job.LookupTaskGroup(group).Count = &count
-	return j.register(&structs.JobRegisterRequest{Job: job, WriteRequest: args.WriteRequest}, actor, reply)
-}
-
-// ScaleStatus reports each group's desired count.
-func (j *Job) ScaleStatus(args *structs.JobSpecificRequest, reply *structs.JobScaleStatusResponse) error {
-	if done, err := j.srv.forwardRead("Job.ScaleStatus", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityReadJobScaling) &&
-		!aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityReadJob) {
-		return structs.PermissionDenied("read-job-scaling or read-job capability required in namespace %q", args.Namespace)
-	}
-	job, err := j.srv.State().JobByID(nil, args.Namespace, args.JobID)
-	if err != nil {
-		return err
-	}
-	if job == nil {
-		return structs.NotFound(structs.ErrJobNotFound)
-	}
-	reply.JobID = job.ID
-	reply.Namespace = job.Namespace
-	reply.JobCreateIndex = job.CreateIndex
-	reply.JobModifyIndex = job.JobModifyIndex
-	reply.JobStopped = job.Stop
-	reply.TaskGroups = map[string]structs.TaskGroupScaleStatus{}
-	for _, tg := range job.TaskGroups {
-		st := structs.TaskGroupScaleStatus{}
-		if tg.Count != nil {
-			st.Desired = *tg.Count
-		}
-		reply.TaskGroups[*tg.Name] = st
-	}
-	return nil
 }
 
 // TagVersion names a version (or removes a name with args.Unset).

@@ -91,3 +91,100 @@ func newRootKey(now time.Time) (*structs.RootKey, error) {
 		CreateTime: now.UnixNano(), PublicKey: pubDER, PrivateKey: privDER,
 	}, nil
 }
+
+// authorizeKeyring is the keyring management check: a management token, as upstream.
+func (k *Keyring) authorizeKeyring(secret string) error {
+	aclObj, _, err := k.srv.resolveACL(secret)
+	if err != nil {
+		return err
+	}
+	if !aclObj.IsManagement() && !aclObj.IsDisabled() {
+		return structs.PermissionDenied("management token required to manage the keyring")
+	}
+	return nil
+}
+
+// List lists the root keys' metadata, oldest first; never key material.
+func (k *Keyring) List(args *structs.KeyringListRequest, reply *structs.KeyringListResponse) error {
+	if done, err := k.srv.forwardRead("Keyring.List", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	if err := k.authorizeKeyring(args.AuthToken); err != nil {
+		return err
+	}
+	return k.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		keys, err := store.RootKeys(ws)
+		if err != nil {
+			return 0, err
+		}
+		reply.Keys = make([]*structs.RootKeyMeta, 0, len(keys))
+		for _, key := range keys {
+			reply.Keys = append(reply.Keys, key.Meta())
+		}
+		return store.Index("root_keys"), nil
+	})
+}
+
+// Rotate makes a new active root key; the active one becomes inactive in the same entry.
+func (k *Keyring) Rotate(args *structs.KeyringRotateRootKeyRequest, reply *structs.KeyringRotateRootKeyResponse) error {
+	if done, err := k.srv.forward("Keyring.Rotate", args, reply); done {
+		return err
+	}
+	if err := k.authorizeKeyring(args.AuthToken); err != nil {
+		return err
+	}
+	if err := k.srv.checkLeader(); err != nil {
+		return err
+	}
+	key, err := newRootKey(now())
+	if err != nil {
+		return err
+	}
+	args.RootKey = key
+	index, err := k.srv.raftApply(structs.KeyringRotateRootKeyRequestType, args)
+	if err != nil {
+		return err
+	}
+	stored := *key
+	stored.CreateIndex, stored.ModifyIndex = index, index
+	reply.Key = stored.Meta()
+	reply.Index = index
+	// The key ID only: never the key.
+	k.srv.logger.Info("rotated the root key", "key_id", key.KeyID)
+	return nil
+}
+
+// Delete removes an inactive root key: an unknown key is a 404, the active one a 400.
+func (k *Keyring) Delete(args *structs.KeyringDeleteRootKeyRequest, reply *structs.GenericResponse) error {
+	if done, err := k.srv.forward("Keyring.Delete", args, reply); done {
+		return err
+	}
+	if err := k.authorizeKeyring(args.AuthToken); err != nil {
+		return err
+	}
+	if err := k.srv.checkLeader(); err != nil {
+		return err
+	}
+	keys, err := k.srv.State().RootKeys(nil)
+	if err != nil {
+		return err
+	}
+	var found *structs.RootKey
+	for _, key := range keys {
+		if key.KeyID == args.KeyID {
+			found = key
+		}
+	}
+	if found == nil {
+		return structs.NotFound(structs.ErrRootKeyNotFound)
+	}
+	if found.State == structs.RootKeyStateActive {
+		return structs.BadRequest("active root key %s cannot be deleted: rotate first", args.KeyID)
+	}
+	index, err := k.srv.raftApply(structs.KeyringDeleteRootKeyRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}

@@ -13,7 +13,20 @@ import (
 type queryFn func(ws memdb.WatchSet, store *state.StateStore) (uint64, error)
 
 // blockingRPC answers a read, waiting for its index to pass MinQueryIndex when asked to.
+// The index it reports is at least 1: most upstream reads floor it there, so that a caller
+// can block on it.
 func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
+	err := s.blockingRPCZero(opts, meta, fn)
+	if meta.Index == 0 {
+		meta.Index = 1
+	}
+	return err
+}
+
+// blockingRPCZero is blockingRPC for the reads where upstream reports index 0 while the
+// tables behind the answer were never written (allocation lists, a job's allocations and
+// evaluations); the official client's tests assert that 0.
+func (s *Server) blockingRPCZero(opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
 	s.waitLeaderReady()
 	index, err := state.BlockingQuery(s.shutdownCtx, s.State, opts.MinQueryIndex, opts.MaxQueryTime,
 		func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {

@@ -278,7 +278,19 @@ func (w *worker) process(eval *structs.Evaluation) error {
 			blocked.PreviousEval = eval.ID
 			blocked.JobModifyIndex = eval.JobModifyIndex
 			done.BlockedEval = blocked.ID
-			req.Evals = append(req.Evals, blocked)
+			if len(req.AllocsPlaced)+len(req.AllocsUpdated)+len(req.AllocsStopped) == 0 && deferred == 0 {
+				// Nothing placed: the blocked evaluation is its own entry, before the one that
+				// completes this evaluation, as upstream's worker writes them (the official
+				// client's event stream tests expect one evaluation event per entry). Should
+				// the second entry never be applied, this evaluation is processed again and
+				// the new blocked one supersedes this one.
+				if _, err := w.srv.raftApply(structs.EvalUpdateRequestType,
+					&structs.EvalUpdateRequest{Evals: []*structs.Evaluation{blocked}}); err != nil {
+					return err
+				}
+			} else {
+				req.Evals = append(req.Evals, blocked)
+			}
 		}
 	}
 	if deferred > 0 {

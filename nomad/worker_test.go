@@ -1,10 +1,12 @@
 package nomad
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/nomadfork/nomad/mock"
+	"github.com/nomadfork/nomad/nomad/stream"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -163,5 +165,30 @@ func TestJobGCEligible_NeedsFinishedAllocations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			must.Eq(t, tc.want, jobGCEligible(stopped, nil, tc.allocs, time.Hour, time.Now(), true))
 		})
+	}
+}
+
+// TestWorker_NoNodeOneEvaluationEventPerEntry: with nothing placed, the blocked evaluation and
+// the completion are separate entries, one Evaluation event each, as the official client's
+// event stream test expects of upstream.
+func TestWorker_NoNodeOneEvaluationEventPerEntry(t *testing.T) {
+	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	sub, err := srv.EventBroker().Subscribe(&stream.SubscribeRequest{
+		Topics:    map[structs.Topic][]string{structs.TopicEvaluation: {"*"}},
+		Namespace: structs.AllNamespacesSentinel,
+		Index:     srv.raft.AppliedIndex(),
+	})
+	must.NoError(t, err)
+	defer sub.Unsubscribe()
+	registerJob(t, srv, "", mock.Job())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	statuses := map[string]bool{}
+	for !statuses[structs.EvalStatusBlocked] || !statuses[structs.EvalStatusComplete] {
+		batch, err := sub.Next(ctx)
+		must.NoError(t, err)
+		must.Len(t, 1, batch.Events, must.Sprintf("one evaluation event per entry, got %d at index %d", len(batch.Events), batch.Index))
+		statuses[batch.Events[0].Payload.(*structs.EvaluationEvent).Evaluation.Status] = true
 	}
 }

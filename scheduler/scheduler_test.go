@@ -222,6 +222,22 @@ func TestCompute(t *testing.T) {
 			},
 		},
 		{
+			name: "allocation stopped through the API is stopped and replaced",
+			in: Input{Job: v0, Nodes: twoNodes, Allocs: []*structs.Allocation{
+				func() *structs.Allocation {
+					a := alloc(v0, 0, "n1", running)
+					a.DesiredTransition.Migrate = ptr(true)
+					return a
+				}(),
+				alloc(v0, 1, "n2", running),
+			}},
+			want: view{
+				Place:  []string{"web[0]@n1"},
+				Stop:   []string{"web[0]@n1: " + ReasonMigrating},
+				Queued: map[string]int{"web": 0},
+			},
+		},
+		{
 			name: "failed service allocation is replaced",
 			in: Input{Job: v0, Nodes: twoNodes, Now: time.Unix(0, 0).Add(time.Hour),
 				Allocs: []*structs.Allocation{alloc(v0, 0, "n1", structs.AllocClientStatusFailed), alloc(v0, 1, "n1", running)}},

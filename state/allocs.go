@@ -119,7 +119,7 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 }
 
 // UpdateAllocsFromClientTxn applies what node's client reports: ClientStatus,
-// ClientDescription, TaskStates and the first health verdict (DeploymentStatus.Healthy) of
+// ClientDescription, TaskStates, NetworkStatus (when sent) and the first health verdict (DeploymentStatus.Healthy) of
 // each of its allocations, nothing else. An allocation whose job was removed lives on in the
 // purge record, which takes the report instead; a report about an allocation of another node
 // is ignored.
@@ -159,6 +159,9 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, nodeID string, allocs [
 			if err := s.moveProgressDeadlineTxn(txn, updated); err != nil {
 				return err
 			}
+		}
+		if alloc.NetworkStatus != nil {
+			updated.NetworkStatus = alloc.NetworkStatus
 		}
 		updated.ModifyIndex, updated.ModifyTime = txn.Index, updatedAt
 		if err := txn.Insert(tableAllocs, updated); err != nil {
@@ -363,3 +366,4 @@ func allocsBy(txn *memdb.Txn, ws memdb.WatchSet, what, index string, args ...any
 	})
 	return out, nil
 }
+

@@ -16,6 +16,8 @@ var eventConverters = map[string]eventConverter{
 	tableJobs:          jobEvents,
 	tableJobVersion:    nil, // a version is visible through the job event of the same change
 	tableJobSummary:    nil, // derived counts; the Job and Allocation events carry the cause
+	tableJobSubmission: nil, // a job's source, read on demand; the Job event marks the change
+	tableScalingEvents: nil, // read through the scale status; the Job event marks a count change
 	tableEvals:         evalEvents,
 	tableNamespaces:    namespaceEvents,
 	tableACLPolicies:   aclPolicyEvents,

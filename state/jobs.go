@@ -215,6 +215,9 @@ func (s *StateStore) pruneJobVersionsTxn(txn *Txn, namespace, id string) error {
 		if err := txn.Delete(tableJobVersion, v); err != nil {
 			return fmt.Errorf("state: pruning job version: %w", err)
 		}
+		if err := s.deleteJobSubmissionsTxn(txn, namespace, id, v.Version); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -249,6 +252,12 @@ func (s *StateStore) DeleteJobTxn(txn *Txn, namespace, id string) error {
 		return err
 	}
 	if err := s.deleteJobDeploymentsTxn(txn, namespace, id); err != nil {
+		return err
+	}
+	if err := s.deleteJobSubmissionsTxn(txn, namespace, id); err != nil {
+		return err
+	}
+	if err := s.deleteScalingEventsTxn(txn, namespace, id); err != nil {
 		return err
 	}
 	for _, table := range []string{tableJobs, tableJobVersion, tableJobSummary} {

@@ -35,9 +35,24 @@ func (s *StateStore) ApplyJobRegister(index uint64, req *structs.JobRegisterRequ
 	if err := s.UpsertJobTxn(txn, req.Job); err != nil {
 		return err
 	}
+	if err := s.upsertJobSubmissionTxn(txn, req.Job, req.Submission); err != nil {
+		return err
+	}
 	if req.Eval != nil {
 		req.Eval.JobModifyIndex = req.Job.JobModifyIndex
 		if err := s.UpsertEvalsTxn(txn, []*structs.Evaluation{req.Eval}); err != nil {
+			return err
+		}
+	}
+	if req.Scaling != nil && req.Scaling.Event != nil {
+		scaling := *req.Scaling
+		event := *scaling.Event
+		if req.Eval != nil {
+			evalID := req.Eval.ID
+			event.EvalID = &evalID
+		}
+		scaling.Event = &event
+		if err := s.UpsertScalingEventTxn(txn, &scaling); err != nil {
 			return err
 		}
 	}

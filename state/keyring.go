@@ -48,3 +48,46 @@ func (s *StateStore) RootKeys(ws memdb.WatchSet) ([]*structs.RootKey, error) {
 	})
 	return keys, nil
 }
+
+// RotateRootKeyTxn stores key as the one active root key: every other active key becomes
+// inactive (it still verifies what it signed; it signs nothing new).
+func (s *StateStore) RotateRootKeyTxn(txn *Txn, key *structs.RootKey) error {
+	if key == nil || key.State != structs.RootKeyStateActive {
+		return structs.BadRequest("root key rotation: the new key must be active")
+	}
+	iter, err := txn.Get(tableRootKeys, indexID)
+	if err != nil {
+		return fmt.Errorf("state: root key list: %w", err)
+	}
+	for _, old := range collect[*structs.RootKey](iter) {
+		if old.State != structs.RootKeyStateActive || old.KeyID == key.KeyID {
+			continue
+		}
+		retired := *old
+		retired.State = structs.RootKeyStateInactive
+		retired.ModifyIndex = txn.Index
+		if err := txn.Insert(tableRootKeys, &retired); err != nil {
+			return fmt.Errorf("state: root key insert: %w", err)
+		}
+	}
+	return s.UpsertRootKeyTxn(txn, key)
+}
+
+// DeleteRootKeyTxn removes an inactive root key. The active key is refused: the cluster would
+// have none to sign with.
+func (s *StateStore) DeleteRootKeyTxn(txn *Txn, keyID string) error {
+	raw, err := txn.First(tableRootKeys, indexID, keyID)
+	if err != nil {
+		return fmt.Errorf("state: root key lookup: %w", err)
+	}
+	if raw == nil {
+		return structs.NotFound(structs.ErrRootKeyNotFound)
+	}
+	if raw.(*structs.RootKey).State == structs.RootKeyStateActive {
+		return structs.BadRequest("active root key %s cannot be deleted: rotate first", keyID)
+	}
+	if err := txn.Delete(tableRootKeys, raw); err != nil {
+		return fmt.Errorf("state: root key delete: %w", err)
+	}
+	return txn.bumpIndex(tableRootKeys)
+}

@@ -62,3 +62,47 @@ func TestRootKeys_UpsertAndList(t *testing.T) {
 		})
 	}
 }
+
+// TestRootKeys_RotateAndDelete: a rotation leaves exactly one active key; the active key
+// cannot be deleted, an inactive one can, an unknown one is not found.
+func TestRootKeys_RotateAndDelete(t *testing.T) {
+	s := testStateStore(t)
+	key := func(id string) *structs.RootKey {
+		return &structs.RootKey{KeyID: id, Algorithm: structs.RootKeyAlgorithm, State: structs.RootKeyStateActive,
+			PublicKey: []byte("pub-" + id), PrivateKey: []byte("priv-" + id)}
+	}
+	mustApply(t, s, structs.KeyringUpsertRootKeyRequestType, 10, nil, func(txn *Txn) error { return s.UpsertRootKeyTxn(txn, key("a")) })
+	mustApply(t, s, structs.KeyringRotateRootKeyRequestType, 11, nil, func(txn *Txn) error { return s.RotateRootKeyTxn(txn, key("b")) })
+	keys, err := s.RootKeys(nil)
+	must.NoError(t, err)
+	must.Len(t, 2, keys)
+	must.Eq(t, structs.RootKeyStateInactive, keys[0].State)
+	must.Eq(t, uint64(11), keys[0].ModifyIndex)
+	must.Eq(t, structs.RootKeyStateActive, keys[1].State)
+
+	cases := []struct {
+		name    string
+		id      string
+		wantErr string
+	}{
+		{name: "active", id: "b", wantErr: "cannot be deleted"},
+		{name: "unknown", id: "zz", wantErr: "root key not found"},
+		{name: "inactive", id: "a"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := applyTxn(s, structs.KeyringDeleteRootKeyRequestType, uint64(20+i), nil, func(txn *Txn) error {
+				return s.DeleteRootKeyTxn(txn, tc.id)
+			})
+			if tc.wantErr != "" {
+				must.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			must.NoError(t, err)
+		})
+	}
+	keys, err = s.RootKeys(nil)
+	must.NoError(t, err)
+	must.Len(t, 1, keys)
+	must.Eq(t, "b", keys[0].KeyID)
+}

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"github.com/hashicorp/nomad/api"
 	"sort"
 	"testing"
 	"time"
@@ -61,6 +62,13 @@ func snapshotFixture(t *testing.T) *StateStore {
 	mustApply(t, s, structs.AutopilotRequestType, 38, nil, func(txn *Txn) error {
 		_, err := s.SetAutopilotConfigTxn(txn, structs.DefaultAutopilotConfig(), false)
 		return err
+	})
+	// A job registered with its source: the submission is kept per version.
+	must.NoError(t, s.ApplyJobRegister(39, &structs.JobRegisterRequest{Job: mockJobIn("prod", "with-source"),
+		Submission: &api.JobSubmission{Source: `job "with-source" {}`, Format: "hcl2", VariableFlags: map[string]string{"x": "1"}}}))
+	mustApply(t, s, structs.ScalingEventRegisterRequestType, 40, nil, func(txn *Txn) error {
+		return s.UpsertScalingEventTxn(txn, &structs.ScalingEventRequest{Namespace: "prod", JobID: "with-source", TaskGroup: "web",
+			Event: &api.ScalingEvent{Message: "informative", Meta: map[string]any{"k": "v"}, Time: 40}})
 	})
 	return s
 }

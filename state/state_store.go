@@ -183,10 +183,6 @@ func BlockingQuery(ctx context.Context, getStore func() *StateStore, minIndex ui
 		if err != nil {
 			return index, err
 		}
-		// Index 0 would make clients spin; the cluster index starts at 1.
-		if index == 0 {
-			index = 1
-		}
 		if minIndex == 0 || index > minIndex {
 			return index, nil
 		}

@@ -205,12 +205,12 @@ func TestBlockingQuery_ErrorAndContext(t *testing.T) {
 			wantErr: errQuery,
 		},
 		{
-			name: "index zero reported as one",
+			name: "index zero reported as zero",
 			ctx:  func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
 			fn: func(memdb.WatchSet, *StateStore) (uint64, error) {
 				return 0, nil
 			},
-			wantIndex: 1,
+			wantIndex: 0,
 		},
 		{
 			name:     "cancelled context answers with current index",

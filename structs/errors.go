@@ -17,9 +17,12 @@ var (
 	ErrAllocNotFound      = errors.New("alloc not found")
 	ErrNodeNotFound       = errors.New("node not found")
 	ErrDeploymentNotFound = errors.New("deployment not found")
-	ErrNotFound           = errors.New("not found")
-	ErrNoLeader           = errors.New("No cluster leader")
-	ErrACLDisabled        = errors.New("ACL support disabled")
+	ErrRootKeyNotFound    = errors.New("root key not found")
+	// ErrJobSourceNotFound: no submission is kept for the job version asked for.
+	ErrJobSourceNotFound = errors.New("job source not found")
+	ErrNotFound          = errors.New("not found")
+	ErrNoLeader          = errors.New("No cluster leader")
+	ErrACLDisabled       = errors.New("ACL support disabled")
 )
 
 // CodedError carries an HTTP status across the RPC boundary. Its message is what the client

@@ -18,6 +18,7 @@ const (
 	EvalTriggerAllocStop     = "alloc-stop"
 	EvalTriggerScaling       = "job-scaling"
 	EvalTriggerNodeUpdate    = "node-update"
+	EvalTriggerPeriodicJob   = "periodic-job"
 	EvalTriggerQueuedAllocs  = "queued-allocs"
 	// EvalTriggerRetryFailedAlloc is a follow-up that reschedules failed allocations once
 	// their delay has passed; EvalTriggerAllocFailure is made when a client reports a failure.
@@ -89,9 +90,11 @@ func (e *Evaluation) Copy() *Evaluation {
 	return &c
 }
 
-// EvalSpecificRequest reads one evaluation.
+// EvalSpecificRequest reads one evaluation; IncludeRelated (?related=true) fills the
+// answer's RelatedEvals.
 type EvalSpecificRequest struct {
-	EvalID string
+	EvalID         string
+	IncludeRelated bool
 	QueryOptions
 }
 

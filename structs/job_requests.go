@@ -10,11 +10,15 @@ type JobRegisterRequest struct {
 	EnforceIndex   bool
 	JobModifyIndex uint64
 	PreserveCounts bool
-	PolicyOverride bool
-	EvalPriority   int
+	// PreserveResources keeps the resources of the stored job's tasks.
+	PreserveResources bool
+	PolicyOverride    bool
+	EvalPriority      int
 
 	Eval  *Evaluation
 	Actor *Actor
+	// Scaling, when set, is the scaling event this registration's count change records.
+	Scaling *ScalingEventRequest
 	WriteRequest
 }
 
@@ -163,7 +167,7 @@ type TaskGroupScaleStatus struct {
 	Running   int
 	Healthy   int
 	Unhealthy int
-	Events    []any
+	Events    []*api.ScalingEvent
 }
 
 // JobTagRequest tags a version (Tag set) or removes a tag (Unset).
@@ -185,4 +189,24 @@ type JobTagResponse struct {
 	Description string
 	TaggedTime  int64
 	QueryMeta
+}
+
+// JobEvaluateRequest asks for a new evaluation of a job (PUT /v1/job/:id/evaluate).
+type JobEvaluateRequest struct {
+	JobID       string
+	EvalOptions api.EvalOptions
+	WriteRequest
+}
+
+// JobPeriodicForceRequest launches a child of a periodic job now.
+type JobPeriodicForceRequest struct {
+	JobID string
+	WriteRequest
+}
+
+// PeriodicForceResponse answers JobPeriodicForceRequest with the child's evaluation.
+type PeriodicForceResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	WriteMeta
 }

@@ -53,8 +53,9 @@ func (j *Job) Validate() error {
 	switch {
 	case j.ID == "":
 		add("Missing job ID")
-	case strings.ContainsFunc(j.ID, unicode.IsSpace):
-		add("Job ID %s contains whitespace", quoteName(j.ID))
+	case strings.Contains(j.ID, " "):
+		// As upstream; other whitespace is refused below with every control character.
+		add("Job ID %s contains a space", quoteName(j.ID))
 	default:
 		if msg := checkName(j.ID, true); msg != "" {
 			add("Job ID %s: %s", quoteName(j.ID), msg)
@@ -288,19 +289,23 @@ const MaxNameLength = 128
 // is. Clients make directories and files named after tasks, as root: a task or group name
 // must be one plain path element ("/", "." and ".." would lead out of the allocation
 // directory), and control characters (NUL among them) have no place in a name or a path.
-// Job IDs and names may hold "/" as upstream allows (its periodic and dispatched children are
-// "parent/periodic-…"): no client path is built from them, and they travel escaped in URLs.
-func checkName(name string, slashOK bool) string {
+// Job IDs and names (jobLevel) may hold "/" as upstream allows (its periodic and dispatched
+// children are "parent/periodic-…"): no client path is built from them, and they travel
+// escaped in URLs. Unlike upstream, no control character is allowed, a newline or a tab
+// neither: a job ID is printed on one line by `nomad event stream -purged`, the alert feed of
+// who purged what, and a newline in it could forge a line of that feed (or of a log).
+func checkName(name string, jobLevel bool) string {
+	control := unicode.IsControl
 	switch {
 	case len(name) > MaxNameLength:
 		return fmt.Sprintf("must be at most %d characters, got %d", MaxNameLength, len(name))
-	case !slashOK && strings.Contains(name, "/"):
+	case !jobLevel && strings.Contains(name, "/"):
 		return `must not contain "/"`
 	case name == "." || name == "..":
 		return `must not be "." or ".."`
 	case strings.ContainsRune(name, 0):
 		return "must not contain a null character"
-	case strings.ContainsFunc(name, unicode.IsControl):
+	case strings.ContainsFunc(name, control):
 		return "must not contain control characters"
 	}
 	return ""

@@ -50,11 +50,15 @@ func TestSecurity_JobNamesValidated(t *testing.T) {
 		{name: "long group name", mutate: func(j *Job) { j.TaskGroups[0].Name = &long },
 			wantErr: "name must be at most 128 characters"},
 		{name: "NUL in job ID", mutate: func(j *Job) { j.ID = "a\x00b" }, wantErr: `Job ID "a\x00b": must not contain a null character`},
-		{name: "space in job ID", mutate: func(j *Job) { j.ID = "a b" }, wantErr: `Job ID "a b" contains whitespace`},
+		{name: "space in job ID", mutate: func(j *Job) { j.ID = "a b" }, wantErr: `Job ID "a b" contains a space`},
 		{name: "dot dot job ID", mutate: func(j *Job) { j.ID = ".." }, wantErr: `Job ID "..": must not be "." or ".."`},
 		{name: "long job ID", mutate: func(j *Job) { j.ID = long }, wantErr: "Job ID \"" + long[:64] + "\"...: must be at most 128 characters, got 129"},
 		{name: "NUL in job name", mutate: func(j *Job) { j.Name = "a\x00b" }, wantErr: `Job name "a\x00b": must not contain a null character`},
-		{name: "control character in job name", mutate: func(j *Job) { j.Name = "a\nb" }, wantErr: "must not contain control characters"},
+		{name: "control character in job name", mutate: func(j *Job) { j.Name = "a\x1bb" }, wantErr: "must not contain control characters"},
+		{name: "carriage return in job ID", mutate: func(j *Job) { j.ID = "a\rb" }, wantErr: "must not contain control characters"},
+		// Upstream allows these in job IDs and names; the official client's tests register them.
+		{name: "newline in job ID", mutate: func(j *Job) { j.ID = "id/with\n?&字" }, wantErr: "control characters"},
+		{name: "tab in job name", mutate: func(j *Job) { j.Name = "a\tb" }, wantErr: "control characters"},
 		{name: "long job name", mutate: func(j *Job) { j.Name = long }, wantErr: "Job name"},
 	}
 	for _, tc := range cases {

@@ -88,3 +88,36 @@ type KeyringListPublicResponse struct {
 
 // ActorKeyring is who writes the keys the leader makes itself.
 var ActorKeyring = &Actor{Type: ActorTypeSystem, Name: "keyring"}
+
+// KeyringListRequest lists the root keys' metadata (management only).
+type KeyringListRequest struct {
+	QueryOptions
+}
+
+// KeyringListResponse holds the keys' metadata, oldest first; never key material.
+type KeyringListResponse struct {
+	Keys []*RootKeyMeta
+	QueryMeta
+}
+
+// KeyringRotateRootKeyRequest stores a new active root key and makes every other active key
+// inactive, in one Raft entry. The leader generates the key before the apply.
+type KeyringRotateRootKeyRequest struct {
+	RootKey *RootKey
+	WriteRequest
+}
+
+// KeyringRotateRootKeyResponse answers a rotation with the new key's metadata (the wire
+// shape of upstream's {"Key": …}).
+type KeyringRotateRootKeyResponse struct {
+	Key *RootKeyMeta
+	WriteMeta
+}
+
+// KeyringDeleteRootKeyRequest removes an inactive root key. Force is accepted for upstream's
+// API; with no variables encrypted by keys here, it changes nothing.
+type KeyringDeleteRootKeyRequest struct {
+	KeyID string
+	Force bool
+	WriteRequest
+}

@@ -38,6 +38,9 @@ const (
 	DeploymentPromoteRequestType            MessageType = 29
 	DeploymentAllocHealthRequestType        MessageType = 30
 	AutopilotRequestType                    MessageType = 31
+	KeyringRotateRootKeyRequestType         MessageType = 32
+	KeyringDeleteRootKeyRequestType         MessageType = 33
+	ScalingEventRegisterRequestType         MessageType = 34
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -93,7 +96,10 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	OneTimeTokenUpsertRequestType: {Name: "OneTimeTokenUpsert", New: newRequest[OneTimeTokenUpsertRequest]},
 	OneTimeTokenDeleteRequestType: {Name: "OneTimeTokenDelete", New: newRequest[OneTimeTokenDeleteRequest]},
 	// No events: upstream publishes none for operator configuration.
-	AutopilotRequestType: {Name: "Autopilot", New: newRequest[AutopilotSetConfigRequest]},
+	AutopilotRequestType:            {Name: "Autopilot", New: newRequest[AutopilotSetConfigRequest]},
+	ScalingEventRegisterRequestType: {Name: "ScalingEventRegister", New: newRequest[ScalingEventRequest]},
+	KeyringRotateRootKeyRequestType: {Name: "KeyringRotateRootKey", New: newRequest[KeyringRotateRootKeyRequest]},
+	KeyringDeleteRootKeyRequestType: {Name: "KeyringDeleteRootKey", New: newRequest[KeyringDeleteRootKeyRequest]},
 }
 
 func (t MessageType) String() string {

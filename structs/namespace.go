@@ -29,7 +29,7 @@ type NamespaceNodePoolConfiguration struct {
 // Validate checks a namespace before it is written.
 func (n *Namespace) Validate() error {
 	if !ValidNamespaceName(n.Name) {
-		return BadRequest("invalid namespace name %q: must match [a-zA-Z0-9-]{1,128}", n.Name)
+		return BadRequest("invalid name %q. Must match regex ^[a-zA-Z0-9-]{1,128}$", n.Name)
 	}
 	if len(n.Description) > 256 {
 		return BadRequest("namespace %q: description longer than 256 characters", n.Name)

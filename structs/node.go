@@ -211,7 +211,8 @@ type SingleNodeResponse struct {
 	QueryMeta
 }
 
-// NodeListRequest lists nodes, filtered by ID prefix.
+// NodeListRequest lists nodes, filtered by ID prefix. WithOS adds their attributes and
+// WithResources their resources (?os=true, ?resources=true).
 type NodeListRequest struct {
 	WithOS        bool
 	WithResources bool

@@ -141,6 +141,14 @@ func TestMock(t *testing.T) {
 	must.NoError(t, h.Kill(time.Second))
 	must.Eq(t, int(syscall.SIGTERM), waitResult(t, h, 5*time.Second).Signal)
 
+	cfg := taskConfig(t, map[string]any{"stdout_string": "1\n2\n"})
+	h, err = Mock{}.Start(cfg)
+	must.NoError(t, err)
+	must.Eq(t, 0, waitResult(t, h, 5*time.Second).ExitCode)
+	out, err := os.ReadFile(cfg.StdoutPath)
+	must.NoError(t, err)
+	must.Eq(t, "1\n2\n", string(out))
+
 	_, err = Mock{}.Start(taskConfig(t, map[string]any{"start_error": "no luck"}))
 	must.ErrorContains(t, err, "no luck")
 	_, err = Mock{}.Start(taskConfig(t, map[string]any{"run_for": "soon"}))

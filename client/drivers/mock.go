@@ -3,6 +3,7 @@ package drivers
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -11,8 +12,9 @@ import (
 )
 
 // Mock is a driver for tests: its tasks run no process, they wait for `run_for` (a duration
-// such as "30s"; 0 ends at once) and exit with `exit_code`. `start_error` makes Start fail
-// with that message. A kill ends the task at once, as if by SIGTERM.
+// such as "30s"; 0 ends at once) and exit with `exit_code`, after writing `stdout_string` to
+// their stdout. `start_error` makes Start fail with that message. A kill ends the task at
+// once, as if by SIGTERM.
 type Mock struct{}
 
 // Name implements Driver; the name upstream gives its mock driver.
@@ -41,6 +43,25 @@ func (Mock) Start(cfg *TaskConfig) (TaskHandle, error) {
 	code, err := configInt(cfg.Config, "exit_code")
 	if err != nil {
 		return nil, err
+	}
+	stdout, err := configString(cfg.Config, "stdout_string")
+	if err != nil {
+		return nil, err
+	}
+	if stdout != "" && cfg.StdoutPath != "" {
+		// Written before Start returns, so the output is complete by the time the task is
+		// seen to run; the file may exist already (a restart), and the output is appended.
+		f, err := os.OpenFile(cfg.StdoutPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("mock_driver: stdout: %w", err)
+		}
+		_, werr := f.WriteString(stdout)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("mock_driver: stdout: %w", werr)
+		}
 	}
 	h := &mockHandle{waitCh: make(chan *ExitResult, 1), kill: make(chan struct{})}
 	go func() {

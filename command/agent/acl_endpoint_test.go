@@ -142,7 +142,7 @@ func newLoggedACLAgent(t *testing.T, cb func(*Config)) (*TestAgent, string, *log
 		cb(cfg)
 	}
 	logs := &logCapture{}
-	logger := hclog.New(&hclog.LoggerOptions{
+	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name:   "agent",
 		Level:  hclog.Trace,
 		Output: logs,

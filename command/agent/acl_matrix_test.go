@@ -396,7 +396,8 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
 		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(),
 		matrixClientAllocControlEndpoints(), matrixAllocStopEndpoints(), matrixDebugEndpoints(),
-		matrixDeploymentEndpoints(), matrixOperatorEndpoints())
+		matrixDeploymentEndpoints(), matrixOperatorEndpoints(), matrixMonitorEndpoints(), matrixJobEvalEndpoints(),
+		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(), matrixKeyringEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

@@ -56,6 +56,7 @@ type Agent struct {
 // NewAgent starts the server and the HTTP listener described by cfg, which is taken as
 // already merged and validated; NewAgent works on a copy. An HTTP port of 0 picks a free
 // port (tests); HTTPAddr reports the one bound. It returns without waiting for a leader.
+// /v1/agent/monitor needs logger to be an hclog.InterceptLogger; with any other it answers 501.
 func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	if cfg == nil {
 		return nil, errors.New("agent: no configuration")

@@ -37,7 +37,8 @@ func (s *HTTPServer) allocStop(w http.ResponseWriter, r *http.Request) (any, err
 	return &reply, nil
 }
 
-// allocList lists allocations; ?task_states=false leaves out their task states, as upstream.
+// allocList lists allocations; ?task_states=false leaves out their task states and
+// ?resources=true adds their allocated resources, as upstream.
 func (s *HTTPServer) allocList(w http.ResponseWriter, r *http.Request) (any, error) {
 	withStates := true
 	if r.URL.Query().Get("task_states") != "" {
@@ -47,16 +48,25 @@ func (s *HTTPServer) allocList(w http.ResponseWriter, r *http.Request) (any, err
 		}
 		withStates = v
 	}
+	withResources, err := boolQuery(r, "resources")
+	if err != nil {
+		return nil, err
+	}
 	args := structs.AllocListRequest{QueryOptions: queryOptions(r)}
 	var reply structs.AllocListResponse
 	if err := s.srv.Endpoints.Alloc.List(&args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
-	if !withStates {
+	if !withStates || !withResources {
 		for i, stub := range reply.Allocations {
 			c := *stub
-			c.TaskStates = nil
+			if !withStates {
+				c.TaskStates = nil
+			}
+			if !withResources {
+				c.AllocatedResources = nil
+			}
 			reply.Allocations[i] = &c
 		}
 	}

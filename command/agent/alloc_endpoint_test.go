@@ -20,6 +20,8 @@ func matrixAllocAndNodeEndpoints() []matrixEndpoint {
 	return []matrixEndpoint{
 		{name: "allocations list", method: "GET", path: "/v1/allocations", allow: allowReadJob},
 		{name: "allocation read", method: "GET", path: "/v1/allocation/no-such-alloc", allow: allowReadJob, okStatus: 404},
+		// alloc-lifecycle, which `policy = "write"` grants.
+		{name: "allocation stop", method: "PUT", path: "/v1/allocation/no-such-alloc/stop", allow: []string{rowWrite, rowManagement}, okStatus: 404},
 		{name: "nodes list", method: "GET", path: "/v1/nodes", allow: allowNodeRead},
 		{name: "node read", method: "GET", path: "/v1/node/no-such-node", allow: allowNodeRead, okStatus: 404},
 		{name: "node allocations", method: "GET", path: "/v1/node/no-such-node/allocations", allow: allowNodeRead},

@@ -179,7 +179,8 @@ func (pipeAddr) String() string  { return "in-process" }
 // clientDrivers are the drivers the client offers. raw_exec runs commands as the agent's
 // user without isolation, so, as upstream, only a dev agent or a
 // `plugin "raw_exec" { config { enabled = true } }` block turns it on. The mock driver is
-// for tests and needs its own `plugin "mock_driver"` block. docker is always offered, as
+// for tests: a dev agent offers it (as upstream's non-release builds do; the official
+// client's tests use it), any other agent needs a `plugin "mock_driver"` block. docker is always offered, as
 // upstream: it fingerprints unhealthy where no engine answers.
 func (a *Agent) clientDrivers(allocDir string) ([]drivers.Driver, error) {
 	cfg := a.config
@@ -188,10 +189,12 @@ func (a *Agent) clientDrivers(allocDir string) ([]drivers.Driver, error) {
 		a.logger.Warn("raw_exec driver is enabled: its tasks run as the agent's user, without isolation")
 		out = append(out, drivers.RawExec{})
 	}
+	mock := cfg.DevMode
 	for _, p := range cfg.Plugins {
-		if p.Name == "mock_driver" {
-			out = append(out, drivers.Mock{})
-		}
+		mock = mock || p.Name == "mock_driver"
+	}
+	if mock {
+		out = append(out, drivers.Mock{})
 	}
 	var dockerCfg map[string]any
 	for _, p := range cfg.Plugins {

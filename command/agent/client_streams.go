@@ -41,6 +41,7 @@ func (a *Agent) serveClientStreams(ln net.Listener) {
 	s.mux.Handle("/v1/client/fs/logs/{alloc_id}", s.wrap(getOnly(s.streamedLogs)))
 	s.mux.Handle("/v1/client/allocation/{alloc_id}/exec", s.wrap(getOnly(s.streamedExec)))
 	s.registerStreamedAllocControlRoutes(s.mux)
+	s.mux.Handle("/v1/agent/monitor", s.wrap(getOnly(s.streamedMonitor)))
 	s.mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, structs.NewErrCode(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
 	}))
@@ -139,17 +140,23 @@ func nodeURL(scheme string, r *http.Request, drop ...string) string {
 
 // proxyLogs relays a log read to the client that has the log.
 func (s *HTTPServer) proxyLogs(w http.ResponseWriter, r *http.Request, alloc *structs.Allocation) (any, error) {
+	return s.proxyToNode(w, r, alloc.NodeID)
+}
+
+// proxyToNode relays the GET r (already authorized) to the client of nodeID and streams its
+// answer back as it comes.
+func (s *HTTPServer) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID string) (any, error) {
 	out, err := http.NewRequestWithContext(r.Context(), http.MethodGet, nodeURL("http", r), nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.nodeTransport(alloc.NodeID).RoundTrip(out)
+	resp, err := s.nodeTransport(nodeID).RoundTrip(out)
 	if err != nil {
 		var coded *structs.CodedError
 		if errors.As(err, &coded) {
 			return nil, coded
 		}
-		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the client of node %s: %v", alloc.NodeID, err)
+		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the client of node %s: %v", nodeID, err)
 	}
 	defer resp.Body.Close()
 	for _, k := range []string{"Content-Type"} {

@@ -72,7 +72,8 @@ func run(args []string, ui cli.Ui, signals <-chan os.Signal) int {
 	}
 
 	logOut := &uiWriter{ui: ui}
-	logger := hclog.New(&hclog.LoggerOptions{
+	// An intercept logger, so that /v1/agent/monitor can attach to it.
+	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name:       "agent",
 		Level:      hclog.LevelFromString(cfg.LogLevel),
 		JSONFormat: cfg.LogJSON,

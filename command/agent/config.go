@@ -445,7 +445,8 @@ func (c *Config) Copy() *Config {
 // of other overrides c when a configuration file behind other set it (even to
 // false, 0 or "") or when it is not the zero value. Maps merge key by key,
 // Plugins and Client.HostVolumes merge by name, Files concatenate, any other
-// list is replaced whole.
+// list is replaced whole. The exception is server.enabled and client.enabled
+// in a file, which only ever turn a role on (see assignRole).
 func (c *Config) Merge(other *Config) *Config {
 	if c == nil {
 		c = &Config{}

@@ -199,6 +199,17 @@ func assign[T any](a *assigner, v *T, field func(*Config) *T) {
 	a.list = append(a.list, func(c *Config) { *field(c) = val })
 }
 
+// assignRole is for server.enabled and client.enabled: as in Nomad, a file can turn a role on
+// but never off, so `-dev` plus a file that says `client { enabled = false }` (the official
+// client's test harness writes exactly that) still runs a client. Only the -server and
+// -client flags, applied after every file, turn a role off.
+func assignRole(a *assigner, v *bool, field func(*Config) *bool) {
+	if v == nil || !*v {
+		return
+	}
+	a.list = append(a.list, func(c *Config) { *field(c) = true })
+}
+
 func assignList(a *assigner, v *[]string, field func(*Config) *[]string) {
 	if v == nil {
 		return
@@ -367,7 +378,7 @@ func (f *fileConfig) assignments() ([]func(*Config), hcl.Diagnostics) {
 }
 
 func assignServer(a *assigner, s *fileServer) {
-	assign(a, s.Enabled, func(c *Config) *bool { return &ensure(&c.Server).Enabled })
+	assignRole(a, s.Enabled, func(c *Config) *bool { return &ensure(&c.Server).Enabled })
 	assign(a, s.BootstrapExpect, func(c *Config) *int { return &ensure(&c.Server).BootstrapExpect })
 	assign(a, s.NumSchedulers, func(c *Config) *int { return &ensure(&c.Server).NumSchedulers })
 	assign(a, s.JobTrackedVersions, func(c *Config) *int { return &ensure(&c.Server).JobTrackedVersions })
@@ -424,7 +435,7 @@ func assignJoin(a *assigner, retryJoin *[]string, retryMax *int, interval hcl.Ex
 }
 
 func assignClient(a *assigner, cl *fileClient) {
-	assign(a, cl.Enabled, func(c *Config) *bool { return &ensure(&c.Client).Enabled })
+	assignRole(a, cl.Enabled, func(c *Config) *bool { return &ensure(&c.Client).Enabled })
 	assignList(a, cl.Servers, func(c *Config) *[]string { return &ensure(&c.Client).Servers })
 	if j := cl.ServerJoin; j != nil {
 		assignList(a, j.RetryJoin, func(c *Config) *[]string { return &ensure(&c.Client).RetryJoin })

@@ -522,7 +522,7 @@ client { enabled = false }
 	must.True(t, cfg.Server.Enabled)
 	must.Eq(t, 4, cfg.Server.NumSchedulers)
 	must.Eq(t, []string{"10.0.0.1"}, cfg.Server.RetryJoin)
-	must.False(t, cfg.Client.Enabled)
+	must.True(t, cfg.Client.Enabled) // a later file cannot turn a role off; see TestConfig_RoleOnlyTurnsOn
 	must.NoError(t, cfg.Validate())
 }
 
@@ -538,18 +538,6 @@ func TestConfig_BoolOverride(t *testing.T) {
 			base: DefaultConfig(),
 			file: "server { enable_event_broker = false }",
 			got:  func(c *Config) bool { return c.Server.EnableEventBroker },
-		},
-		{
-			name: "server enabled by dev",
-			base: DevConfig(),
-			file: "server { enabled = false }",
-			got:  func(c *Config) bool { return c.Server.Enabled },
-		},
-		{
-			name: "client enabled by dev",
-			base: DevConfig(),
-			file: "client { enabled = false }",
-			got:  func(c *Config) bool { return c.Client.Enabled },
 		},
 		{
 			name: "ui default true",
@@ -581,6 +569,57 @@ func TestConfig_BoolOverride(t *testing.T) {
 			must.False(t, tc.got(tc.base.Merge(wrapped)))
 		})
 	}
+}
+
+// TestConfig_RoleOnlyTurnsOn: server.enabled and client.enabled in a file turn a role on but
+// never off, as in Nomad. The official client's test harness depends on it: it passes -dev
+// with a JSON file that says "client":{"enabled":false} and then waits for a node.
+func TestConfig_RoleOnlyTurnsOn(t *testing.T) {
+	cases := []struct {
+		name       string
+		base       *Config
+		file       string
+		wantServer bool
+		wantClient bool
+	}{
+		{name: "dev keeps client", base: DevConfig(), file: `{"client":{"enabled":false}}`, wantServer: true, wantClient: true},
+		{name: "dev keeps server", base: DevConfig(), file: "server { enabled = false }", wantServer: true, wantClient: true},
+		{name: "file turns client on", base: DefaultConfig(), file: "client { enabled = true }", wantClient: true},
+		{name: "false on default stays off", base: DefaultConfig(), file: "client { enabled = false }"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "role.hcl"
+			if strings.HasPrefix(tc.file, "{") {
+				name = "role.json"
+			}
+			loaded, err := loadConfigString(t, name, tc.file)
+			must.NoError(t, err)
+			got := tc.base.Merge(loaded)
+			must.Eq(t, tc.wantServer, got.Server != nil && got.Server.Enabled)
+			must.Eq(t, tc.wantClient, got.Client != nil && got.Client.Enabled)
+			// Through an intermediate empty Config, as a directory load does.
+			got = tc.base.Merge((&Config{}).Merge(loaded))
+			must.Eq(t, tc.wantClient, got.Client != nil && got.Client.Enabled)
+		})
+	}
+}
+
+// TestReadConfig_DevWithHarnessFile: the whole command line the official harness uses.
+func TestReadConfig_DevWithHarnessFile(t *testing.T) {
+	dir := t.TempDir()
+	path := writeConfigFile(t, dir, "nomad123", `{"name":"node-1","data_dir":"`+dir+`",`+
+		`"server":{"enabled":true,"bootstrap_expect":1},"client":{"enabled":false,`+
+		`"options":{"test.tighten_network_timeouts":"true"}},"acl":{"enabled":false}}`)
+	cfg, err := readConfig([]string{"-config", path, "-dev"})
+	must.NoError(t, err)
+	must.True(t, cfg.Client.Enabled)
+	must.True(t, cfg.Server.Enabled)
+
+	// The flag still turns the client off.
+	cfg, err = readConfig([]string{"-config", path, "-dev", "-client=false"})
+	must.NoError(t, err)
+	must.False(t, cfg.Client.Enabled)
 }
 
 // TestConfig_MergeInCode covers Configs built in code (the flags): only

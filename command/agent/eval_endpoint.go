@@ -23,8 +23,13 @@ func (s *HTTPServer) evalList(w http.ResponseWriter, r *http.Request) (any, erro
 	return nonNil(reply.Evaluations), nil
 }
 
+// evalRead reads an evaluation; ?related=true adds the evaluations linked to it.
 func (s *HTTPServer) evalRead(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id"), QueryOptions: queryOptions(r)}
+	related, err := boolQuery(r, "related")
+	if err != nil {
+		return nil, err
+	}
+	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id"), IncludeRelated: related, QueryOptions: queryOptions(r)}
 	var reply structs.SingleEvalResponse
 	if err := s.srv.Endpoints.Eval.GetEval(&args, &reply); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/nomad/api"
@@ -49,11 +50,13 @@ func TestEvalEndpoint(t *testing.T) {
 	})
 
 	t.Run("missing", func(t *testing.T) {
-		for _, path := range []string{"/v1/evaluation/nope", "/v1/evaluation/nope/allocations"} {
-			res := doHTTP(t, ta, "GET", path, nil, nil)
-			must.Eq(t, 404, res.status)
-			must.Eq(t, "eval not found", res.body)
-		}
+		res := doHTTP(t, ta, "GET", "/v1/evaluation/nope", nil, nil)
+		must.Eq(t, 404, res.status)
+		must.Eq(t, "eval not found", res.body)
+		// An unknown evaluation placed nothing: an empty list, as upstream.
+		res = doHTTP(t, ta, "GET", "/v1/evaluation/nope/allocations", nil, nil)
+		must.Eq(t, 200, res.status)
+		must.Eq(t, "[]", strings.TrimSpace(res.body))
 	})
 
 	t.Run("allocations", func(t *testing.T) {

@@ -29,12 +29,12 @@ func parseTopics(values []string) (map[structs.Topic][]string, error) {
 	for _, v := range values {
 		parts := strings.Split(v, ":")
 		if len(parts) > 2 || parts[0] == "" {
-			return nil, structs.BadRequest("Invalid topic query: %q: expected Topic or Topic:Key", v)
+			return nil, structs.BadRequest("Invalid topic query: Invalid key value pair %q: expected Topic or Topic:Key", v)
 		}
 		key := "*"
 		if len(parts) == 2 {
 			if parts[1] == "" {
-				return nil, structs.BadRequest("Invalid topic query: %q: empty key", v)
+				return nil, structs.BadRequest("Invalid topic query: Invalid key value pair %q: empty key", v)
 			}
 			key = parts[1]
 		}

@@ -92,6 +92,10 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerClientAllocRoutes(mux)
 	s.registerClientAllocControlRoutes(mux)
 	s.registerFSRoutes(mux)
+	s.registerJobEvalRoutes(mux)
+	s.registerJobPlanRoutes(mux)
+	s.registerJobSubmissionRoutes(mux)
+	s.registerMonitorRoutes(mux)
 	s.registerMetricsRoutes(mux)
 	s.registerKeyringRoutes(mux)
 	s.registerDeploymentRoutes(mux)
@@ -359,10 +363,11 @@ func setMeta(w http.ResponseWriter, m *structs.QueryMeta) {
 	}
 }
 
-// setIndex writes the index header of a write (or of a read, through setMeta). The cluster
-// index starts at 1, so 0 is never sent: clients block on it and would spin.
+// setIndex writes the index header of a write (or of a read, through setMeta). Reads floor
+// their index at 1 in the server (nomad.blockingRPC) except the few where upstream answers
+// 0 for tables never written, so the header carries the index unchanged.
 func setIndex(w http.ResponseWriter, index uint64) {
-	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(index, 1), 10))
+	w.Header().Set("X-Nomad-Index", strconv.FormatUint(index, 10))
 }
 
 // maxBodyDepth bounds how deeply a JSON request body may nest. Whatever a write carries is

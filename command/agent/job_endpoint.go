@@ -79,14 +79,15 @@ func (s *HTTPServer) registerJob(w http.ResponseWriter, r *http.Request, pathID 
 	wr.Namespace = job.Namespace
 
 	args := structs.JobRegisterRequest{
-		Job:            job,
-		Submission:     body.Submission,
-		EnforceIndex:   body.EnforceIndex,
-		JobModifyIndex: body.JobModifyIndex,
-		PreserveCounts: body.PreserveCounts,
-		PolicyOverride: body.PolicyOverride,
-		EvalPriority:   body.EvalPriority,
-		WriteRequest:   wr,
+		Job:               job,
+		Submission:        body.Submission,
+		EnforceIndex:      body.EnforceIndex,
+		JobModifyIndex:    body.JobModifyIndex,
+		PreserveCounts:    body.PreserveCounts,
+		PreserveResources: body.PreserveResources,
+		PolicyOverride:    body.PolicyOverride,
+		EvalPriority:      body.EvalPriority,
+		WriteRequest:      wr,
 	}
 	var reply structs.JobRegisterResponse
 	if err := s.srv.Endpoints.Job.Register(&args, &reply); err != nil {

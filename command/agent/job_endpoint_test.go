@@ -441,6 +441,44 @@ func TestJobEndpoint_Scale(t *testing.T) {
 		status, _ := responseError(t, err)
 		must.Eq(t, 400, status)
 	})
+
+	t.Run("count with error", func(t *testing.T) {
+		_, _, err := jobs.Scale("web", "web", new(1), "bad", true, nil, nil)
+		status, _ := responseError(t, err)
+		must.Eq(t, 400, status)
+	})
+
+	// Events are kept newest first: the three count changes above, then an error and a
+	// message that change no count, make no evaluation and leave the job's modify index.
+	t.Run("events", func(t *testing.T) {
+		before, _, err := jobs.Info("web", nil)
+		must.NoError(t, err)
+		for _, tc := range []struct {
+			msg     string
+			isError bool
+		}{{"it broke", true}, {"just saying", false}} {
+			resp, wm, err := jobs.Scale("web", "web", nil, tc.msg, tc.isError, map[string]any{"k": "v"}, nil)
+			must.NoError(t, err)
+			must.Eq(t, "", resp.EvalID)
+			must.Zero(t, resp.EvalCreateIndex)
+			must.Eq(t, *before.JobModifyIndex, resp.JobModifyIndex)
+			must.Positive(t, wm.LastIndex)
+		}
+		status, _, err := jobs.ScaleStatus("web", nil)
+		must.NoError(t, err)
+		events := status.TaskGroups["web"].Events
+		must.Len(t, 5, events)
+		must.Eq(t, "just saying", events[0].Message)
+		must.False(t, events[0].Error)
+		must.Nil(t, events[0].EvalID)
+		must.Nil(t, events[0].Count)
+		must.Eq(t, map[string]any{"k": "v"}, events[0].Meta)
+		must.True(t, events[1].Error)
+		must.Eq(t, int64(2), *events[2].Count)
+		must.Eq(t, int64(0), events[2].PreviousCount)
+		must.NotNil(t, events[2].EvalID)
+		must.Positive(t, events[2].Time)
+	})
 }
 
 func TestJobEndpoint_StopAndPurge(t *testing.T) {
@@ -472,11 +510,14 @@ func TestJobEndpoint_StopAndPurge(t *testing.T) {
 		must.Eq(t, "job not found", body)
 	})
 
+	// A 404 (upstream answers 200) and nothing written: a deliberate difference.
 	t.Run("stop of a missing job", func(t *testing.T) {
+		before := ta.Server().State().LatestIndex()
 		_, _, err := jobs.Deregister("web", false, nil)
 		status, body := responseError(t, err)
 		must.Eq(t, 404, status)
 		must.Eq(t, "job not found", body)
+		must.Eq(t, before, ta.Server().State().LatestIndex())
 	})
 }
 

@@ -12,6 +12,59 @@ import (
 func (s *HTTPServer) registerKeyringRoutes(mux *http.ServeMux) {
 	// No ACL, as upstream: verifiers of workload identities fetch the public keys anonymously.
 	s.handle(mux, "/.well-known/jwks.json", methods{"GET": s.jwks})
+	// Management only, as upstream.
+	s.handle(mux, "/v1/operator/keyring/keys", methods{"GET": s.keyringList})
+	s.handle(mux, "/v1/operator/keyring/rotate", methods{"PUT": s.keyringRotate, "POST": s.keyringRotate})
+	s.handle(mux, "/v1/operator/keyring/key/{id}", methods{"DELETE": s.keyringDelete})
+}
+
+// keyringList answers the root keys' metadata.
+func (s *HTTPServer) keyringList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.KeyringListRequest{QueryOptions: queryOptions(r)}
+	var reply structs.KeyringListResponse
+	if err := s.srv.Endpoints.Keyring.List(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Keys), nil
+}
+
+// keyringRotate makes a new active root key. Root keys here sign workload identities and
+// encrypt nothing, so ?full (re-encrypt every variable) has nothing to do and ?algo may only
+// name upstream's default; prepublishing (?publish_time) is not built and is refused.
+func (s *HTTPServer) keyringRotate(w http.ResponseWriter, r *http.Request) (any, error) {
+	q := r.URL.Query()
+	if algo := q.Get("algo"); algo != "" && algo != "aes256-gcm" {
+		return nil, structs.BadRequest("invalid algo %q: only aes256-gcm", algo)
+	}
+	if _, err := boolQuery(r, "full"); err != nil {
+		return nil, err
+	}
+	if raw := q.Get("publish_time"); raw != "" && raw != "0" {
+		return nil, structs.BadRequest("publish_time: prepublishing root keys is not supported")
+	}
+	args := structs.KeyringRotateRootKeyRequest{WriteRequest: writeRequest(r)}
+	var reply structs.KeyringRotateRootKeyResponse
+	if err := s.srv.Endpoints.Keyring.Rotate(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
+}
+
+// keyringDelete removes an inactive root key.
+func (s *HTTPServer) keyringDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	force, err := boolQuery(r, "force")
+	if err != nil {
+		return nil, err
+	}
+	args := structs.KeyringDeleteRootKeyRequest{KeyID: r.PathValue("id"), Force: force, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.Keyring.Delete(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
 }
 
 // jwks answers the public root keys as a JSON Web Key Set (RFC 7517).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 )
@@ -53,4 +54,63 @@ func TestSecurity_JWKSHasNoPrivateKey(t *testing.T) {
 	// The agent's self report shows nothing of the key either.
 	self := doHTTP(t, ta, "GET", "/v1/agent/self", nil, nil)
 	must.StrNotContains(t, self.body, `"PrivateKey"`) // the test's own name is in the body
+}
+
+func matrixKeyringEndpoints() []matrixEndpoint {
+	return []matrixEndpoint{
+		{name: "keyring list", method: "GET", path: "/v1/operator/keyring/keys", allow: allowManagement},
+		{name: "keyring rotate", method: "PUT", path: "/v1/operator/keyring/rotate", allow: allowManagement},
+		{name: "keyring delete", method: "DELETE", path: "/v1/operator/keyring/key/no-such-key", allow: allowManagement, okStatus: 404},
+	}
+}
+
+func TestACLMatrix_Keyring(t *testing.T) { runACLMatrix(t, matrixKeyringEndpoints(), matrixRows) }
+
+// TestKeyring_ThroughOfficialClient rotates the root key, refuses to delete the active one,
+// deletes the retired one, and never shows key material.
+func TestKeyring_ThroughOfficialClient(t *testing.T) {
+	ta := NewTestAgent(t, nil)
+	kr := ta.Client("").Keyring()
+	var keys []*api.RootKeyMeta
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		var err error
+		keys, _, err = kr.List(nil)
+		return err == nil && len(keys) == 1
+	}), wait.Timeout(10*time.Second), wait.Gap(50*time.Millisecond)))
+	old := keys[0]
+	must.Eq(t, api.RootKeyStateActive, old.State)
+
+	key, wm, err := kr.Rotate(nil, nil)
+	must.NoError(t, err)
+	must.Positive(t, wm.LastIndex)
+	must.Eq(t, api.RootKeyStateActive, key.State)
+	must.NotEq(t, old.KeyID, key.KeyID)
+
+	keys, _, err = kr.List(nil)
+	must.NoError(t, err)
+	must.Len(t, 2, keys)
+	states := map[string]api.RootKeyState{}
+	for _, k := range keys {
+		states[k.KeyID] = k.State
+	}
+	must.Eq(t, map[string]api.RootKeyState{old.KeyID: api.RootKeyStateInactive, key.KeyID: api.RootKeyStateActive}, states)
+
+	res := doHTTP(t, ta, "GET", "/v1/operator/keyring/keys", nil, nil)
+	must.Eq(t, 200, res.status)
+	must.StrNotContains(t, res.body, "PrivateKey")
+	must.StrNotContains(t, res.body, "PublicKey")
+
+	_, err = kr.Delete(&api.KeyringDeleteOptions{KeyID: key.KeyID}, nil)
+	must.ErrorContains(t, err, "400")
+	_, err = kr.Delete(&api.KeyringDeleteOptions{KeyID: "no-such-key"}, nil)
+	must.ErrorContains(t, err, "404")
+	_, _, err = kr.Rotate(&api.KeyringRotateOptions{PublishTime: 5}, nil)
+	must.ErrorContains(t, err, "publish_time")
+
+	_, err = kr.Delete(&api.KeyringDeleteOptions{KeyID: old.KeyID, Force: true}, nil)
+	must.NoError(t, err)
+	keys, _, err = kr.List(nil)
+	must.NoError(t, err)
+	must.Len(t, 1, keys)
+	must.Eq(t, key.KeyID, keys[0].KeyID)
 }

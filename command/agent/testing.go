@@ -38,7 +38,7 @@ func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
 	if cb != nil {
 		cb(cfg)
 	}
-	logger := hclog.New(&hclog.LoggerOptions{
+	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name:   "agent",
 		Level:  hclog.LevelFromString(cfg.LogLevel),
 		Output: testLogWriter{t},

@@ -1,0 +1,44 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerJobEvalRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/job/{id}/evaluate", methods{"PUT": s.jobEvaluate, "POST": s.jobEvaluate})
+	s.handle(mux, "/v1/job/{id}/periodic/force", methods{"PUT": s.jobPeriodicForce, "POST": s.jobPeriodicForce})
+}
+
+// jobEvaluate creates a new evaluation of the job; the body (optional) is a
+// JobEvaluateRequest.
+func (s *HTTPServer) jobEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.JobEvaluateRequest
+	if err := decodeOptionalBody(r, &body); err != nil {
+		return nil, err
+	}
+	id := jobID(r)
+	if body.JobID != "" && body.JobID != id {
+		return nil, structs.BadRequest("Job ID does not match")
+	}
+	args := structs.JobEvaluateRequest{JobID: id, EvalOptions: body.EvalOptions, WriteRequest: writeRequest(r)}
+	var reply structs.JobRegisterResponse
+	if err := s.srv.Endpoints.Job.Evaluate(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
+}
+
+// jobPeriodicForce launches a child of the periodic job now.
+func (s *HTTPServer) jobPeriodicForce(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobPeriodicForceRequest{JobID: jobID(r), WriteRequest: writeRequest(r)}
+	var reply structs.PeriodicForceResponse
+	if err := s.srv.Endpoints.Job.PeriodicForce(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
+}

@@ -1,0 +1,35 @@
+package agent
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerJobSubmissionRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/job/{id}/submission", methods{"GET": s.jobSubmission})
+}
+
+// jobSubmission answers the source a version (?version=N, required) of the job was registered
+// from.
+func (s *HTTPServer) jobSubmission(w http.ResponseWriter, r *http.Request) (any, error) {
+	raw := r.URL.Query().Get("version")
+	if raw == "" {
+		return nil, structs.BadRequest("missing version: the version parameter names the job version")
+	}
+	version, err := strconv.ParseUint(raw, 10, 64)
+	if err != nil {
+		return nil, structs.BadRequest("Failed to parse value of %q (%v) as a uint64: %v", "version", raw, err)
+	}
+	args := structs.JobSubmissionRequest{JobID: jobID(r), Version: version, QueryOptions: queryOptions(r)}
+	var reply structs.JobSubmissionResponse
+	if err := s.srv.Endpoints.Job.GetJobSubmission(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.Submission == nil {
+		return nil, structs.NotFound(structs.ErrJobSourceNotFound)
+	}
+	return reply.Submission, nil
+}

@@ -1,0 +1,206 @@
+package command
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+const evalHelp = `
+Usage: nomad eval <subcommand> [options]
+
+  Inspect evaluations: the scheduler's units of work.
+`
+
+// EvalListCommand lists evaluations.
+type EvalListCommand struct {
+	Meta
+}
+
+func (c *EvalListCommand) Help() string {
+	return helpText(`
+Usage: nomad eval list [options]
+
+  List evaluations, newest first. When ACLs are enabled, this needs
+  read-job in the namespace.
+`, `
+List Options:
+
+  -job <id>
+    Only the evaluations of this job.
+
+  -status <status>
+    Only evaluations with this status (pending, blocked, complete, failed,
+    canceled).
+
+  -json
+    Print the evaluations as the API's JSON.
+`)
+}
+
+func (c *EvalListCommand) Synopsis() string { return "List evaluations" }
+
+func (c *EvalListCommand) Run(args []string) int {
+	var jobID, status string
+	var asJSON bool
+	fs := c.FlagSet("eval list")
+	fs.StringVar(&jobID, "job", "", "")
+	fs.StringVar(&status, "status", "", "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	_, client, code, ok := c.connect(fs, args)
+	if !ok {
+		return code
+	}
+	q := &api.QueryOptions{Params: map[string]string{}}
+	if jobID != "" {
+		q.Params["job"] = jobID
+	}
+	if status != "" {
+		q.Params["status"] = status
+	}
+	evals, _, err := client.Evaluations().List(q)
+	if err != nil {
+		return c.fail("Error querying evaluations: %v", err)
+	}
+	if asJSON {
+		return c.printJSON(evals)
+	}
+	if len(evals) == 0 {
+		c.Ui.Output("No evals found")
+		return 0
+	}
+	// Newest first, as upstream lists them.
+	sort.SliceStable(evals, func(i, j int) bool { return evals[i].CreateIndex > evals[j].CreateIndex })
+	rows := []string{"ID|Priority|Triggered By|Job ID|Namespace|Node ID|Status|Placement Failures"}
+	for _, e := range evals {
+		rows = append(rows, fmt.Sprintf("%s|%d|%s|%s|%s|%s|%s|%t", shortID(e.ID), e.Priority, e.TriggeredBy,
+			e.JobID, e.Namespace, orNone(shortID(e.NodeID)), e.Status, len(e.FailedTGAllocs) > 0))
+	}
+	c.Ui.Output(formatList(rows))
+	return 0
+}
+
+// EvalStatusCommand shows one evaluation.
+type EvalStatusCommand struct {
+	Meta
+}
+
+func (c *EvalStatusCommand) Help() string {
+	return helpText(`
+Usage: nomad eval status [options] <evaluation>
+
+  Show an evaluation: what triggered it, its status, the allocations it
+  could not place and why, and the evaluations linked to it.
+
+  <evaluation> is an evaluation ID or a unique prefix of at least two
+  characters.
+`, `
+Status Options:
+
+  -json
+    Print the evaluation as the API's JSON.
+`)
+}
+
+func (c *EvalStatusCommand) Synopsis() string { return "Show an evaluation" }
+
+func (c *EvalStatusCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("eval status")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, client, code, ok := c.connect(fs, args, "<evaluation>")
+	if !ok {
+		return code
+	}
+	prefix := pos[0]
+	if len(prefix) < 2 {
+		return c.fail("Evaluation ID must have at least two characters")
+	}
+	stubs, _, err := client.Evaluations().PrefixList(prefix)
+	if err != nil {
+		return c.fail("Error querying evaluation prefix %q: %v", prefix, err)
+	}
+	var id string
+	for _, e := range stubs {
+		if e.ID == prefix {
+			id = e.ID
+		}
+	}
+	switch {
+	case id != "":
+	case len(stubs) == 0:
+		return c.fail("No evaluation(s) with prefix or ID %q found", prefix)
+	case len(stubs) == 1:
+		id = stubs[0].ID
+	default:
+		ids := make([]string, len(stubs))
+		for i, e := range stubs {
+			ids[i] = e.ID
+		}
+		sort.Strings(ids)
+		return c.fail("Prefix %q matched multiple evaluations:\n%s", prefix, strings.Join(ids, "\n"))
+	}
+	eval, _, err := client.Evaluations().Info(id, &api.QueryOptions{Params: map[string]string{"related": "true"}})
+	if err != nil {
+		return c.fail("Error querying evaluation %q: %v", id, err)
+	}
+	if asJSON {
+		return c.printJSON(eval)
+	}
+	c.Ui.Output(formatEvalStatus(eval))
+	return 0
+}
+
+func formatEvalStatus(e *api.Evaluation) string {
+	var b strings.Builder
+	b.WriteString(formatKV([]string{
+		"ID|" + e.ID,
+		"Create Time|" + formatUnixNano(e.CreateTime),
+		"Modify Time|" + formatUnixNano(e.ModifyTime),
+		"Status|" + e.Status,
+		"Status Description|" + orNone(e.StatusDescription),
+		"Type|" + e.Type,
+		"TriggeredBy|" + e.TriggeredBy,
+		"Job ID|" + e.JobID,
+		"Namespace|" + e.Namespace,
+		fmt.Sprintf("Priority|%d", e.Priority),
+		fmt.Sprintf("Placement Failures|%t", len(e.FailedTGAllocs) > 0),
+		"Previous Eval|" + orNone(e.PreviousEval),
+		"Next Eval|" + orNone(e.NextEval),
+		"Blocked Eval|" + orNone(e.BlockedEval),
+	}))
+	if len(e.RelatedEvals) > 0 {
+		b.WriteString("\n\nRelated Evaluations\n")
+		rows := []string{"ID|Priority|Triggered By|Status"}
+		for _, r := range e.RelatedEvals {
+			rows = append(rows, fmt.Sprintf("%s|%d|%s|%s", shortID(r.ID), r.Priority, r.TriggeredBy, r.Status))
+		}
+		b.WriteString(formatList(rows))
+	}
+	if len(e.FailedTGAllocs) > 0 {
+		groups := make([]string, 0, len(e.FailedTGAllocs))
+		for g := range e.FailedTGAllocs {
+			groups = append(groups, g)
+		}
+		sort.Strings(groups)
+		b.WriteString("\n\nFailed Placements")
+		for _, g := range groups {
+			m := e.FailedTGAllocs[g]
+			fmt.Fprintf(&b, "\nTask Group %q (failed to place %d allocation(s)):", g, m.CoalescedFailures+1)
+			reasons := make([]string, 0, len(m.ConstraintFiltered))
+			for r, n := range m.ConstraintFiltered {
+				reasons = append(reasons, fmt.Sprintf("  * Constraint %q: %d nodes excluded by filter", r, n))
+			}
+			for d, n := range m.DimensionExhausted {
+				reasons = append(reasons, fmt.Sprintf("  * Resources exhausted on %d nodes: %s", n, d))
+			}
+			sort.Strings(reasons)
+			for _, r := range reasons {
+				b.WriteString("\n" + r)
+			}
+		}
+	}
+	return b.String()
+}

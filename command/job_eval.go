@@ -1,0 +1,47 @@
+package command
+
+import "github.com/hashicorp/nomad/api"
+
+// JobEvalCommand forces a new evaluation of a job.
+type JobEvalCommand struct {
+	Meta
+}
+
+func (c *JobEvalCommand) Help() string {
+	return helpText(`
+Usage: nomad job eval [options] <job>
+
+  Create a new evaluation of a job as it stands, so the scheduler looks at it
+  again (after a node joined, say).
+`, `
+Eval Options:
+
+  -force-reschedule
+    Reschedule failed allocations now, whatever their reschedule policy.
+
+  -detach
+    Print the evaluation ID and return without monitoring.
+`)
+}
+
+func (c *JobEvalCommand) Synopsis() string { return "Force an evaluation of a job" }
+
+func (c *JobEvalCommand) Run(args []string) int {
+	var detach, force bool
+	fs := c.FlagSet("job eval")
+	fs.BoolVar(&detach, "detach", false, "")
+	fs.BoolVar(&force, "force-reschedule", false, "")
+	pos, code, ok := c.parseArgs(fs, args, "<job>")
+	if !ok {
+		return code
+	}
+	client, jobID, ok := c.clientForJob(pos[0])
+	if !ok {
+		return 1
+	}
+	evalID, _, err := client.Jobs().EvaluateWithOpts(jobID, api.EvalOptions{ForceReschedule: force}, nil)
+	if err != nil {
+		return c.fail("Error evaluating job: %v", err)
+	}
+	return c.finishEval(client, evalID, detach, evalID)
+}

@@ -1,0 +1,121 @@
+package nomad
+
+import (
+	"fmt"
+
+	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Evaluate creates an evaluation of a job as it stands (upstream's force evaluate);
+// evaluate-job (which submit-job implies) in the job's namespace is needed. Periodic and parameterized jobs have nothing to evaluate
+// themselves: their children do.
+func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegisterResponse) error {
+	if done, err := j.srv.forward("Job.Evaluate", args, reply); done {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityEvaluateJob) {
+		return structs.PermissionDenied("evaluate-job capability required in namespace %q", args.Namespace)
+	}
+	if args.JobID == "" {
+		return structs.BadRequest("missing job ID for evaluation")
+	}
+	if err := j.srv.checkLeader(); err != nil {
+		return err
+	}
+	job, err := j.srv.State().JobByID(nil, args.Namespace, args.JobID)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return structs.NotFound(structs.ErrJobNotFound)
+	}
+	if job.IsPeriodic() {
+		return structs.BadRequest("can't evaluate periodic job")
+	}
+	if job.IsParameterized() {
+		return structs.BadRequest("can't evaluate parameterized job")
+	}
+	eval, err := newEval(job, structs.EvalTriggerJobRegister, 0, now().UnixNano())
+	if err != nil {
+		return err
+	}
+	eval.JobModifyIndex = job.JobModifyIndex
+	index, err := j.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{
+		Evals: []*structs.Evaluation{eval}, WriteRequest: args.WriteRequest,
+	})
+	if err != nil {
+		return err
+	}
+	reply.EvalID = eval.ID
+	reply.EvalCreateIndex = index
+	reply.JobModifyIndex = job.JobModifyIndex
+	reply.Index = index
+	j.srv.setQueryMeta(&reply.QueryMeta)
+	return nil
+}
+
+// PeriodicForce launches a child of a periodic job now, as its schedule would: a batch of the
+// job's spec under the ID "<parent>/periodic-<unix seconds>", registered with its evaluation
+// in one Raft entry. dispatch-job in the job's namespace is needed, as upstream.
+func (j *Job) PeriodicForce(args *structs.JobPeriodicForceRequest, reply *structs.PeriodicForceResponse) error {
+	if done, err := j.srv.forward("Job.PeriodicForce", args, reply); done {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityDispatchJob) {
+		return structs.PermissionDenied("dispatch-job capability required in namespace %q", args.Namespace)
+	}
+	if err := j.srv.checkLeader(); err != nil {
+		return err
+	}
+	parent, err := j.srv.State().JobByID(nil, args.Namespace, args.JobID)
+	if err != nil {
+		return err
+	}
+	if parent == nil {
+		return structs.NotFound(structs.ErrJobNotFound)
+	}
+	if !parent.IsPeriodic() {
+		return structs.BadRequest("can't force launch non-periodic job")
+	}
+	t := now()
+	child := parent.Copy()
+	child.ID = fmt.Sprintf("%s/periodic-%d", parent.ID, t.Unix())
+	child.Name = child.ID
+	child.ParentID = parent.ID
+	child.Periodic = nil
+	child.Status, child.StatusDescription = "", ""
+	child.Stop, child.Stable, child.VersionTag = false, false, nil
+	child.Version, child.CreateIndex, child.ModifyIndex, child.JobModifyIndex = 0, 0, 0, 0
+	child.SubmitTime = t.UnixNano()
+	if actor != nil {
+		child.NomadTokenID = actor.AccessorID
+	}
+	eval, err := newEval(child, structs.EvalTriggerPeriodicJob, 0, t.UnixNano())
+	if err != nil {
+		return err
+	}
+	req := &structs.JobRegisterRequest{Job: child, Eval: eval, Actor: actor, WriteRequest: args.WriteRequest}
+	index, err := j.srv.raftApply(structs.JobRegisterRequestType, req)
+	if err != nil {
+		return err
+	}
+	reply.EvalID = eval.ID
+	reply.EvalCreateIndex = index
+	reply.Index = index
+	return nil
+}

@@ -1,0 +1,225 @@
+package nomad
+
+import (
+	"errors"
+
+	"github.com/hashicorp/go-multierror"
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/scheduler"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Plan answers what registering args.Job would do: the scheduler runs against one
+// point-in-time view of the state, as an evaluation of the registration would, and nothing is
+// written. plan-job (which submit-job implies) in the job's namespace is needed.
+func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse) error {
+	if done, err := j.srv.forward("Job.Plan", args, reply); done {
+		return err
+	}
+	if args.Job == nil {
+		return structs.BadRequest("Job must be specified")
+	}
+	args.Job.Canonicalize()
+	ns := args.Job.Namespace
+	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityPlanJob) {
+		return structs.PermissionDenied("plan-job capability required in namespace %q", ns)
+	}
+	if err := args.Job.Validate(); err != nil {
+		return structs.BadRequest("%s", err.Error())
+	}
+	if err := args.Job.CheckMaxCount(j.srv.jobMaxCount()); err != nil {
+		return err
+	}
+	if err := j.srv.checkLeader(); err != nil {
+		return err
+	}
+	store := j.srv.State().PointInTime()
+	if namespace, err := store.NamespaceByName(nil, ns); err != nil {
+		return err
+	} else if namespace == nil {
+		return structs.BadRequest("namespace %q does not exist", ns)
+	}
+	existing, err := store.JobByID(nil, ns, args.Job.ID)
+	if err != nil {
+		return err
+	}
+	if existing != nil && existing.Type != args.Job.Type {
+		return structs.BadRequest("cannot update job from type %q to %q", existing.Type, args.Job.Type)
+	}
+
+	// The job as the registration would store it: an unchanged spec keeps its version (its
+	// allocations are left alone), a changed one is the next version.
+	job := args.Job.Copy()
+	job.Version, job.JobModifyIndex = 0, store.LatestIndex()+1
+	if existing != nil {
+		reply.JobModifyIndex = existing.JobModifyIndex
+		job.CreateIndex = existing.CreateIndex
+		if !state.SpecChanged(existing, job) {
+			job.Version, job.JobModifyIndex = existing.Version, existing.JobModifyIndex
+		} else {
+			job.Version = existing.Version + 1
+		}
+	}
+	if args.Diff {
+		if reply.Diff, err = existing.Diff(job, true); err != nil {
+			return err
+		}
+	}
+	reply.Annotations = &api.PlanAnnotations{DesiredTGUpdates: map[string]*api.DesiredUpdates{}}
+	reply.Index = store.LatestIndex()
+	if job.IsPeriodic() || job.IsParameterized() {
+		// Such a job is not placed itself; its children are.
+		return nil
+	}
+	in, err := j.srv.schedulerInput(store, job, ns, job.ID, 0)
+	if err != nil {
+		return err
+	}
+	plan, err := computePlan(in)
+	if err != nil {
+		return err
+	}
+	reply.Annotations.DesiredTGUpdates = desiredUpdates(job, in.Allocs, plan)
+	if reply.Diff != nil {
+		for _, tg := range reply.Diff.TaskGroups {
+			tg.Updates = updateCounts(reply.Annotations.DesiredTGUpdates[tg.Name])
+		}
+	}
+	if len(plan.Failed) > 0 {
+		reply.FailedTGAllocs = plan.Failed
+	}
+	queued := 0
+	for _, q := range plan.Queued {
+		queued += q
+	}
+	if queued > 0 {
+		// The registration's evaluation would leave a blocked one to place the rest.
+		blocked, err := newEval(job, structs.EvalTriggerQueuedAllocs, 0, now().UnixNano())
+		if err != nil {
+			return err
+		}
+		blocked.Status = structs.EvalStatusBlocked
+		blocked.StatusDescription = "created to place remaining allocations"
+		blocked.JobModifyIndex = job.JobModifyIndex
+		reply.CreatedEvals = []*structs.Evaluation{blocked}
+	}
+	return nil
+}
+
+// desiredUpdates counts, per group of job, what plan does to its allocations: a stop of an
+// allocation replaced by a new version together with its placement is one destructive update.
+func desiredUpdates(job *structs.Job, allocs []*structs.Allocation, plan *scheduler.Plan) map[string]*api.DesiredUpdates {
+	out := map[string]*api.DesiredUpdates{}
+	for _, tg := range job.TaskGroups {
+		if tg != nil && tg.Name != nil {
+			out[*tg.Name] = &api.DesiredUpdates{}
+		}
+	}
+	group := func(name string) *api.DesiredUpdates {
+		if out[name] == nil {
+			out[name] = &api.DesiredUpdates{}
+		}
+		return out[name]
+	}
+	touched := map[string]bool{}
+	replaced := map[string]int{}
+	for _, s := range plan.Stop {
+		touched[s.Alloc.ID] = true
+		u := group(s.Alloc.TaskGroup)
+		switch s.Reason {
+		case scheduler.ReasonReplaced:
+			u.DestructiveUpdate++
+			replaced[s.Alloc.TaskGroup]++
+		case scheduler.ReasonMigrating:
+			u.Migrate++
+			replaced[s.Alloc.TaskGroup]++
+		default:
+			u.Stop++
+		}
+	}
+	for _, a := range plan.Update {
+		touched[a.ID] = true
+		group(a.TaskGroup).InPlaceUpdate++
+	}
+	for _, a := range plan.Place {
+		if replaced[a.TaskGroup] > 0 {
+			replaced[a.TaskGroup]--
+			continue
+		}
+		group(a.TaskGroup).Place++
+	}
+	for _, a := range allocs {
+		if touched[a.ID] || a.DesiredStatus != structs.AllocDesiredStatusRun || a.ClientTerminalStatus() {
+			continue
+		}
+		if out[a.TaskGroup] != nil {
+			out[a.TaskGroup].Ignore++
+		}
+	}
+	return out
+}
+
+// updateCounts is a group's DesiredUpdates as the Updates of its diff, nonzero counts only.
+func updateCounts(u *api.DesiredUpdates) map[string]uint64 {
+	if u == nil {
+		return nil
+	}
+	out := map[string]uint64{}
+	for key, n := range map[string]uint64{
+		structs.UpdateTypeIgnore: u.Ignore, structs.UpdateTypeCreate: u.Place, structs.UpdateTypeDestroy: u.Stop,
+		structs.UpdateTypeMigrate: u.Migrate, structs.UpdateTypeInplaceUpdate: u.InPlaceUpdate,
+		structs.UpdateTypeDestructiveUpdate: u.DestructiveUpdate,
+	} {
+		if n > 0 {
+			out[key] = n
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// Validate reports whether args.Job would be accepted by a registration: every problem found,
+// not an error. read-job in the job's namespace is needed, as upstream.
+func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValidateResponse) error {
+	if args.Job == nil {
+		return structs.BadRequest("Job must be specified")
+	}
+	args.Job.Canonicalize()
+	ns := args.Job.Namespace
+	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob) {
+		return structs.PermissionDenied("read-job capability required in namespace %q", ns)
+	}
+	reply.DriverConfigValidated = false
+	reply.ValidationErrors = []string{}
+	var errs error = args.Job.Validate()
+	if err := args.Job.CheckMaxCount(j.srv.jobMaxCount()); err != nil {
+		errs = multierror.Append(errs, err)
+	}
+	if errs == nil {
+		return nil
+	}
+	var multi *multierror.Error
+	if errors.As(errs, &multi) {
+		for _, e := range multi.Errors {
+			if e != nil {
+				reply.ValidationErrors = append(reply.ValidationErrors, e.Error())
+			}
+		}
+	} else {
+		reply.ValidationErrors = append(reply.ValidationErrors, errs.Error())
+	}
+	reply.Error = errs.Error()
+	return nil
+}
