@@ -366,4 +366,3 @@ func allocsBy(txn *memdb.Txn, ws memdb.WatchSet, what, index string, args ...any
 	})
 	return out, nil
 }
-
