@@ -44,6 +44,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerNodeCommands()
 	f.registerAllocCommands()
 	f.registerKeyringCommands()
+	f.registerVariableCommands()
 	return f, nil
 }
 

@@ -48,6 +48,10 @@ type Server struct {
 	broker   *stream.EventBroker
 	aclCache *aclCache
 
+	// varCiphers holds the variables AEAD of each root key (variables_encrypter.go).
+	varCiphers variableCiphers
+	varLocks   *variableLocks
+
 	heartbeats *heartbeats
 	localNodes *localNodeSecrets
 
@@ -81,6 +85,7 @@ type Endpoints struct {
 	Node        *Node
 	Alloc       *Alloc
 	Keyring     *Keyring
+	Variables   *Variables
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -122,6 +127,7 @@ func NewServer(config *Config) (*Server, error) {
 		s.logger.Warn(w)
 	}
 	s.aclCache = newACLCache()
+	s.varLocks = newVariableLocks()
 	s.leaderReady.Store(newNotReady())
 	s.heartbeats = newHeartbeats()
 	s.localNodes = &localNodeSecrets{}
@@ -145,12 +151,13 @@ func NewServer(config *Config) (*Server, error) {
 		Node:        &Node{srv: s},
 		Alloc:       &Alloc{srv: s},
 		Keyring:     &Keyring{srv: s},
+		Variables:   &Variables{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
 		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
-		"Keyring": s.Endpoints.Keyring,
+		"Keyring": s.Endpoints.Keyring, "Variables": s.Endpoints.Variables,
 	})
 	s.cluster = newClusterJoin(s)
 	if err := s.setupRaft(); err != nil {
@@ -382,23 +389,29 @@ const raftApplyTimeout = 30 * time.Second
 // raftApply writes one entry and waits for it to be applied. A domain error returned by the FSM
 // handler is returned as the error.
 func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
+	_, index, err := s.raftApplyResponse(t, msg)
+	return index, err
+}
+
+// raftApplyResponse is raftApply for handlers that answer with a value (a variable write
+// returns the row it wrote): the handler's non-error response comes back as well.
+func (s *Server) raftApplyResponse(t structs.MessageType, msg any) (any, uint64, error) {
 	buf, err := s.encodeEntry(t, msg)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	future := s.raft.Apply(buf, raftApplyTimeout)
 	if err := future.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-			return 0, structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
+			return nil, 0, structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
 		}
-		return 0, err
+		return nil, 0, err
 	}
-	if resp := future.Response(); resp != nil {
-		if err, ok := resp.(error); ok {
-			return future.Index(), err
-		}
+	resp := future.Response()
+	if err, ok := resp.(error); ok {
+		return nil, future.Index(), err
 	}
-	return future.Index(), nil
+	return resp, future.Index(), nil
 }
 
 // encodeEntry encodes msg and checks the entry the way every FSM will: an entry they cannot

@@ -25,6 +25,7 @@ var eventConverters = map[string]eventConverter{
 	tableAllocs:       allocEvents,
 	tableNodes:        nodeEvents,
 	tableRootKeys:     nil, // rows hold private key material: never published
+	tableVariables:    variableEvents,
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction
@@ -41,7 +42,9 @@ func EventsFromChanges(txn *Txn, changes memdb.Changes) *structs.Events {
 			continue
 		}
 		for _, e := range conv(txn, change) {
-			e.Type = eventType
+			if e.Type == "" {
+				e.Type = eventType
+			}
 			e.Index = txn.Index
 			events = append(events, e)
 		}
@@ -139,4 +142,17 @@ func rowOf[T any](change memdb.Change) T {
 		return change.Before.(T)
 	}
 	return change.After.(T)
+}
+
+// variableEvents publishes a variable's metadata only: its items never leave the servers in
+// an event, not even encrypted.
+func variableEvents(_ *Txn, change memdb.Change) []structs.Event {
+	v := rowOf[*structs.VariableEncrypted](change)
+	meta := v.VariableMetadata.Copy()
+	e := structs.Event{Topic: structs.TopicVariables, Key: v.Path, Namespace: v.Namespace,
+		Payload: &structs.VariableEvent{Variable: &meta}}
+	if change.Deleted() {
+		e.Type = structs.TypeVariableDeleted
+	}
+	return []structs.Event{e}
 }

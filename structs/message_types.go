@@ -27,6 +27,7 @@ const (
 	ApplyPlanResultsRequestType     MessageType = 18
 	AllocClientUpdateRequestType    MessageType = 19
 	KeyringUpsertRootKeyRequestType MessageType = 20
+	VarApplyStateRequestType        MessageType = 21
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -68,6 +69,8 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	AllocClientUpdateRequestType:  {Name: "AllocClientUpdate", EventType: "AllocationUpdated", New: newRequest[AllocUpdateRequest]},
 	// No events: a root key holds private key material (see structs/keyring.go).
 	KeyringUpsertRootKeyRequestType: {Name: "KeyringUpsertRootKey", New: newRequest[KeyringUpsertRootKeyRequest]},
+	// A delete publishes VariableDeleted: the converter names it (state/variables_events.go).
+	VarApplyStateRequestType: {Name: "VarApplyState", EventType: "VariableUpserted", New: newRequest[VarApplyStateRequest]},
 }
 
 func (t MessageType) String() string {

@@ -89,6 +89,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerFSRoutes(mux)
 	s.registerMetricsRoutes(mux)
 	s.registerKeyringRoutes(mux)
+	s.registerVariableRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}
