@@ -42,6 +42,12 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"namespace status": func() (cli.Command, error) { return &NamespaceStatusCommand{Meta: meta()}, nil },
 		"namespace delete": func() (cli.Command, error) { return &NamespaceDeleteCommand{Meta: meta()}, nil },
 
+		"var":       group("Interact with variables", varHelp),
+		"var put":   func() (cli.Command, error) { return &VarPutCommand{Meta: meta()}, nil },
+		"var get":   func() (cli.Command, error) { return &VarGetCommand{Meta: meta()}, nil },
+		"var list":  func() (cli.Command, error) { return &VarListCommand{Meta: meta()}, nil },
+		"var purge": func() (cli.Command, error) { return &VarPurgeCommand{Meta: meta()}, nil },
+
 		"acl":               group("Interact with ACL policies, tokens and roles", aclHelp),
 		"acl bootstrap":     func() (cli.Command, error) { return &ACLBootstrapCommand{Meta: meta()}, nil },
 		"acl policy":        group("Interact with ACL policies", aclPolicyHelp),
