@@ -1,8 +1,8 @@
 package nomad
 
 import (
-	"github.com/hashicorp/go-uuid"
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
