@@ -45,6 +45,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerAllocCommands()
 	f.registerKeyringCommands()
 	f.registerVariableCommands()
+	f.registerNodePoolCommands()
 	return f, nil
 }
 

@@ -86,6 +86,7 @@ type Endpoints struct {
 	Alloc       *Alloc
 	Keyring     *Keyring
 	Variables   *Variables
+	NodePool    *NodePool
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -152,12 +153,14 @@ func NewServer(config *Config) (*Server, error) {
 		Alloc:       &Alloc{srv: s},
 		Keyring:     &Keyring{srv: s},
 		Variables:   &Variables{srv: s},
+		NodePool:    &NodePool{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
 		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
 		"Keyring": s.Endpoints.Keyring, "Variables": s.Endpoints.Variables,
+		"NodePool": s.Endpoints.NodePool,
 	})
 	s.cluster = newClusterJoin(s)
 	if err := s.setupRaft(); err != nil {

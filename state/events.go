@@ -26,6 +26,7 @@ var eventConverters = map[string]eventConverter{
 	tableNodes:        nodeEvents,
 	tableRootKeys:     nil, // rows hold private key material: never published
 	tableVariables:    variableEvents,
+	tableNodePools:    nodePoolEvents,
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction
@@ -155,4 +156,9 @@ func variableEvents(_ *Txn, change memdb.Change) []structs.Event {
 		e.Type = structs.TypeVariableDeleted
 	}
 	return []structs.Event{e}
+}
+
+func nodePoolEvents(_ *Txn, change memdb.Change) []structs.Event {
+	p := rowOf[*structs.NodePool](change)
+	return []structs.Event{{Topic: structs.TopicNodePool, Key: p.Name, Payload: &structs.NodePoolEvent{NodePool: p}}}
 }

@@ -28,6 +28,8 @@ const (
 	AllocClientUpdateRequestType    MessageType = 19
 	KeyringUpsertRootKeyRequestType MessageType = 20
 	VarApplyStateRequestType        MessageType = 21
+	NodePoolUpsertRequestType       MessageType = 22
+	NodePoolDeleteRequestType       MessageType = 23
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -70,7 +72,9 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	// No events: a root key holds private key material (see structs/keyring.go).
 	KeyringUpsertRootKeyRequestType: {Name: "KeyringUpsertRootKey", New: newRequest[KeyringUpsertRootKeyRequest]},
 	// A delete publishes VariableDeleted: the converter names it (state/variables_events.go).
-	VarApplyStateRequestType: {Name: "VarApplyState", EventType: "VariableUpserted", New: newRequest[VarApplyStateRequest]},
+	VarApplyStateRequestType:  {Name: "VarApplyState", EventType: "VariableUpserted", New: newRequest[VarApplyStateRequest]},
+	NodePoolUpsertRequestType: {Name: "NodePoolUpsert", EventType: "NodePoolUpserted", New: newRequest[NodePoolUpsertRequest]},
+	NodePoolDeleteRequestType: {Name: "NodePoolDelete", EventType: "NodePoolDeleted", New: newRequest[NodePoolDeleteRequest]},
 }
 
 func (t MessageType) String() string {

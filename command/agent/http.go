@@ -90,6 +90,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerMetricsRoutes(mux)
 	s.registerKeyringRoutes(mux)
 	s.registerVariableRoutes(mux)
+	s.registerNodePoolRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}

@@ -9,7 +9,19 @@ import (
 func (s *HTTPServer) registerNodeRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/nodes", methods{"GET": s.nodeList})
 	s.handle(mux, "/v1/node/{id}", methods{"GET": s.nodeRead})
-	s.handle(mux, "/v1/node/{id}/allocations", methods{"GET": s.nodeAllocations})
+	// One wildcard for the node's sub-resources, not /v1/node/{id}/allocations: that pattern
+	// and /v1/node/pool/{name} would both match /v1/node/pool/allocations with neither more
+	// specific, which ServeMux refuses. /v1/node/pool/{name} is more specific than this one,
+	// so pool paths reach the pool handlers (TestRoutes_ReachTheirHandlers).
+	s.handle(mux, "/v1/node/{id}/{sub}", methods{"GET": s.nodeSubresource})
+}
+
+// nodeSubresource serves GET /v1/node/:id/allocations; any other sub-path is unknown.
+func (s *HTTPServer) nodeSubresource(w http.ResponseWriter, r *http.Request) (any, error) {
+	if r.PathValue("sub") != "allocations" {
+		return nil, structs.NewErrCode(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
+	}
+	return s.nodeAllocations(w, r)
 }
 
 // nodeList lists nodes; ?os=true adds their attributes, as upstream.
