@@ -42,6 +42,13 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"namespace status": func() (cli.Command, error) { return &NamespaceStatusCommand{Meta: meta()}, nil },
 		"namespace delete": func() (cli.Command, error) { return &NamespaceDeleteCommand{Meta: meta()}, nil },
 
+		"node":             group("Interact with nodes", nodeHelp),
+		"node pool":        group("Interact with node pools", nodePoolHelp),
+		"node pool apply":  func() (cli.Command, error) { return &NodePoolApplyCommand{Meta: meta()}, nil },
+		"node pool list":   func() (cli.Command, error) { return &NodePoolListCommand{Meta: meta()}, nil },
+		"node pool info":   func() (cli.Command, error) { return &NodePoolInfoCommand{Meta: meta()}, nil },
+		"node pool delete": func() (cli.Command, error) { return &NodePoolDeleteCommand{Meta: meta()}, nil },
+
 		"var":       group("Interact with variables", varHelp),
 		"var put":   func() (cli.Command, error) { return &VarPutCommand{Meta: meta()}, nil },
 		"var get":   func() (cli.Command, error) { return &VarGetCommand{Meta: meta()}, nil },
