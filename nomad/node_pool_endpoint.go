@@ -123,7 +123,9 @@ func (n *NodePool) List(args *structs.NodePoolListRequest, reply *structs.NodePo
 		}
 		reply.NodePools, reply.NextToken, err = paginator.Page(all, args.QueryOptions,
 			paginator.Order[*structs.NodePool]{Key: func(p *structs.NodePool) paginator.Key { return paginator.ByID(p.Name) }},
-			func(p *structs.NodePool) bool { return aclObj.AllowNodePoolOperation(p.Name, acl.NodePoolCapabilityRead) },
+			func(p *structs.NodePool) bool {
+				return aclObj.AllowNodePoolOperation(p.Name, acl.NodePoolCapabilityRead)
+			},
 			func(p *structs.NodePool) (*structs.NodePool, error) { return p, nil })
 		if err != nil {
 			return 0, err
