@@ -87,6 +87,7 @@ type Endpoints struct {
 	Keyring     *Keyring
 	Variables   *Variables
 	NodePool    *NodePool
+	Search      *Search
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -154,13 +155,14 @@ func NewServer(config *Config) (*Server, error) {
 		Keyring:     &Keyring{srv: s},
 		Variables:   &Variables{srv: s},
 		NodePool:    &NodePool{srv: s},
+		Search:      &Search{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
 		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
 		"Keyring": s.Endpoints.Keyring, "Variables": s.Endpoints.Variables,
-		"NodePool": s.Endpoints.NodePool,
+		"NodePool": s.Endpoints.NodePool, "Search": s.Endpoints.Search,
 	})
 	s.cluster = newClusterJoin(s)
 	if err := s.setupRaft(); err != nil {

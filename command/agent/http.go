@@ -91,6 +91,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerKeyringRoutes(mux)
 	s.registerVariableRoutes(mux)
 	s.registerNodePoolRoutes(mux)
+	s.registerSearchRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}
