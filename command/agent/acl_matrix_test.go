@@ -350,7 +350,7 @@ func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
 		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints(),
-		matrixVariableEndpoints(), matrixNodePoolEndpoints())
+		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }
