@@ -88,6 +88,9 @@ func (j *Job) register(args *structs.JobRegisterRequest, actor *structs.Actor, r
 	if actor != nil {
 		args.Job.NomadTokenID = actor.AccessorID
 	}
+	if err := j.srv.assignScalingPolicyIDs(args.Job); err != nil {
+		return err
+	}
 	t := now()
 	args.Job.SubmitTime = t.UnixNano()
 	args.Actor = actor

@@ -254,6 +254,16 @@ func (s *Search) candidates(store *state.StateStore, aclObj *acl.ACL, namespace 
 				out = append(out, searchCandidate{id: ns.Name, name: ns.Name})
 			}
 		}
+	case structs.SearchScalingPolicies:
+		policies, err := store.ScalingPolicies(nil, namespace, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range policies {
+			if readJob(p.Namespace) {
+				out = append(out, searchCandidate{namespace: p.Namespace, id: p.ID, name: p.ID, scope: []string{p.Namespace, p.JobID}})
+			}
+		}
 	case structs.SearchVariables:
 		vars, err := store.Variables(nil, namespace, "")
 		if err != nil {
@@ -265,7 +275,7 @@ func (s *Search) candidates(store *state.StateStore, aclObj *acl.ACL, namespace 
 			}
 		}
 	}
-	// Deployments, scaling policies, plugins, volumes and host volumes: none exist here yet.
+	// Deployments, plugins, volumes and host volumes: none exist here yet.
 	return out, nil
 }
 

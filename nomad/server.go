@@ -88,6 +88,7 @@ type Endpoints struct {
 	Variables   *Variables
 	NodePool    *NodePool
 	Search      *Search
+	Scaling     *Scaling
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -156,6 +157,7 @@ func NewServer(config *Config) (*Server, error) {
 		Variables:   &Variables{srv: s},
 		NodePool:    &NodePool{srv: s},
 		Search:      &Search{srv: s},
+		Scaling:     &Scaling{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
@@ -163,6 +165,7 @@ func NewServer(config *Config) (*Server, error) {
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
 		"Keyring": s.Endpoints.Keyring, "Variables": s.Endpoints.Variables,
 		"NodePool": s.Endpoints.NodePool, "Search": s.Endpoints.Search,
+		"Scaling": s.Endpoints.Scaling,
 	})
 	s.cluster = newClusterJoin(s)
 	if err := s.setupRaft(); err != nil {

@@ -27,6 +27,8 @@ var eventConverters = map[string]eventConverter{
 	tableRootKeys:     nil, // rows hold private key material: never published
 	tableVariables:    variableEvents,
 	tableNodePools:    nodePoolEvents,
+	// Derived from a job's scaling blocks in the job's own write: the job event carries them.
+	tableScalingPolicies: nil,
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"github.com/hashicorp/nomad/api"
 	"sort"
 	"testing"
 
@@ -50,6 +51,16 @@ func snapshotFixture(t *testing.T) *StateStore {
 		return s.UpsertRootKeyTxn(txn, &structs.RootKey{KeyID: "key-1", Algorithm: structs.RootKeyAlgorithm,
 			State: structs.RootKeyStateActive, PublicKey: []byte("pub"), PrivateKey: []byte("priv")})
 	})
+	mustApply(t, s, structs.VarApplyStateRequestType, 37, nil, func(txn *Txn) error {
+		_, err := s.ApplyVariableTxn(txn, structs.VarOpSet, encVar("app/db", 0, "sealed"))
+		return err
+	})
+	mustApply(t, s, structs.NodePoolUpsertRequestType, 38, nil, func(txn *Txn) error {
+		return s.UpsertNodePoolsTxn(txn, []*structs.NodePool{{Name: "gpu", Meta: map[string]string{"a": "b"}}})
+	})
+	scaled := mockJob("scaled")
+	scaled.TaskGroups[0].Scaling = &api.ScalingPolicy{ID: "policy-1", Max: ptrOf(int64(5)), Policy: map[string]any{"cooldown": "1m"}}
+	upsertJob(t, s, 39, scaled)
 	return s
 }
 

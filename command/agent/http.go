@@ -92,6 +92,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerVariableRoutes(mux)
 	s.registerNodePoolRoutes(mux)
 	s.registerSearchRoutes(mux)
+	s.registerScalingRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}
