@@ -350,7 +350,8 @@ func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
 		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints(),
-		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints())
+		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
+		matrixScalingEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

@@ -15,3 +15,14 @@ func matrixSearchEndpoints() []matrixEndpoint {
 }
 
 func TestACLMatrix_Search(t *testing.T) { runACLMatrix(t, matrixSearchEndpoints(), matrixRows) }
+
+// Scaling policies are read with list-scaling-policies / read-scaling-policy, which every
+// disposition that includes read-job grants; an unknown policy is a 404 for those allowed.
+func matrixScalingEndpoints() []matrixEndpoint {
+	return []matrixEndpoint{
+		{name: "scaling policies list", method: "GET", path: "/v1/scaling/policies", allow: allowReadJob},
+		{name: "scaling policy read", method: "GET", path: "/v1/scaling/policy/no-such-policy", allow: allowReadJob, okStatus: 404},
+	}
+}
+
+func TestACLMatrix_Scaling(t *testing.T) { runACLMatrix(t, matrixScalingEndpoints(), matrixRows) }
