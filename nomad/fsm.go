@@ -46,6 +46,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerKeyringCommands()
 	f.registerVariableCommands()
 	f.registerNodePoolCommands()
+	f.registerSchedulerConfigCommands()
 	return f, nil
 }
 

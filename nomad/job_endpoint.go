@@ -38,6 +38,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		!aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityRegisterJob) {
 		return structs.PermissionDenied("submit-job capability required in namespace %q", ns)
 	}
+	if err := j.srv.registrationRejected(aclObj); err != nil {
+		return err
+	}
 	return j.register(args, actor, reply)
 }
 
@@ -452,6 +455,9 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityScaleJob) &&
 		!aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) {
 		return structs.PermissionDenied("scale-job or submit-job capability required in namespace %q", args.Namespace)
+	}
+	if err := j.srv.registrationRejected(aclObj); err != nil {
+		return err
 	}
 	group := args.Target["Group"]
 	if group == "" {

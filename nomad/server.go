@@ -89,6 +89,7 @@ type Endpoints struct {
 	NodePool    *NodePool
 	Search      *Search
 	Scaling     *Scaling
+	Operator    *Operator
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -158,6 +159,7 @@ func NewServer(config *Config) (*Server, error) {
 		NodePool:    &NodePool{srv: s},
 		Search:      &Search{srv: s},
 		Scaling:     &Scaling{srv: s},
+		Operator:    &Operator{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
@@ -165,7 +167,7 @@ func NewServer(config *Config) (*Server, error) {
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
 		"Keyring": s.Endpoints.Keyring, "Variables": s.Endpoints.Variables,
 		"NodePool": s.Endpoints.NodePool, "Search": s.Endpoints.Search,
-		"Scaling": s.Endpoints.Scaling,
+		"Scaling": s.Endpoints.Scaling, "Operator": s.Endpoints.Operator,
 	})
 	s.cluster = newClusterJoin(s)
 	if err := s.setupRaft(); err != nil {

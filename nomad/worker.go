@@ -156,7 +156,7 @@ func (w *worker) process(eval *structs.Evaluation) error {
 		}
 	}
 	plan, err := computePlan(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
-		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.config.SchedulerAlgorithm})
+		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.schedulerAlgorithm(job.NodePool)})
 	if err != nil {
 		// Retrying would fail the same way on the same state: fail this evaluation only, and
 		// let the worker go on with the others.

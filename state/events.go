@@ -29,6 +29,7 @@ var eventConverters = map[string]eventConverter{
 	tableNodePools:    nodePoolEvents,
 	// Derived from a job's scaling blocks in the job's own write: the job event carries them.
 	tableScalingPolicies: nil,
+	tableSchedulerConfig: nil, // settings, read from their endpoint (as upstream: no events)
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction

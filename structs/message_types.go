@@ -30,6 +30,7 @@ const (
 	VarApplyStateRequestType        MessageType = 21
 	NodePoolUpsertRequestType       MessageType = 22
 	NodePoolDeleteRequestType       MessageType = 23
+	SchedulerConfigRequestType      MessageType = 24
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -75,6 +76,8 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	VarApplyStateRequestType:  {Name: "VarApplyState", EventType: "VariableUpserted", New: newRequest[VarApplyStateRequest]},
 	NodePoolUpsertRequestType: {Name: "NodePoolUpsert", EventType: "NodePoolUpserted", New: newRequest[NodePoolUpsertRequest]},
 	NodePoolDeleteRequestType: {Name: "NodePoolDelete", EventType: "NodePoolDeleted", New: newRequest[NodePoolDeleteRequest]},
+	// No events, as upstream: the configuration is read from its endpoint.
+	SchedulerConfigRequestType: {Name: "SchedulerConfig", New: newRequest[SchedulerSetConfigRequest]},
 }
 
 func (t MessageType) String() string {

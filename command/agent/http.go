@@ -93,6 +93,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerNodePoolRoutes(mux)
 	s.registerSearchRoutes(mux)
 	s.registerScalingRoutes(mux)
+	s.registerOperatorRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}
