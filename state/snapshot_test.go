@@ -61,6 +61,10 @@ func snapshotFixture(t *testing.T) *StateStore {
 	scaled := mockJob("scaled")
 	scaled.TaskGroups[0].Scaling = &api.ScalingPolicy{ID: "policy-1", Max: ptrOf(int64(5)), Policy: map[string]any{"cooldown": "1m"}}
 	upsertJob(t, s, 39, scaled)
+	mustApply(t, s, structs.SchedulerConfigRequestType, 40, nil, func(txn *Txn) error {
+		_, err := s.SetSchedulerConfigTxn(txn, &structs.SchedulerConfiguration{SchedulerAlgorithm: "spread"}, false)
+		return err
+	})
 	return s
 }
 
