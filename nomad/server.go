@@ -90,6 +90,7 @@ type Endpoints struct {
 	Search      *Search
 	Scaling     *Scaling
 	Operator    *Operator
+	Volume      *Volume
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -160,6 +161,7 @@ func NewServer(config *Config) (*Server, error) {
 		Search:      &Search{srv: s},
 		Scaling:     &Scaling{srv: s},
 		Operator:    &Operator{srv: s},
+		Volume:      &Volume{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,

@@ -351,7 +351,7 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
 		matrixAllocAndNodeEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints(),
 		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
-		matrixScalingEndpoints(), matrixOperatorEndpoints())
+		matrixScalingEndpoints(), matrixOperatorEndpoints(), matrixVolumeEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

@@ -94,6 +94,8 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerSearchRoutes(mux)
 	s.registerScalingRoutes(mux)
 	s.registerOperatorRoutes(mux)
+	s.registerVolumeRoutes(mux)
+	s.registerEnterpriseRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}
