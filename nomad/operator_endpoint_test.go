@@ -55,7 +55,7 @@ func TestOperator_SchedulerConfiguration(t *testing.T) {
 	t.Run("a pool's own algorithm wins", func(t *testing.T) {
 		var gr structs.GenericResponse
 		must.NoError(t, srv.Endpoints.NodePool.UpsertNodePools(&structs.NodePoolUpsertRequest{
-			NodePools: []*structs.NodePool{{Name: "wide", SchedulerConfiguration: &structs.NodePoolSchedulerConfiguration{SchedulerAlgorithm: "spread"}}},
+			NodePools:    []*structs.NodePool{{Name: "wide", SchedulerConfiguration: &structs.NodePoolSchedulerConfiguration{SchedulerAlgorithm: "spread"}}},
 			WriteRequest: structs.WriteRequest{AuthToken: mgmt}}, &gr))
 		must.Eq(t, "spread", srv.schedulerAlgorithm("wide"))
 		must.Eq(t, "binpack", srv.schedulerAlgorithm("default"))
