@@ -89,21 +89,27 @@ func (s *Server) defaultSchedulerConfig() *structs.SchedulerConfiguration {
 
 // schedulerConfig is the configuration in force: the stored one, else the default.
 func (s *Server) schedulerConfig() *structs.SchedulerConfiguration {
-	config, err := s.State().SchedulerConfig(nil)
+	return s.schedulerConfigIn(s.State())
+}
+
+// schedulerConfigIn is schedulerConfig as store (a point-in-time view, say) holds it.
+func (s *Server) schedulerConfigIn(store *state.StateStore) *structs.SchedulerConfiguration {
+	config, err := store.SchedulerConfig(nil)
 	if err != nil || config == nil {
 		return s.defaultSchedulerConfig()
 	}
 	return config
 }
 
-// schedulerAlgorithm is how the scheduler ranks nodes for a job of pool: the pool's own
-// scheduler_algorithm when it sets one, else the cluster's configuration.
-func (s *Server) schedulerAlgorithm(pool string) string {
-	if p, err := s.State().NodePoolByName(nil, pool); err == nil && p != nil &&
+// schedulerAlgorithm is how the scheduler ranks nodes for a job of pool, as store (the
+// evaluation's point-in-time view) holds it: the pool's own scheduler_algorithm when it
+// sets one, else the cluster's configuration.
+func (s *Server) schedulerAlgorithm(store *state.StateStore, pool string) string {
+	if p, err := store.NodePoolByName(nil, pool); err == nil && p != nil &&
 		p.SchedulerConfiguration != nil && p.SchedulerConfiguration.SchedulerAlgorithm != "" {
 		return p.SchedulerConfiguration.SchedulerAlgorithm
 	}
-	return s.schedulerConfig().SchedulerAlgorithm
+	return s.schedulerConfigIn(store).SchedulerAlgorithm
 }
 
 // registrationRejected refuses job registration and scaling to every token but a management

@@ -28,7 +28,7 @@ func TestOperator_SchedulerConfiguration(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, "spread", c.SchedulerAlgorithm)
 	must.Zero(t, c.ModifyIndex)
-	must.Eq(t, "spread", srv.schedulerAlgorithm("default"))
+	must.Eq(t, "spread", srv.schedulerAlgorithm(srv.State(), "default"))
 
 	reader := clientToken(t, srv, mgmt, "op-read", `operator { policy = "read" }`).SecretID
 	_, err = get(reader)
@@ -46,7 +46,7 @@ func TestOperator_SchedulerConfiguration(t *testing.T) {
 	c, err = get(mgmt)
 	must.NoError(t, err)
 	must.Eq(t, "binpack", c.SchedulerAlgorithm)
-	must.Eq(t, "binpack", srv.schedulerAlgorithm("default"))
+	must.Eq(t, "binpack", srv.schedulerAlgorithm(srv.State(), "default"))
 
 	out, err = set(mgmt, structs.SchedulerConfiguration{SchedulerAlgorithm: "spread", ModifyIndex: c.ModifyIndex - 1}, true)
 	must.NoError(t, err)
@@ -57,8 +57,8 @@ func TestOperator_SchedulerConfiguration(t *testing.T) {
 		must.NoError(t, srv.Endpoints.NodePool.UpsertNodePools(&structs.NodePoolUpsertRequest{
 			NodePools:    []*structs.NodePool{{Name: "wide", SchedulerConfiguration: &structs.NodePoolSchedulerConfiguration{SchedulerAlgorithm: "spread"}}},
 			WriteRequest: structs.WriteRequest{AuthToken: mgmt}}, &gr))
-		must.Eq(t, "spread", srv.schedulerAlgorithm("wide"))
-		must.Eq(t, "binpack", srv.schedulerAlgorithm("default"))
+		must.Eq(t, "spread", srv.schedulerAlgorithm(srv.State(), "wide"))
+		must.Eq(t, "binpack", srv.schedulerAlgorithm(srv.State(), "default"))
 	})
 
 	t.Run("reject job registration", func(t *testing.T) {

@@ -155,8 +155,13 @@ func (w *worker) process(eval *structs.Evaluation) error {
 			}
 		}
 	}
+	// A purged job (nil) only has allocations to stop: no pool to take an algorithm from.
+	pool := ""
+	if job != nil {
+		pool = job.NodePool
+	}
 	plan, err := computePlan(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
-		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.schedulerAlgorithm(job.NodePool)})
+		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.schedulerAlgorithm(store, pool)})
 	if err != nil {
 		// Retrying would fail the same way on the same state: fail this evaluation only, and
 		// let the worker go on with the others.
