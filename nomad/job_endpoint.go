@@ -66,6 +66,11 @@ func (j *Job) register(args *structs.JobRegisterRequest, actor *structs.Actor, r
 	if namespace == nil {
 		return structs.BadRequest("namespace %q does not exist", ns)
 	}
+	if pool, err := store.NodePoolByName(nil, args.Job.NodePool); err != nil {
+		return err
+	} else if pool == nil {
+		return structs.BadRequest("job %q is in nonexistent node pool %q", args.Job.ID, args.Job.NodePool)
+	}
 	existing, err := store.JobByID(nil, ns, args.Job.ID)
 	if err != nil {
 		return err

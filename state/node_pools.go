@@ -43,6 +43,22 @@ func (s *StateStore) UpsertNodePoolsTxn(txn *Txn, pools []*structs.NodePool) err
 	return txn.bumpIndex(tableNodePools)
 }
 
+// ensureNodePoolTxn creates the pool a registering node names when it does not exist yet,
+// as upstream does, so a client configured with a new pool needs no prior API call.
+func (s *StateStore) ensureNodePoolTxn(txn *Txn, name string) error {
+	if name == "" || structs.IsBuiltInNodePool(name) {
+		return nil
+	}
+	existing, err := txn.First(tableNodePools, indexID, name)
+	if err != nil {
+		return fmt.Errorf("state: node pool lookup: %w", err)
+	}
+	if existing != nil {
+		return nil
+	}
+	return s.UpsertNodePoolsTxn(txn, []*structs.NodePool{{Name: name}})
+}
+
 // DeleteNodePoolsTxn deletes node pools that no node is in and no live job uses; a built-in
 // pool cannot be deleted. Either every name is deleted or none.
 func (s *StateStore) DeleteNodePoolsTxn(txn *Txn, names []string) error {

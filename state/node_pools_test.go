@@ -133,3 +133,24 @@ func TestNodePoolEvents(t *testing.T) {
 		must.Eq(t, "dev", e.Key)
 	}
 }
+
+// A node naming a pool that does not exist creates it in its own registration, as upstream.
+func TestNodePools_NodeRegistrationCreatesItsPool(t *testing.T) {
+	s := testStateStore(t)
+	for i, pool := range []string{"batch", "batch", "default", ""} {
+		txn := s.WriteTxn(structs.NodeRegisterRequestType, uint64(10+i), &TxnMeta{})
+		must.NoError(t, s.UpsertNodeTxn(txn, &structs.Node{ID: "n" + pool, SecretID: "s" + pool, NodePool: pool}))
+		txn.Commit()
+	}
+	pools, err := s.NodePools(nil, "")
+	must.NoError(t, err)
+	var names []string
+	for _, p := range pools {
+		names = append(names, p.Name)
+	}
+	must.Eq(t, []string{"all", "batch", "default"}, names)
+	batch, err := s.NodePoolByName(nil, "batch")
+	must.NoError(t, err)
+	must.Eq(t, uint64(10), batch.CreateIndex)
+	must.Eq(t, uint64(10), batch.ModifyIndex, must.Sprint("a second node of the pool rewrote it"))
+}

@@ -54,6 +54,13 @@ func TestNodePoolEndpoint(t *testing.T) {
 			wantErr: "404 (node pool not found)"},
 		{name: "read a missing pool", do: func() error { _, _, err := pools.Info("nope", nil); return err },
 			wantErr: "404 (node pool not found)"},
+		{name: "a job in a pool that does not exist", do: func() error {
+			job := testJob("lost-job")
+			pool := "nowhere"
+			job.NodePool = &pool
+			_, _, err := c.Jobs().Register(job, nil)
+			return err
+		}, wantErr: `400 (job "lost-job" is in nonexistent node pool "nowhere")`},
 		{name: "delete a pool a job uses", do: func() error {
 			job := testJob("gpu-job")
 			pool := "gpu"
