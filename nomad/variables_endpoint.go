@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"time"
+
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/acl"
@@ -80,6 +82,10 @@ func (v *Variables) Apply(args *structs.VariablesApplyRequest, reply *structs.Va
 	// Everything non-deterministic is fixed here, before the entry is written.
 	in.ModifyTime = now().UnixNano()
 	if args.Op == structs.VarOpLockAcquire {
+		if until := v.srv.varLocks.delayedUntil(in.Namespace, in.Path, now()); !until.IsZero() {
+			return structs.Conflict("variable %q: its lock expired and cannot be taken again for %s (lock delay)",
+				in.Path, until.Sub(now()).Round(time.Millisecond))
+		}
 		id, err := uuid.GenerateUUID()
 		if err != nil {
 			return err

@@ -168,12 +168,20 @@ func TestVariables_LockLifecycle(t *testing.T) {
 	row, err := srv.State().VariableByPath(nil, "default", "lock/a")
 	must.NoError(t, err)
 	must.Eq(t, lockID, row.LockID(), must.Sprint("a live lock was released"))
-	srv.varLocks.arm("default", "lock/a", &structs.VariableLock{ID: lockID, TTL: -time.Second}, time.Now())
+	srv.varLocks.arm("default", "lock/a", &structs.VariableLock{ID: lockID, TTL: -time.Second, LockDelay: time.Hour}, time.Now())
 	must.NoError(t, srv.reapExpiredVariableLocks())
 	row, err = srv.State().VariableByPath(nil, "default", "lock/a")
 	must.NoError(t, err)
 	must.Nil(t, row.Lock)
 	must.MapEmpty(t, srv.varLocks.deadlines)
+
+	// The lock expired: nobody may take it for its lock delay.
+	before := srv.State().LatestIndex()
+	_, err = putVariable(srv, "", structs.VarOpLockAcquire, newVar("lock/a", nil))
+	must.ErrorContains(t, err, "lock delay")
+	must.Eq(t, 409, structs.ErrorCode(err))
+	must.Eq(t, before, srv.State().LatestIndex())
+	srv.varLocks.startDelay("default", "lock/a", time.Now().Add(-time.Second))
 
 	// A new leader re-arms the locks it finds.
 	out, err = putVariable(srv, "", structs.VarOpLockAcquire, newVar("lock/a", nil))

@@ -15,17 +15,22 @@ import (
 type variableLocks struct {
 	mu        sync.Mutex
 	deadlines map[variableLockKey]variableLockDeadline
+	// delays holds, for a lock that expired, when the variable may be locked again (its
+	// LockDelay after the expiry): a holder that lost its lease without noticing gets that
+	// long to stop before someone else takes over. A release by the holder sets none.
+	delays map[variableLockKey]time.Time
 }
 
 type variableLockKey struct{ namespace, path string }
 
 type variableLockDeadline struct {
-	id string
-	at time.Time
+	id    string
+	at    time.Time
+	delay time.Duration
 }
 
 func newVariableLocks() *variableLocks {
-	return &variableLocks{deadlines: map[variableLockKey]variableLockDeadline{}}
+	return &variableLocks{deadlines: map[variableLockKey]variableLockDeadline{}, delays: map[variableLockKey]time.Time{}}
 }
 
 // arm sets (or pushes back) the expiry of the lock id on a variable.
@@ -35,7 +40,7 @@ func (l *variableLocks) arm(namespace, path string, lock *structs.VariableLock, 
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.deadlines[variableLockKey{namespace, path}] = variableLockDeadline{id: lock.ID, at: now.Add(lock.TTL)}
+	l.deadlines[variableLockKey{namespace, path}] = variableLockDeadline{id: lock.ID, at: now.Add(lock.TTL), delay: lock.LockDelay}
 }
 
 // forget drops the deadline of the lock id ("" = whichever lock) on a variable.
@@ -53,6 +58,30 @@ func (l *variableLocks) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	clear(l.deadlines)
+	clear(l.delays)
+}
+
+// delayedUntil is when a variable whose lock expired may be locked again; zero when it may
+// be now.
+func (l *variableLocks) delayedUntil(namespace, path string, now time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := variableLockKey{namespace, path}
+	until, ok := l.delays[k]
+	if !ok {
+		return time.Time{}
+	}
+	if !now.Before(until) {
+		delete(l.delays, k)
+		return time.Time{}
+	}
+	return until
+}
+
+func (l *variableLocks) startDelay(namespace, path string, until time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.delays[variableLockKey{namespace, path}] = until
 }
 
 // expired returns the locks whose deadline is past, as variables carrying only the lock
@@ -64,7 +93,7 @@ func (l *variableLocks) expired(now time.Time) []*structs.VariableEncrypted {
 	for k, d := range l.deadlines {
 		if now.After(d.at) {
 			out = append(out, &structs.VariableEncrypted{VariableMetadata: structs.VariableMetadata{
-				Namespace: k.namespace, Path: k.path, Lock: &structs.VariableLock{ID: d.id}}})
+				Namespace: k.namespace, Path: k.path, Lock: &structs.VariableLock{ID: d.id, LockDelay: d.delay}}})
 		}
 	}
 	return out
@@ -89,11 +118,15 @@ func (s *Server) armVariableLocks() error {
 // A lock released or re-acquired meanwhile fails the FSM's lock ID check and is left alone.
 func (s *Server) reapExpiredVariableLocks() error {
 	for _, v := range s.varLocks.expired(now()) {
-		v.ModifyTime = now().UnixNano()
-		_, _, err := s.raftApplyResponse(structs.VarApplyStateRequestType, &structs.VarApplyStateRequest{
+		t := now()
+		v.ModifyTime = t.UnixNano()
+		raw, _, err := s.raftApplyResponse(structs.VarApplyStateRequestType, &structs.VarApplyStateRequest{
 			Op: structs.VarOpLockRelease, Var: v, Actor: actorVariableLocks})
 		if err != nil {
 			return err
+		}
+		if resp, ok := raw.(*structs.VarApplyStateResponse); ok && resp.Conflict == nil && v.Lock.LockDelay > 0 {
+			s.varLocks.startDelay(v.Namespace, v.Path, t.Add(v.Lock.LockDelay))
 		}
 		// Released, or already released or re-acquired (a failed lock check): either way this
 		// deadline is done with; a re-acquired lock has its own.
