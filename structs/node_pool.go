@@ -131,3 +131,15 @@ type NodePoolEvent struct {
 
 // ErrNodePoolNotFound is upstream's text for a missing pool.
 var ErrNodePoolNotFound = errors.New("node pool not found")
+
+// NodePoolJobsRequest lists the jobs of one pool, in the request's namespace ("*": all).
+type NodePoolJobsRequest struct {
+	Name string
+	QueryOptions
+}
+
+// NodePoolNodesRequest lists the nodes of one pool ("all": every node).
+type NodePoolNodesRequest struct {
+	Name string
+	QueryOptions
+}

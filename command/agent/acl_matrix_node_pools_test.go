@@ -37,6 +37,9 @@ func matrixNodePoolEndpoints() []matrixEndpoint {
 		{name: "node pool update", method: "PUT", path: "/v1/node/pool/matrix", body: `{"Description":"d"}`, allow: allowWrite},
 		{name: "node pool update (POST)", method: "POST", path: "/v1/node/pool/matrix", body: `{"Description":"d"}`, allow: allowWrite},
 		{name: "node pool delete", method: "DELETE", path: "/v1/node/pool/matrix", setup: ensureMatrixPool, allow: allowWrite},
+		// Jobs are filtered by list-jobs per namespace; nodes need node read as well.
+		{name: "node pool jobs", method: "GET", path: "/v1/node/pool/matrix/jobs", setup: ensureMatrixPool, allow: allowRead},
+		{name: "node pool nodes", method: "GET", path: "/v1/node/pool/matrix/nodes", setup: ensureMatrixPool, allow: allowManagement},
 	}
 }
 

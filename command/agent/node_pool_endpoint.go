@@ -12,6 +12,28 @@ func (s *HTTPServer) registerNodePoolRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/node/pool/{name}", methods{
 		"GET": s.nodePoolRead, "PUT": s.nodePoolUpsert, "POST": s.nodePoolUpsert, "DELETE": s.nodePoolDelete,
 	})
+	s.handle(mux, "/v1/node/pool/{name}/jobs", methods{"GET": s.nodePoolJobs})
+	s.handle(mux, "/v1/node/pool/{name}/nodes", methods{"GET": s.nodePoolNodes})
+}
+
+func (s *HTTPServer) nodePoolJobs(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodePoolJobsRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
+	var reply structs.JobListResponse
+	if err := s.srv.Endpoints.NodePool.ListJobs(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Jobs), nil
+}
+
+func (s *HTTPServer) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodePoolNodesRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
+	var reply structs.NodeListResponse
+	if err := s.srv.Endpoints.NodePool.ListNodes(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Nodes), nil
 }
 
 func (s *HTTPServer) nodePoolList(w http.ResponseWriter, r *http.Request) (any, error) {

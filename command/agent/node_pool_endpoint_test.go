@@ -78,4 +78,19 @@ func TestNodePoolEndpoint(t *testing.T) {
 			must.ErrorContains(t, err, tc.wantErr)
 		})
 	}
+
+	t.Run("members", func(t *testing.T) {
+		jobs, _, err := pools.ListJobs("gpu", nil)
+		must.NoError(t, err)
+		must.SliceLen(t, 1, jobs)
+		must.Eq(t, "gpu-job", jobs[0].ID)
+		jobs, _, err = pools.ListJobs("default", nil)
+		must.NoError(t, err)
+		must.SliceEmpty(t, jobs)
+		nodes, _, err := pools.ListNodes("all", nil)
+		must.NoError(t, err)
+		must.SliceEmpty(t, nodes)
+		_, _, err = pools.ListNodes("nope", nil)
+		must.ErrorContains(t, err, "404 (node pool not found)")
+	})
 }

@@ -51,6 +51,7 @@ func TestRoutes_ReachTheirHandlers(t *testing.T) {
 		{name: "node pool read", method: "GET", path: "/v1/node/pool/default", handler: "s.nodePoolRead"},
 		{name: "node pool named allocations", method: "GET", path: "/v1/node/pool/allocations", handler: "s.nodePoolRead"},
 		{name: "node pool name with an escaped slash", method: "DELETE", path: "/v1/node/pool/node%2Fpool", handler: "s.nodePoolDelete"},
+		{name: "node pool jobs", method: "GET", path: "/v1/node/pool/gpu/jobs", handler: "s.nodePoolJobs"},
 		{name: "node read", method: "GET", path: "/v1/node/5f2c1f4e-0000-4000-8000-000000000001", handler: "s.nodeRead"},
 		{name: "node allocations", method: "GET", path: "/v1/node/5f2c1f4e-0000-4000-8000-000000000001/allocations", handler: "s.nodeSubresource"},
 		{name: "variables list", method: "GET", path: "/v1/vars", handler: "s.variablesList"},
