@@ -66,3 +66,25 @@ func (o *optString) Set(s string) error {
 	o.v, o.set = s, true
 	return nil
 }
+
+// optBool is a boolean flag that remembers whether it was given, so that an update can tell
+// "set to false" from "leave alone". It takes a value (-flag=true, -flag=false); -flag
+// alone means true.
+type optBool struct {
+	v   bool
+	set bool
+}
+
+func (o *optBool) String() string { return strconv.FormatBool(o.v) }
+
+func (o *optBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	o.v, o.set = v, true
+	return nil
+}
+
+// IsBoolFlag lets the flag package accept -flag without a value.
+func (o *optBool) IsBoolFlag() bool { return true }

@@ -91,6 +91,33 @@ type membership struct {
 	// gossip called gone but still answered), so it costs one dial per verifyBackoff, not one
 	// per tick.
 	retryAt map[string]time.Time
+	// leftAt are servers removed because they asked to leave (Cluster.Leave): gossip may still
+	// call one alive for a moment, and it still answers on its RPC port, so without this the
+	// next reconcile would add it straight back.
+	leftAt map[string]time.Time
+}
+
+// leaveTombstone is how long a server that left is not added back on gossip's word.
+const leaveTombstone = 30 * time.Second
+
+func (m *membership) markLeft(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.leftAt == nil {
+		m.leftAt = map[string]time.Time{}
+	}
+	m.leftAt[id] = time.Now()
+}
+
+func (m *membership) recentlyLeft(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	at, ok := m.leftAt[id]
+	if ok && time.Since(at) > leaveTombstone {
+		delete(m.leftAt, id)
+		return false
+	}
+	return ok
 }
 
 // verifyBackoff is the wait before checking again a member that did not authenticate.
@@ -264,7 +291,7 @@ func (m *membership) reconcile(ctx context.Context) {
 				m.removeIfGone(p.ID, p.Name, string(srv.Address), "left")
 			}
 		case serf.StatusAlive:
-			if _, ok := inRaft[p.ID]; ok || !m.mayRetry(p.ID) {
+			if _, ok := inRaft[p.ID]; ok || !m.mayRetry(p.ID) || m.recentlyLeft(p.ID) {
 				continue
 			}
 			resp, err := s.verifyServer(p)
@@ -337,6 +364,7 @@ func (c *Cluster) Leave(args *LeaveRequest, reply *structs.GenericResponse) erro
 	if err := c.srv.checkLeader(); err != nil {
 		return err
 	}
+	c.srv.membership.markLeft(args.ID)
 	future := c.srv.raft.RemoveServer(raft.ServerID(args.ID), 0, 0)
 	if err := future.Error(); err != nil {
 		return err

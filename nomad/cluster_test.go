@@ -208,10 +208,17 @@ func TestCluster_ServerThatLeavesIsRemovedFromRaft(t *testing.T) {
 				}
 			}
 			// Leave returns once the server is out of Raft; the others have a leader of two.
+			// A leader just elected may still be applying the configuration change: wait for it.
 			var newLeader *Server
-			waitFor(t, 15*time.Second, func() bool { newLeader = leaderOf(rest); return newLeader != nil })
-			peers, err := newLeader.Peers()
-			must.NoError(t, err)
+			var peers []string
+			waitFor(t, 15*time.Second, func() bool {
+				if newLeader = leaderOf(rest); newLeader == nil {
+					return false
+				}
+				p, err := newLeader.Peers()
+				peers = p
+				return err == nil && len(p) == 2
+			})
 			must.Len(t, 2, peers)
 			must.SliceNotContains(t, peers, leaving.RaftAddr())
 			must.False(t, leaving.IsLeader())

@@ -47,6 +47,9 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerKeyringCommands()
 	f.registerDeploymentCommands()
 	f.registerAutopilotCommands()
+	f.registerVariableCommands()
+	f.registerNodePoolCommands()
+	f.registerSchedulerConfigCommands()
 	return f, nil
 }
 

@@ -38,6 +38,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		!aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityRegisterJob) {
 		return structs.PermissionDenied("submit-job capability required in namespace %q", ns)
 	}
+	if err := j.srv.registrationRejected(aclObj); err != nil {
+		return err
+	}
 	return j.register(args, actor, reply)
 }
 
@@ -62,6 +65,11 @@ func (j *Job) register(args *structs.JobRegisterRequest, actor *structs.Actor, r
 	}
 	if namespace == nil {
 		return structs.BadRequest("namespace %q does not exist", ns)
+	}
+	if pool, err := store.NodePoolByName(nil, args.Job.NodePool); err != nil {
+		return err
+	} else if pool == nil {
+		return structs.BadRequest("job %q is in nonexistent node pool %q", args.Job.ID, args.Job.NodePool)
 	}
 	existing, err := store.JobByID(nil, ns, args.Job.ID)
 	if err != nil {
@@ -90,6 +98,9 @@ func (j *Job) register(args *structs.JobRegisterRequest, actor *structs.Actor, r
 	}
 	if actor != nil {
 		args.Job.NomadTokenID = actor.AccessorID
+	}
+	if err := j.srv.assignScalingPolicyIDs(args.Job); err != nil {
+		return err
 	}
 	t := now()
 	args.Job.SubmitTime = t.UnixNano()

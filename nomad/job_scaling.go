@@ -22,6 +22,9 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 		!aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) {
 		return structs.PermissionDenied("scale-job or submit-job capability required in namespace %q", args.Namespace)
 	}
+	if err := j.srv.registrationRejected(aclObj); err != nil {
+		return err
+	}
 	group := args.Target["Group"]
 	if group == "" {
 		return structs.BadRequest("missing task group name for scaling action")

@@ -66,6 +66,9 @@ func (s *Server) establishLeadership(ctx context.Context, ready chan struct{}) {
 	if err := s.initializeKeyring(ctx); err != nil {
 		s.logger.Error("initializing the keyring failed", "error", err)
 	}
+	if err := s.armVariableLocks(); err != nil {
+		s.logger.Error("arming variable lock timers failed", "error", err)
+	}
 	// ready belongs to this term only: losing leadership installs a fresh channel.
 	close(ready)
 	s.leaderLoop(ctx)
@@ -149,6 +152,9 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			}
 			if err := s.reapPurgeHistory(); err != nil {
 				s.logger.Error("purge history retention failed", "error", err)
+			}
+			if err := s.reapExpiredVariableLocks(); err != nil {
+				s.logger.Error("releasing expired variable locks failed", "error", err)
 			}
 		}
 	}

@@ -325,19 +325,23 @@ func (s *Server) Leave() error {
 		return found, len(f.Configuration().Servers)
 	}
 	member, servers := inRaft()
-	// Gossip first: once the others see this server leaving, no leader adds it back while it
-	// still answers on its RPC port.
+	// Raft first, over the RPC port (authenticated), not on gossip's word: the leader removes
+	// a server that gossip says left only once it stops answering, and it reaches the leader
+	// while it still gossips (its forwarding finds the leader through gossip). The leader
+	// then holds it back from being re-added while gossip still calls it alive.
+	// A follower's own copy of the configuration may not hold the latest entries yet (it may
+	// not even list itself): unless it is the only server, the leader is asked all the same.
+	if !(member && servers <= 1) {
+		var reply structs.GenericResponse
+		if err := (&Cluster{srv: s}).Leave(&LeaveRequest{ID: s.config.NodeID}, &reply); err != nil {
+			s.logger.Error("leaving: asking the leader to remove this server from Raft failed", "error", err)
+		}
+	}
 	if err := s.serf.Leave(); err != nil {
 		return fmt.Errorf("leaving the gossip pool: %w", err)
 	}
 	if !member || servers <= 1 {
 		return nil
-	}
-	// Then over the RPC port (authenticated), not on gossip's word: the leader removes a
-	// server that gossip says left only once it stops answering.
-	var reply structs.GenericResponse
-	if err := (&Cluster{srv: s}).Leave(&LeaveRequest{ID: s.config.NodeID}, &reply); err != nil {
-		s.logger.Error("leaving: asking the leader to remove this server from Raft failed", "error", err)
 	}
 	deadline := time.Now().Add(leaveWait)
 	for time.Now().Before(deadline) {

@@ -56,6 +56,10 @@ type Server struct {
 	broker   *stream.EventBroker
 	aclCache *aclCache
 
+	// varCiphers holds the variables AEAD of each root key (variables_encrypter.go).
+	varCiphers variableCiphers
+	varLocks   *variableLocks
+
 	heartbeats *heartbeats
 	localNodes *localNodeSecrets
 
@@ -90,7 +94,12 @@ type Endpoints struct {
 	Alloc       *Alloc
 	Keyring     *Keyring
 	Deployment  *Deployment
+	Variables   *Variables
+	NodePool    *NodePool
+	Search      *Search
+	Scaling     *Scaling
 	Operator    *Operator
+	Volume      *Volume
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -135,6 +144,7 @@ func NewServer(config *Config) (*Server, error) {
 		s.logger.Warn(w)
 	}
 	s.aclCache = newACLCache()
+	s.varLocks = newVariableLocks()
 	s.leaderReady.Store(newNotReady())
 	s.heartbeats = newHeartbeats()
 	s.localNodes = &localNodeSecrets{}
@@ -160,13 +170,20 @@ func NewServer(config *Config) (*Server, error) {
 		Alloc:       &Alloc{srv: s},
 		Keyring:     &Keyring{srv: s},
 		Deployment:  &Deployment{srv: s},
+		Variables:   &Variables{srv: s},
+		NodePool:    &NodePool{srv: s},
+		Search:      &Search{srv: s},
+		Scaling:     &Scaling{srv: s},
 		Operator:    &Operator{srv: s},
+		Volume:      &Volume{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
 		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
 		"Keyring": s.Endpoints.Keyring, "Deployment": s.Endpoints.Deployment, "Operator": s.Endpoints.Operator,
+		"Variables": s.Endpoints.Variables, "NodePool": s.Endpoints.NodePool, "Search": s.Endpoints.Search,
+		"Scaling": s.Endpoints.Scaling,
 	})
 	s.membership = newMembership(s)
 	s.serfEvents = make(chan serf.Event, serfEventBuffer)

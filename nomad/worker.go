@@ -193,8 +193,13 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	if err != nil {
 		return err
 	}
+	// A purged job (nil) only has allocations to stop: no pool to take an algorithm from.
+	pool := ""
+	if job != nil {
+		pool = job.NodePool
+	}
 	plan, err := computePlan(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
-		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.config.SchedulerAlgorithm,
+		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.schedulerAlgorithm(store, pool),
 		Deployment: latest, DeploymentID: deploymentID, Now: now(), EvalPriority: eval.Priority})
 	if err != nil {
 		// Retrying would fail the same way on the same state: fail this evaluation only, and

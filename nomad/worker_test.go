@@ -192,3 +192,21 @@ func TestWorker_NoNodeOneEvaluationEventPerEntry(t *testing.T) {
 		statuses[batch.Events[0].Payload.(*structs.EvaluationEvent).Evaluation.Status] = true
 	}
 }
+
+// TestWorker_PurgedJobEvaluationCompletes: the evaluation of a purge names a job that is gone;
+// the worker schedules it (nothing to place, no pool to read an algorithm from) without
+// failing.
+func TestWorker_PurgedJobEvaluationCompletes(t *testing.T) {
+	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	registerNode(t, srv, testNode("n1"), "")
+	registerJob(t, srv, "", mock.Job())
+	waitFor(t, 5*time.Second, func() bool { return len(liveAllocs(t, srv, "web")) == 1 })
+	var dr structs.JobDeregisterResponse
+	must.NoError(t, srv.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: "web", Purge: true,
+		WriteRequest: structs.WriteRequest{Namespace: "default"}}, &dr))
+	must.NotEq(t, "", dr.EvalID)
+	waitFor(t, 5*time.Second, func() bool {
+		e, _ := srv.State().EvalByID(nil, dr.EvalID)
+		return e != nil && e.Status == structs.EvalStatusComplete
+	})
+}

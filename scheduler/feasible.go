@@ -194,7 +194,7 @@ func inPool(jobPool, nodePool string) bool {
 	if nodePool == "" {
 		nodePool = structs.DefaultNodePool
 	}
-	return jobPool == "" || jobPool == "all" || jobPool == nodePool
+	return jobPool == "" || jobPool == structs.NodePoolAll || jobPool == nodePool
 }
 
 // inDatacenters matches the node's datacenter against the job's list, whose entries may be

@@ -30,6 +30,11 @@ var eventConverters = map[string]eventConverter{
 	tableRootKeys:      nil, // rows hold private key material: never published
 	tableOneTimeTokens: nil, // rows are secrets: never published
 	tableAutopilot:     nil, // operator configuration: upstream publishes no events for it
+	tableVariables:     variableEvents,
+	tableNodePools:     nodePoolEvents,
+	// Derived from a job's scaling blocks in the job's own write: the job event carries them.
+	tableScalingPolicies: nil,
+	tableSchedulerConfig: nil, // settings, read from their endpoint (as upstream: no events)
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction
@@ -46,7 +51,9 @@ func EventsFromChanges(txn *Txn, changes memdb.Changes) *structs.Events {
 			continue
 		}
 		for _, e := range conv(txn, change) {
-			e.Type = eventType
+			if e.Type == "" {
+				e.Type = eventType
+			}
 			e.Index = txn.Index
 			events = append(events, e)
 		}
@@ -171,4 +178,22 @@ func rowOf[T any](change memdb.Change) T {
 		return change.Before.(T)
 	}
 	return change.After.(T)
+}
+
+// variableEvents publishes a variable's metadata only: its items never leave the servers in
+// an event, not even encrypted.
+func variableEvents(_ *Txn, change memdb.Change) []structs.Event {
+	v := rowOf[*structs.VariableEncrypted](change)
+	meta := v.VariableMetadata.Copy()
+	e := structs.Event{Topic: structs.TopicVariables, Key: v.Path, Namespace: v.Namespace,
+		Payload: &structs.VariableEvent{Variable: &meta}}
+	if change.Deleted() {
+		e.Type = structs.TypeVariableDeleted
+	}
+	return []structs.Event{e}
+}
+
+func nodePoolEvents(_ *Txn, change memdb.Change) []structs.Event {
+	p := rowOf[*structs.NodePool](change)
+	return []structs.Event{{Topic: structs.TopicNodePool, Key: p.Name, Payload: &structs.NodePoolEvent{NodePool: p}}}
 }

@@ -69,6 +69,9 @@ func (s *StateStore) UpsertJobTxn(txn *Txn, job *structs.Job) error {
 	if err := s.upsertJobSummaryTxn(txn, job); err != nil {
 		return err
 	}
+	if err := s.upsertJobScalingPoliciesTxn(txn, job); err != nil {
+		return err
+	}
 	if newVersion {
 		return s.upsertJobVersionTxn(txn, job)
 	}
@@ -258,6 +261,9 @@ func (s *StateStore) DeleteJobTxn(txn *Txn, namespace, id string) error {
 		return err
 	}
 	if err := s.deleteScalingEventsTxn(txn, namespace, id); err != nil {
+		return err
+	}
+	if err := s.deleteJobScalingPoliciesTxn(txn, namespace, id); err != nil {
 		return err
 	}
 	for _, table := range []string{tableJobs, tableJobVersion, tableJobSummary} {

@@ -33,6 +33,9 @@ func (s *StateStore) UpsertNodeTxn(txn *Txn, node *structs.Node) error {
 	if err := txn.Insert(tableNodes, node); err != nil {
 		return fmt.Errorf("state: node insert: %w", err)
 	}
+	if err := s.ensureNodePoolTxn(txn, node.NodePool); err != nil {
+		return err
+	}
 	return txn.bumpIndex(tableNodes)
 }
 

@@ -70,6 +70,20 @@ func snapshotFixture(t *testing.T) *StateStore {
 		return s.UpsertScalingEventTxn(txn, &structs.ScalingEventRequest{Namespace: "prod", JobID: "with-source", TaskGroup: "web",
 			Event: &api.ScalingEvent{Message: "informative", Meta: map[string]any{"k": "v"}, Time: 40}})
 	})
+	mustApply(t, s, structs.VarApplyStateRequestType, 41, nil, func(txn *Txn) error {
+		_, err := s.ApplyVariableTxn(txn, structs.VarOpSet, encVar("app/db", 0, "sealed"))
+		return err
+	})
+	mustApply(t, s, structs.NodePoolUpsertRequestType, 42, nil, func(txn *Txn) error {
+		return s.UpsertNodePoolsTxn(txn, []*structs.NodePool{{Name: "gpu", Meta: map[string]string{"a": "b"}}})
+	})
+	scaled := mockJob("scaled")
+	scaled.TaskGroups[0].Scaling = &api.ScalingPolicy{ID: "policy-1", Max: ptrOf(int64(5)), Policy: map[string]any{"cooldown": "1m"}}
+	upsertJob(t, s, 43, scaled)
+	mustApply(t, s, structs.SchedulerConfigRequestType, 44, nil, func(txn *Txn) error {
+		_, err := s.SetSchedulerConfigTxn(txn, &structs.SchedulerConfiguration{SchedulerAlgorithm: "spread"}, false)
+		return err
+	})
 	return s
 }
 

@@ -19,6 +19,7 @@ const (
 	TopicService    Topic = "Service"
 	TopicNamespace  Topic = "Namespace"
 	TopicOperator   Topic = "Operator"
+	TopicVariables  Topic = "Variables"
 	// TopicPurgeRecord carries the purge history (ours: upstream has no purge history): a
 	// record written by a purge or GC, and its removal after retention.
 	TopicPurgeRecord Topic = "PurgeRecord"
@@ -31,7 +32,8 @@ const (
 type Event struct {
 	Topic Topic
 	// Type says why the object changed; it comes from the Raft message type of the transaction
-	// (MessageTypes), so every event of one transaction shares it.
+	// (MessageTypes), so every event of one transaction shares it, unless the table's
+	// converter names a more precise one (a variable write that deletes).
 	Type string
 	// Key is the object's primary identifier (job ID, eval ID, token AccessorID, …).
 	Key string

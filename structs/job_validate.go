@@ -104,6 +104,9 @@ func (j *Job) Validate() error {
 		if tg.Count != nil && *tg.Count < 0 {
 			add("group %q: count must not be negative", name)
 		}
+		for _, msg := range scalingProblems(tg) {
+			add("group %q: scaling: %s", name, msg)
+		}
 		if len(tg.Tasks) == 0 {
 			add("group %q: missing tasks", name)
 		}

@@ -41,6 +41,10 @@ const (
 	KeyringRotateRootKeyRequestType         MessageType = 32
 	KeyringDeleteRootKeyRequestType         MessageType = 33
 	ScalingEventRegisterRequestType         MessageType = 34
+	VarApplyStateRequestType                MessageType = 35
+	NodePoolUpsertRequestType               MessageType = 36
+	NodePoolDeleteRequestType               MessageType = 37
+	SchedulerConfigRequestType              MessageType = 38
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -100,6 +104,12 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	ScalingEventRegisterRequestType: {Name: "ScalingEventRegister", New: newRequest[ScalingEventRequest]},
 	KeyringRotateRootKeyRequestType: {Name: "KeyringRotateRootKey", New: newRequest[KeyringRotateRootKeyRequest]},
 	KeyringDeleteRootKeyRequestType: {Name: "KeyringDeleteRootKey", New: newRequest[KeyringDeleteRootKeyRequest]},
+	// A delete publishes VariableDeleted: the converter names it (state/variables_events.go).
+	VarApplyStateRequestType:  {Name: "VarApplyState", EventType: "VariableUpserted", New: newRequest[VarApplyStateRequest]},
+	NodePoolUpsertRequestType: {Name: "NodePoolUpsert", EventType: "NodePoolUpserted", New: newRequest[NodePoolUpsertRequest]},
+	NodePoolDeleteRequestType: {Name: "NodePoolDelete", EventType: "NodePoolDeleted", New: newRequest[NodePoolDeleteRequest]},
+	// No events, as upstream: the configuration is read from its endpoint.
+	SchedulerConfigRequestType: {Name: "SchedulerConfig", New: newRequest[SchedulerSetConfigRequest]},
 }
 
 func (t MessageType) String() string {

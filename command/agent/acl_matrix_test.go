@@ -397,7 +397,9 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(),
 		matrixClientAllocControlEndpoints(), matrixAllocStopEndpoints(), matrixDebugEndpoints(),
 		matrixDeploymentEndpoints(), matrixOperatorEndpoints(), matrixMonitorEndpoints(), matrixJobEvalEndpoints(),
-		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(), matrixKeyringEndpoints())
+		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(), matrixKeyringEndpoints(),
+		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
+		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

@@ -88,7 +88,6 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerPurgeHistoryRoutes(mux)
 	s.registerAllocRoutes(mux)
 	s.registerNodeRoutes(mux)
-	s.registerNodeLifecycleRoutes(mux)
 	s.registerClientAllocRoutes(mux)
 	s.registerClientAllocControlRoutes(mux)
 	s.registerFSRoutes(mux)
@@ -99,6 +98,13 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerMetricsRoutes(mux)
 	s.registerKeyringRoutes(mux)
 	s.registerDeploymentRoutes(mux)
+	s.registerVariableRoutes(mux)
+	s.registerSchedulerConfigRoutes(mux)
+	s.registerNodePoolRoutes(mux)
+	s.registerSearchRoutes(mux)
+	s.registerScalingRoutes(mux)
+	s.registerVolumeRoutes(mux)
+	s.registerEnterpriseRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)
 	}

@@ -7,12 +7,8 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerNodeLifecycleRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/node/{id}/drain", methods{"PUT": s.nodeDrain, "POST": s.nodeDrain})
-	s.handle(mux, "/v1/node/{id}/eligibility", methods{"PUT": s.nodeEligibility, "POST": s.nodeEligibility})
-	s.handle(mux, "/v1/node/{id}/purge", methods{"PUT": s.nodePurge, "POST": s.nodePurge})
-	s.handle(mux, "/v1/node/{id}/evaluate", methods{"PUT": s.nodeEvaluate, "POST": s.nodeEvaluate})
-}
+// The node lifecycle handlers (drain, eligibility, purge, evaluate) are reached through
+// /v1/node/{id}/{sub} (node_endpoint.go).
 
 // nodeDrain takes upstream's NodeUpdateDrainRequest; the node is the one of the path.
 func (s *HTTPServer) nodeDrain(w http.ResponseWriter, r *http.Request) (any, error) {

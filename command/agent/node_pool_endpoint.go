@@ -1,0 +1,117 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerNodePoolRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/node/pools", methods{"GET": s.nodePoolList, "PUT": s.nodePoolUpsert, "POST": s.nodePoolUpsert})
+	s.handle(mux, "/v1/node/pool/{name}", methods{
+		"GET": s.nodePoolRead, "PUT": s.nodePoolUpsert, "POST": s.nodePoolUpsert, "DELETE": s.nodePoolDelete,
+	})
+	s.handle(mux, "/v1/node/pool/{name}/jobs", methods{"GET": s.nodePoolJobs})
+	s.handle(mux, "/v1/node/pool/{name}/nodes", methods{"GET": s.nodePoolNodes})
+}
+
+func (s *HTTPServer) nodePoolJobs(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodePoolJobsRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
+	var reply structs.JobListResponse
+	if err := s.srv.Endpoints.NodePool.ListJobs(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Jobs), nil
+}
+
+func (s *HTTPServer) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodePoolNodesRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
+	var reply structs.NodeListResponse
+	if err := s.srv.Endpoints.NodePool.ListNodes(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Nodes), nil
+}
+
+func (s *HTTPServer) nodePoolList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodePoolListRequest{QueryOptions: queryOptions(r)}
+	var reply structs.NodePoolListResponse
+	if err := s.srv.Endpoints.NodePool.List(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	out := make([]*api.NodePool, 0, len(reply.NodePools))
+	for _, p := range reply.NodePools {
+		out = append(out, nodePoolToAPI(p))
+	}
+	return out, nil
+}
+
+func (s *HTTPServer) nodePoolRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodePoolSpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
+	var reply structs.SingleNodePoolResponse
+	if err := s.srv.Endpoints.NodePool.GetNodePool(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.NodePool == nil {
+		return nil, structs.NotFound(structs.ErrNodePoolNotFound)
+	}
+	return nodePoolToAPI(reply.NodePool), nil
+}
+
+func (s *HTTPServer) nodePoolUpsert(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.NodePool
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if name := r.PathValue("name"); name != "" {
+		if body.Name == "" {
+			body.Name = name
+		}
+		if body.Name != name {
+			return nil, structs.BadRequest("invalid Name %q: does not match the request path %q", body.Name, name)
+		}
+	}
+	pool := &structs.NodePool{
+		Name: body.Name, Description: body.Description, Meta: body.Meta, NodeIdentityTTL: body.NodeIdentityTTL,
+	}
+	if sc := body.SchedulerConfiguration; sc != nil {
+		pool.SchedulerConfiguration = &structs.NodePoolSchedulerConfiguration{
+			SchedulerAlgorithm: string(sc.SchedulerAlgorithm), MemoryOversubscriptionEnabled: sc.MemoryOversubscriptionEnabled,
+		}
+	}
+	args := structs.NodePoolUpsertRequest{NodePools: []*structs.NodePool{pool}, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.NodePool.UpsertNodePools(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}
+
+func (s *HTTPServer) nodePoolDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodePoolDeleteRequest{Names: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.NodePool.DeleteNodePools(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}
+
+func nodePoolToAPI(p *structs.NodePool) *api.NodePool {
+	out := &api.NodePool{
+		Name: p.Name, Description: p.Description, Meta: p.Meta, NodeIdentityTTL: p.NodeIdentityTTL,
+		CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex,
+	}
+	if sc := p.SchedulerConfiguration; sc != nil {
+		out.SchedulerConfiguration = &api.NodePoolSchedulerConfiguration{
+			SchedulerAlgorithm: api.SchedulerAlgorithm(sc.SchedulerAlgorithm), MemoryOversubscriptionEnabled: sc.MemoryOversubscriptionEnabled,
+		}
+	}
+	return out
+}

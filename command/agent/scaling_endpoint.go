@@ -1,0 +1,48 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerScalingRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/scaling/policies", methods{"GET": s.scalingPoliciesList})
+	s.handle(mux, "/v1/scaling/policy/{id}", methods{"GET": s.scalingPolicyRead})
+}
+
+var errScalingPolicyNotFound = structs.NewErrCode(http.StatusNotFound, "scaling policy not found")
+
+func (s *HTTPServer) scalingPoliciesList(w http.ResponseWriter, r *http.Request) (any, error) {
+	q := r.URL.Query()
+	args := structs.ScalingPolicyListRequest{Job: q.Get("job"), Type: q.Get("type"), QueryOptions: queryOptions(r)}
+	var reply structs.ScalingPolicyListResponse
+	if err := s.srv.Endpoints.Scaling.ListPolicies(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.Policies), nil
+}
+
+func (s *HTTPServer) scalingPolicyRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.ScalingPolicySpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
+	var reply structs.SingleScalingPolicyResponse
+	if err := s.srv.Endpoints.Scaling.GetPolicy(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.Policy == nil {
+		return nil, errScalingPolicyNotFound
+	}
+	return scalingPolicyToAPI(reply.Policy), nil
+}
+
+func scalingPolicyToAPI(p *structs.ScalingPolicy) *api.ScalingPolicy {
+	enabled, minCount := p.Enabled, p.Min
+	return &api.ScalingPolicy{
+		ID: p.ID, Type: p.Type, Namespace: p.Namespace, Target: p.Target,
+		Min: &minCount, Max: p.Max, Policy: p.Policy, Enabled: &enabled,
+		CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex,
+	}
+}

@@ -1,0 +1,48 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerSearchRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/search", methods{"PUT": s.searchPrefix, "POST": s.searchPrefix})
+	s.handle(mux, "/v1/search/fuzzy", methods{"PUT": s.searchFuzzy, "POST": s.searchFuzzy})
+}
+
+// searchBody is what both searches read from the body; the query options (namespace, token)
+// come from the URL and headers as for every read.
+type searchBody struct {
+	Prefix  string
+	Text    string
+	Context structs.SearchContext
+}
+
+func (s *HTTPServer) searchPrefix(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body searchBody
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	args := structs.SearchRequest{Prefix: body.Prefix, Context: body.Context, QueryOptions: queryOptions(r)}
+	var reply structs.SearchResponse
+	if err := s.srv.Endpoints.Search.PrefixSearch(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return &reply, nil
+}
+
+func (s *HTTPServer) searchFuzzy(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body searchBody
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	args := structs.FuzzySearchRequest{Text: body.Text, Context: body.Context, QueryOptions: queryOptions(r)}
+	var reply structs.FuzzySearchResponse
+	if err := s.srv.Endpoints.Search.FuzzySearch(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return &reply, nil
+}

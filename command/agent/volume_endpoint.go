@@ -1,0 +1,57 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+// errNoCSI answers every volume and plugin write: this server has no CSI plugins to carry
+// one out.
+var errNoCSI = structs.NewErrCode(http.StatusNotImplemented, "CSI volumes and plugins are not supported by this server")
+
+func (s *HTTPServer) registerVolumeRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/volumes", methods{"GET": s.volumeList})
+	s.handle(mux, "/v1/volume/{type}/{id}", methods{
+		"GET": s.volumeRead, "PUT": s.volumeWrite, "POST": s.volumeWrite, "DELETE": s.volumeWrite,
+	})
+	s.handle(mux, "/v1/volume/{type}/{id}/{action}", methods{"PUT": s.volumeWrite, "POST": s.volumeWrite, "DELETE": s.volumeWrite})
+	s.handle(mux, "/v1/plugins", methods{"GET": s.pluginList})
+	s.handle(mux, "/v1/plugin/{type}/{id}", methods{"GET": s.pluginRead})
+}
+
+func (s *HTTPServer) volumeList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.VolumeListRequest{Type: r.URL.Query().Get("type"), QueryOptions: queryOptions(r)}
+	var reply structs.EmptyListResponse
+	if err := s.srv.Endpoints.Volume.List(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return []any{}, nil
+}
+
+func (s *HTTPServer) volumeRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.VolumeSpecificRequest{Type: r.PathValue("type"), ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
+	var reply structs.EmptyListResponse
+	return nil, s.srv.Endpoints.Volume.Read(&args, &reply)
+}
+
+func (s *HTTPServer) volumeWrite(http.ResponseWriter, *http.Request) (any, error) {
+	return nil, errNoCSI
+}
+
+func (s *HTTPServer) pluginList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.PluginListRequest{Type: r.URL.Query().Get("type"), QueryOptions: queryOptions(r)}
+	var reply structs.EmptyListResponse
+	if err := s.srv.Endpoints.Volume.ListPlugins(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return []any{}, nil
+}
+
+func (s *HTTPServer) pluginRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.PluginSpecificRequest{Type: r.PathValue("type"), ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
+	var reply structs.EmptyListResponse
+	return nil, s.srv.Endpoints.Volume.ReadPlugin(&args, &reply)
+}

@@ -1,0 +1,266 @@
+package command
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/nomad/api"
+)
+
+const nodePoolHelp = `
+Usage: nomad node pool <subcommand> [options] [args]
+
+  Create, list, read and delete node pools. The built-in pools "all" and
+  "default" always exist and cannot be changed.
+`
+
+// NodePoolApplyCommand creates or updates a node pool from a specification file.
+type NodePoolApplyCommand struct {
+	Meta
+}
+
+func (c *NodePoolApplyCommand) Help() string {
+	return helpText(`
+Usage: nomad node pool apply [options] <file>
+
+  Create or update the node pool a file describes ("-" reads stdin). The file
+  is HCL:
+
+    node_pool "gpu" {
+      description = "Nodes with GPUs"
+      meta {
+        team = "ml"
+      }
+    }
+
+  or the JSON form of the API's NodePool object.
+`, "")
+}
+
+func (c *NodePoolApplyCommand) Synopsis() string { return "Create or update a node pool" }
+
+func (c *NodePoolApplyCommand) Run(args []string) int {
+	pos, code, ok := c.parseArgs(c.FlagSet("node pool apply"), args, "<file>")
+	if !ok {
+		return code
+	}
+	src, err := readInput(pos[0], nil)
+	if err != nil {
+		return c.fail("Error reading %s: %v", pos[0], err)
+	}
+	pool, err := parseNodePoolSpec(src)
+	if err != nil {
+		return c.fail("Error parsing node pool: %v", err)
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	if _, err := client.NodePools().Register(pool, nil); err != nil {
+		return c.fail("Error applying node pool: %v", err)
+	}
+	c.Ui.Output(fmt.Sprintf("Successfully applied node pool %q!", pool.Name))
+	return 0
+}
+
+// nodePoolSpec is the HCL form of a pool file.
+type nodePoolSpec struct {
+	Pool struct {
+		Name            string `hcl:"name,label"`
+		Description     string `hcl:"description,optional"`
+		NodeIdentityTTL string `hcl:"node_identity_ttl,optional"`
+		MetaBlock       *struct {
+			Values hcl.Attributes `hcl:",remain"`
+		} `hcl:"meta,block"`
+		Scheduler *struct {
+			Algorithm              string `hcl:"scheduler_algorithm,optional"`
+			MemoryOversubscription *bool  `hcl:"memory_oversubscription_enabled,optional"`
+		} `hcl:"scheduler_config,block"`
+	} `hcl:"node_pool,block"`
+}
+
+// parseNodePoolSpec reads a pool file: JSON when it starts with '{', HCL otherwise.
+func parseNodePoolSpec(src []byte) (*api.NodePool, error) {
+	if strings.HasPrefix(strings.TrimSpace(string(src)), "{") {
+		var pool api.NodePool
+		if err := json.Unmarshal(src, &pool); err != nil {
+			return nil, err
+		}
+		return &pool, nil
+	}
+	file, diags := hclsyntax.ParseConfig(src, "pool.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	var spec nodePoolSpec
+	if diags := gohcl.DecodeBody(file.Body, nil, &spec); diags.HasErrors() {
+		return nil, diags
+	}
+	p := spec.Pool
+	pool := &api.NodePool{Name: p.Name, Description: p.Description}
+	if p.MetaBlock != nil {
+		pool.Meta = map[string]string{}
+		for k, attr := range p.MetaBlock.Values {
+			var v string
+			if diags := gohcl.DecodeExpression(attr.Expr, nil, &v); diags.HasErrors() {
+				return nil, diags
+			}
+			pool.Meta[k] = v
+		}
+	}
+	if p.NodeIdentityTTL != "" {
+		ttl, err := time.ParseDuration(p.NodeIdentityTTL)
+		if err != nil {
+			return nil, fmt.Errorf("invalid node_identity_ttl %q: %v", p.NodeIdentityTTL, err)
+		}
+		pool.NodeIdentityTTL = ttl
+	}
+	if s := p.Scheduler; s != nil {
+		pool.SchedulerConfiguration = &api.NodePoolSchedulerConfiguration{
+			SchedulerAlgorithm: api.SchedulerAlgorithm(s.Algorithm), MemoryOversubscriptionEnabled: s.MemoryOversubscription,
+		}
+	}
+	return pool, nil
+}
+
+// NodePoolListCommand lists node pools.
+type NodePoolListCommand struct {
+	Meta
+}
+
+func (c *NodePoolListCommand) Help() string {
+	return helpText(`
+Usage: nomad node pool list [options] [<prefix>]
+
+  List the node pools the token may read.
+`, `
+List Options:
+
+  -json
+    Print the list as JSON.
+`)
+}
+
+func (c *NodePoolListCommand) Synopsis() string { return "List node pools" }
+
+func (c *NodePoolListCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("node pool list")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 1 {
+		return c.fail("This command takes at most one argument: <prefix>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	prefix := ""
+	if len(pos) == 1 {
+		prefix = pos[0]
+	}
+	list, _, err := client.NodePools().PrefixList(prefix, nil)
+	if err != nil {
+		return c.fail("Error listing node pools: %v", err)
+	}
+	return printResult(&c.Meta, list, asJSON, formatNodePoolList)
+}
+
+func formatNodePoolList(list []*api.NodePool) string {
+	if len(list) == 0 {
+		return "No node pools found"
+	}
+	rows := []string{"Name|Description"}
+	for _, p := range list {
+		rows = append(rows, p.Name+"|"+p.Description)
+	}
+	return formatList(rows)
+}
+
+// NodePoolInfoCommand shows one node pool.
+type NodePoolInfoCommand struct {
+	Meta
+}
+
+func (c *NodePoolInfoCommand) Help() string {
+	return helpText(`
+Usage: nomad node pool info [options] <name>
+
+  Show a node pool.
+`, `
+Info Options:
+
+  -json
+    Print the node pool as JSON.
+`)
+}
+
+func (c *NodePoolInfoCommand) Synopsis() string { return "Show a node pool" }
+
+func (c *NodePoolInfoCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("node pool info")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, client, code, ok := c.connect(fs, args, "<name>")
+	if !ok {
+		return code
+	}
+	pool, _, err := client.NodePools().Info(pos[0], nil)
+	if err != nil {
+		return c.fail("Error reading node pool: %v", err)
+	}
+	return printResult(&c.Meta, pool, asJSON, formatNodePool)
+}
+
+func formatNodePool(p *api.NodePool) string {
+	rows := []string{"Name|" + p.Name, "Description|" + p.Description}
+	if p.NodeIdentityTTL != 0 {
+		rows = append(rows, "Node Identity TTL|"+p.NodeIdentityTTL.String())
+	}
+	if sc := p.SchedulerConfiguration; sc != nil && sc.SchedulerAlgorithm != "" {
+		rows = append(rows, "Scheduler Algorithm|"+string(sc.SchedulerAlgorithm))
+	}
+	keys := make([]string, 0, len(p.Meta))
+	for k := range p.Meta {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		rows = append(rows, "Meta "+k+"|"+p.Meta[k])
+	}
+	return formatKV(rows)
+}
+
+// NodePoolDeleteCommand deletes a node pool.
+type NodePoolDeleteCommand struct {
+	Meta
+}
+
+func (c *NodePoolDeleteCommand) Help() string {
+	return helpText(`
+Usage: nomad node pool delete [options] <name>
+
+  Delete a node pool. The agent refuses while nodes are in it or live jobs
+  use it; "all" and "default" cannot be deleted.
+`, "")
+}
+
+func (c *NodePoolDeleteCommand) Synopsis() string { return "Delete a node pool" }
+
+func (c *NodePoolDeleteCommand) Run(args []string) int {
+	del := func(client *api.Client, name string) error {
+		_, err := client.NodePools().Delete(name, nil)
+		return err
+	}
+	return c.runDelete(c.FlagSet("node pool delete"), args, "<name>", del,
+		"Error deleting node pool: %v", "Successfully deleted node pool %q!")
+}

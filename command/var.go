@@ -1,0 +1,277 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+const varHelp = `
+Usage: nomad var <subcommand> [options] [args]
+
+  Write, read, list and purge variables: small encrypted maps of secrets
+  stored per namespace and path.
+`
+
+// VarPutCommand writes a variable.
+type VarPutCommand struct {
+	Meta
+}
+
+func (c *VarPutCommand) Help() string {
+	return helpText(`
+Usage: nomad var put [options] <path> <key>=<value> [<key>=<value>...]
+
+  Write a variable: its items replace every item it had. A value written as
+  @<file> is read from that file, and @- from stdin, so a secret need not
+  appear on the command line.
+`, `
+Put Options:
+
+  -check-index=<index>
+    Write only if the variable's modify index is still <index> (0: only if
+    it does not exist yet). A conflict is reported and nothing is written.
+
+  -json
+    Print the written variable as JSON.
+`)
+}
+
+func (c *VarPutCommand) Synopsis() string { return "Write a variable" }
+
+func (c *VarPutCommand) Run(args []string) int {
+	var asJSON bool
+	checkIndex := optUint{}
+	fs := c.FlagSet("var put")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.Var(&checkIndex, "check-index", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) < 2 {
+		return c.fail("This command takes a path and at least one <key>=<value> item")
+	}
+	items := map[string]string{}
+	for _, kv := range pos[1:] {
+		k, v, found := strings.Cut(kv, "=")
+		if !found || k == "" {
+			return c.fail("Item %q is not <key>=<value>", kv)
+		}
+		if strings.HasPrefix(v, "@") {
+			raw, err := readInput(v[1:], nil)
+			if err != nil {
+				return c.fail("Error reading the value of %q: %v", k, err)
+			}
+			v = string(raw)
+		}
+		items[k] = v
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	v := &api.Variable{Path: pos[0], Namespace: c.Namespace(), Items: items}
+	var out *api.Variable
+	var err error
+	if checkIndex.set {
+		v.ModifyIndex = checkIndex.v
+		out, _, err = client.Variables().CheckedUpdate(v, nil)
+	} else {
+		out, _, err = client.Variables().Update(v, nil)
+	}
+	var conflict api.ErrCASConflict
+	if errors.As(err, &conflict) {
+		return c.fail("Check-and-set conflict: the variable's modify index is %d, not %d", conflict.Conflict.ModifyIndex, checkIndex.v)
+	}
+	if err != nil {
+		return c.fail("Error writing variable: %v", err)
+	}
+	if asJSON {
+		return c.printJSON(out)
+	}
+	c.Ui.Output(fmt.Sprintf("Successfully wrote variable %q at modify index %d", out.Path, out.ModifyIndex))
+	return 0
+}
+
+// VarGetCommand reads a variable.
+type VarGetCommand struct {
+	Meta
+}
+
+func (c *VarGetCommand) Help() string {
+	return helpText(`
+Usage: nomad var get [options] <path>
+
+  Show a variable and its items.
+`, `
+Get Options:
+
+  -item=<key>
+    Print only the value of one item.
+
+  -json
+    Print the variable as JSON.
+`)
+}
+
+func (c *VarGetCommand) Synopsis() string { return "Read a variable" }
+
+func (c *VarGetCommand) Run(args []string) int {
+	var asJSON bool
+	var item string
+	fs := c.FlagSet("var get")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.StringVar(&item, "item", "", "")
+	pos, client, code, ok := c.connect(fs, args, "<path>")
+	if !ok {
+		return code
+	}
+	v, _, err := client.Variables().Read(pos[0], &api.QueryOptions{Namespace: c.Namespace()})
+	if errors.Is(err, api.ErrVariablePathNotFound) {
+		return c.fail("Variable %q not found", pos[0])
+	}
+	if err != nil {
+		return c.fail("Error reading variable: %v", err)
+	}
+	if item != "" {
+		val, ok := v.Items[item]
+		if !ok {
+			return c.fail("Variable %q has no item %q", pos[0], item)
+		}
+		c.Ui.Output(val)
+		return 0
+	}
+	return printResult(&c.Meta, v, asJSON, formatVariable)
+}
+
+func formatVariable(v *api.Variable) string {
+	rows := []string{
+		"Namespace|" + v.Namespace,
+		"Path|" + v.Path,
+		"Create Time|" + formatUnixNano(v.CreateTime),
+		"Modify Time|" + formatUnixNano(v.ModifyTime),
+		fmt.Sprintf("Check Index|%d", v.ModifyIndex),
+	}
+	if v.Lock != nil {
+		rows = append(rows, "Lock|"+v.Lock.ID+" (TTL "+v.Lock.TTL+")")
+	}
+	keys := make([]string, 0, len(v.Items))
+	for k := range v.Items {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	items := []string{}
+	for _, k := range keys {
+		items = append(items, k+"|"+v.Items[k])
+	}
+	return formatKV(rows) + "\n\nItems\n" + formatKV(items)
+}
+
+// VarListCommand lists variables.
+type VarListCommand struct {
+	Meta
+}
+
+func (c *VarListCommand) Help() string {
+	return helpText(`
+Usage: nomad var list [options] [<prefix>]
+
+  List the variables the token may list, optionally only those whose path
+  starts with <prefix>. Items are never listed. -namespace=* lists every
+  namespace.
+`, `
+List Options:
+
+  -json
+    Print the list as JSON.
+`)
+}
+
+func (c *VarListCommand) Synopsis() string { return "List variables" }
+
+func (c *VarListCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("var list")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 1 {
+		return c.fail("This command takes at most one argument: <prefix>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	prefix := ""
+	if len(pos) == 1 {
+		prefix = pos[0]
+	}
+	list, _, err := client.Variables().PrefixList(prefix, &api.QueryOptions{Namespace: c.Namespace()})
+	if err != nil {
+		return c.fail("Error listing variables: %v", err)
+	}
+	return printResult(&c.Meta, list, asJSON, formatVariableList)
+}
+
+func formatVariableList(list []*api.VariableMetadata) string {
+	if len(list) == 0 {
+		return "No variables found"
+	}
+	rows := []string{"Namespace|Path|Last Updated"}
+	for _, v := range list {
+		rows = append(rows, v.Namespace+"|"+v.Path+"|"+formatUnixNano(v.ModifyTime))
+	}
+	return formatList(rows)
+}
+
+// VarPurgeCommand deletes a variable.
+type VarPurgeCommand struct {
+	Meta
+}
+
+func (c *VarPurgeCommand) Help() string {
+	return helpText(`
+Usage: nomad var purge [options] <path>
+
+  Delete a variable permanently.
+`, `
+Purge Options:
+
+  -check-index=<index>
+    Delete only if the variable's modify index is still <index>.
+`)
+}
+
+func (c *VarPurgeCommand) Synopsis() string { return "Delete a variable" }
+
+func (c *VarPurgeCommand) Run(args []string) int {
+	checkIndex := optUint{}
+	fs := c.FlagSet("var purge")
+	fs.Var(&checkIndex, "check-index", "")
+	pos, client, code, ok := c.connect(fs, args, "<path>")
+	if !ok {
+		return code
+	}
+	var err error
+	wo := &api.WriteOptions{Namespace: c.Namespace()}
+	if checkIndex.set {
+		_, err = client.Variables().CheckedDelete(pos[0], checkIndex.v, wo)
+	} else {
+		_, err = client.Variables().Delete(pos[0], wo)
+	}
+	var conflict api.ErrCASConflict
+	if errors.As(err, &conflict) {
+		return c.fail("Check-and-set conflict: the variable's modify index is %d, not %d", conflict.Conflict.ModifyIndex, checkIndex.v)
+	}
+	if err != nil {
+		return c.fail("Error purging variable: %v", err)
+	}
+	c.Ui.Output(fmt.Sprintf("Successfully purged variable %q!", pos[0]))
+	return 0
+}

@@ -1,0 +1,328 @@
+package nomad
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Search is the search RPC endpoint. It answers only objects the caller may read: a context
+// the caller has no access to is refused when asked for by name and left out of "all"; rows
+// of other namespaces (with namespace "*"), node pools, namespaces and variables are filtered
+// one by one.
+type Search struct {
+	srv *Server
+}
+
+// Contexts each search answers for "all", in upstream's sets.
+var (
+	prefixContexts = []structs.SearchContext{
+		structs.SearchAllocs, structs.SearchDeployments, structs.SearchEvals, structs.SearchJobs,
+		structs.SearchNodes, structs.SearchNodePools, structs.SearchNamespaces, structs.SearchPlugins,
+		structs.SearchScalingPolicies, structs.SearchVariables, structs.SearchVolumes, structs.SearchHostVolumes,
+	}
+	fuzzyContexts = []structs.SearchContext{
+		structs.SearchAllocs, structs.SearchJobs, structs.SearchGroups, structs.SearchServices,
+		structs.SearchTasks, structs.SearchImages, structs.SearchCommands, structs.SearchClasses,
+		structs.SearchNodes, structs.SearchNodePools, structs.SearchNamespaces, structs.SearchPlugins,
+		structs.SearchVariables, structs.SearchVolumes, structs.SearchHostVolumes,
+	}
+)
+
+// jobContexts are read from jobs and their allocations: they need read-job.
+var jobContexts = map[structs.SearchContext]bool{
+	structs.SearchJobs: true, structs.SearchEvals: true, structs.SearchAllocs: true,
+	structs.SearchDeployments: true, structs.SearchScalingPolicies: true, structs.SearchGroups: true,
+	structs.SearchTasks: true, structs.SearchServices: true, structs.SearchImages: true,
+	structs.SearchCommands: true,
+}
+
+// searchCandidate is one searchable object of a context: id is what a prefix search
+// matches and answers; name and scope are what a fuzzy search matches and answers.
+type searchCandidate struct {
+	namespace string // for the per-row ACL filter; "" for objects outside namespaces
+	id        string
+	name      string
+	scope     []string
+}
+
+// PrefixSearch answers the IDs that start with Prefix.
+func (s *Search) PrefixSearch(args *structs.SearchRequest, reply *structs.SearchResponse) error {
+	if done, err := s.srv.forwardRead("Search.PrefixSearch", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	aclObj, _, err := s.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	namespace := requestNamespace("", args.Namespace)
+	contexts, err := searchContexts(aclObj, namespace, args.Context, prefixContexts)
+	if err != nil {
+		return err
+	}
+	return s.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		reply.Matches = map[structs.SearchContext][]string{}
+		reply.Truncations = map[structs.SearchContext]bool{}
+		for _, ctx := range contexts {
+			cands, err := s.candidates(store, aclObj, namespace, ctx, false)
+			if err != nil {
+				return 0, err
+			}
+			ids := []string{}
+			for _, c := range cands {
+				if strings.HasPrefix(c.id, args.Prefix) {
+					ids = append(ids, c.id)
+				}
+			}
+			slices.Sort(ids)
+			ids = slices.Compact(ids)
+			reply.Truncations[ctx] = len(ids) > structs.SearchLimit
+			reply.Matches[ctx] = ids[:min(len(ids), structs.SearchLimit)]
+		}
+		return store.LatestIndex(), nil
+	})
+}
+
+// FuzzySearch answers the objects whose name contains Text, ignoring case: exact matches
+// first, then prefixes, then the rest, each by name.
+func (s *Search) FuzzySearch(args *structs.FuzzySearchRequest, reply *structs.FuzzySearchResponse) error {
+	if done, err := s.srv.forwardRead("Search.FuzzySearch", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	aclObj, _, err := s.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	namespace := requestNamespace("", args.Namespace)
+	contexts, err := searchContexts(aclObj, namespace, args.Context, fuzzyContexts)
+	if err != nil {
+		return err
+	}
+	text, err := structs.ParseFuzzyText(args.Text)
+	if err != nil {
+		return err
+	}
+	return s.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		reply.Matches = map[structs.SearchContext][]structs.FuzzyMatch{}
+		reply.Truncations = map[structs.SearchContext]bool{}
+		for _, ctx := range contexts {
+			cands, err := s.candidates(store, aclObj, namespace, ctx, true)
+			if err != nil {
+				return 0, err
+			}
+			type ranked struct {
+				rank int
+				c    searchCandidate
+			}
+			var hits []ranked
+			for _, c := range cands {
+				if r := structs.FuzzyRank(c.name, text); r > 0 {
+					hits = append(hits, ranked{r, c})
+				}
+			}
+			slices.SortStableFunc(hits, func(a, b ranked) int {
+				return cmp.Or(cmp.Compare(a.rank, b.rank), strings.Compare(a.c.name, b.c.name),
+					strings.Compare(strings.Join(a.c.scope, "\x00"), strings.Join(b.c.scope, "\x00")))
+			})
+			matches := []structs.FuzzyMatch{}
+			for _, h := range hits[:min(len(hits), structs.SearchLimit)] {
+				matches = append(matches, structs.FuzzyMatch{ID: h.c.name, Scope: h.c.scope})
+			}
+			reply.Matches[ctx] = matches
+			reply.Truncations[ctx] = len(hits) > structs.SearchLimit
+		}
+		return store.LatestIndex(), nil
+	})
+}
+
+// searchContexts resolves the asked context to the contexts to search. A context named
+// outright that the caller cannot read in the namespace is a 403; "all" keeps the readable.
+func searchContexts(aclObj *acl.ACL, namespace string, asked structs.SearchContext, all []structs.SearchContext) ([]structs.SearchContext, error) {
+	if asked == "" {
+		return nil, structs.BadRequest("invalid Context: must not be empty")
+	}
+	if asked == structs.SearchAll {
+		var out []structs.SearchContext
+		for _, ctx := range all {
+			if searchContextAllowed(aclObj, namespace, ctx) {
+				out = append(out, ctx)
+			}
+		}
+		return out, nil
+	}
+	if !slices.Contains(all, asked) {
+		return nil, structs.BadRequest("invalid Context %q", asked)
+	}
+	if !searchContextAllowed(aclObj, namespace, asked) {
+		return nil, structs.PermissionDenied("no read access to search context %q in namespace %q", asked, namespace)
+	}
+	return []structs.SearchContext{asked}, nil
+}
+
+// searchContextAllowed is the coarse check: could the caller read anything of ctx here?
+func searchContextAllowed(aclObj *acl.ACL, namespace string, ctx structs.SearchContext) bool {
+	switch {
+	case jobContexts[ctx]:
+		if namespace == structs.AllNamespacesSentinel {
+			return aclObj.AllowAnyNamespaceOperation(acl.NamespaceCapabilityReadJob)
+		}
+		return aclObj.AllowNamespaceOperation(namespace, acl.NamespaceCapabilityReadJob)
+	case ctx == structs.SearchNodes, ctx == structs.SearchClasses:
+		return aclObj.AllowNodeRead()
+	case ctx == structs.SearchPlugins, ctx == structs.SearchVolumes:
+		return aclObj.AllowPluginList()
+	}
+	// Node pools, namespaces, variables and host volumes are filtered row by row.
+	return aclObj != nil
+}
+
+// candidates lists what the caller may see of one context. fuzzy adds the contexts whose
+// objects live inside jobs (groups, tasks, services, images, commands) and node classes.
+func (s *Search) candidates(store *state.StateStore, aclObj *acl.ACL, namespace string, ctx structs.SearchContext, fuzzy bool) ([]searchCandidate, error) {
+	readJob := func(ns string) bool { return aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob) }
+	var out []searchCandidate
+	switch ctx {
+	case structs.SearchJobs, structs.SearchGroups, structs.SearchTasks, structs.SearchServices,
+		structs.SearchImages, structs.SearchCommands:
+		jobs, err := store.Jobs(nil, namespace, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range jobs {
+			if readJob(j.Namespace) {
+				out = append(out, jobCandidates(j, ctx)...)
+			}
+		}
+	case structs.SearchEvals:
+		evals, err := store.Evals(nil, namespace, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range evals {
+			if readJob(e.Namespace) {
+				out = append(out, searchCandidate{namespace: e.Namespace, id: e.ID, name: e.ID, scope: []string{e.Namespace, e.JobID}})
+			}
+		}
+	case structs.SearchAllocs:
+		allocs, err := store.Allocs(nil, namespace, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range allocs {
+			if readJob(a.Namespace) {
+				out = append(out, searchCandidate{namespace: a.Namespace, id: a.ID, name: a.Name, scope: []string{a.Namespace, a.ID}})
+			}
+		}
+	case structs.SearchNodes, structs.SearchClasses:
+		nodes, err := store.Nodes(nil, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range nodes {
+			if ctx == structs.SearchNodes {
+				out = append(out, searchCandidate{id: n.ID, name: n.Name, scope: []string{n.ID}})
+			} else if n.NodeClass != "" && fuzzy {
+				out = append(out, searchCandidate{id: n.NodeClass, name: n.NodeClass})
+			}
+		}
+		if ctx == structs.SearchClasses {
+			slices.SortFunc(out, func(a, b searchCandidate) int { return strings.Compare(a.name, b.name) })
+			out = slices.CompactFunc(out, func(a, b searchCandidate) bool { return a.name == b.name })
+		}
+	case structs.SearchNodePools:
+		pools, err := store.NodePools(nil, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pools {
+			if aclObj.AllowNodePoolOperation(p.Name, acl.NodePoolCapabilityRead) {
+				out = append(out, searchCandidate{id: p.Name, name: p.Name})
+			}
+		}
+	case structs.SearchNamespaces:
+		nss, err := store.Namespaces(nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, ns := range nss {
+			if aclObj.AllowNamespace(ns.Name) {
+				out = append(out, searchCandidate{id: ns.Name, name: ns.Name})
+			}
+		}
+	case structs.SearchScalingPolicies:
+		policies, err := store.ScalingPolicies(nil, namespace, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range policies {
+			if readJob(p.Namespace) {
+				out = append(out, searchCandidate{namespace: p.Namespace, id: p.ID, name: p.ID, scope: []string{p.Namespace, p.JobID}})
+			}
+		}
+	case structs.SearchVariables:
+		vars, err := store.Variables(nil, namespace, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vars {
+			if aclObj.AllowVariableOperation(v.Namespace, v.Path, acl.VariablesCapabilityList) {
+				out = append(out, searchCandidate{namespace: v.Namespace, id: v.Path, name: v.Path, scope: []string{v.Namespace}})
+			}
+		}
+	}
+	// Deployments, plugins, volumes and host volumes: none exist here yet.
+	return out, nil
+}
+
+// jobCandidates are the searchable objects of one job for ctx, scoped by namespace, job,
+// group and task as far as they are nested.
+func jobCandidates(j *structs.Job, ctx structs.SearchContext) []searchCandidate {
+	ns := j.Namespace
+	if ctx == structs.SearchJobs {
+		return []searchCandidate{{namespace: ns, id: j.ID, name: j.ID, scope: []string{ns}}}
+	}
+	var out []searchCandidate
+	add := func(name string, scope ...string) {
+		if name != "" {
+			out = append(out, searchCandidate{namespace: ns, id: name, name: name, scope: scope})
+		}
+	}
+	for _, tg := range j.TaskGroups {
+		group := ""
+		if tg.Name != nil {
+			group = *tg.Name
+		}
+		switch ctx {
+		case structs.SearchGroups:
+			add(group, ns, j.ID)
+		case structs.SearchServices:
+			for _, svc := range tg.Services {
+				add(svc.Name, ns, j.ID, group)
+			}
+		}
+		for _, task := range tg.Tasks {
+			switch ctx {
+			case structs.SearchTasks:
+				add(task.Name, ns, j.ID, group)
+			case structs.SearchServices:
+				for _, svc := range task.Services {
+					add(svc.Name, ns, j.ID, group, task.Name)
+				}
+			case structs.SearchImages:
+				if img, ok := task.Config["image"].(string); ok {
+					add(img, ns, j.ID, group, task.Name)
+				}
+			case structs.SearchCommands:
+				if command, ok := task.Config["command"].(string); ok {
+					add(command, ns, j.ID, group, task.Name)
+				}
+			}
+		}
+	}
+	return out
+}
