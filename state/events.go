@@ -28,6 +28,10 @@ var eventConverters = map[string]eventConverter{
 	tableRootKeys:      nil, // rows hold private key material: never published
 	tableOneTimeTokens: nil, // rows are secrets: never published
 	tableAutopilot:     nil, // operator configuration: upstream publishes no events for it
+	// Auth methods hold secrets in their Config; binding rules are published with neither
+	// (their message types carry no event Type): never published.
+	tableACLAuthMethods:  nil,
+	tableACLBindingRules: nil,
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction

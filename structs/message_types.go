@@ -38,6 +38,10 @@ const (
 	DeploymentPromoteRequestType            MessageType = 29
 	DeploymentAllocHealthRequestType        MessageType = 30
 	AutopilotRequestType                    MessageType = 31
+	ACLAuthMethodUpsertRequestType          MessageType = 32
+	ACLAuthMethodDeleteRequestType          MessageType = 33
+	ACLBindingRuleUpsertRequestType         MessageType = 34
+	ACLBindingRuleDeleteRequestType         MessageType = 35
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -94,6 +98,12 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	OneTimeTokenDeleteRequestType: {Name: "OneTimeTokenDelete", New: newRequest[OneTimeTokenDeleteRequest]},
 	// No events: upstream publishes none for operator configuration.
 	AutopilotRequestType: {Name: "Autopilot", New: newRequest[AutopilotSetConfigRequest]},
+	// No events: a method's Config holds secrets (the OIDC client secret, a client assertion
+	// key), and binding rules follow their methods; neither table publishes.
+	ACLAuthMethodUpsertRequestType:  {Name: "ACLAuthMethodUpsert", New: newRequest[ACLAuthMethodUpsertRequest]},
+	ACLAuthMethodDeleteRequestType:  {Name: "ACLAuthMethodDelete", New: newRequest[ACLAuthMethodDeleteRequest]},
+	ACLBindingRuleUpsertRequestType: {Name: "ACLBindingRuleUpsert", New: newRequest[ACLBindingRuleUpsertRequest]},
+	ACLBindingRuleDeleteRequestType: {Name: "ACLBindingRuleDelete", New: newRequest[ACLBindingRuleDeleteRequest]},
 }
 
 func (t MessageType) String() string {

@@ -139,7 +139,7 @@ func without(names []string, drop ...string) []string {
 
 // matrixEndpoint is one route and verb. path and body may hold placeholders that the
 // fixture fills per cell: {eval}, {record}, {deployment}, {depAlloc}, {readToken},
-// {scratchToken}, {scaleRole}, {scratchRole}, {prevVersion}.
+// {scratchToken}, {scaleRole}, {scratchRole}, {scratchRule}, {prevVersion}.
 type matrixEndpoint struct {
 	name   string
 	method string
@@ -395,7 +395,7 @@ func allMatrixEndpoints() []matrixEndpoint {
 	return slices.Concat(matrixJobEndpoints(), matrixEvalEndpoints(), matrixNamespaceEndpoints(),
 		matrixACLEndpoints(), matrixStreamAndHistoryEndpoints(), matrixStatusEndpoints(),
 		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(), matrixDebugEndpoints(),
-		matrixDeploymentEndpoints(), matrixOperatorEndpoints())
+		matrixDeploymentEndpoints(), matrixOperatorEndpoints(), matrixACLAuthEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }
@@ -498,6 +498,7 @@ type matrixFixture struct {
 	scaleRoleID  string
 	scratchToken string
 	scratchRole  string
+	scratchRule  string
 	revision     int
 	// deploymentID is the deployment of "web" the deployment routes act on, deploymentAlloc
 	// its healthy canary (deployment_endpoint_test.go).
@@ -683,6 +684,8 @@ func (f *matrixFixture) expand(t *testing.T, s string) string {
 			return f.scaleRoleID
 		case "{scratchRole}":
 			return f.scratchRole
+		case "{scratchRule}":
+			return f.scratchRule
 		case "{prevVersion}":
 			versions, err := f.ta.Server().State().JobVersionsByID(nil, structs.DefaultNamespace, "web")
 			must.NoError(t, err)
