@@ -150,7 +150,9 @@ func (a *ACL) ListAuthMethods(args *structs.QueryOptions, reply *AuthMethodListR
 		}
 		reply.AuthMethods, reply.NextToken, err = paginator.Page(methods, *args,
 			paginator.Order[*structs.ACLAuthMethod]{Key: func(m *structs.ACLAuthMethod) paginator.Key { return paginator.ByID(m.Name) }},
-			func(m *structs.ACLAuthMethod) bool { return args.Prefix == "" || strings.HasPrefix(m.Name, args.Prefix) },
+			func(m *structs.ACLAuthMethod) bool {
+				return args.Prefix == "" || strings.HasPrefix(m.Name, args.Prefix)
+			},
 			func(m *structs.ACLAuthMethod) (*structs.ACLAuthMethodListStub, error) { return m.Stub(), nil })
 		if err != nil {
 			return 0, err

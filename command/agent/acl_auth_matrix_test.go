@@ -35,7 +35,7 @@ func matrixACLAuthEndpoints() []matrixEndpoint {
 		{name: "acl binding-rules list", method: "GET", path: "/v1/acl/binding-rules", allow: allowManagement},
 		{
 			name: "acl binding-rule create", method: "PUT", path: "/v1/acl/binding-rule",
-			body: `{"AuthMethod":"matrix-jwt","BindType":"policy","BindName":"row-read","Selector":"\"admins\" in list.groups"}`,
+			body:  `{"AuthMethod":"matrix-jwt","BindType":"policy","BindName":"row-read","Selector":"\"admins\" in list.groups"}`,
 			setup: ensureMethod, allow: allowManagement,
 		},
 		{
