@@ -102,12 +102,12 @@ func TestVerifyJWT(t *testing.T) {
 
 func TestMapClaimsAndBind(t *testing.T) {
 	cfg := &structs.ACLAuthMethodConfig{
-		ClaimMappings:     map[string]string{"sub": "user", "/org/team": "team", "admin": "admin", "missing": "gone"},
+		ClaimMappings:     map[string]string{"sub": "user", "/org/team": "team", "admin": "admin", "missing": "gone", "nothing": "none"},
 		ListClaimMappings: map[string]string{"groups": "groups", "role": "single"},
 	}
 	claims := map[string]any{
 		"sub": "alice", "org": map[string]any{"team": "infra"}, "admin": true,
-		"groups": []any{"eng", "ops"}, "role": "dev",
+		"groups": []any{"eng", "ops"}, "role": "dev", "nothing": nil,
 	}
 	vars, err := MapClaims(cfg, claims)
 	must.NoError(t, err)

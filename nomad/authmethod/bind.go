@@ -19,7 +19,7 @@ type Vars struct {
 
 // MapClaims maps a token's claims through the method's claim mappings. A mapping's key is a
 // claim name or, starting with "/", a JSON pointer into nested claims. A claim that is
-// missing maps to nothing; one of the wrong shape is an error.
+// missing or null maps to nothing; one of the wrong shape is an error.
 func MapClaims(cfg *structs.ACLAuthMethodConfig, claims map[string]any) (*Vars, error) {
 	vars := &Vars{Value: map[string]string{}, List: map[string][]string{}}
 	if cfg == nil {
@@ -65,7 +65,7 @@ func MapClaims(cfg *structs.ACLAuthMethodConfig, claims map[string]any) (*Vars, 
 func lookupClaim(claims map[string]any, key string) (any, bool) {
 	if !strings.HasPrefix(key, "/") {
 		v, ok := claims[key]
-		return v, ok
+		return v, ok && v != nil
 	}
 	var cur any = claims
 	for _, part := range strings.Split(key[1:], "/") {
@@ -78,7 +78,7 @@ func lookupClaim(claims map[string]any, key string) (any, bool) {
 			return nil, false
 		}
 	}
-	return cur, true
+	return cur, cur != nil
 }
 
 func scalarString(v any) (string, bool) {
