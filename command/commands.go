@@ -56,39 +56,52 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"namespace status": func() (cli.Command, error) { return &NamespaceStatusCommand{Meta: meta()}, nil },
 		"namespace delete": func() (cli.Command, error) { return &NamespaceDeleteCommand{Meta: meta()}, nil },
 
-		"acl":               group("Interact with ACL policies, tokens and roles", aclHelp),
-		"acl bootstrap":     func() (cli.Command, error) { return &ACLBootstrapCommand{Meta: meta()}, nil },
-		"acl policy":        group("Interact with ACL policies", aclPolicyHelp),
-		"acl policy apply":  func() (cli.Command, error) { return &ACLPolicyApplyCommand{Meta: meta()}, nil },
-		"acl policy info":   func() (cli.Command, error) { return &ACLPolicyInfoCommand{Meta: meta()}, nil },
-		"acl policy list":   func() (cli.Command, error) { return &ACLPolicyListCommand{Meta: meta()}, nil },
-		"acl policy delete": func() (cli.Command, error) { return &ACLPolicyDeleteCommand{Meta: meta()}, nil },
-		"acl token":         group("Interact with ACL tokens", aclTokenHelp),
-		"acl token create":  func() (cli.Command, error) { return &ACLTokenCreateCommand{Meta: meta()}, nil },
-		"acl token list":    func() (cli.Command, error) { return &ACLTokenListCommand{Meta: meta()}, nil },
-		"acl token info":    func() (cli.Command, error) { return &ACLTokenInfoCommand{Meta: meta()}, nil },
-		"acl token self":    func() (cli.Command, error) { return &ACLTokenSelfCommand{Meta: meta()}, nil },
-		"acl token update":  func() (cli.Command, error) { return &ACLTokenUpdateCommand{Meta: meta()}, nil },
-		"acl token delete":  func() (cli.Command, error) { return &ACLTokenDeleteCommand{Meta: meta()}, nil },
-		"acl role":          group("Interact with ACL roles", aclRoleHelp),
-		"acl role create":   func() (cli.Command, error) { return &ACLRoleCreateCommand{Meta: meta()}, nil },
-		"acl role list":     func() (cli.Command, error) { return &ACLRoleListCommand{Meta: meta()}, nil },
-		"acl role info":     func() (cli.Command, error) { return &ACLRoleInfoCommand{Meta: meta()}, nil },
-		"acl role update":   func() (cli.Command, error) { return &ACLRoleUpdateCommand{Meta: meta()}, nil },
-		"acl role delete":   func() (cli.Command, error) { return &ACLRoleDeleteCommand{Meta: meta()}, nil },
-		"alloc":             group("Interact with allocations", allocHelp),
-		"alloc exec":        func() (cli.Command, error) { return &AllocExecCommand{Meta: meta()}, nil },
-		"alloc logs":        func() (cli.Command, error) { return &AllocLogsCommand{Meta: meta()}, nil },
-		"alloc status":      func() (cli.Command, error) { return &AllocStatusCommand{Meta: meta()}, nil },
-		"event":             group("Interact with the event stream", eventHelp),
-		"event stream":      func() (cli.Command, error) { return &EventStreamCommand{Meta: meta()}, nil },
-		"tls":               group("Create a CA and certificates for mutual TLS", tlsHelp),
-		"tls ca":            group("Create a certificate authority", tlsCAHelp),
-		"tls ca create":     func() (cli.Command, error) { return &TLSCACreateCommand{Meta: meta()}, nil },
-		"tls cert":          group("Create certificates", tlsCertHelp),
-		"tls cert create":   func() (cli.Command, error) { return &TLSCertCreateCommand{Meta: meta()}, nil },
-		"operator":          group("Cluster operator tools", operatorHelp),
-		"operator raft":     group("Inspect a running cluster's Raft peers, or repair a stopped server's log", operatorRaftHelp),
+		"acl":                     group("Interact with ACL policies, tokens and roles", aclHelp),
+		"acl bootstrap":           func() (cli.Command, error) { return &ACLBootstrapCommand{Meta: meta()}, nil },
+		"acl policy":              group("Interact with ACL policies", aclPolicyHelp),
+		"acl policy apply":        func() (cli.Command, error) { return &ACLPolicyApplyCommand{Meta: meta()}, nil },
+		"acl policy info":         func() (cli.Command, error) { return &ACLPolicyInfoCommand{Meta: meta()}, nil },
+		"acl policy list":         func() (cli.Command, error) { return &ACLPolicyListCommand{Meta: meta()}, nil },
+		"acl policy delete":       func() (cli.Command, error) { return &ACLPolicyDeleteCommand{Meta: meta()}, nil },
+		"acl token":               group("Interact with ACL tokens", aclTokenHelp),
+		"acl token create":        func() (cli.Command, error) { return &ACLTokenCreateCommand{Meta: meta()}, nil },
+		"acl token list":          func() (cli.Command, error) { return &ACLTokenListCommand{Meta: meta()}, nil },
+		"acl token info":          func() (cli.Command, error) { return &ACLTokenInfoCommand{Meta: meta()}, nil },
+		"acl token self":          func() (cli.Command, error) { return &ACLTokenSelfCommand{Meta: meta()}, nil },
+		"acl token update":        func() (cli.Command, error) { return &ACLTokenUpdateCommand{Meta: meta()}, nil },
+		"acl token delete":        func() (cli.Command, error) { return &ACLTokenDeleteCommand{Meta: meta()}, nil },
+		"acl role":                group("Interact with ACL roles", aclRoleHelp),
+		"acl role create":         func() (cli.Command, error) { return &ACLRoleCreateCommand{Meta: meta()}, nil },
+		"acl role list":           func() (cli.Command, error) { return &ACLRoleListCommand{Meta: meta()}, nil },
+		"acl role info":           func() (cli.Command, error) { return &ACLRoleInfoCommand{Meta: meta()}, nil },
+		"acl role update":         func() (cli.Command, error) { return &ACLRoleUpdateCommand{Meta: meta()}, nil },
+		"acl role delete":         func() (cli.Command, error) { return &ACLRoleDeleteCommand{Meta: meta()}, nil },
+		"acl auth-method":         group("Interact with ACL auth methods", aclAuthMethodHelp),
+		"acl auth-method create":  func() (cli.Command, error) { return &ACLAuthMethodCreateCommand{Meta: meta()}, nil },
+		"acl auth-method list":    func() (cli.Command, error) { return &ACLAuthMethodListCommand{Meta: meta()}, nil },
+		"acl auth-method info":    func() (cli.Command, error) { return &ACLAuthMethodInfoCommand{Meta: meta()}, nil },
+		"acl auth-method update":  func() (cli.Command, error) { return &ACLAuthMethodUpdateCommand{Meta: meta()}, nil },
+		"acl auth-method delete":  func() (cli.Command, error) { return &ACLAuthMethodDeleteCommand{Meta: meta()}, nil },
+		"acl binding-rule":        group("Interact with ACL binding rules", aclBindingRuleHelp),
+		"acl binding-rule create": func() (cli.Command, error) { return &ACLBindingRuleCreateCommand{Meta: meta()}, nil },
+		"acl binding-rule list":   func() (cli.Command, error) { return &ACLBindingRuleListCommand{Meta: meta()}, nil },
+		"acl binding-rule info":   func() (cli.Command, error) { return &ACLBindingRuleInfoCommand{Meta: meta()}, nil },
+		"acl binding-rule update": func() (cli.Command, error) { return &ACLBindingRuleUpdateCommand{Meta: meta()}, nil },
+		"acl binding-rule delete": func() (cli.Command, error) { return &ACLBindingRuleDeleteCommand{Meta: meta()}, nil },
+		"login":                   func() (cli.Command, error) { return &LoginCommand{Meta: meta()}, nil },
+		"alloc":                   group("Interact with allocations", allocHelp),
+		"alloc exec":              func() (cli.Command, error) { return &AllocExecCommand{Meta: meta()}, nil },
+		"alloc logs":              func() (cli.Command, error) { return &AllocLogsCommand{Meta: meta()}, nil },
+		"alloc status":            func() (cli.Command, error) { return &AllocStatusCommand{Meta: meta()}, nil },
+		"event":                   group("Interact with the event stream", eventHelp),
+		"event stream":            func() (cli.Command, error) { return &EventStreamCommand{Meta: meta()}, nil },
+		"tls":                     group("Create a CA and certificates for mutual TLS", tlsHelp),
+		"tls ca":                  group("Create a certificate authority", tlsCAHelp),
+		"tls ca create":           func() (cli.Command, error) { return &TLSCACreateCommand{Meta: meta()}, nil },
+		"tls cert":                group("Create certificates", tlsCertHelp),
+		"tls cert create":         func() (cli.Command, error) { return &TLSCertCreateCommand{Meta: meta()}, nil },
+		"operator":                group("Cluster operator tools", operatorHelp),
+		"operator raft":           group("Inspect a running cluster's Raft peers, or repair a stopped server's log", operatorRaftHelp),
 		"operator raft logs": func() (cli.Command, error) {
 			return &OperatorRaftLogsCommand{Meta: meta()}, nil
 		},
@@ -174,6 +187,18 @@ const aclRoleHelp = `
 Usage: nomad acl role <subcommand> [options] [args]
 
   Create, read, update and delete ACL roles.
+`
+
+const aclAuthMethodHelp = `
+Usage: nomad acl auth-method <subcommand> [options] [args]
+
+  Create, read, update and delete ACL auth methods.
+`
+
+const aclBindingRuleHelp = `
+Usage: nomad acl binding-rule <subcommand> [options] [args]
+
+  Create, read, update and delete ACL binding rules.
 `
 
 const eventHelp = `
