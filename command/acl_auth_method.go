@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
