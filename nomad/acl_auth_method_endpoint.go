@@ -33,6 +33,10 @@ func (a *ACL) UpsertAuthMethods(args *structs.ACLAuthMethodUpsertRequest, reply 
 		if err := m.Validate(); err != nil {
 			return err
 		}
+		// A login's token lives MaxTokenTTL: the bounds of every token TTL apply to it.
+		if lo, hi := a.srv.config.ACLTokenMinExpirationTTL, a.srv.config.ACLTokenMaxExpirationTTL; m.MaxTokenTTL < lo || m.MaxTokenTTL > hi {
+			return structs.BadRequest("invalid MaxTokenTTL %s: must be between %s and %s", m.MaxTokenTTL, lo, hi)
+		}
 		existing, err := store.ACLAuthMethodByName(nil, m.Name)
 		if err != nil {
 			return err

@@ -84,6 +84,7 @@ func TestACLAuthMethod_BadInput(t *testing.T) {
 		{name: "bad locality", body: `{"Name":"m","Type":"OIDC","TokenLocality":"mars","MaxTokenTTL":"1h","Config":` + okConfig + `}`, wantField: "TokenLocality"},
 		{name: "zero ttl", body: `{"Name":"m","Type":"OIDC","TokenLocality":"local","Config":` + okConfig + `}`, wantField: "MaxTokenTTL"},
 		{name: "unparsable ttl", body: `{"Name":"m","Type":"OIDC","TokenLocality":"local","MaxTokenTTL":"soon","Config":` + okConfig + `}`, wantField: "MaxTokenTTL"},
+		{name: "ttl below the token minimum", body: `{"Name":"m","Type":"OIDC","TokenLocality":"local","MaxTokenTTL":"1s","Config":` + okConfig + `}`, wantField: "MaxTokenTTL"},
 		{name: "no config", body: `{"Name":"m","Type":"OIDC","TokenLocality":"local","MaxTokenTTL":"1h"}`, wantField: "Config"},
 		{name: "oidc without client id", body: `{"Name":"m","Type":"OIDC","TokenLocality":"local","MaxTokenTTL":"1h","Config":{"OIDCDiscoveryURL":"https://x"}}`, wantField: "OIDCClientID"},
 		{name: "jwt without keys", body: `{"Name":"m","Type":"JWT","TokenLocality":"local","MaxTokenTTL":"1h","Config":{}}`, wantField: "JWTValidationPubKeys"},
