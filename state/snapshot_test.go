@@ -62,6 +62,12 @@ func snapshotFixture(t *testing.T) *StateStore {
 		_, err := s.SetAutopilotConfigTxn(txn, structs.DefaultAutopilotConfig(), false)
 		return err
 	})
+	mustApply(t, s, structs.ACLAuthMethodUpsertRequestType, 39, nil, func(txn *Txn) error {
+		return s.UpsertACLAuthMethodsTxn(txn, []*structs.ACLAuthMethod{mockAuthMethod("corp", structs.ACLAuthMethodTypeOIDC, true)})
+	})
+	mustApply(t, s, structs.ACLBindingRuleUpsertRequestType, 40, nil, func(txn *Txn) error {
+		return s.UpsertACLBindingRulesTxn(txn, []*structs.ACLBindingRule{{ID: "rule-1", AuthMethod: "corp", BindType: "management"}})
+	})
 	return s
 }
 
