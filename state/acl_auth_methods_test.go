@@ -92,14 +92,90 @@ func TestStateStore_DeleteACLAuthMethod_DeletesItsBindingRules(t *testing.T) {
 	must.Eq(t, uint64(13), s.Index(tableACLAuthMethods))
 }
 
-func TestStateStore_ACLAuthMethods_PublishNoEvents(t *testing.T) {
-	s := testStateStore(t)
-	var published []*structs.Events
-	txn := s.WriteTxn(structs.ACLAuthMethodUpsertRequestType, 10, nil)
-	must.NoError(t, s.UpsertACLAuthMethodsTxn(txn, []*structs.ACLAuthMethod{mockAuthMethod("a", structs.ACLAuthMethodTypeOIDC, false)}))
-	if ev := EventsFromChanges(txn, txn.Changes()); ev != nil {
-		published = append(published, ev)
+func TestACLAuthEvents(t *testing.T) {
+	type view struct {
+		Topic      structs.Topic
+		Type, Key  string
+		FilterKeys []string
+		Secret     string // the method's client secret as published
 	}
-	txn.Abort()
-	must.SliceEmpty(t, published)
+	cases := []struct {
+		name   string
+		setup  func(s *StateStore) error
+		mutate func(s *StateStore) error
+		want   []view
+	}{
+		{
+			name: "method upsert is published redacted",
+			mutate: func(s *StateStore) error {
+				return upsertMethods(s, 10, mockAuthMethod("a", structs.ACLAuthMethodTypeOIDC, false))
+			},
+			want: []view{{Topic: structs.TopicACLAuthMethod, Type: "ACLAuthMethodUpserted", Key: "a", Secret: structs.RedactedSecret}},
+		},
+		{
+			name: "rule upsert is published with its method as filter key",
+			setup: func(s *StateStore) error {
+				return upsertMethods(s, 10, mockAuthMethod("a", structs.ACLAuthMethodTypeOIDC, false))
+			},
+			mutate: func(s *StateStore) error {
+				return upsertRules(s, 11, &structs.ACLBindingRule{ID: "r1", AuthMethod: "a", BindType: "management"})
+			},
+			want: []view{{Topic: structs.TopicACLBindingRule, Type: "ACLBindingRuleUpserted", Key: "r1", FilterKeys: []string{"a"}}},
+		},
+		{
+			name: "method delete publishes its rules' deletion in the same batch",
+			setup: func(s *StateStore) error {
+				if err := upsertMethods(s, 10, mockAuthMethod("a", structs.ACLAuthMethodTypeOIDC, false)); err != nil {
+					return err
+				}
+				return upsertRules(s, 11, &structs.ACLBindingRule{ID: "r1", AuthMethod: "a", BindType: "management"})
+			},
+			mutate: func(s *StateStore) error {
+				return applyTxn(s, structs.ACLAuthMethodDeleteRequestType, 12, nil, func(txn *Txn) error {
+					return s.DeleteACLAuthMethodsTxn(txn, []string{"a"})
+				})
+			},
+			want: []view{
+				{Topic: structs.TopicACLAuthMethod, Type: "ACLAuthMethodDeleted", Key: "a", Secret: structs.RedactedSecret},
+				{Topic: structs.TopicACLBindingRule, Type: "ACLAuthMethodDeleted", Key: "r1", FilterKeys: []string{"a"}},
+			},
+		},
+		{
+			name: "a refused write publishes nothing",
+			setup: func(s *StateStore) error {
+				return upsertMethods(s, 10, mockAuthMethod("a", structs.ACLAuthMethodTypeOIDC, true))
+			},
+			mutate: func(s *StateStore) error {
+				_ = upsertMethods(s, 11, mockAuthMethod("b", structs.ACLAuthMethodTypeOIDC, true))
+				return nil
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testStateStore(t)
+			if tc.setup != nil {
+				must.NoError(t, tc.setup(s))
+			}
+			got := captureEvents(s)
+			must.NoError(t, tc.mutate(s))
+			var views []view
+			for _, batch := range *got {
+				for _, e := range batch.Events {
+					v := view{Topic: e.Topic, Type: e.Type, Key: e.Key, FilterKeys: e.FilterKeys}
+					if p, ok := e.Payload.(*structs.ACLAuthMethodEvent); ok {
+						v.Secret = p.AuthMethod.Config.OIDCClientSecret
+					}
+					views = append(views, v)
+				}
+			}
+			must.Eq(t, tc.want, views)
+		})
+	}
+	// The stored method keeps its secret: only the published copy is redacted.
+	s := testStateStore(t)
+	must.NoError(t, upsertMethods(s, 10, mockAuthMethod("a", structs.ACLAuthMethodTypeOIDC, false)))
+	m, err := s.ACLAuthMethodByName(nil, "a")
+	must.NoError(t, err)
+	must.Eq(t, "s3cret", m.Config.OIDCClientSecret)
 }

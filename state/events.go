@@ -12,26 +12,24 @@ type eventConverter func(txn *Txn, change memdb.Change) []structs.Event
 // eventConverters has one entry per table; nil marks a table that deliberately publishes no
 // events. TestEventConverters_CoverEveryTable fails when a table is in neither state.
 var eventConverters = map[string]eventConverter{
-	tableIndex:         nil, // bookkeeping, not an object
-	tableJobs:          jobEvents,
-	tableJobVersion:    nil, // a version is visible through the job event of the same change
-	tableJobSummary:    nil, // derived counts; the Job and Allocation events carry the cause
-	tableEvals:         evalEvents,
-	tableNamespaces:    namespaceEvents,
-	tableACLPolicies:   aclPolicyEvents,
-	tableACLTokens:     aclTokenEvents,
-	tableACLRoles:      aclRoleEvents,
-	tablePurgeHistory:  purgeRecordEvents,
-	tableAllocs:        allocEvents,
-	tableNodes:         nodeEvents,
-	tableDeployments:   deploymentEvents,
-	tableRootKeys:      nil, // rows hold private key material: never published
-	tableOneTimeTokens: nil, // rows are secrets: never published
-	tableAutopilot:     nil, // operator configuration: upstream publishes no events for it
-	// Auth methods hold secrets in their Config; binding rules are published with neither
-	// (their message types carry no event Type): never published.
-	tableACLAuthMethods:  nil,
-	tableACLBindingRules: nil,
+	tableIndex:           nil, // bookkeeping, not an object
+	tableJobs:            jobEvents,
+	tableJobVersion:      nil, // a version is visible through the job event of the same change
+	tableJobSummary:      nil, // derived counts; the Job and Allocation events carry the cause
+	tableEvals:           evalEvents,
+	tableNamespaces:      namespaceEvents,
+	tableACLPolicies:     aclPolicyEvents,
+	tableACLTokens:       aclTokenEvents,
+	tableACLRoles:        aclRoleEvents,
+	tablePurgeHistory:    purgeRecordEvents,
+	tableAllocs:          allocEvents,
+	tableNodes:           nodeEvents,
+	tableDeployments:     deploymentEvents,
+	tableRootKeys:        nil, // rows hold private key material: never published
+	tableOneTimeTokens:   nil, // rows are secrets: never published
+	tableAutopilot:       nil, // operator configuration: upstream publishes no events for it
+	tableACLAuthMethods:  aclAuthMethodEvents,
+	tableACLBindingRules: aclBindingRuleEvents,
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction
@@ -136,6 +134,18 @@ func aclTokenEvents(_ *Txn, change memdb.Change) []structs.Event {
 func aclRoleEvents(_ *Txn, change memdb.Change) []structs.Event {
 	r := rowOf[*structs.ACLRole](change)
 	return []structs.Event{{Topic: structs.TopicACLRole, Key: r.ID, FilterKeys: []string{r.Name}, Payload: &structs.ACLRoleEvent{ACLRole: r}}}
+}
+
+func aclAuthMethodEvents(_ *Txn, change memdb.Change) []structs.Event {
+	m := rowOf[*structs.ACLAuthMethod](change)
+	// Subscribers must never see a secret: publish a redacted copy.
+	return []structs.Event{{Topic: structs.TopicACLAuthMethod, Key: m.Name, Payload: &structs.ACLAuthMethodEvent{AuthMethod: m.Sanitized()}}}
+}
+
+func aclBindingRuleEvents(_ *Txn, change memdb.Change) []structs.Event {
+	r := rowOf[*structs.ACLBindingRule](change)
+	return []structs.Event{{Topic: structs.TopicACLBindingRule, Key: r.ID, FilterKeys: []string{r.AuthMethod},
+		Payload: &structs.ACLBindingRuleEvent{ACLBindingRule: r}}}
 }
 
 // purgeRecordEvents publishes a purge-history record when a purge or GC writes it and when

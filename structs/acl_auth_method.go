@@ -325,3 +325,9 @@ type ACLLoginRequest struct {
 	LoginToken     string
 	WriteRequest
 }
+
+// ACLAuthMethodEvent is the payload of events on TopicACLAuthMethod; the method's secrets
+// are always redacted.
+type ACLAuthMethodEvent struct {
+	AuthMethod *ACLAuthMethod
+}

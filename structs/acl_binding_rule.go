@@ -90,3 +90,8 @@ type ACLBindingRuleDeleteRequest struct {
 	Actor *Actor
 	WriteRequest
 }
+
+// ACLBindingRuleEvent is the payload of events on TopicACLBindingRule.
+type ACLBindingRuleEvent struct {
+	ACLBindingRule *ACLBindingRule
+}

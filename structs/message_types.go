@@ -98,12 +98,12 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	OneTimeTokenDeleteRequestType: {Name: "OneTimeTokenDelete", New: newRequest[OneTimeTokenDeleteRequest]},
 	// No events: upstream publishes none for operator configuration.
 	AutopilotRequestType: {Name: "Autopilot", New: newRequest[AutopilotSetConfigRequest]},
-	// No events: a method's Config holds secrets (the OIDC client secret, a client assertion
-	// key), and binding rules follow their methods; neither table publishes.
-	ACLAuthMethodUpsertRequestType:  {Name: "ACLAuthMethodUpsert", New: newRequest[ACLAuthMethodUpsertRequest]},
-	ACLAuthMethodDeleteRequestType:  {Name: "ACLAuthMethodDelete", New: newRequest[ACLAuthMethodDeleteRequest]},
-	ACLBindingRuleUpsertRequestType: {Name: "ACLBindingRuleUpsert", New: newRequest[ACLBindingRuleUpsertRequest]},
-	ACLBindingRuleDeleteRequestType: {Name: "ACLBindingRuleDelete", New: newRequest[ACLBindingRuleDeleteRequest]},
+	// A method's event carries it with its secrets redacted. Deleting a method deletes its
+	// binding rules in the same transaction: their events share the ACLAuthMethodDeleted type.
+	ACLAuthMethodUpsertRequestType:  {Name: "ACLAuthMethodUpsert", EventType: "ACLAuthMethodUpserted", New: newRequest[ACLAuthMethodUpsertRequest]},
+	ACLAuthMethodDeleteRequestType:  {Name: "ACLAuthMethodDelete", EventType: "ACLAuthMethodDeleted", New: newRequest[ACLAuthMethodDeleteRequest]},
+	ACLBindingRuleUpsertRequestType: {Name: "ACLBindingRuleUpsert", EventType: "ACLBindingRuleUpserted", New: newRequest[ACLBindingRuleUpsertRequest]},
+	ACLBindingRuleDeleteRequestType: {Name: "ACLBindingRuleDelete", EventType: "ACLBindingRuleDeleted", New: newRequest[ACLBindingRuleDeleteRequest]},
 }
 
 func (t MessageType) String() string {
