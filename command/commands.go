@@ -114,6 +114,19 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"operator scheduler set-config": func() (cli.Command, error) {
 			return &OperatorSchedulerSetConfigCommand{Meta: meta()}, nil
 		},
+		"acl auth-method":         group("Interact with ACL auth methods", aclAuthMethodHelp),
+		"acl auth-method create":  func() (cli.Command, error) { return &ACLAuthMethodCreateCommand{Meta: meta()}, nil },
+		"acl auth-method list":    func() (cli.Command, error) { return &ACLAuthMethodListCommand{Meta: meta()}, nil },
+		"acl auth-method info":    func() (cli.Command, error) { return &ACLAuthMethodInfoCommand{Meta: meta()}, nil },
+		"acl auth-method update":  func() (cli.Command, error) { return &ACLAuthMethodUpdateCommand{Meta: meta()}, nil },
+		"acl auth-method delete":  func() (cli.Command, error) { return &ACLAuthMethodDeleteCommand{Meta: meta()}, nil },
+		"acl binding-rule":        group("Interact with ACL binding rules", aclBindingRuleHelp),
+		"acl binding-rule create": func() (cli.Command, error) { return &ACLBindingRuleCreateCommand{Meta: meta()}, nil },
+		"acl binding-rule list":   func() (cli.Command, error) { return &ACLBindingRuleListCommand{Meta: meta()}, nil },
+		"acl binding-rule info":   func() (cli.Command, error) { return &ACLBindingRuleInfoCommand{Meta: meta()}, nil },
+		"acl binding-rule update": func() (cli.Command, error) { return &ACLBindingRuleUpdateCommand{Meta: meta()}, nil },
+		"acl binding-rule delete": func() (cli.Command, error) { return &ACLBindingRuleDeleteCommand{Meta: meta()}, nil },
+		"login":                   func() (cli.Command, error) { return &LoginCommand{Meta: meta()}, nil },
 		"operator raft logs": func() (cli.Command, error) {
 			return &OperatorRaftLogsCommand{Meta: meta()}, nil
 		},
@@ -199,6 +212,18 @@ const aclRoleHelp = `
 Usage: nomad acl role <subcommand> [options] [args]
 
   Create, read, update and delete ACL roles.
+`
+
+const aclAuthMethodHelp = `
+Usage: nomad acl auth-method <subcommand> [options] [args]
+
+  Create, read, update and delete ACL auth methods.
+`
+
+const aclBindingRuleHelp = `
+Usage: nomad acl binding-rule <subcommand> [options] [args]
+
+  Create, read, update and delete ACL binding rules.
 `
 
 const eventHelp = `

@@ -40,6 +40,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerEvalCommands()
 	f.registerNamespaceCommands()
 	f.registerACLCommands()
+	f.registerACLAuthCommands()
 	f.registerPurgeHistoryCommands()
 	f.registerNodeCommands()
 	f.registerNodeLifecycleCommands()

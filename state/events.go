@@ -35,6 +35,8 @@ var eventConverters = map[string]eventConverter{
 	// Derived from a job's scaling blocks in the job's own write: the job event carries them.
 	tableScalingPolicies: nil,
 	tableSchedulerConfig: nil, // settings, read from their endpoint (as upstream: no events)
+	tableACLAuthMethods:  aclAuthMethodEvents,
+	tableACLBindingRules: aclBindingRuleEvents,
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction
@@ -141,6 +143,18 @@ func aclTokenEvents(_ *Txn, change memdb.Change) []structs.Event {
 func aclRoleEvents(_ *Txn, change memdb.Change) []structs.Event {
 	r := rowOf[*structs.ACLRole](change)
 	return []structs.Event{{Topic: structs.TopicACLRole, Key: r.ID, FilterKeys: []string{r.Name}, Payload: &structs.ACLRoleEvent{ACLRole: r}}}
+}
+
+func aclAuthMethodEvents(_ *Txn, change memdb.Change) []structs.Event {
+	m := rowOf[*structs.ACLAuthMethod](change)
+	// Subscribers must never see a secret: publish a redacted copy.
+	return []structs.Event{{Topic: structs.TopicACLAuthMethod, Key: m.Name, Payload: &structs.ACLAuthMethodEvent{AuthMethod: m.Sanitized()}}}
+}
+
+func aclBindingRuleEvents(_ *Txn, change memdb.Change) []structs.Event {
+	r := rowOf[*structs.ACLBindingRule](change)
+	return []structs.Event{{Topic: structs.TopicACLBindingRule, Key: r.ID, FilterKeys: []string{r.AuthMethod},
+		Payload: &structs.ACLBindingRuleEvent{ACLBindingRule: r}}}
 }
 
 // purgeRecordEvents publishes a purge-history record when a purge or GC writes it and when

@@ -84,6 +84,12 @@ func snapshotFixture(t *testing.T) *StateStore {
 		_, err := s.SetSchedulerConfigTxn(txn, &structs.SchedulerConfiguration{SchedulerAlgorithm: "spread"}, false)
 		return err
 	})
+	mustApply(t, s, structs.ACLAuthMethodUpsertRequestType, 45, nil, func(txn *Txn) error {
+		return s.UpsertACLAuthMethodsTxn(txn, []*structs.ACLAuthMethod{mockAuthMethod("corp", structs.ACLAuthMethodTypeOIDC, true)})
+	})
+	mustApply(t, s, structs.ACLBindingRuleUpsertRequestType, 46, nil, func(txn *Txn) error {
+		return s.UpsertACLBindingRulesTxn(txn, []*structs.ACLBindingRule{{ID: "rule-1", AuthMethod: "corp", BindType: "management"}})
+	})
 	return s
 }
 

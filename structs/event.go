@@ -16,10 +16,13 @@ const (
 	TopicACLToken   Topic = "ACLToken"
 	TopicACLPolicy  Topic = "ACLPolicy"
 	TopicACLRole    Topic = "ACLRole"
-	TopicService    Topic = "Service"
-	TopicNamespace  Topic = "Namespace"
-	TopicOperator   Topic = "Operator"
-	TopicVariables  Topic = "Variables"
+	// TopicACLAuthMethod publishes methods with their secrets redacted (upstream sends them).
+	TopicACLAuthMethod  Topic = "ACLAuthMethod"
+	TopicACLBindingRule Topic = "ACLBindingRule"
+	TopicService        Topic = "Service"
+	TopicNamespace      Topic = "Namespace"
+	TopicOperator       Topic = "Operator"
+	TopicVariables      Topic = "Variables"
 	// TopicPurgeRecord carries the purge history (ours: upstream has no purge history): a
 	// record written by a purge or GC, and its removal after retention.
 	TopicPurgeRecord Topic = "PurgeRecord"

@@ -45,6 +45,10 @@ const (
 	NodePoolUpsertRequestType               MessageType = 36
 	NodePoolDeleteRequestType               MessageType = 37
 	SchedulerConfigRequestType              MessageType = 38
+	ACLAuthMethodUpsertRequestType          MessageType = 39
+	ACLAuthMethodDeleteRequestType          MessageType = 40
+	ACLBindingRuleUpsertRequestType         MessageType = 41
+	ACLBindingRuleDeleteRequestType         MessageType = 42
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -110,6 +114,12 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	NodePoolDeleteRequestType: {Name: "NodePoolDelete", EventType: "NodePoolDeleted", New: newRequest[NodePoolDeleteRequest]},
 	// No events, as upstream: the configuration is read from its endpoint.
 	SchedulerConfigRequestType: {Name: "SchedulerConfig", New: newRequest[SchedulerSetConfigRequest]},
+	// A method's event carries it with its secrets redacted. Deleting a method deletes its
+	// binding rules in the same transaction: their events share the ACLAuthMethodDeleted type.
+	ACLAuthMethodUpsertRequestType:  {Name: "ACLAuthMethodUpsert", EventType: "ACLAuthMethodUpserted", New: newRequest[ACLAuthMethodUpsertRequest]},
+	ACLAuthMethodDeleteRequestType:  {Name: "ACLAuthMethodDelete", EventType: "ACLAuthMethodDeleted", New: newRequest[ACLAuthMethodDeleteRequest]},
+	ACLBindingRuleUpsertRequestType: {Name: "ACLBindingRuleUpsert", EventType: "ACLBindingRuleUpserted", New: newRequest[ACLBindingRuleUpsertRequest]},
+	ACLBindingRuleDeleteRequestType: {Name: "ACLBindingRuleDelete", EventType: "ACLBindingRuleDeleted", New: newRequest[ACLBindingRuleDeleteRequest]},
 }
 
 func (t MessageType) String() string {

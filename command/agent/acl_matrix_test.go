@@ -139,7 +139,7 @@ func without(names []string, drop ...string) []string {
 
 // matrixEndpoint is one route and verb. path and body may hold placeholders that the
 // fixture fills per cell: {eval}, {record}, {deployment}, {depAlloc}, {readToken},
-// {scratchToken}, {scaleRole}, {scratchRole}, {prevVersion}.
+// {scratchToken}, {scaleRole}, {scratchRole}, {scratchRule}, {prevVersion}.
 type matrixEndpoint struct {
 	name   string
 	method string
@@ -399,7 +399,7 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixDeploymentEndpoints(), matrixOperatorEndpoints(), matrixMonitorEndpoints(), matrixJobEvalEndpoints(),
 		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(), matrixKeyringEndpoints(),
 		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
-		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints())
+		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints(), matrixACLAuthEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }
@@ -502,6 +502,7 @@ type matrixFixture struct {
 	scaleRoleID  string
 	scratchToken string
 	scratchRole  string
+	scratchRule  string
 	revision     int
 	// deploymentID is the deployment of "web" the deployment routes act on, deploymentAlloc
 	// its healthy canary (deployment_endpoint_test.go).
@@ -687,6 +688,8 @@ func (f *matrixFixture) expand(t *testing.T, s string) string {
 			return f.scaleRoleID
 		case "{scratchRole}":
 			return f.scratchRole
+		case "{scratchRule}":
+			return f.scratchRule
 		case "{prevVersion}":
 			versions, err := f.ta.Server().State().JobVersionsByID(nil, structs.DefaultNamespace, "web")
 			must.NoError(t, err)

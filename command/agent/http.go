@@ -84,6 +84,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerAgentRuntimeRoutes(mux)
 	s.registerOperatorRoutes(mux)
 	s.registerACLRoutes(mux)
+	s.registerACLAuthRoutes(mux)
 	s.registerEventRoutes(mux)
 	s.registerPurgeHistoryRoutes(mux)
 	s.registerAllocRoutes(mux)

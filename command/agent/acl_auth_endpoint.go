@@ -1,0 +1,151 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerACLAuthRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/acl/auth-methods", methods{"GET": s.aclAuthMethodList})
+	s.handle(mux, "/v1/acl/auth-method", methods{"PUT": s.aclAuthMethodWrite, "POST": s.aclAuthMethodWrite})
+	s.handle(mux, "/v1/acl/auth-method/{name}", methods{
+		"GET": s.aclAuthMethodRead, "PUT": s.aclAuthMethodWrite, "POST": s.aclAuthMethodWrite, "DELETE": s.aclAuthMethodDelete,
+	})
+	s.handle(mux, "/v1/acl/binding-rules", methods{"GET": s.aclBindingRuleList})
+	s.handle(mux, "/v1/acl/binding-rule", methods{"PUT": s.aclBindingRuleWrite, "POST": s.aclBindingRuleWrite})
+	s.handle(mux, "/v1/acl/binding-rule/{id}", methods{
+		"GET": s.aclBindingRuleRead, "PUT": s.aclBindingRuleWrite, "POST": s.aclBindingRuleWrite, "DELETE": s.aclBindingRuleDelete,
+	})
+	s.handle(mux, "/v1/acl/login", methods{"PUT": s.aclLogin, "POST": s.aclLogin})
+}
+
+func (s *HTTPServer) aclAuthMethodList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := queryOptions(r)
+	var reply nomad.AuthMethodListResponse
+	if err := s.srv.Endpoints.ACL.ListAuthMethods(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.AuthMethods), nil
+}
+
+// aclAuthMethodWrite creates (PUT /v1/acl/auth-method) or updates
+// (PUT /v1/acl/auth-method/:name) an auth method; both upsert by name, as upstream.
+func (s *HTTPServer) aclAuthMethodWrite(w http.ResponseWriter, r *http.Request) (any, error) {
+	var method structs.ACLAuthMethod
+	if err := decodeBody(r, &method); err != nil {
+		return nil, err
+	}
+	if name := r.PathValue("name"); name != "" {
+		if method.Name == "" {
+			method.Name = name
+		}
+		if method.Name != name {
+			return nil, structs.BadRequest("invalid Name: ACL auth-method name does not match request path")
+		}
+	}
+	args := structs.ACLAuthMethodUpsertRequest{AuthMethods: []*structs.ACLAuthMethod{&method}, WriteRequest: writeRequest(r)}
+	var reply structs.ACLAuthMethodUpsertResponse
+	if err := s.srv.Endpoints.ACL.UpsertAuthMethods(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply.AuthMethods[0], nil
+}
+
+func (s *HTTPServer) aclAuthMethodRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := nomad.AuthMethodSpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
+	var reply nomad.SingleAuthMethodResponse
+	if err := s.srv.Endpoints.ACL.GetAuthMethod(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.AuthMethod == nil {
+		return nil, structs.NewErrCode(http.StatusNotFound, "ACL auth-method not found")
+	}
+	return reply.AuthMethod, nil
+}
+
+func (s *HTTPServer) aclAuthMethodDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.ACLAuthMethodDeleteRequest{Names: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.ACL.DeleteAuthMethods(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}
+
+func (s *HTTPServer) aclBindingRuleList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := queryOptions(r)
+	var reply nomad.BindingRuleListResponse
+	if err := s.srv.Endpoints.ACL.ListBindingRules(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return nonNil(reply.BindingRules), nil
+}
+
+func (s *HTTPServer) aclBindingRuleWrite(w http.ResponseWriter, r *http.Request) (any, error) {
+	var rule structs.ACLBindingRule
+	if err := decodeBody(r, &rule); err != nil {
+		return nil, err
+	}
+	if id := r.PathValue("id"); id != "" {
+		if rule.ID == "" {
+			rule.ID = id
+		}
+		if rule.ID != id {
+			return nil, structs.BadRequest("invalid ID: ACL binding rule ID does not match request path")
+		}
+	} else if rule.ID != "" {
+		return nil, structs.BadRequest("invalid ID: must be empty when creating an ACL binding rule")
+	}
+	args := structs.ACLBindingRuleUpsertRequest{BindingRules: []*structs.ACLBindingRule{&rule}, WriteRequest: writeRequest(r)}
+	var reply structs.ACLBindingRuleUpsertResponse
+	if err := s.srv.Endpoints.ACL.UpsertBindingRules(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply.BindingRules[0], nil
+}
+
+func (s *HTTPServer) aclBindingRuleRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := nomad.BindingRuleSpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
+	var reply nomad.SingleBindingRuleResponse
+	if err := s.srv.Endpoints.ACL.GetBindingRule(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	if reply.BindingRule == nil {
+		return nil, structs.NewErrCode(http.StatusNotFound, "ACL binding rule not found")
+	}
+	return reply.BindingRule, nil
+}
+
+func (s *HTTPServer) aclBindingRuleDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.ACLBindingRuleDeleteRequest{IDs: []string{r.PathValue("id")}, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.ACL.DeleteBindingRules(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}
+
+// aclLogin exchanges a token another system issued for a new ACL token.
+func (s *HTTPServer) aclLogin(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.ACLLoginRequest
+	if err := decodeBody(r, &args); err != nil {
+		return nil, err
+	}
+	args.WriteRequest = writeRequest(r)
+	var reply structs.ACLTokenUpsertResponse
+	if err := s.srv.Endpoints.ACL.Login(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply.Tokens[0], nil
+}
