@@ -13,6 +13,7 @@ import * as namespaces from "./pages/namespaces.js";
 import * as aclPage from "./pages/acl.js";
 import * as purged from "./pages/purged.js";
 import * as events from "./pages/events.js";
+import * as variables from "./pages/variables.js";
 
 const routes = [
   [/^\/?$/, () => { location.hash = "#/jobs"; return null; }],
@@ -24,6 +25,7 @@ const routes = [
   [/^\/acl$/, aclPage.render],
   [/^\/purged$/, purged.render],
   [/^\/events$/, events.render],
+  [/^\/variables$/, variables.render],
   [/^\/token$/, renderToken],
 ];
 

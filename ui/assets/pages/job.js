@@ -15,8 +15,9 @@ export async function render(main, [ns, id], ctx) {
   const versions = h("div", { id: "job-versions" });
   const allocs = h("div", { id: "job-allocs" });
   const evals = h("div", { id: "job-evals" });
+  const deployments = h("div", { id: "job-deployments" });
   replace(main, h("h1", {}, "Job ", h("span", { id: "job-id" }, id)), head, actions, result,
-    h("h2", {}, "Task groups"), groups, h("h2", {}, "Allocations"), allocs,
+    h("h2", {}, "Task groups"), groups, h("h2", {}, "Deployments"), deployments, h("h2", {}, "Allocations"), allocs,
     h("h2", {}, "Evaluations"), evals, h("h2", {}, "Versions"), versions);
 
   renderActions(actions, result, ns, id, base + q, ctx);
@@ -36,6 +37,7 @@ export async function render(main, [ns, id], ctx) {
   });
   watch(base + "/allocations", { namespace: ns }, (list) => replace(allocs, allocsTable(list)), ctx.signal, (e) => replace(allocs, errorBox(e)));
   watch(base + "/evaluations", { namespace: ns }, (list) => replace(evals, evalsTable(list)), ctx.signal, (e) => replace(evals, errorBox(e)));
+  watch(base + "/deployments", { namespace: ns }, (list) => replace(deployments, deploymentsTable(list)), ctx.signal, (e) => replace(deployments, errorBox(e)));
   watch(base + "/versions", { namespace: ns, diffs: "true" }, (r) => replace(versions, versionsView(r)), ctx.signal, (e) => replace(versions, errorBox(e)));
 }
 
@@ -110,4 +112,21 @@ export function diffView(d) {
   const items = [fields(d.Fields), objects(d.Objects), groups].flat();
   if (items.length === 0) return h("p", { class: "muted" }, "No changes");
   return h("div", { class: "diff" }, h("ul", {}, items));
+}
+
+// deploymentsTable lists the job's deployments, newest first, with each group's progress.
+function deploymentsTable(list) {
+  if (!list || list.length === 0) return h("p", { class: "muted", id: "deployments-empty" }, "No deployments");
+  const rows = list.map((d) => {
+    const groups = Object.entries(d.TaskGroups || {}).map(([name, g]) =>
+      `${name}: ${g.HealthyAllocs || 0}/${g.DesiredTotal || 0} healthy` +
+      (g.DesiredCanaries ? `, ${g.PlacedCanaries ? g.PlacedCanaries.length : 0}/${g.DesiredCanaries} canaries${g.Promoted ? " (promoted)" : ""}` : ""));
+    return h("tr", { "data-deployment": d.ID },
+      h("td", { class: "mono" }, shortID(d.ID)),
+      h("td", {}, String(d.JobVersion)),
+      h("td", { class: "status-" + d.Status }, d.Status),
+      h("td", {}, d.StatusDescription || ""),
+      h("td", {}, groups.join("; ")));
+  });
+  return table(["ID", "Version", "Status", "Description", "Groups"], rows, { id: "deployments" });
 }
