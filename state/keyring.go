@@ -86,6 +86,20 @@ func (s *StateStore) DeleteRootKeyTxn(txn *Txn, keyID string) error {
 	if raw.(*structs.RootKey).State == structs.RootKeyStateActive {
 		return structs.BadRequest("active root key %s cannot be deleted: rotate first", keyID)
 	}
+	// Variables sealed with the key would never open again: acknowledged data lost.
+	iter, err := txn.Get(tableVariables, indexID)
+	if err != nil {
+		return fmt.Errorf("state: variable scan: %w", err)
+	}
+	sealed := 0
+	for obj := iter.Next(); obj != nil; obj = iter.Next() {
+		if obj.(*structs.VariableEncrypted).KeyID == keyID {
+			sealed++
+		}
+	}
+	if sealed > 0 {
+		return structs.BadRequest("root key %s still encrypts %d variables: write them again (they are sealed with the active key) before deleting it", keyID, sealed)
+	}
 	if err := txn.Delete(tableRootKeys, raw); err != nil {
 		return fmt.Errorf("state: root key delete: %w", err)
 	}

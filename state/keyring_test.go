@@ -80,17 +80,36 @@ func TestRootKeys_RotateAndDelete(t *testing.T) {
 	must.Eq(t, uint64(11), keys[0].ModifyIndex)
 	must.Eq(t, structs.RootKeyStateActive, keys[1].State)
 
+	// A variable sealed with "a" holds it back until it is written again under "b".
+	sealed := encVar("app/db", 0, "sealed")
+	sealed.KeyID = "a"
+	mustApply(t, s, structs.VarApplyStateRequestType, 12, nil, func(txn *Txn) error {
+		_, err := s.ApplyVariableTxn(txn, structs.VarOpSet, sealed)
+		return err
+	})
 	cases := []struct {
 		name    string
 		id      string
+		before  func()
 		wantErr string
 	}{
 		{name: "active", id: "b", wantErr: "cannot be deleted"},
 		{name: "unknown", id: "zz", wantErr: "root key not found"},
-		{name: "inactive", id: "a"},
+		{name: "inactive but sealing a variable", id: "a", wantErr: "still encrypts 1 variables"},
+		{name: "inactive", id: "a", before: func() {
+			resealed := encVar("app/db", 12, "sealed again")
+			resealed.KeyID = "b"
+			mustApply(t, s, structs.VarApplyStateRequestType, 19, nil, func(txn *Txn) error {
+				_, err := s.ApplyVariableTxn(txn, structs.VarOpSet, resealed)
+				return err
+			})
+		}},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.before != nil {
+				tc.before()
+			}
 			err := applyTxn(s, structs.KeyringDeleteRootKeyRequestType, uint64(20+i), nil, func(txn *Txn) error {
 				return s.DeleteRootKeyTxn(txn, tc.id)
 			})
