@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/nomad/api"
 )
@@ -381,8 +382,11 @@ func formatEventLine(e api.Event, received time.Time) string {
 	return strings.Join(parts, " ")
 }
 
+// quoteIfSpaced quotes a value that is empty or holds a space, a quote or any control
+// character: a newline in a job ID or a token name must not start a forged line of the feed
+// that alerts on purges, nor an escape sequence rewrite the operator's terminal.
 func quoteIfSpaced(s string) string {
-	if s == "" || strings.ContainsAny(s, " \t\"") {
+	if s == "" || strings.ContainsAny(s, " \"") || strings.IndexFunc(s, unicode.IsControl) >= 0 {
 		return strconv.Quote(s)
 	}
 	return s

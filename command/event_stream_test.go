@@ -257,3 +257,16 @@ func TestEventStream_GapsArePrintedAndSkipped(t *testing.T) {
 	must.StrContains(t, out, "index=10 ")
 	must.StrContains(t, out, "index=13 ")
 }
+
+// TestSecurity_PurgeFeedLinesCannotBeForged: a job ID or token name holding a newline (job IDs
+// may, as upstream) is quoted, so one event is one line of the purge alert feed.
+func TestSecurity_PurgeFeedLinesCannotBeForged(t *testing.T) {
+	e := api.Event{Topic: api.TopicJob, Type: "JobDeregistered", Key: "web\n2026-12-03T00:00:00Z index=9 topic=Job type=JobDeregistered key=db purge=true actor=olga",
+		Index: 7, Payload: map[string]any{"Purge": true,
+			"Actor": map[string]any{"Name": "mallory\x1b[2K\roperator", "AccessorID": "a1"}}}
+	line := formatEventLine(e, time.Unix(0, 0))
+	must.StrNotContains(t, line, "\n")
+	must.StrNotContains(t, line, "\x1b")
+	must.StrNotContains(t, line, "\r")
+	must.StrContains(t, line, `key="web\n2026`)
+}

@@ -54,7 +54,7 @@ func (j *Job) Validate() error {
 	case j.ID == "":
 		add("Missing job ID")
 	case strings.Contains(j.ID, " "):
-		// As upstream; other whitespace is refused below with every control character.
+		// Only the space, as upstream: a newline or a tab is allowed (checkName).
 		add("Job ID %s contains a space", quoteName(j.ID))
 	default:
 		if msg := checkName(j.ID, true); msg != "" {
@@ -294,11 +294,15 @@ const MaxNameLength = 128
 // directory), and control characters (NUL among them) have no place in a name or a path.
 // Job IDs and names (jobLevel) may hold "/" as upstream allows (its periodic and dispatched
 // children are "parent/periodic-…"): no client path is built from them, and they travel
-// escaped in URLs. Unlike upstream, no control character is allowed, a newline or a tab
-// neither: a job ID is printed on one line by `nomad event stream -purged`, the alert feed of
-// who purged what, and a newline in it could forge a line of that feed (or of a log).
+// escaped in URLs. They may also hold a newline or a tab, as upstream allows and the official
+// client's tests use (every consumer that prints IDs one per line quotes them: the purge
+// alert feed of `nomad event stream -purged`, hclog); every other control character (ESC,
+// CR …, which could rewrite a terminal showing the ID) is still refused.
 func checkName(name string, jobLevel bool) string {
 	control := unicode.IsControl
+	if jobLevel {
+		control = func(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }
+	}
 	switch {
 	case len(name) > MaxNameLength:
 		return fmt.Sprintf("must be at most %d characters, got %d", MaxNameLength, len(name))

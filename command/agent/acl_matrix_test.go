@@ -231,6 +231,9 @@ func matrixJobEndpoints() []matrixEndpoint {
 func matrixEvalEndpoints() []matrixEndpoint {
 	return []matrixEndpoint{
 		{name: "evaluations list", method: "GET", path: "/v1/evaluations", allow: allowReadJob},
+		// Management only; with the broker running (the default) an allowed delete is a 400.
+		{name: "evaluations delete", method: "DELETE", path: "/v1/evaluations",
+			body: `{"EvalIDs":["{eval}"]}`, allow: allowManagement, okStatus: 400},
 		{name: "evaluation read", method: "GET", path: "/v1/evaluation/{eval}", allow: allowReadJob},
 		{name: "evaluation allocations", method: "GET", path: "/v1/evaluation/{eval}/allocations", allow: allowReadJob},
 	}

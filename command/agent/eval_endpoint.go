@@ -3,13 +3,29 @@ package agent
 import (
 	"net/http"
 
+	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 )
 
 func (s *HTTPServer) registerEvalRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/evaluations", methods{"GET": s.evalList})
+	s.handle(mux, "/v1/evaluations", methods{"GET": s.evalList, "DELETE": s.evalDelete})
 	s.handle(mux, "/v1/evaluation/{id}", methods{"GET": s.evalRead})
 	s.handle(mux, "/v1/evaluation/{id}/allocations", methods{"GET": s.evalAllocations})
+}
+
+// evalDelete deletes the evaluations the body names ({"EvalIDs": [...]}), as upstream.
+func (s *HTTPServer) evalDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args nomad.EvalDeleteUserRequest
+	if err := decodeBody(r, &args); err != nil {
+		return nil, err
+	}
+	args.WriteRequest = writeRequest(r)
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.Eval.Delete(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
 }
 
 func (s *HTTPServer) evalList(w http.ResponseWriter, r *http.Request) (any, error) {
