@@ -104,16 +104,23 @@ func (s *Server) waitLeaderReady() {
 // leaderLoop runs GC, token expiry, purge-history retention, node heartbeats and the
 // scheduling worker. Each writes through Raft.
 func (s *Server) leaderLoop(ctx context.Context) {
-	go s.runHeartbeats(ctx)
-	// The worker waits while the configuration says 0 schedulers (the agent API can change it).
-	go s.runWorker(ctx)
-	// The drainer and the deployment watcher belong to this term: they stop with ctx and this
-	// loop does not return before they have. (A step already under way when the term ends may
-	// still finish its write; a stale one is harmless: marks are idempotent, a drain is ended
-	// only if its strategy is unchanged, and the watcher re-reads state each step.)
+	// The heartbeat timers, the worker, the drainer and the deployment watcher belong to this
+	// term: they stop with ctx and this loop does not return before they have. (A step already
+	// under way when the term ends may still finish its write; a stale one is harmless: marks
+	// are idempotent, a drain is ended only if its strategy is unchanged, the watcher re-reads
+	// state each step, and a plan carries the evaluation it completes.) The worker waits while
+	// the configuration says 0 schedulers (the agent API can change it).
 	var owned sync.WaitGroup
 	defer owned.Wait()
-	owned.Add(2)
+	owned.Add(4)
+	go func() {
+		defer owned.Done()
+		s.runHeartbeats(ctx)
+	}()
+	go func() {
+		defer owned.Done()
+		s.runWorker(ctx)
+	}()
 	go func() {
 		defer owned.Done()
 		deploymentwatcher.New(watcherBackend{s}, s.logger).Run(ctx)
