@@ -142,6 +142,9 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"operator raft remove-peer": func() (cli.Command, error) {
 			return &OperatorRaftRemovePeerCommand{Meta: meta()}, nil
 		},
+		"operator raft transfer-leadership": func() (cli.Command, error) {
+			return &OperatorRaftTransferLeadershipCommand{Meta: meta()}, nil
+		},
 		"operator autopilot": group("Inspect and change autopilot", operatorAutopilotHelp),
 		"operator autopilot get-config": func() (cli.Command, error) {
 			return &OperatorAutopilotGetCommand{Meta: meta()}, nil

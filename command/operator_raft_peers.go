@@ -127,3 +127,63 @@ func (c *OperatorRaftRemovePeerCommand) Run(args []string) int {
 	}
 	return 0
 }
+
+// OperatorRaftTransferLeadershipCommand hands Raft leadership to another voter.
+type OperatorRaftTransferLeadershipCommand struct {
+	Meta
+}
+
+func (c *OperatorRaftTransferLeadershipCommand) Help() string {
+	return helpText(`
+Usage: nomad operator raft transfer-leadership [options]
+
+  Transfer leadership of the cluster to another server, for example before
+  restarting the current leader. The target must be a voter. Needs
+  operator:write when ACLs are enabled.
+`, `
+Transfer Leadership Options:
+
+  -peer-id=<id>
+    Transfer leadership to the server with this Raft ID.
+
+  -peer-address=<host:port>
+    Transfer leadership to the server with this Raft (RPC) address.
+`)
+}
+
+func (c *OperatorRaftTransferLeadershipCommand) Synopsis() string {
+	return "Transfer leadership to a specified Nomad server"
+}
+
+func (c *OperatorRaftTransferLeadershipCommand) Run(args []string) int {
+	var id, address string
+	fs := c.FlagSet("operator raft transfer-leadership")
+	fs.StringVar(&id, "peer-id", "", "")
+	fs.StringVar(&address, "peer-address", "", "")
+	if _, code, ok := c.parseArgs(fs, args); !ok {
+		return code
+	}
+	id, address = strings.TrimSpace(id), strings.TrimSpace(address)
+	if (id == "") == (address == "") {
+		return c.fail("Give exactly one of -peer-id and -peer-address")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	var err error
+	if id != "" {
+		err = client.Operator().RaftTransferLeadershipByID(id, nil)
+	} else {
+		err = client.Operator().RaftTransferLeadershipByAddress(address, nil)
+	}
+	if err != nil {
+		return c.fail("Error transferring leadership: %v", err)
+	}
+	if id != "" {
+		c.Ui.Output(fmt.Sprintf("Transferred leadership to peer with id %q", id))
+	} else {
+		c.Ui.Output(fmt.Sprintf("Transferred leadership to peer with address %q", address))
+	}
+	return 0
+}

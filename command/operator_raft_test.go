@@ -87,6 +87,10 @@ func TestOperatorRaft_Arguments(t *testing.T) {
 			stderr: "-index=<index> is required\n"},
 		{name: "truncate without from", args: []string{"operator", "raft", "truncate", empty}, code: 1,
 			stderr: "-from=<index> is required\n"},
+		{name: "transfer without a peer", args: []string{"operator", "raft", "transfer-leadership"}, code: 1,
+			stderr: "Give exactly one of -peer-id and -peer-address\n"},
+		{name: "transfer with both", args: []string{"operator", "raft", "transfer-leadership", "-peer-id=a", "-peer-address=b:1"}, code: 1,
+			stderr: "Give exactly one of -peer-id and -peer-address\n"},
 		{name: "not a data dir", args: []string{"operator", "raft", "logs", empty}, code: 1,
 			stderr: "Error opening the raft log: no server raft log in " + empty + ": stat " +
 				filepath.Join(raftutil.WALDir(empty), "wal-meta.db") + ": no such file or directory\n"},

@@ -333,3 +333,41 @@ func TestCluster_NewServerVotesOnlyOnceStable(t *testing.T) {
 	must.Eq(t, raft.Nonvoter, got)
 	waitFor(t, 15*time.Second, func() bool { s, ok := suffrage(); return ok && s == raft.Voter })
 }
+
+func TestCluster_TransferLeadership(t *testing.T) {
+	servers := testCluster(t, 3)
+	for _, s := range servers {
+		waitFor(t, 10*time.Second, func() bool {
+			peers, err := s.Peers()
+			return err == nil && len(peers) == 3
+		})
+	}
+	// Voters become voters only once stable; wait until the target can take over.
+	old := leaderOf(servers)
+	target := followerOf(servers)
+	waitFor(t, 15*time.Second, func() bool {
+		f := old.raft.GetConfiguration()
+		if f.Error() != nil {
+			return false
+		}
+		for _, srv := range f.Configuration().Servers {
+			if srv.ID == raft.ServerID(target.config.NodeID) && srv.Suffrage == raft.Voter {
+				return true
+			}
+		}
+		return false
+	})
+
+	var reply structs.GenericResponse
+	err := target.Endpoints.Operator.RaftTransferLeadership(&structs.RaftPeerRequest{ID: string(raft.ServerID(old.config.NodeID))}, &reply)
+	must.Eq(t, 400, structs.ErrorCode(err), must.Sprint("the leader cannot be the target"))
+	err = target.Endpoints.Operator.RaftTransferLeadership(&structs.RaftPeerRequest{ID: "nope"}, &reply)
+	must.Eq(t, 404, structs.ErrorCode(err))
+	err = target.Endpoints.Operator.RaftTransferLeadership(&structs.RaftPeerRequest{}, &reply)
+	must.Eq(t, 400, structs.ErrorCode(err))
+
+	// Sent to a follower, forwarded to the leader, which hands over to the named server.
+	must.NoError(t, target.Endpoints.Operator.RaftTransferLeadership(&structs.RaftPeerRequest{ID: string(raft.ServerID(target.config.NodeID))}, &reply))
+	waitFor(t, 10*time.Second, func() bool { return target.IsLeader() })
+	must.False(t, old.IsLeader())
+}

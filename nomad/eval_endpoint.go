@@ -84,6 +84,43 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 	})
 }
 
+// Count counts the evaluations that List would return across every page: those in the
+// request's namespace (or every readable one with "*") that match its prefix and filter.
+func (e *Eval) Count(args *structs.EvalListRequest, reply *structs.EvalCountResponse) error {
+	if done, err := e.srv.forwardRead("Eval.Count", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	visible, err := e.srv.namespaceReader(&args.QueryOptions, acl.NamespaceCapabilityReadJob)
+	if err != nil {
+		return err
+	}
+	filter, err := paginator.NewFilter(args.Filter)
+	if err != nil {
+		return err
+	}
+	return e.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		evals, err := store.Evals(ws, args.Namespace, args.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		count := 0
+		for _, ev := range evals {
+			if !visible(ev.Namespace) {
+				continue
+			}
+			ok, err := filter.Match(ev)
+			if err != nil {
+				return 0, structs.BadRequest("invalid filter: %v", err)
+			}
+			if ok {
+				count++
+			}
+		}
+		reply.Count = count
+		return store.Index("evals"), nil
+	})
+}
+
 // maxRelatedEvals bounds the evaluations one answer lists as related.
 const maxRelatedEvals = 100
 

@@ -185,3 +185,53 @@ func (o *Operator) ServerHealth(args *structs.OperatorHealthRequest, reply *stru
 	*reply = *health
 	return nil
 }
+
+// RaftTransferLeadership hands leadership to another voter, named by its Raft ID or address,
+// as /v1/operator/raft/transfer-leadership. It needs operator:write. The old leader stops
+// leading when the transfer completes; callers see the new leader through /v1/status/leader.
+func (o *Operator) RaftTransferLeadership(args *structs.RaftPeerRequest, reply *structs.GenericResponse) error {
+	if done, err := o.srv.forward("Operator.RaftTransferLeadership", args, reply); done {
+		return err
+	}
+	aclObj, _, err := o.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowOperatorWrite() {
+		return structs.PermissionDenied("operator:write required to transfer Raft leadership")
+	}
+	if (args.ID == "") == (args.Address == "") {
+		return structs.BadRequest("id or address: give exactly one of the two")
+	}
+	if err := o.srv.checkLeader(); err != nil {
+		return err
+	}
+	f := o.srv.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return err
+	}
+	var target *raft.Server
+	for _, srv := range f.Configuration().Servers {
+		if (args.ID != "" && string(srv.ID) == args.ID) || (args.Address != "" && string(srv.Address) == args.Address) {
+			target = &srv
+			break
+		}
+	}
+	switch {
+	case target == nil && args.ID != "":
+		return structs.NewErrCode(http.StatusNotFound, "id %q was not found in the Raft configuration", args.ID)
+	case target == nil:
+		return structs.NewErrCode(http.StatusNotFound, "address %q was not found in the Raft configuration", args.Address)
+	case target.Suffrage != raft.Voter:
+		return structs.BadRequest("server %s is not a voter and cannot become leader", target.ID)
+	}
+	if _, leaderID := o.srv.raft.LeaderWithID(); leaderID == target.ID {
+		return structs.BadRequest("server %s is already the leader", target.ID)
+	}
+	if err := o.srv.raft.LeadershipTransferToServer(target.ID, target.Address).Error(); err != nil {
+		return fmt.Errorf("transferring leadership to %s: %w", target.ID, err)
+	}
+	o.srv.logger.Warn("transferred Raft leadership on an operator's request", "to_id", target.ID, "to_address", target.Address)
+	return nil
+}
+

@@ -128,3 +128,10 @@ type EvalDeleteRequest struct {
 	Evals []string
 	WriteRequest
 }
+
+// EvalCountResponse answers Eval.Count: how many evaluations match the request's namespace,
+// prefix and filter, as /v1/evaluations/count.
+type EvalCountResponse struct {
+	Count int
+	QueryMeta
+}

@@ -231,6 +231,7 @@ func matrixJobEndpoints() []matrixEndpoint {
 func matrixEvalEndpoints() []matrixEndpoint {
 	return []matrixEndpoint{
 		{name: "evaluations list", method: "GET", path: "/v1/evaluations", allow: allowReadJob},
+		{name: "evaluations count", method: "GET", path: "/v1/evaluations/count", allow: allowReadJob},
 		// Management only; with the broker running (the default) an allowed delete is a 400.
 		{name: "evaluations delete", method: "DELETE", path: "/v1/evaluations",
 			body: `{"EvalIDs":["{eval}"]}`, allow: allowManagement, okStatus: 400},
@@ -384,6 +385,7 @@ func matrixOperatorEndpoints() []matrixEndpoint {
 		{name: "raft configuration", method: "GET", path: "/v1/operator/raft/configuration", allow: allowManagement},
 		// No such peer: an allowed cell gets the 404 that names it.
 		{name: "raft remove peer", method: "DELETE", path: "/v1/operator/raft/peer?id=nope", allow: allowManagement, okStatus: 404},
+		{name: "raft transfer leadership", method: "PUT", path: "/v1/operator/raft/transfer-leadership?id=nope", allow: allowOperatorWrite, okStatus: 404},
 		{name: "autopilot get", method: "GET", path: "/v1/operator/autopilot/configuration", allow: allowOperatorRead},
 		{
 			name: "autopilot set", method: "PUT", path: "/v1/operator/autopilot/configuration",

@@ -9,6 +9,7 @@ import (
 
 func (s *HTTPServer) registerEvalRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/evaluations", methods{"GET": s.evalList, "DELETE": s.evalDelete})
+	s.handle(mux, "/v1/evaluations/count", methods{"GET": s.evalCount})
 	s.handle(mux, "/v1/evaluation/{id}", methods{"GET": s.evalRead})
 	s.handle(mux, "/v1/evaluation/{id}/allocations", methods{"GET": s.evalAllocations})
 }
@@ -37,6 +38,18 @@ func (s *HTTPServer) evalList(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	setMeta(w, &reply.QueryMeta)
 	return nonNil(reply.Evaluations), nil
+}
+
+// evalCount counts the evaluations a list with the same namespace, prefix and filter would
+// return across all its pages.
+func (s *HTTPServer) evalCount(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.EvalListRequest{QueryOptions: queryOptions(r)}
+	var reply structs.EvalCountResponse
+	if err := s.srv.Endpoints.Eval.Count(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return reply, nil
 }
 
 // evalRead reads an evaluation; ?related=true adds the evaluations linked to it.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -63,5 +64,26 @@ func TestEvalEndpoint(t *testing.T) {
 		allocs, _, err := c.Evaluations().Allocations(web.EvalID, nil)
 		must.NoError(t, err)
 		must.SliceEmpty(t, allocs)
+	})
+
+	t.Run("count", func(t *testing.T) {
+		for _, tc := range []struct {
+			name   string
+			filter string
+			want   int
+		}{
+			{name: "all", want: 2},
+			{name: "filtered", filter: `JobID == "web"`, want: 1},
+			{name: "none", filter: `Status == "failed"`, want: 0},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				resp, qm, err := c.Evaluations().Count(&api.QueryOptions{Filter: tc.filter})
+				must.NoError(t, err)
+				must.Eq(t, tc.want, resp.Count)
+				must.Positive(t, qm.LastIndex)
+			})
+		}
+		res := doHTTP(t, ta, "GET", "/v1/evaluations/count?filter="+url.QueryEscape(`JobID ==`), nil, nil)
+		must.Eq(t, 400, res.status)
 	})
 }

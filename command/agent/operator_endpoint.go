@@ -15,6 +15,7 @@ import (
 func (s *HTTPServer) registerOperatorRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/operator/raft/configuration", methods{"GET": s.operatorRaftConfiguration})
 	s.handle(mux, "/v1/operator/raft/peer", methods{"DELETE": s.operatorRaftRemovePeer})
+	s.handle(mux, "/v1/operator/raft/transfer-leadership", methods{"PUT": s.operatorRaftTransferLeadership, "POST": s.operatorRaftTransferLeadership})
 	s.handle(mux, "/v1/operator/autopilot/configuration", methods{
 		"GET": s.operatorAutopilotGet, "PUT": s.operatorAutopilotSet, "POST": s.operatorAutopilotSet,
 	})
@@ -45,6 +46,16 @@ func (s *HTTPServer) operatorRaftRemovePeer(w http.ResponseWriter, r *http.Reque
 		return nil, err
 	}
 	setIndex(w, reply.Index)
+	return nil, nil
+}
+
+func (s *HTTPServer) operatorRaftTransferLeadership(w http.ResponseWriter, r *http.Request) (any, error) {
+	q := r.URL.Query()
+	args := structs.RaftPeerRequest{ID: q.Get("id"), Address: q.Get("address"), WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.Operator.RaftTransferLeadership(&args, &reply); err != nil {
+		return nil, err
+	}
 	return nil, nil
 }
 
