@@ -234,4 +234,3 @@ func (o *Operator) RaftTransferLeadership(args *structs.RaftPeerRequest, reply *
 	o.srv.logger.Warn("transferred Raft leadership on an operator's request", "to_id", target.ID, "to_address", target.Address)
 	return nil
 }
-
