@@ -11,6 +11,20 @@ func (f *FSM) registerJobCommands() {
 	f.registerCommand(structs.JobBatchDeregisterRequestType, f.applyJobBatchDeregister)
 	f.registerCommand(structs.JobVersionTagRequestType, f.applyJobVersionTag)
 	f.registerCommand(structs.ScalingEventRegisterRequestType, f.applyScalingEventRegister)
+	f.registerCommand(structs.JobStabilityRequestType, f.applyJobStability)
+}
+
+func (f *FSM) applyJobStability(buf []byte, index uint64) any {
+	var req structs.JobStabilityRequest
+	decode(buf, &req, structs.JobStabilityRequestType, index)
+	store := f.State()
+	txn := store.WriteTxn(structs.JobStabilityRequestType, index, &state.TxnMeta{Actor: req.Actor})
+	defer txn.Abort()
+	if err := store.SetJobStabilityTxn(txn, req.Namespace, req.JobID, req.JobVersion, req.Stable); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
 }
 
 func (f *FSM) applyJobRegister(buf []byte, index uint64) any {

@@ -451,6 +451,37 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 	return j.register(&structs.JobRegisterRequest{Job: job, WriteRequest: args.WriteRequest}, actor, reply)
 }
 
+// Stable marks a version of a job stable or not; it needs submit-job, as upstream.
+func (j *Job) Stable(args *structs.JobStabilityRequest, reply *structs.JobStabilityResponse) error {
+	if done, err := j.srv.forward("Job.Stable", args, reply); done {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) {
+		return structs.PermissionDenied("submit-job capability required in namespace %q", args.Namespace)
+	}
+	if args.JobID == "" {
+		return structs.BadRequest("missing job ID")
+	}
+	if err := j.srv.checkLeader(); err != nil {
+		return err
+	}
+	args.Actor = actor
+	index, err := j.srv.raftApply(structs.JobStabilityRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.JobModifyIndex = index
+	reply.Index = index
+	return nil
+}
+
 // TagVersion names a version (or removes a name with args.Unset).
 func (j *Job) TagVersion(args *structs.JobTagRequest, reply *structs.JobTagResponse) error {
 	if done, err := j.srv.forward("Job.TagVersion", args, reply); done {

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 	"sort"
@@ -56,6 +57,45 @@ func (s *StateStore) updateDeploymentStatusTxn(txn *Txn, u *structs.DeploymentSt
 		return s.setJobStableTxn(txn, c.Namespace, c.JobID, c.JobVersion, c.JobCreateIndex)
 	}
 	return nil
+}
+
+// SetJobStabilityTxn marks a version of a job stable or not, on its version row and, when it
+// is the current version, on the job. A missing job or version is a 404.
+func (s *StateStore) SetJobStabilityTxn(txn *Txn, namespace, id string, version uint64, stable bool) error {
+	job, err := jobByIDTxn(txn.Txn, nil, namespace, id)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return structs.NotFound(structs.ErrJobNotFound)
+	}
+	raw, err := txn.First(tableJobVersion, indexID, namespace, id, version)
+	if err != nil {
+		return fmt.Errorf("state: job version lookup: %w", err)
+	}
+	if raw == nil {
+		return structs.NewErrCode(http.StatusNotFound, "job %q at version %d not found", id, version)
+	}
+	if v := raw.(*structs.Job); v.Stable != stable {
+		c := v.Copy()
+		c.Stable = stable
+		if err := txn.Insert(tableJobVersion, c); err != nil {
+			return fmt.Errorf("state: job version insert: %w", err)
+		}
+		if err := txn.bumpIndex(tableJobVersion); err != nil {
+			return err
+		}
+	}
+	if job.Version != version || job.Stable == stable {
+		return nil
+	}
+	current := job.Copy()
+	current.Stable = stable
+	current.ModifyIndex = txn.Index
+	if err := txn.Insert(tableJobs, current); err != nil {
+		return fmt.Errorf("state: job insert: %w", err)
+	}
+	return txn.bumpIndex(tableJobs)
 }
 
 // setJobStableTxn marks a version of a job stable, on its version row and, when it is the

@@ -191,6 +191,22 @@ type JobTagResponse struct {
 	QueryMeta
 }
 
+// JobStabilityRequest marks a version of a job stable or not (PUT /v1/job/:id/stable), as
+// upstream: stable versions are what auto_revert rolls back to.
+type JobStabilityRequest struct {
+	JobID      string
+	JobVersion uint64
+	Stable     bool
+	Actor      *Actor
+	WriteRequest
+}
+
+// JobStabilityResponse answers JobStabilityRequest.
+type JobStabilityResponse struct {
+	JobModifyIndex uint64
+	WriteMeta
+}
+
 // JobEvaluateRequest asks for a new evaluation of a job (PUT /v1/job/:id/evaluate).
 type JobEvaluateRequest struct {
 	JobID       string

@@ -49,6 +49,7 @@ const (
 	ACLAuthMethodDeleteRequestType          MessageType = 40
 	ACLBindingRuleUpsertRequestType         MessageType = 41
 	ACLBindingRuleDeleteRequestType         MessageType = 42
+	JobStabilityRequestType                 MessageType = 43
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -119,6 +120,8 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	ACLAuthMethodUpsertRequestType:  {Name: "ACLAuthMethodUpsert", EventType: "ACLAuthMethodUpserted", New: newRequest[ACLAuthMethodUpsertRequest]},
 	ACLAuthMethodDeleteRequestType:  {Name: "ACLAuthMethodDelete", EventType: "ACLAuthMethodDeleted", New: newRequest[ACLAuthMethodDeleteRequest]},
 	ACLBindingRuleUpsertRequestType: {Name: "ACLBindingRuleUpsert", EventType: "ACLBindingRuleUpserted", New: newRequest[ACLBindingRuleUpsertRequest]},
+	// A stability change publishes no event, as upstream; the next job event carries it.
+	JobStabilityRequestType:         {Name: "JobStability", New: newRequest[JobStabilityRequest]},
 	ACLBindingRuleDeleteRequestType: {Name: "ACLBindingRuleDelete", EventType: "ACLBindingRuleDeleted", New: newRequest[ACLBindingRuleDeleteRequest]},
 }
 

@@ -208,6 +208,10 @@ func matrixJobEndpoints() []matrixEndpoint {
 			name: "job revert", method: "POST", path: "/v1/job/web/revert",
 			body: `{"JobID":"web","JobVersion":{prevVersion}}`, allow: allowSubmit,
 		},
+		{
+			name: "job stable", method: "PUT", path: "/v1/job/web/stable",
+			body: `{"JobID":"web","JobVersion":{prevVersion},"Stable":true}`, allow: allowSubmit,
+		},
 		{name: "job scale status", method: "GET", path: "/v1/job/web/scale", allow: allowReadJob},
 		{
 			name: "job scale", method: "POST", path: "/v1/job/web/scale",

@@ -16,6 +16,7 @@ func (s *HTTPServer) registerJobRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/job/{id}/versions", methods{"GET": s.jobVersions})
 	s.handle(mux, "/v1/job/{id}/versions/{tag}/tag", methods{"PUT": s.jobTag, "POST": s.jobTag, "DELETE": s.jobTag})
 	s.handle(mux, "/v1/job/{id}/summary", methods{"GET": s.jobSummary})
+	s.handle(mux, "/v1/job/{id}/stable", methods{"PUT": s.jobStable, "POST": s.jobStable})
 	s.handle(mux, "/v1/job/{id}/revert", methods{"PUT": s.jobRevert, "POST": s.jobRevert})
 	s.handle(mux, "/v1/job/{id}/scale", methods{"GET": s.jobScaleStatus, "PUT": s.jobScale, "POST": s.jobScale})
 	s.handle(mux, "/v1/job/{id}/evaluations", methods{"GET": s.jobEvaluations})
@@ -357,4 +358,23 @@ func nonNil[T any](list []T) []T {
 		return []T{}
 	}
 	return list
+}
+
+// jobStable marks a version stable or not; the body is upstream's JobStabilityRequest.
+func (s *HTTPServer) jobStable(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.JobStabilityRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	id := jobID(r)
+	if body.JobID != "" && body.JobID != id {
+		return nil, structs.BadRequest("Job ID does not match")
+	}
+	args := structs.JobStabilityRequest{JobID: id, JobVersion: body.JobVersion, Stable: body.Stable, WriteRequest: writeRequest(r)}
+	var reply structs.JobStabilityResponse
+	if err := s.srv.Endpoints.Job.Stable(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
 }

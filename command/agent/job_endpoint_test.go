@@ -329,6 +329,69 @@ func TestJobEndpoint_Revert(t *testing.T) {
 	})
 }
 
+func TestJobEndpoint_Stable(t *testing.T) {
+	ta := NewTestAgent(t, nil)
+	jobs := ta.Client("").Jobs()
+	for _, owner := range []string{"team-a", "team-b"} {
+		job := testJob("web")
+		job.Meta = map[string]string{"owner": owner}
+		_, _, err := jobs.Register(job, nil)
+		must.NoError(t, err)
+	}
+	stableOf := func(version uint64) bool {
+		t.Helper()
+		versions, _, _, err := jobs.Versions("web", false, nil)
+		must.NoError(t, err)
+		for _, v := range versions {
+			if *v.Version == version {
+				return *v.Stable
+			}
+		}
+		t.Fatalf("no version %d", version)
+		return false
+	}
+
+	for _, tc := range []struct {
+		name    string
+		version uint64
+		stable  bool
+	}{
+		{name: "old version stable", version: 0, stable: true},
+		{name: "current version stable", version: 1, stable: true},
+		{name: "current version unstable", version: 1, stable: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, _, err := jobs.Stable("web", tc.version, tc.stable, nil)
+			must.NoError(t, err)
+			must.Positive(t, resp.JobModifyIndex)
+			must.Eq(t, tc.stable, stableOf(tc.version))
+			if tc.version == 1 {
+				job, _, err := jobs.Info("web", nil)
+				must.NoError(t, err)
+				must.Eq(t, tc.stable, *job.Stable)
+			}
+		})
+	}
+	must.True(t, stableOf(0), must.Sprint("marking version 1 leaves version 0 alone"))
+
+	t.Run("missing version", func(t *testing.T) {
+		_, _, err := jobs.Stable("web", 9, true, nil)
+		status, body := responseError(t, err)
+		must.Eq(t, 404, status)
+		must.StrContains(t, body, "version 9")
+	})
+	t.Run("missing job", func(t *testing.T) {
+		_, _, err := jobs.Stable("nope", 0, true, nil)
+		status, _ := responseError(t, err)
+		must.Eq(t, 404, status)
+	})
+	t.Run("body job ID must match", func(t *testing.T) {
+		_, err := ta.Client("").Raw().Write("/v1/job/web/stable", &api.JobStabilityRequest{JobID: "other"}, nil, nil)
+		status, _ := responseError(t, err)
+		must.Eq(t, 400, status)
+	})
+}
+
 func TestJobEndpoint_Tags(t *testing.T) {
 	ta := NewTestAgent(t, nil) // job_tracked_versions is 6 by default
 	jobs := ta.Client("").Jobs()
