@@ -305,9 +305,10 @@ func (c *Client) run() {
 	}
 	close(c.registered)
 	c.logger.Info("node registered", "node_id", c.node.ID)
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.heartbeat()
 	go c.updater.run()
+	go c.runMetrics()
 	// The watch is not waited for at shutdown: it may be in a blocking read the servers end.
 	go c.watchAllocations()
 }

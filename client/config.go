@@ -61,6 +61,11 @@ type Config struct {
 	RetryInterval time.Duration
 
 	Logger hclog.Logger
+
+	// PublishNodeMetrics and PublishAllocationMetrics are telemetry's publish_node_metrics
+	// and publish_allocation_metrics: the host's and each task's resource gauges.
+	PublishNodeMetrics       bool
+	PublishAllocationMetrics bool
 }
 
 func (c *Config) withDefaults() *Config {

@@ -58,7 +58,7 @@ func (f *FSM) registerCommand(t structs.MessageType, h commandHandler) {
 	if _, dup := f.handlers[t]; dup {
 		panic(fmt.Sprintf("fsm: handler for %s registered twice", t))
 	}
-	f.handlers[t] = h
+	f.handlers[t] = timedCommand(t, h)
 }
 
 // State returns the current store; a restore replaces it.

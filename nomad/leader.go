@@ -131,6 +131,11 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			State: s.State, Apply: s.raftApply, Logger: s.logger.Named("drainer"),
 		}).Run(ctx)
 	}()
+	owned.Add(1)
+	go func() {
+		defer owned.Done()
+		s.runLeaderMetrics(ctx)
+	}()
 	gcTick := time.NewTicker(positive(s.config.JobGCInterval, 5*time.Minute))
 	defer gcTick.Stop()
 	reapTick := time.NewTicker(positive(s.config.ReapInterval, 10*time.Second))

@@ -152,6 +152,7 @@ const forwardWait = 5 * time.Second
 // forward sends a write to the leader when this server is not it. It reports whether it
 // handled the call; the endpoint runs locally when it did not.
 func (s *Server) forward(method string, args, reply any) (bool, error) {
+	countRPC(false)
 	return s.forwardTimeout(method, args, reply, rpcTimeout)
 }
 
@@ -159,6 +160,7 @@ func (s *Server) forward(method string, args, reply any) (bool, error) {
 // read after a write sees it whichever server answers (upstream's default consistency). A
 // blocking read may wait up to its MaxQueryTime on the leader.
 func (s *Server) forwardRead(method string, opts *structs.QueryOptions, args, reply any) (bool, error) {
+	countRPC(true)
 	if opts.AllowStale {
 		return false, nil
 	}

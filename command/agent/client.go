@@ -89,6 +89,9 @@ func (a *Agent) startClient() error {
 		DisableRemoteExec: cc.DisableRemoteExec,
 		NetworkInterface:  cc.NetworkInterface,
 		Resources:         clientResources(cc),
+
+		PublishNodeMetrics:       cfg.telemetry().PublishNodeMetrics,
+		PublishAllocationMetrics: cfg.telemetry().PublishAllocationMetrics,
 	}, servers)
 	if err != nil {
 		if a.rpcServers != nil {

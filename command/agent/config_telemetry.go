@@ -13,15 +13,21 @@ type TelemetryConfig struct {
 	PrometheusMetrics bool
 	// CollectionInterval is how long one in-memory summary interval lasts.
 	CollectionInterval time.Duration
+	// PublishNodeMetrics and PublishAllocationMetrics add the client's host and per-task
+	// resource gauges, as upstream (both off by default).
+	PublishNodeMetrics       bool
+	PublishAllocationMetrics bool
 }
 
 // fileTelemetry decodes the keys we honour. Upstream's sink settings (statsd, statsite,
-// datadog, circonus, publish_* and the like) stay accepted and have no effect: no external
+// datadog, circonus and the like) stay accepted and have no effect: no external
 // sink is built in.
 type fileTelemetry struct {
-	PrometheusMetrics  *bool          `hcl:"prometheus_metrics,optional"`
-	CollectionInterval hcl.Expression `hcl:"collection_interval,optional"`
-	Rest               hcl.Body       `hcl:",remain"`
+	PrometheusMetrics        *bool          `hcl:"prometheus_metrics,optional"`
+	CollectionInterval       hcl.Expression `hcl:"collection_interval,optional"`
+	PublishNodeMetrics       *bool          `hcl:"publish_node_metrics,optional"`
+	PublishAllocationMetrics *bool          `hcl:"publish_allocation_metrics,optional"`
+	Rest                     hcl.Body       `hcl:",remain"`
 }
 
 func assignTelemetry(a *assigner, t *fileTelemetry) {
@@ -29,6 +35,8 @@ func assignTelemetry(a *assigner, t *fileTelemetry) {
 		return
 	}
 	assign(a, t.PrometheusMetrics, func(c *Config) *bool { return &ensure(&c.Telemetry).PrometheusMetrics })
+	assign(a, t.PublishNodeMetrics, func(c *Config) *bool { return &ensure(&c.Telemetry).PublishNodeMetrics })
+	assign(a, t.PublishAllocationMetrics, func(c *Config) *bool { return &ensure(&c.Telemetry).PublishAllocationMetrics })
 	assignDuration(a, t.CollectionInterval, "collection_interval",
 		func(c *Config) *time.Duration { return &ensure(&c.Telemetry).CollectionInterval })
 }

@@ -312,7 +312,7 @@ const fullJSON = `{
     "allow_privileged": true, "extra_labels": ["job_name"],
     "volumes": {"enabled": true}, "auth": {"registry": {"helper": "ecr"}}
   }}},
-  "telemetry": {"collection_interval": "1s"},
+  "telemetry": {"collection_interval": "1s", "publish_allocation_metrics": true},
   "consul": {"address": "127.0.0.1:8500"},
   "vault": {"enabled": false}
 }`

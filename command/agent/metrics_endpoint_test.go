@@ -82,3 +82,65 @@ func TestConfig_Telemetry(t *testing.T) {
 	_, err = loadConfigString(t, "t.hcl", `telemetry { collection_interval = "soon" }`)
 	must.ErrorContains(t, err, "collection_interval")
 }
+
+// TestMetricsEndpoint_UpstreamNames runs a job and finds, under upstream's names, what a
+// dashboard built for upstream reads: RPC counters, FSM apply timers, the leader's gauges
+// (heartbeats, job status, each group's summary labelled by job) and the client's allocation
+// and host gauges labelled by node.
+func TestMetricsEndpoint_UpstreamNames(t *testing.T) {
+	ta := NewTestClientAgent(t, func(c *Config) {
+		c.Telemetry = &TelemetryConfig{PublishNodeMetrics: true, PublishAllocationMetrics: true}
+	})
+	c := ta.Client("")
+	_, _, err := c.Jobs().Register(testJob("metrics-web"), nil)
+	must.NoError(t, err)
+	allocsIn(t, c, "metrics-web", map[string]int{"running": 1})
+	nodeID := ta.Agent.Client().NodeID()
+
+	// The summary is of the last complete interval, and what it holds depends on what
+	// happened then: each try does a write and a read, and what was seen accumulates.
+	seen := map[string]bool{}
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		if _, _, err := c.Jobs().Register(testJob("metrics-web"), nil); err != nil {
+			return err
+		}
+		if _, _, err := c.Jobs().Info("metrics-web", nil); err != nil {
+			return err
+		}
+		summary, _, err := c.Operator().MetricsSummary(nil)
+		if err != nil {
+			return err
+		}
+		for _, g := range summary.Gauges {
+			seen[g.Name] = true
+			switch {
+			case g.Name == "nomad.nomad.job_summary.running" && g.DisplayLabels["job"] == "metrics-web" && g.DisplayLabels["task_group"] == "web":
+				seen["job_summary.running=1"] = seen["job_summary.running=1"] || g.Value == 1
+			case g.Name == "nomad.client.allocations.running" && g.DisplayLabels["node_id"] == nodeID:
+				seen["client.allocations.running>=1"] = seen["client.allocations.running>=1"] || g.Value >= 1
+			case g.Name == "nomad.client.allocs.memory.rss" && g.DisplayLabels["job"] == "metrics-web":
+				seen["allocs.memory.rss"] = true
+			}
+		}
+		for _, m := range summary.Counters {
+			seen[m.Name] = true
+		}
+		for _, m := range summary.Samples {
+			seen[m.Name] = true
+			if m.Name == "nomad.http.request" {
+				seen["http "+m.DisplayLabels["method"]+" "+m.DisplayLabels["route"]] = true
+			}
+		}
+		for _, want := range []string{
+			"nomad.nomad.rpc.request", "nomad.nomad.rpc.query", "nomad.nomad.fsm.register_job",
+			"nomad.nomad.fsm.apply_plan_results", "nomad.nomad.heartbeat.active", "nomad.nomad.job_status.running",
+			"job_summary.running=1", "client.allocations.running>=1", "nomad.client.host.memory.total",
+			"nomad.client.uptime", "allocs.memory.rss", "http GET /v1/job/{id}",
+		} {
+			if !seen[want] {
+				return fmt.Errorf("no %s yet", want)
+			}
+		}
+		return nil
+	}), wait.Timeout(45*time.Second), wait.Gap(time.Second)))
+}
