@@ -202,6 +202,8 @@ func matrixJobEndpoints() []matrixEndpoint {
 			name: "job purge", method: "DELETE", path: "/v1/job/web?purge=true", allow: allowPurge,
 			check: func(t *testing.T, f *matrixFixture) { must.Nil(t, f.job(t)) },
 		},
+		{name: "jobs statuses", method: "GET", path: "/v1/jobs/statuses", allow: allowReadJob},
+		{name: "jobs statuses of named jobs", method: "POST", path: "/v1/jobs/statuses", body: `{"Jobs":[{"ID":"web","Namespace":"default"}]}`, allow: allowReadJob},
 		{name: "job versions", method: "GET", path: "/v1/job/web/versions", allow: allowReadJob},
 		{name: "job summary", method: "GET", path: "/v1/job/web/summary", allow: allowReadJob},
 		{

@@ -11,6 +11,7 @@ import (
 
 func (s *HTTPServer) registerJobRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/jobs", methods{"GET": s.jobList, "PUT": s.jobsRegister, "POST": s.jobsRegister})
+	s.handle(mux, "/v1/jobs/statuses", methods{"GET": s.jobStatuses, "POST": s.jobStatuses, "PUT": s.jobStatuses})
 	s.handle(mux, "/v1/jobs/parse", methods{"PUT": s.jobsParse, "POST": s.jobsParse})
 	s.handle(mux, "/v1/job/{id}", methods{"GET": s.jobRead, "PUT": s.jobUpdate, "POST": s.jobUpdate, "DELETE": s.jobDeregister})
 	s.handle(mux, "/v1/job/{id}/versions", methods{"GET": s.jobVersions})
@@ -377,4 +378,28 @@ func (s *HTTPServer) jobStable(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	setIndex(w, reply.Index)
 	return reply, nil
+}
+
+// jobStatuses answers /v1/jobs/statuses: GET pages through every visible job; POST with
+// {"Jobs":[{"ID","Namespace"}]} answers for those jobs only. include_children=true adds the
+// children of periodic and parameterized jobs.
+func (s *HTTPServer) jobStatuses(w http.ResponseWriter, r *http.Request) (any, error) {
+	children, err := boolQuery(r, "include_children")
+	if err != nil {
+		return nil, err
+	}
+	args := structs.JobStatusesRequest{IncludeChildren: children, QueryOptions: queryOptions(r)}
+	if r.Method != http.MethodGet {
+		var body struct{ Jobs []structs.NamespacedID }
+		if err := decodeOptionalBody(r, &body); err != nil {
+			return nil, err
+		}
+		args.Jobs = body.Jobs
+	}
+	var reply structs.JobStatusesResponse
+	if err := s.srv.Endpoints.Job.Statuses(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return reply.Jobs, nil
 }

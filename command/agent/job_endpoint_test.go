@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
 
@@ -812,4 +814,67 @@ func truncate(s string) string {
 		return s[:200] + "…(" + strconv.Itoa(len(s)) + " bytes)"
 	}
 	return s
+}
+
+func TestJobEndpoint_Statuses(t *testing.T) {
+	ta := NewTestClientAgent(t, nil)
+	c := ta.Client("")
+	for _, id := range []string{"first", "second", "third"} {
+		job := testJob(id)
+		job.TaskGroups[0].Count = new(2)
+		_, _, err := c.Jobs().Register(job, nil)
+		must.NoError(t, err)
+	}
+	allocsIn(t, c, "second", map[string]int{"running": 2})
+
+	var all []structs.JobStatusesJob
+	_, err := c.Raw().Query("/v1/jobs/statuses", &all, nil)
+	must.NoError(t, err)
+	must.SliceLen(t, 3, all)
+	// Most recently modified first.
+	for i := 1; i < len(all); i++ {
+		must.Greater(t, all[i].ModifyIndex, all[i-1].ModifyIndex)
+	}
+	var second structs.JobStatusesJob
+	for _, j := range all {
+		if j.ID == "second" {
+			second = j
+		}
+	}
+	must.Eq(t, 2, second.GroupCountSum)
+	must.Eq(t, "service", second.Type)
+	must.SliceLen(t, 2, second.Allocs)
+	for _, a := range second.Allocs {
+		must.Eq(t, "web", a.Group)
+	}
+	must.NotNil(t, second.LatestDeployment)
+
+	t.Run("pages", func(t *testing.T) {
+		var page []structs.JobStatusesJob
+		qm, err := c.Raw().Query("/v1/jobs/statuses", &page, &api.QueryOptions{PerPage: 2})
+		must.NoError(t, err)
+		must.SliceLen(t, 2, page)
+		must.NotEq(t, "", qm.NextToken)
+		var rest []structs.JobStatusesJob
+		qm, err = c.Raw().Query("/v1/jobs/statuses", &rest, &api.QueryOptions{PerPage: 2, NextToken: qm.NextToken})
+		must.NoError(t, err)
+		must.SliceLen(t, 1, rest)
+		must.Eq(t, all[2].ID, rest[0].ID)
+		must.Eq(t, "", qm.NextToken)
+	})
+	t.Run("named jobs", func(t *testing.T) {
+		var named []structs.JobStatusesJob
+		_, err := c.Raw().Write("/v1/jobs/statuses", map[string]any{"Jobs": []map[string]string{{"ID": "third", "Namespace": "default"}}}, &named, nil)
+		must.NoError(t, err)
+		must.SliceLen(t, 1, named)
+		must.Eq(t, "third", named[0].ID)
+	})
+	t.Run("filter", func(t *testing.T) {
+		var filtered []structs.JobStatusesJob
+		_, err := c.Raw().Query("/v1/jobs/statuses", &filtered, &api.QueryOptions{Filter: `ID == "first"`})
+		must.NoError(t, err)
+		must.SliceLen(t, 1, filtered)
+		res := doHTTP(t, ta, "GET", "/v1/jobs/statuses?filter="+url.QueryEscape(`ID ==`), nil, nil)
+		must.Eq(t, 400, res.status)
+	})
 }

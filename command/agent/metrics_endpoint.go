@@ -152,4 +152,3 @@ func measureHTTP(r *http.Request, status int, start time.Time) {
 		{Name: "method", Value: r.Method}, {Name: "route", Value: route}, {Name: "code", Value: strconv.Itoa(status)},
 	})
 }
-
