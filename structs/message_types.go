@@ -49,6 +49,8 @@ const (
 	ACLAuthMethodDeleteRequestType          MessageType = 40
 	ACLBindingRuleUpsertRequestType         MessageType = 41
 	ACLBindingRuleDeleteRequestType         MessageType = 42
+	ServiceRegistrationUpsertRequestType    MessageType = 43
+	ServiceRegistrationDeleteRequestType    MessageType = 44
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -120,6 +122,12 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	ACLAuthMethodDeleteRequestType:  {Name: "ACLAuthMethodDelete", EventType: "ACLAuthMethodDeleted", New: newRequest[ACLAuthMethodDeleteRequest]},
 	ACLBindingRuleUpsertRequestType: {Name: "ACLBindingRuleUpsert", EventType: "ACLBindingRuleUpserted", New: newRequest[ACLBindingRuleUpsertRequest]},
 	ACLBindingRuleDeleteRequestType: {Name: "ACLBindingRuleDelete", EventType: "ACLBindingRuleDeleted", New: newRequest[ACLBindingRuleDeleteRequest]},
+	// The Service converter names the type of each event (a removal is ServiceDeregistration
+	// whatever write made it), as upstream.
+	ServiceRegistrationUpsertRequestType: {Name: "ServiceRegistrationUpsert", EventType: TypeServiceRegistration,
+		New: newRequest[ServiceRegistrationUpsertRequest]},
+	ServiceRegistrationDeleteRequestType: {Name: "ServiceRegistrationDeleteByID", EventType: TypeServiceDeregistration,
+		New: newRequest[ServiceRegistrationDeleteByIDRequest]},
 }
 
 func (t MessageType) String() string {
