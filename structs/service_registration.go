@@ -79,9 +79,10 @@ func (s *ServiceRegistration) Validate() error {
 	return nil
 }
 
-// ServiceRegistrationUpsertRequest registers services of allocations running on the calling
-// node. The AuthToken is the node's secret: only a client registers services.
+// ServiceRegistrationUpsertRequest registers services of allocations running on node
+// NodeID. The AuthToken is that node's secret: only a client registers services.
 type ServiceRegistrationUpsertRequest struct {
+	NodeID   string
 	Services []*ServiceRegistration
 	WriteRequest
 }
@@ -89,9 +90,13 @@ type ServiceRegistrationUpsertRequest struct {
 // ServiceRegistrationDeleteByIDRequest removes one registration. Namespace is the
 // registration's; ServiceName, when set, must be the registration's name (the HTTP route
 // carries both).
+// NodeID is set by a client removing one of its own node's registrations, with the node's
+// secret as AuthToken; otherwise the caller's token needs submit-job (or
+// delete-service-registration) in the namespace.
 type ServiceRegistrationDeleteByIDRequest struct {
 	ID          string
 	ServiceName string
+	NodeID      string
 	WriteRequest
 }
 
