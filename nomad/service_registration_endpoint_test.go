@@ -71,7 +71,11 @@ func TestServiceRegistrationEndpoint_UpsertAuth(t *testing.T) {
 		{name: "missing node ID", nodeID: "", token: "secret-n1", svc: svcOf("a1", "api", 1), code: 400},
 		{name: "bad port", nodeID: "n1", token: "secret-n1", svc: svcOf("a1", "api", 70000), code: 400},
 		{name: "ID of another allocation", nodeID: "n1", token: "secret-n1",
-			svc: func() *structs.ServiceRegistration { s := svcOf("a1", "api", 1); s.ID = "_nomad-task-a2-web-api-http"; return s }(), code: 400},
+			svc: func() *structs.ServiceRegistration {
+				s := svcOf("a1", "api", 1)
+				s.ID = "_nomad-task-a2-web-api-http"
+				return s
+			}(), code: 400},
 		{name: "name with a slash", nodeID: "n1", token: "secret-n1", svc: svcOf("a1", "a/b", 1), code: 400},
 	}
 	for _, tc := range cases {
