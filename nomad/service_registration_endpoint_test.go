@@ -202,11 +202,43 @@ func TestServiceRegistrationEndpoint_Reads(t *testing.T) {
 	assertCode(t, 403, srv.Endpoints.Services.ListByAlloc(&structs.AllocSpecificRequest{AllocID: "a2", QueryOptions: q(other.SecretID)}, &got))
 }
 
-// A client over its own connection reaches the two service methods with its node's secret
-// only.
-func TestServiceRegistrationEndpoint_ClientMethods(t *testing.T) {
-	for _, m := range []string{"ServiceRegistration.Upsert", "ServiceRegistration.DeleteByID"} {
-		_, ok := clientMethods[m]
-		must.True(t, ok, must.Sprintf("client method %s", m))
+// A client over its own connection registers and removes services with its node's secret;
+// a missing or wrong secret is a 403 that writes nothing.
+func TestSecurity_ClientRPC_ServiceRegistration(t *testing.T) {
+	srv := rpcServer(t, nil)
+	sess := clientConn(t, srv)
+	node := testNode("n1")
+	must.NoError(t, registerOverConn(t, sess, node, node.SecretID))
+	registerJob(t, srv, "", mock.Job())
+	stored, err := srv.State().JobByID(nil, structs.DefaultNamespace, "web")
+	must.NoError(t, err)
+	TestPlaceAllocs(t, srv, stored, &structs.Allocation{ID: "a1", Name: "web.web[0]", TaskGroup: "web", NodeID: "n1"})
+	svc := svcOf("a1", "api", 8080)
+	upsert := func(token string) error {
+		var reply structs.GenericResponse
+		return clientRPC(t, sess, "ServiceRegistration.Upsert", &structs.ServiceRegistrationUpsertRequest{
+			NodeID: node.ID, Services: []*structs.ServiceRegistration{svc}, WriteRequest: structs.WriteRequest{AuthToken: token}}, &reply)
 	}
+	del := func(token string) error {
+		var reply structs.GenericResponse
+		return clientRPC(t, sess, "ServiceRegistration.DeleteByID", &structs.ServiceRegistrationDeleteByIDRequest{
+			ID: svc.ID, NodeID: node.ID, WriteRequest: structs.WriteRequest{AuthToken: token}}, &reply)
+	}
+	before := srv.raft.LastIndex()
+	for _, token := range []string{"", "00000000-bad0-4bad-8bad-000000000000"} {
+		err := upsert(token)
+		mustCode(t, 403, err)
+		must.StrNotContains(t, err.Error(), node.SecretID)
+		mustCode(t, 403, del(token))
+	}
+	must.Eq(t, before, srv.raft.LastIndex())
+
+	must.NoError(t, upsert(node.SecretID))
+	got, err := srv.State().ServiceRegistrationByID(nil, svc.ID)
+	must.NoError(t, err)
+	must.NotNil(t, got)
+	must.NoError(t, del(node.SecretID))
+	got, err = srv.State().ServiceRegistrationByID(nil, svc.ID)
+	must.NoError(t, err)
+	must.Nil(t, got)
 }
