@@ -19,6 +19,7 @@ import (
 func TestServices_DevAgent(t *testing.T) {
 	ta := NewTestClientAgent(t, nil)
 	c := ta.Client("")
+	events := subscribe(t, c, map[api.Topic][]string{"Service": {"web-svc"}}, 0, "default")
 	job := testJob("web")
 	tg := job.TaskGroups[0]
 	tg.Networks = []*api.NetworkResource{{DynamicPorts: []api.Port{{Label: "http"}}}}
@@ -83,6 +84,21 @@ func TestServices_DevAgent(t *testing.T) {
 	regs, _, err = c.Services().Get("web-svc", nil)
 	must.NoError(t, err)
 	must.SliceEmpty(t, regs)
+
+	// The stream, filtered by the service's name, saw it registered and then removed, with
+	// upstream's types and a payload the official client decodes.
+	seen := collectEvents(t, events, func(e api.Event) bool { return e.Type == "ServiceDeregistration" })
+	var types []string
+	for _, e := range seen {
+		must.Eq(t, api.Topic("Service"), e.Topic)
+		must.Eq(t, reg.ID, e.Key)
+		must.Eq(t, []string{"web", "web-svc"}, e.FilterKeys)
+		svc, err := e.Service()
+		must.NoError(t, err)
+		must.Eq(t, reg.Port, svc.Port)
+		types = append(types, e.Type)
+	}
+	must.Eq(t, []string{"ServiceRegistration", "ServiceDeregistration"}, types)
 }
 
 // TestServices_HTTP: the official client reads and deletes registrations; bad input is a 400
