@@ -88,3 +88,22 @@ func TestClient_TaskEndDeregistersItsServices(t *testing.T) {
 		return len(ids) == 1 && ids[0] == "_nomad-task-a1-group-g-web-http"
 	})
 }
+
+// A restarted agent re-attaches to the task and sends its registrations again; the shutdown
+// in between removed none (the task kept running).
+func TestClient_ServicesResyncAfterRestart(t *testing.T) {
+	r := newRestartable(t)
+	alloc := serviceAlloc("a1", countingTask("600"))
+	c1, s1 := r.start(alloc)
+	waitFor(t, "services registered", func() bool { return len(s1.serviceIDs()) == 2 })
+	pid := c1.TaskPID("a1", "t")
+	must.Positive(t, pid)
+	killGroup(t, pid)
+	c1.Shutdown()
+	must.Len(t, 2, s1.serviceIDs(), must.Sprint("a shutdown leaving tasks running keeps their services"))
+
+	c2, s2 := r.start(alloc)
+	waitFor(t, "re-attached", func() bool { return c2.TaskPID("a1", "t") == pid })
+	waitFor(t, "services registered again", func() bool { return len(s2.serviceIDs()) == 2 })
+	must.Eq(t, s1.serviceIDs(), s2.serviceIDs())
+}
