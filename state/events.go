@@ -33,10 +33,11 @@ var eventConverters = map[string]eventConverter{
 	tableVariables:     variableEvents,
 	tableNodePools:     nodePoolEvents,
 	// Derived from a job's scaling blocks in the job's own write: the job event carries them.
-	tableScalingPolicies:      nil,
-	tableSchedulerConfig:      nil, // settings, read from their endpoint (as upstream: no events)
-	tableACLAuthMethods:       aclAuthMethodEvents,
-	tableACLBindingRules:      aclBindingRuleEvents,
+	tableScalingPolicies: nil,
+	tableSchedulerConfig: nil, // settings, read from their endpoint (as upstream: no events)
+	tableACLAuthMethods:  aclAuthMethodEvents,
+	tableACLBindingRules: aclBindingRuleEvents,
+	// A removal is a ServiceDeregistration whichever write made it.
 	tableServiceRegistrations: serviceRegistrationEvents,
 }
 
