@@ -149,8 +149,14 @@ func (r *allocRunner) run() {
 	r.stopHealth()
 	r.report()
 	r.mu.Lock()
-	destroyed := r.destroyed
+	destroyed, silent := r.destroyed, r.silent
 	r.mu.Unlock()
+	switch {
+	case destroyed:
+		r.c.services.forget(r.id)
+	case !silent:
+		r.c.services.set(r.id, nil)
+	}
 	if destroyed && r.dirErr == nil {
 		if err := os.RemoveAll(r.dir); err != nil {
 			r.logger.Warn("removing the allocation directory failed", "error", err)
@@ -264,6 +270,11 @@ func (r *allocRunner) setTaskState(task string, fn func(ts *structs.TaskState)) 
 		if err := r.c.state.putTaskState(r.id, task, ts); err != nil {
 			r.logger.Error("storing a task state failed", "task", task, "error", err)
 		}
+	}
+	// A shutting-down agent leaves the registrations as they are: the tasks either keep
+	// running for its next run, or the servers drop them with the node.
+	if !r.destroyed && !r.silent {
+		r.c.services.set(r.id, allocServices(r.c.node, r.alloc, states))
 	}
 	r.mu.Unlock()
 	if failed {

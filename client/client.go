@@ -41,6 +41,8 @@ type Client struct {
 	shutdown bool
 
 	updater *allocUpdater
+	// services keeps the servers' registrations of the node's nomad services current.
+	services *serviceSyncer
 	// stats keeps the previous CPU readings of the stats endpoints.
 	stats statsCache
 	// state keeps allocations, task states and driver handles across restarts; nil without
@@ -102,6 +104,7 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 		c.logger.Warn("memory size unknown, so memory is not counted on this node: set client.memory_total_mb")
 	}
 	c.updater = newAllocUpdater(c)
+	c.services = newServiceSyncer(c)
 	c.removeDangling(restored)
 	c.restore(restored)
 	c.wg.Add(1)
@@ -305,9 +308,10 @@ func (c *Client) run() {
 	}
 	close(c.registered)
 	c.logger.Info("node registered", "node_id", c.node.ID)
-	c.wg.Add(3)
+	c.wg.Add(4)
 	go c.heartbeat()
 	go c.updater.run()
+	go c.services.run()
 	go c.runMetrics()
 	// The watch is not waited for at shutdown: it may be in a blocking read the servers end.
 	go c.watchAllocations()

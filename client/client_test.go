@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"syscall"
 	"testing"
@@ -28,6 +29,8 @@ type fakeServers struct {
 	statuses int
 	// unknownNode makes the next heartbeat answer 404, as a server that lost its state.
 	unknownNode bool
+	// services are the registrations the client holds, by ID.
+	services map[string]*structs.ServiceRegistration
 }
 
 func newFakeServers() *fakeServers {
@@ -80,6 +83,40 @@ func (f *fakeServers) UpdateAllocations(args *structs.AllocUpdateRequest, reply 
 		f.reports[a.ID] = append(f.reports[a.ID], a)
 	}
 	return nil
+}
+
+func (f *fakeServers) UpsertServiceRegistrations(args *structs.ServiceRegistrationUpsertRequest, reply *structs.GenericResponse) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.services == nil {
+		f.services = map[string]*structs.ServiceRegistration{}
+	}
+	for _, s := range args.Services {
+		f.services[s.ID] = s
+	}
+	return nil
+}
+
+func (f *fakeServers) DeleteServiceRegistration(args *structs.ServiceRegistrationDeleteByIDRequest, reply *structs.GenericResponse) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.services[args.ID]; !ok {
+		return structs.NotFound(structs.ErrServiceRegistrationNotFound)
+	}
+	delete(f.services, args.ID)
+	return nil
+}
+
+// serviceIDs are the IDs of the services registered with the fake, sorted.
+func (f *fakeServers) serviceIDs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ids := []string{}
+	for id := range f.services {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
 }
 
 // setAllocs replaces the node's allocations, as a plan or purge would.

@@ -16,6 +16,8 @@ type Servers interface {
 	UpdateNodeStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error
 	NodeAllocations(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error
 	UpdateAllocations(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error
+	UpsertServiceRegistrations(args *structs.ServiceRegistrationUpsertRequest, reply *structs.GenericResponse) error
+	DeleteServiceRegistration(args *structs.ServiceRegistrationDeleteByIDRequest, reply *structs.GenericResponse) error
 }
 
 // Config configures a client.

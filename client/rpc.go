@@ -315,6 +315,14 @@ func (r *RPCServers) UpdateAllocations(args *structs.AllocUpdateRequest, reply *
 	return r.call("Alloc.UpdateFromClient", args, reply, rpcCallTimeout)
 }
 
+func (r *RPCServers) UpsertServiceRegistrations(args *structs.ServiceRegistrationUpsertRequest, reply *structs.GenericResponse) error {
+	return r.call("ServiceRegistration.Upsert", args, reply, rpcCallTimeout)
+}
+
+func (r *RPCServers) DeleteServiceRegistration(args *structs.ServiceRegistrationDeleteByIDRequest, reply *structs.GenericResponse) error {
+	return r.call("ServiceRegistration.DeleteByID", args, reply, rpcCallTimeout)
+}
+
 var _ Servers = (*RPCServers)(nil)
 
 // streamListener is a net.Listener of the streams servers open, across sessions.

@@ -78,6 +78,19 @@ var clientMethods = map[string]clientMethod{
 		}
 		return cs.srv.Endpoints.Alloc.UpdateFromClient(args, reply)
 	}),
+	"ServiceRegistration.Upsert": clientCall(func(cs *clientSession, args *structs.ServiceRegistrationUpsertRequest, reply *structs.GenericResponse) error {
+		if err := cs.srv.authenticateNode(args.NodeID, args.AuthToken); err != nil {
+			return err
+		}
+		return cs.srv.Endpoints.Services.Upsert(args, reply)
+	}),
+	// A client removes only its own node's registrations: NodeID is required here.
+	"ServiceRegistration.DeleteByID": clientCall(func(cs *clientSession, args *structs.ServiceRegistrationDeleteByIDRequest, reply *structs.GenericResponse) error {
+		if err := cs.srv.authenticateNode(args.NodeID, args.AuthToken); err != nil {
+			return err
+		}
+		return cs.srv.Endpoints.Services.DeleteByID(args, reply)
+	}),
 	// Node.Session names the node this connection serves, so that exec and log requests for
 	// its allocations reach it over the connection.
 	"Node.Session": clientCall(func(cs *clientSession, args *structs.NodeSpecificRequest, reply *structs.GenericResponse) error {

@@ -100,6 +100,8 @@ type Endpoints struct {
 	Scaling     *Scaling
 	Operator    *Operator
 	Volume      *Volume
+	// Services is the ServiceRegistration endpoint.
+	Services *ServiceRegistration
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -176,6 +178,7 @@ func NewServer(config *Config) (*Server, error) {
 		Scaling:     &Scaling{srv: s},
 		Operator:    &Operator{srv: s},
 		Volume:      &Volume{srv: s},
+		Services:    &ServiceRegistration{srv: s},
 	}
 	s.rpcMethods = rpcMethods(map[string]any{
 		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
@@ -183,7 +186,7 @@ func NewServer(config *Config) (*Server, error) {
 		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
 		"Keyring": s.Endpoints.Keyring, "Deployment": s.Endpoints.Deployment, "Operator": s.Endpoints.Operator,
 		"Variables": s.Endpoints.Variables, "NodePool": s.Endpoints.NodePool, "Search": s.Endpoints.Search,
-		"Scaling": s.Endpoints.Scaling,
+		"Scaling": s.Endpoints.Scaling, "ServiceRegistration": s.Endpoints.Services,
 	})
 	s.membership = newMembership(s)
 	s.serfEvents = make(chan serf.Event, serfEventBuffer)

@@ -126,3 +126,12 @@ func TestUpsertDeployment(t testing.TB, srv *Server, job *structs.Job, d *struct
 	})
 	must.NoError(t, err)
 }
+
+// TestUpsertServiceRegistrations writes registrations through Raft as a client's upsert
+// would, for tests that need them without a running client. Each must name an allocation
+// placed on its NodeID (the node itself need not be registered).
+func TestUpsertServiceRegistrations(t testing.TB, srv *Server, svcs ...*structs.ServiceRegistration) {
+	t.Helper()
+	_, err := srv.raftApply(structs.ServiceRegistrationUpsertRequestType, &structs.ServiceRegistrationUpsertRequest{Services: svcs})
+	must.NoError(t, err)
+}

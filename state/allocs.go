@@ -167,6 +167,13 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, nodeID string, allocs [
 		if err := txn.Insert(tableAllocs, updated); err != nil {
 			return fmt.Errorf("state: alloc client update: %w", err)
 		}
+		// A finished allocation serves nothing: its services go in the same write, whether
+		// or not its client deregistered them first.
+		if updated.ClientTerminalStatus() {
+			if err := s.deleteAllocServiceRegistrationsTxn(txn, updated.ID); err != nil {
+				return err
+			}
+		}
 		touched.add(updated.Namespace, updated.JobID)
 	}
 	if len(touched) == 0 {
@@ -200,6 +207,9 @@ func (s *StateStore) markNodeAllocsLostTxn(txn *Txn, nodeID string, updatedAt in
 		if err := txn.Insert(tableAllocs, updated); err != nil {
 			return nil, fmt.Errorf("state: alloc lost: %w", err)
 		}
+		if err := s.deleteAllocServiceRegistrationsTxn(txn, updated.ID); err != nil {
+			return nil, err
+		}
 		touched.add(updated.Namespace, updated.JobID)
 	}
 	if len(touched) > 0 {
@@ -220,6 +230,9 @@ func (s *StateStore) deleteJobAllocsTxn(txn *Txn, namespace, id string) error {
 	for _, alloc := range allocs {
 		if err := txn.Delete(tableAllocs, alloc); err != nil {
 			return fmt.Errorf("state: alloc delete: %w", err)
+		}
+		if err := s.deleteAllocServiceRegistrationsTxn(txn, alloc.ID); err != nil {
+			return err
 		}
 	}
 	if len(allocs) == 0 {

@@ -37,6 +37,8 @@ var eventConverters = map[string]eventConverter{
 	tableSchedulerConfig: nil, // settings, read from their endpoint (as upstream: no events)
 	tableACLAuthMethods:  aclAuthMethodEvents,
 	tableACLBindingRules: aclBindingRuleEvents,
+	// A removal is a ServiceDeregistration whichever write made it.
+	tableServiceRegistrations: serviceRegistrationEvents,
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction
@@ -210,4 +212,21 @@ func variableEvents(_ *Txn, change memdb.Change) []structs.Event {
 func nodePoolEvents(_ *Txn, change memdb.Change) []structs.Event {
 	p := rowOf[*structs.NodePool](change)
 	return []structs.Event{{Topic: structs.TopicNodePool, Key: p.Name, Payload: &structs.NodePoolEvent{NodePool: p}}}
+}
+
+// serviceRegistrationEvents publishes a registration as upstream does: Key the registration
+// ID, FilterKeys its job and service name (so `topic=Service:<name>` follows one service),
+// and the type from the change itself, since a removal also comes from writes about
+// allocations, jobs and nodes.
+func serviceRegistrationEvents(_ *Txn, change memdb.Change) []structs.Event {
+	svc := rowOf[*structs.ServiceRegistration](change)
+	typ := structs.TypeServiceRegistration
+	if change.Deleted() {
+		typ = structs.TypeServiceDeregistration
+	}
+	return []structs.Event{{
+		Topic: structs.TopicService, Type: typ, Key: svc.ID, Namespace: svc.Namespace,
+		FilterKeys: []string{svc.JobID, svc.ServiceName},
+		Payload:    &structs.ServiceRegistrationStreamEvent{Service: svc},
+	}}
 }

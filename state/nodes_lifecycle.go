@@ -129,6 +129,10 @@ func (s *StateStore) DeleteNodesTxn(txn *Txn, nodeIDs []string, updatedAt int64)
 		for j := range lost {
 			touched[j] = true
 		}
+		// Finished allocations keep no services either: none may outlive its node.
+		if err := s.deleteNodeServiceRegistrationsTxn(txn, id); err != nil {
+			return err
+		}
 		if err := txn.Delete(tableNodes, existing); err != nil {
 			return fmt.Errorf("state: node delete: %w", err)
 		}

@@ -90,6 +90,12 @@ func snapshotFixture(t *testing.T) *StateStore {
 	mustApply(t, s, structs.ACLBindingRuleUpsertRequestType, 46, nil, func(txn *Txn) error {
 		return s.UpsertACLBindingRulesTxn(txn, []*structs.ACLBindingRule{{ID: "rule-1", AuthMethod: "corp", BindType: "management"}})
 	})
+	mustApply(t, s, structs.ServiceRegistrationUpsertRequestType, 47, nil, func(txn *Txn) error {
+		return s.UpsertServiceRegistrationsTxn(txn, []*structs.ServiceRegistration{{
+			ID: "_nomad-task-alloc-1-server-api-http", ServiceName: "api", Namespace: structs.DefaultNamespace,
+			NodeID: "node-1", Datacenter: "dc1", JobID: "web", AllocID: "alloc-1", Tags: []string{"v1"}, Address: "10.0.0.1", Port: 8080,
+		}})
+	})
 	return s
 }
 

@@ -50,6 +50,8 @@ const (
 	ACLBindingRuleUpsertRequestType         MessageType = 41
 	ACLBindingRuleDeleteRequestType         MessageType = 42
 	JobStabilityRequestType                 MessageType = 43
+	ServiceRegistrationUpsertRequestType    MessageType = 44
+	ServiceRegistrationDeleteRequestType    MessageType = 45
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -123,6 +125,12 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	// A stability change publishes no event, as upstream; the next job event carries it.
 	JobStabilityRequestType:         {Name: "JobStability", New: newRequest[JobStabilityRequest]},
 	ACLBindingRuleDeleteRequestType: {Name: "ACLBindingRuleDelete", EventType: "ACLBindingRuleDeleted", New: newRequest[ACLBindingRuleDeleteRequest]},
+	// The Service converter names the type of each event (a removal is ServiceDeregistration
+	// whatever write made it), as upstream.
+	ServiceRegistrationUpsertRequestType: {Name: "ServiceRegistrationUpsert", EventType: TypeServiceRegistration,
+		New: newRequest[ServiceRegistrationUpsertRequest]},
+	ServiceRegistrationDeleteRequestType: {Name: "ServiceRegistrationDeleteByID", EventType: TypeServiceDeregistration,
+		New: newRequest[ServiceRegistrationDeleteByIDRequest]},
 }
 
 func (t MessageType) String() string {

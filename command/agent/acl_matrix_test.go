@@ -410,7 +410,8 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixDeploymentEndpoints(), matrixOperatorEndpoints(), matrixMonitorEndpoints(), matrixJobEvalEndpoints(),
 		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(), matrixKeyringEndpoints(),
 		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
-		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints(), matrixACLAuthEndpoints())
+		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints(), matrixACLAuthEndpoints(),
+		matrixServiceEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

@@ -44,6 +44,14 @@ func (l localServers) UpdateAllocations(args *structs.AllocUpdateRequest, reply 
 	return l.srv.Endpoints.Alloc.UpdateFromClient(args, reply)
 }
 
+func (l localServers) UpsertServiceRegistrations(args *structs.ServiceRegistrationUpsertRequest, reply *structs.GenericResponse) error {
+	return l.srv.Endpoints.Services.Upsert(args, reply)
+}
+
+func (l localServers) DeleteServiceRegistration(args *structs.ServiceRegistrationDeleteByIDRequest, reply *structs.GenericResponse) error {
+	return l.srv.Endpoints.Services.DeleteByID(args, reply)
+}
+
 // startClient starts the agent's client against its own server. A dev agent keeps its
 // allocation directories in a temporary directory that shutdown removes.
 func (a *Agent) startClient() error {

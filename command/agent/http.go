@@ -105,6 +105,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerSearchRoutes(mux)
 	s.registerScalingRoutes(mux)
 	s.registerVolumeRoutes(mux)
+	s.registerServiceRoutes(mux)
 	s.registerEnterpriseRoutes(mux)
 	if s.agent.config.EnableDebug {
 		s.registerDebugRoutes(mux)

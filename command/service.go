@@ -1,0 +1,185 @@
+package command
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+const serviceHelp = `
+Usage: nomad service <subcommand> [options] [args]
+
+  List, read and delete the registrations of services whose provider is
+  "nomad": clients register them while the tasks that serve them run.
+`
+
+// ServiceListCommand lists the service names of a namespace.
+type ServiceListCommand struct {
+	Meta
+}
+
+func (c *ServiceListCommand) Help() string {
+	return helpText(`
+Usage: nomad service list [options]
+
+  List the services registered in the namespace (-namespace; "*" lists every
+  namespace the token may read), each with the tags of its instances.
+`, `
+List Options:
+
+  -json
+    Print the list as JSON.
+`)
+}
+
+func (c *ServiceListCommand) Synopsis() string { return "List service registrations" }
+
+func (c *ServiceListCommand) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet("service list")
+	fs.BoolVar(&asJSON, "json", false, "")
+	_, client, code, ok := c.connect(fs, args)
+	if !ok {
+		return code
+	}
+	list, _, err := client.Services().List(nil)
+	if err != nil {
+		return c.fail("Error listing service registrations: %v", err)
+	}
+	allNS := c.Namespace() == "*"
+	return printResult(&c.Meta, list, asJSON, func(list []*api.ServiceRegistrationListStub) string {
+		return formatServiceList(list, allNS)
+	})
+}
+
+func formatServiceList(list []*api.ServiceRegistrationListStub, allNS bool) string {
+	header := "Service Name|Tags"
+	if allNS {
+		header = "Service Name|Namespace|Tags"
+	}
+	rows := []string{header}
+	for _, ns := range list {
+		for _, s := range ns.Services {
+			tags := "[" + strings.Join(s.Tags, ",") + "]"
+			if allNS {
+				rows = append(rows, s.ServiceName+"|"+ns.Namespace+"|"+tags)
+			} else {
+				rows = append(rows, s.ServiceName+"|"+tags)
+			}
+		}
+	}
+	if len(rows) == 1 {
+		return "No service registrations found"
+	}
+	return formatList(rows)
+}
+
+// ServiceInfoCommand shows the instances of one service.
+type ServiceInfoCommand struct {
+	Meta
+}
+
+func (c *ServiceInfoCommand) Help() string {
+	return helpText(`
+Usage: nomad service info [options] <service name>
+
+  Show the registered instances of a service in the namespace.
+`, `
+Info Options:
+
+  -json
+    Print the registrations as JSON.
+
+  -verbose
+    Show every field of each registration, with full IDs.
+`)
+}
+
+func (c *ServiceInfoCommand) Synopsis() string { return "Show the instances of a service" }
+
+func (c *ServiceInfoCommand) Run(args []string) int {
+	var asJSON, verbose bool
+	fs := c.FlagSet("service info")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.BoolVar(&verbose, "verbose", false, "")
+	pos, client, code, ok := c.connect(fs, args, "<service name>")
+	if !ok {
+		return code
+	}
+	regs, _, err := client.Services().Get(pos[0], nil)
+	if err != nil {
+		return c.fail("Error listing service registrations: %v", err)
+	}
+	if len(regs) == 0 && !asJSON {
+		c.Ui.Output("No service registrations found")
+		return 0
+	}
+	return printResult(&c.Meta, regs, asJSON, func(regs []*api.ServiceRegistration) string {
+		if verbose {
+			return formatServicesVerbose(regs)
+		}
+		return formatServiceInstances(regs)
+	})
+}
+
+func serviceAddr(r *api.ServiceRegistration) string {
+	return net.JoinHostPort(r.Address, strconv.Itoa(r.Port))
+}
+
+func formatServiceInstances(regs []*api.ServiceRegistration) string {
+	rows := []string{"Job ID|Address|Tags|Node ID|Alloc ID"}
+	for _, r := range regs {
+		rows = append(rows, fmt.Sprintf("%s|%s|[%s]|%s|%s", r.JobID, serviceAddr(r), strings.Join(r.Tags, ","),
+			shortID(r.NodeID), shortID(r.AllocID)))
+	}
+	return formatList(rows)
+}
+
+func formatServicesVerbose(regs []*api.ServiceRegistration) string {
+	blocks := make([]string, 0, len(regs))
+	for _, r := range regs {
+		blocks = append(blocks, formatKV([]string{
+			"ID|" + r.ID,
+			"Service Name|" + r.ServiceName,
+			"Namespace|" + r.Namespace,
+			"Job ID|" + r.JobID,
+			"Alloc ID|" + r.AllocID,
+			"Node ID|" + r.NodeID,
+			"Datacenter|" + r.Datacenter,
+			"Address|" + serviceAddr(r),
+			"Tags|[" + strings.Join(r.Tags, ",") + "]",
+		}))
+	}
+	return strings.Join(blocks, "\n\n")
+}
+
+// ServiceDeleteCommand deletes one registration.
+type ServiceDeleteCommand struct {
+	Meta
+}
+
+func (c *ServiceDeleteCommand) Help() string {
+	return helpText(`
+Usage: nomad service delete [options] <service name> <service id>
+
+  Delete one registration of a service. The client that registered it
+  registers it again while its task runs; stop the task to remove it for good.
+`, "")
+}
+
+func (c *ServiceDeleteCommand) Synopsis() string { return "Delete a service registration" }
+
+func (c *ServiceDeleteCommand) Run(args []string) int {
+	pos, client, code, ok := c.connect(c.FlagSet("service delete"), args, "<service name>", "<service id>")
+	if !ok {
+		return code
+	}
+	if _, err := client.Services().Delete(pos[0], pos[1], nil); err != nil {
+		return c.fail("Error deleting service registration: %v", err)
+	}
+	c.Ui.Output("Successfully deleted service registration")
+	return 0
+}
