@@ -360,6 +360,7 @@ func matrixStatusEndpoints() []matrixEndpoint {
 		{name: "agent force-leave prune", method: "POST", path: "/v1/agent/force-leave?node=nope&prune=1", allow: allowAgentWrite},
 		// Health needs no token, as upstream.
 		{name: "agent health", method: "GET", path: "/v1/agent/health", allow: allowEveryone},
+		{name: "agent reload", method: "PUT", path: "/v1/agent/reload", allow: []string{rowAgentWrite, rowManagement}},
 		{name: "agent pprof heap", method: "GET", path: "/v1/agent/pprof/heap", allow: allowAgentWrite},
 		{name: "agent schedulers", method: "GET", path: "/v1/agent/schedulers", allow: []string{rowAgentRead, rowAgentWrite, rowManagement}},
 		{name: "agent scheduler config", method: "GET", path: "/v1/agent/schedulers/config", allow: []string{rowAgentRead, rowAgentWrite, rowManagement}},

@@ -82,6 +82,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerStatusRoutes(mux)
 	s.registerAgentRoutes(mux)
 	s.registerAgentRuntimeRoutes(mux)
+	s.registerAgentReloadRoutes(mux)
 	s.registerOperatorRoutes(mux)
 	s.registerACLRoutes(mux)
 	s.registerACLAuthRoutes(mux)

@@ -203,6 +203,28 @@ tls {
 	defer c.Close()
 	_, _, err = c.Jobs().List(nil)
 	must.NoError(t, err)
+
+	// PUT /v1/agent/reload does what SIGHUP does.
+	third := ca.Issue(t, "reloaded", []string{"server.global.nomad"})
+	for from, to := range map[string]string{third.CertFile: first.CertFile, third.KeyFile: first.KeyFile} {
+		raw, err := os.ReadFile(from)
+		must.NoError(t, err)
+		must.NoError(t, os.WriteFile(to, raw, 0o600))
+	}
+	must.NoError(t, c.Agent().Reload(nil, nil))
+	cn, err := served()
+	must.NoError(t, err)
+	must.Eq(t, "reloaded", cn)
+
+	// A key file that no longer parses: a 500 naming the failure, and the certificate in
+	// use stays.
+	must.NoError(t, os.WriteFile(first.KeyFile, []byte("not a key"), 0o600))
+	err = c.Agent().Reload(nil, nil)
+	must.ErrorContains(t, err, "500")
+	must.ErrorContains(t, err, "reloading TLS certificates failed")
+	cn, err = served()
+	must.NoError(t, err)
+	must.Eq(t, "reloaded", cn)
 }
 
 // TestSecurity_ClientOnlyAgentOverMutualTLS: with tls.rpc on both sides a client-only agent

@@ -1,0 +1,25 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerAgentReloadRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/agent/reload", methods{"PUT": s.agentReload, "POST": s.agentReload})
+}
+
+// agentReload does what SIGHUP does: it reads the tls block's certificate and key files
+// again for HTTPS, the RPC port and the client's connections. It needs agent:write. A
+// failure leaves the certificates in use and is a 500 saying which file failed.
+func (s *HTTPServer) agentReload(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.srv.Endpoints.ACL.AuthorizeAgentWrite(queryOptions(r).AuthToken); err != nil {
+		return nil, err
+	}
+	if err := s.agent.ReloadTLS(); err != nil {
+		return nil, structs.NewErrCode(http.StatusInternalServerError, "reloading TLS certificates failed; the ones in use stay: %v", err)
+	}
+	s.logger.Info("reloaded TLS certificates on an API request")
+	return nil, nil
+}
