@@ -79,7 +79,9 @@ func (s *Server) defaultSchedulerConfig() *structs.SchedulerConfiguration {
 	if algorithm == "" {
 		algorithm = structs.SchedulerAlgorithmBinpack
 	}
-	return &structs.SchedulerConfiguration{SchedulerAlgorithm: algorithm}
+	// As upstream: system jobs preempt lower-priority allocations unless configured not to.
+	return &structs.SchedulerConfiguration{SchedulerAlgorithm: algorithm,
+		PreemptionConfig: structs.PreemptionConfig{SystemSchedulerEnabled: true}}
 }
 
 // schedulerConfig is the configuration in force: the stored one, else the default.
