@@ -59,7 +59,8 @@ func DisconnectFor(tg *api.TaskGroup) Disconnect {
 }
 
 // checkDisconnect reports what is wrong with a group's disconnect block and the older fields
-// it replaces, each message naming the field.
+// it replaces, each message naming the field. Setting both the block and the older fields is
+// accepted (jobs written for both versions do): the block wins (DisconnectFor).
 func checkDisconnect(tg *api.TaskGroup) []string {
 	var out []string
 	negative := func(field string, d *time.Duration) {
@@ -85,12 +86,6 @@ func checkDisconnect(tg *api.TaskGroup) []string {
 				ReconcileBestScore, ReconcileLongestRunning, ReconcileKeepOriginal, ReconcileKeepReplacement,
 				quoteName(string(*b.Reconcile))))
 		}
-	}
-	if b.LostAfter != nil && *b.LostAfter > 0 && tg.MaxClientDisconnect != nil && *tg.MaxClientDisconnect > 0 {
-		out = append(out, "disconnect: lost_after and max_client_disconnect may not both be set")
-	}
-	if b.LostAfter != nil && *b.LostAfter > 0 && b.StopOnClientAfter != nil && *b.StopOnClientAfter > 0 {
-		out = append(out, "disconnect: lost_after and stop_on_client_after may not both be set")
 	}
 	return out
 }

@@ -34,10 +34,10 @@ func TestJobValidate_Disconnect(t *testing.T) {
 		{name: "unknown reconcile", mutate: func(tg *api.TaskGroup) {
 			tg.Disconnect = &api.DisconnectStrategy{Reconcile: new(api.ReconcileOption("newest"))}
 		}, wantErr: `group "g": disconnect: reconcile must be one of "best_score", "longest_running", "keep_original" or "keep_replacement", got "newest"`},
-		{name: "both lost_after and max_client_disconnect", mutate: func(tg *api.TaskGroup) {
+		{name: "both the block and the older field", mutate: func(tg *api.TaskGroup) {
 			tg.MaxClientDisconnect = new(time.Minute)
 			tg.Disconnect = &api.DisconnectStrategy{LostAfter: new(time.Minute)}
-		}, wantErr: `disconnect: lost_after and max_client_disconnect may not both be set`},
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
