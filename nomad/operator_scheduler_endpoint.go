@@ -79,9 +79,7 @@ func (s *Server) defaultSchedulerConfig() *structs.SchedulerConfiguration {
 	if algorithm == "" {
 		algorithm = structs.SchedulerAlgorithmBinpack
 	}
-	// As upstream: system jobs preempt lower-priority allocations unless configured not to.
-	return &structs.SchedulerConfiguration{SchedulerAlgorithm: algorithm,
-		PreemptionConfig: structs.PreemptionConfig{SystemSchedulerEnabled: true}}
+	return &structs.SchedulerConfiguration{SchedulerAlgorithm: algorithm, PreemptionConfig: s.config.PreemptionConfig}
 }
 
 // schedulerConfig is the configuration in force: the stored one, else the default.
