@@ -78,7 +78,9 @@ func (s *Server) runHeartbeats(ctx context.Context) {
 }
 
 // markNodeDown writes a missed-heartbeat node's down status, which makes its unfinished
-// allocations lost, with evaluations for their jobs so the scheduler replaces them.
+// allocations lost, with evaluations for their jobs so the scheduler replaces them; or its
+// disconnected status (missedHeartbeatStatus), which makes those of groups with a disconnect
+// lost_after unknown instead. A node already down or disconnected is left as it is.
 func (s *Server) markNodeDown(nodeID string) error {
 	store := s.State()
 	node, err := store.NodeByID(nil, nodeID)
