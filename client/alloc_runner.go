@@ -172,6 +172,14 @@ func (r *allocRunner) fail(msg string) {
 
 // update takes the servers' newer view; a stop they ask for kills the tasks.
 func (r *allocRunner) update(alloc *structs.Allocation) {
+	if alloc.ClientStatus == structs.AllocClientStatusUnknown {
+		// The servers marked it unknown while this node was disconnected: report how it is
+		// again, even unchanged, so that they see it reconnect.
+		r.mu.Lock()
+		r.lastReported = ""
+		r.mu.Unlock()
+		r.report()
+	}
 	r.mu.Lock()
 	if alloc.AllocModifyIndex == r.alloc.AllocModifyIndex {
 		r.mu.Unlock()

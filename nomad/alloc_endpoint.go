@@ -305,21 +305,27 @@ func purgedOnNode(rec *structs.PurgeRecord, allocID, nodeID string) bool {
 }
 
 // failureEvals makes one evaluation per job of which this update reports a running
-// allocation as newly failed; jobs stopped or gone get none.
+// allocation as newly failed, or an unknown one as back (reconnected); jobs stopped or gone
+// get none.
 func (a *Alloc) failureEvals(args *structs.AllocUpdateRequest) ([]*structs.Evaluation, error) {
 	store := a.srv.State()
 	seen := map[structs.NamespacedID]bool{}
 	var out []*structs.Evaluation
 	for _, update := range args.Alloc {
-		if update.ClientStatus != structs.AllocClientStatusFailed {
-			continue
-		}
 		existing, err := store.AllocByID(nil, update.ID)
 		if err != nil {
 			return nil, err
 		}
-		if existing == nil || existing.ClientStatus == structs.AllocClientStatusFailed ||
-			existing.DesiredStatus != structs.AllocDesiredStatusRun {
+		if existing == nil || existing.DesiredStatus != structs.AllocDesiredStatusRun {
+			continue
+		}
+		// An allocation that was unknown (its node disconnected) and is reported again has
+		// reconnected: the scheduler decides between it and its replacement.
+		trigger := structs.EvalTriggerAllocFailure
+		switch {
+		case existing.ClientStatus == structs.AllocClientStatusUnknown && update.ClientStatus != structs.AllocClientStatusUnknown:
+			trigger = structs.EvalTriggerReconnect
+		case update.ClientStatus != structs.AllocClientStatusFailed || existing.ClientStatus == structs.AllocClientStatusFailed:
 			continue
 		}
 		id := structs.NamespacedID{Namespace: existing.Namespace, ID: existing.JobID}
@@ -334,7 +340,7 @@ func (a *Alloc) failureEvals(args *structs.AllocUpdateRequest) ([]*structs.Evalu
 		if job == nil || job.Stop {
 			continue
 		}
-		eval, err := newEval(job, structs.EvalTriggerAllocFailure, 0, args.UpdatedAt)
+		eval, err := newEval(job, trigger, 0, args.UpdatedAt)
 		if err != nil {
 			return nil, err
 		}

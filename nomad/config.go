@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/structs"
 	"github.com/nomadfork/nomad/tlsutil"
 )
 
@@ -53,6 +54,10 @@ type Config struct {
 	// SchedulerAlgorithm is how the scheduler ranks nodes that fit: "binpack" (fill the
 	// busiest; the default when empty) or "spread" (prefer the emptiest).
 	SchedulerAlgorithm string
+	// PreemptionConfig is default_scheduler_config's preemption_config, the configuration
+	// answered until one is stored: which job types may preempt lower-priority allocations
+	// (upstream's default: system jobs only).
+	PreemptionConfig structs.PreemptionConfig
 
 	ACLEnabled bool
 	// ACLTokenMin/MaxExpirationTTL bound ExpirationTTL of created tokens.
@@ -108,6 +113,7 @@ func DefaultConfig() *Config {
 		NumSchedulers:            1,
 		MinHeartbeatTTL:          10 * time.Second,
 		HeartbeatGrace:           10 * time.Second,
+		PreemptionConfig:         structs.PreemptionConfig{SystemSchedulerEnabled: true},
 	}
 }
 

@@ -78,23 +78,49 @@ func (s *Server) runHeartbeats(ctx context.Context) {
 }
 
 // markNodeDown writes a missed-heartbeat node's down status, which makes its unfinished
-// allocations lost, with evaluations for their jobs so the scheduler replaces them.
+// allocations lost, with evaluations for their jobs so the scheduler replaces them; or its
+// disconnected status (missedHeartbeatStatus), which makes those of groups with a disconnect
+// lost_after unknown instead. A node already down or disconnected is left as it is.
 func (s *Server) markNodeDown(nodeID string) error {
 	store := s.State()
 	node, err := store.NodeByID(nil, nodeID)
-	if err != nil || node == nil || node.Status == structs.NodeStatusDown {
+	if err != nil || node == nil || node.Status == structs.NodeStatusDown || node.Status == structs.NodeStatusDisconnected {
 		return err
 	}
-	t := now()
-	evals, err := s.nodeEvals(node, structs.NodeStatusDown, t.UnixNano())
+	status, err := s.missedHeartbeatStatus(nodeID)
 	if err != nil {
 		return err
 	}
-	s.logger.Warn("node missed its heartbeat: marking it down", "node_id", nodeID, "node_name", node.Name)
+	t := now()
+	evals, err := s.nodeEvals(node, status, t.UnixNano())
+	if err != nil {
+		return err
+	}
+	s.logger.Warn("node missed its heartbeat: marking it "+status, "node_id", nodeID, "node_name", node.Name)
 	_, err = s.raftApply(structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{
-		NodeID: nodeID, Status: structs.NodeStatusDown, UpdatedAt: t.UnixNano(), Evals: evals,
+		NodeID: nodeID, Status: status, UpdatedAt: t.UnixNano(), Evals: evals,
 	})
 	return err
+}
+
+// missedHeartbeatStatus is the status a node that missed its heartbeat takes: disconnected
+// when one of its running allocations belongs to a group with a disconnect lost_after (or
+// max_client_disconnect), whose allocations then wait as unknown for it to come back; down
+// otherwise.
+func (s *Server) missedHeartbeatStatus(nodeID string) (string, error) {
+	allocs, err := s.State().AllocsByNode(nil, nodeID)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range allocs {
+		if a.ClientTerminalStatus() || a.DesiredStatus != structs.AllocDesiredStatusRun || a.Job == nil {
+			continue
+		}
+		if structs.DisconnectFor(a.Job.LookupTaskGroup(a.TaskGroup)).LostAfter > 0 {
+			return structs.NodeStatusDisconnected, nil
+		}
+	}
+	return structs.NodeStatusDown, nil
 }
 
 // nodeEvals builds the evaluations a node's status change needs: for a node going down, one
@@ -105,7 +131,7 @@ func (s *Server) nodeEvals(node *structs.Node, status string, nowNanos int64) ([
 	var jobs []*structs.Job
 	seen := map[structs.NamespacedID]bool{}
 	switch status {
-	case structs.NodeStatusDown:
+	case structs.NodeStatusDown, structs.NodeStatusDisconnected:
 		allocs, err := store.AllocsByNode(nil, node.ID)
 		if err != nil {
 			return nil, err

@@ -86,6 +86,9 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 		return err
 	}
 	reply.Annotations.DesiredTGUpdates = desiredUpdates(job, in.Allocs, plan)
+	for _, v := range plan.Preempted() {
+		reply.Annotations.PreemptedAllocs = append(reply.Annotations.PreemptedAllocs, preemptedStub(v))
+	}
 	if reply.Diff != nil {
 		for _, tg := range reply.Diff.TaskGroups {
 			tg.Updates = updateCounts(reply.Annotations.DesiredTGUpdates[tg.Name])
@@ -110,6 +113,18 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 		reply.CreatedEvals = []*structs.Evaluation{blocked}
 	}
 	return nil
+}
+
+// preemptedStub is what job plan shows of an allocation the plan would preempt.
+func preemptedStub(a *structs.Allocation) *api.AllocationListStub {
+	s := a.Stub()
+	return &api.AllocationListStub{
+		ID: s.ID, EvalID: s.EvalID, Name: s.Name, Namespace: s.Namespace, NodeID: s.NodeID,
+		NodeName: s.NodeName, JobID: s.JobID, JobType: s.JobType, JobVersion: s.JobVersion,
+		TaskGroup: s.TaskGroup, DesiredStatus: s.DesiredStatus, DesiredDescription: s.DesiredDescription,
+		ClientStatus: s.ClientStatus, ClientDescription: s.ClientDescription,
+		CreateIndex: s.CreateIndex, ModifyIndex: s.ModifyIndex, CreateTime: s.CreateTime, ModifyTime: s.ModifyTime,
+	}
 }
 
 // desiredUpdates counts, per group of job, what plan does to its allocations: a stop of an

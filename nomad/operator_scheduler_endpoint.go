@@ -79,7 +79,7 @@ func (s *Server) defaultSchedulerConfig() *structs.SchedulerConfiguration {
 	if algorithm == "" {
 		algorithm = structs.SchedulerAlgorithmBinpack
 	}
-	return &structs.SchedulerConfiguration{SchedulerAlgorithm: algorithm}
+	return &structs.SchedulerConfiguration{SchedulerAlgorithm: algorithm, PreemptionConfig: s.config.PreemptionConfig}
 }
 
 // schedulerConfig is the configuration in force: the stored one, else the default.

@@ -32,5 +32,6 @@ func (s *Server) schedulerInput(store *state.StateStore, job *structs.Job, names
 		}
 	}
 	return scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
-		MaxPlacements: maxPlace, Algorithm: s.config.SchedulerAlgorithm}, nil
+		MaxPlacements: maxPlace, Algorithm: s.config.SchedulerAlgorithm,
+		Preemption: s.schedulerConfigIn(store).PreemptionConfig}, nil
 }

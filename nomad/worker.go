@@ -200,7 +200,8 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	}
 	plan, err := computePlan(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
 		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.schedulerAlgorithm(store, pool),
-		Deployment: latest, DeploymentID: deploymentID, Now: now(), EvalPriority: eval.Priority})
+		Deployment: latest, DeploymentID: deploymentID, Now: now(), EvalPriority: eval.Priority,
+		Preemption: w.srv.schedulerConfigIn(store).PreemptionConfig})
 	if err != nil {
 		// Retrying would fail the same way on the same state: fail this evaluation only, and
 		// let the worker go on with the others.
@@ -325,6 +326,9 @@ func (w *worker) process(eval *structs.Evaluation) error {
 		next.PreviousEval = eval.ID
 		next.JobModifyIndex = eval.JobModifyIndex
 		req.Evals = append(req.Evals, next)
+	}
+	if err := addPlanExtras(req, plan, job, eval, others, t); err != nil {
+		return err
 	}
 	// This evaluation saw the whole job: earlier blocked ones of the job are superseded.
 	for _, other := range others {

@@ -21,5 +21,13 @@
 // service job's new version out under its group's update block (max_parallel batches,
 // canaries, the deployment the plan creates or cancels). It reads no clock for that either:
 // the caller gives the new deployment's ID and time (Input.DeploymentID, Input.Now).
-// Reschedule policies are not honoured yet.
+// reschedule.go replaces failed allocations by their group's reschedule block. preempt.go
+// evicts allocations of jobs at least 10 priorities lower when an allocation fits nowhere
+// and the scheduler configuration allows it for the job's type (Plan.NodePreemptions).
+// disconnect.go follows a group's disconnect block: an allocation of a disconnected node
+// stays unknown until lost_after (replaced meanwhile when replace is set) and is then lost
+// (Plan.Lost); when it comes back, the reconcile strategy stops it or its replacement. A
+// system job's update block replaces max_parallel allocations per plan, the next batch after
+// the stagger. Every later decision the plan needs (a lost_after passing, a staggered batch)
+// is a delayed follow-up the caller makes (Plan.Followups).
 package scheduler

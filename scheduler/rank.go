@@ -400,6 +400,15 @@ func (g *group) placeOrCount(idx, left int) bool {
 		}
 	}
 	if a.best == nil {
+		// No node has room: evicting lower-priority allocations may make some, when the
+		// configuration allows it for the job's type.
+		if g.st.preemptionEnabled(g.job.Type) {
+			for _, c := range g.cands {
+				if g.placeWithPreemption(c, idx) {
+					return true
+				}
+			}
+		}
 		g.queue(left, g.attemptMetric(a))
 		return false
 	}
@@ -420,6 +429,9 @@ func (g *group) placeOn(c *candidate) {
 	a := &attempt{}
 	g.try(a, c)
 	if a.best == nil {
+		if g.placeWithPreemption(c, 0) {
+			return
+		}
 		g.queue(1, g.attemptMetric(a))
 		return
 	}
@@ -467,6 +479,10 @@ func (g *group) place(idx int, a *attempt) {
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
 	})
+	if prev := g.disconnected[idx]; prev != nil {
+		g.plan.Place[len(g.plan.Place)-1].PreviousAllocation = prev.ID
+		delete(g.disconnected, idx)
+	}
 	if prev := g.rescheduled[idx]; prev != nil {
 		placed := g.plan.Place[len(g.plan.Place)-1]
 		placed.PreviousAllocation = prev.ID

@@ -52,6 +52,9 @@ type Input struct {
 	Now          time.Time
 	// EvalPriority is the priority of the evaluation being processed.
 	EvalPriority int
+	// Preemption is the scheduler configuration's preemption_config: whether a job of each
+	// type may evict allocations of lower-priority jobs to make room (preempt.go).
+	Preemption structs.PreemptionConfig
 }
 
 // Stop is an allocation to stop and why.
@@ -82,6 +85,18 @@ type Plan struct {
 	// RescheduleAt is when the earliest failed allocation that waits for its reschedule
 	// delay may be replaced: the caller makes a follow-up evaluation for then. Zero when none.
 	RescheduleAt time.Time
+	// Followups are the other follow-up evaluations the plan needs, by trigger
+	// (structs.EvalTrigger*): when the earliest unknown allocation's lost_after passes
+	// (max-disconnect-timeout), when a system job's next staggered batch is due
+	// (rolling-update). The caller makes one delayed evaluation per entry.
+	Followups map[string]time.Time
+	// NodePreemptions are allocations of lower-priority jobs evicted, per node, to make
+	// room for placements of this plan; each such placement lists them in its
+	// PreemptedAllocations.
+	NodePreemptions map[string][]*structs.Allocation
+	// Lost are unknown allocations whose node stayed disconnected past their group's
+	// lost_after: they become lost and stopped (and are replaced by this plan).
+	Lost []*structs.Allocation
 	// maxPlace is Input.MaxPlacements.
 	maxPlace int
 }
@@ -100,7 +115,28 @@ func (p *Plan) DeferredTotal() int {
 
 // IsNoOp reports whether the plan changes no allocation.
 func (p *Plan) IsNoOp() bool {
-	return len(p.Place) == 0 && len(p.Update) == 0 && len(p.Stop) == 0 && p.Deployment == nil && len(p.DeploymentUpdates) == 0
+	return len(p.Place) == 0 && len(p.Update) == 0 && len(p.Stop) == 0 && p.Deployment == nil && len(p.DeploymentUpdates) == 0 &&
+		len(p.NodePreemptions) == 0 && len(p.Lost) == 0
+}
+
+// noteFollowup keeps, per trigger, the earliest time a follow-up evaluation is needed.
+func (p *Plan) noteFollowup(trigger string, at time.Time) {
+	if p.Followups == nil {
+		p.Followups = map[string]time.Time{}
+	}
+	if cur, ok := p.Followups[trigger]; !ok || at.Before(cur) {
+		p.Followups[trigger] = at
+	}
+}
+
+// Preempted lists every allocation the plan preempts, ordered by node then ID.
+func (p *Plan) Preempted() []*structs.Allocation {
+	var out []*structs.Allocation
+	nodes := slices.Sorted(maps.Keys(p.NodePreemptions))
+	for _, n := range nodes {
+		out = append(out, p.NodePreemptions[n]...)
+	}
+	return out
 }
 
 // Compute reconciles the job with its allocations and returns the plan that does it. It
@@ -202,6 +238,10 @@ type group struct {
 	// replaced are allocations that a later allocation already replaced (named as the
 	// previous one in its reschedule tracker).
 	replaced map[string]bool
+	// disconnected are unknown allocations, by name index, that a placement of this plan
+	// replaces while their node is disconnected: the replacement names them as its previous
+	// allocation, so that the reconcile strategy finds the pair should they come back.
+	disconnected map[int]*structs.Allocation
 }
 
 func (g *group) system() bool {
@@ -229,8 +269,32 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			}
 		}
 	}
+	// An allocation back from a disconnect and its replacement: the group's reconcile
+	// strategy stops one of them.
+	losers := g.reconnectLosers(allocs)
+	replace := structs.DisconnectFor(g.tg).Replace
 	for _, a := range allocs {
+		if reason := losers[a.ID]; reason != "" {
+			g.st.stop(a, reason)
+			continue
+		}
 		switch {
+		case a.ClientStatus == structs.AllocClientStatusUnknown:
+			// Its node disconnected: lost once lost_after has passed; until then it keeps
+			// its name, or, with replace, leaves it to a replacement placed beside it (a
+			// system job's replacement would go to the same node: none is placed).
+			switch {
+			case g.judgeUnknown(a) == unknownLost:
+				g.st.lose(a)
+			case replace && !g.system():
+				if g.disconnected == nil {
+					g.disconnected = map[int]*structs.Allocation{}
+				}
+				g.disconnected[a.Index()] = a
+			default:
+				keep = append(keep, a)
+			}
+			continue
 		case isCanary(a) && g.strategy != nil && g.roll != nil && !g.roll.isNew && a.DeploymentID == g.roll.dep.ID && g.roll.dep.Active():
 			// A canary runs beside the allocation whose name it took, until promoted.
 			canaries++
@@ -317,6 +381,11 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			continue // a finished batch allocation is done, whatever the version
 		}
 		hadRunning = true
+		if a.ClientStatus == structs.AllocClientStatusUnknown {
+			// Out of reach until its node comes back: neither updated nor migrated.
+			g.onNode[a.NodeID]++
+			continue
+		}
 		if migrating(a) {
 			// The drainer wants it off its node: stopped, and its replacement (same name)
 			// placed on a schedulable node in this same plan.
@@ -424,6 +493,8 @@ func (g *group) reconcileSystem(keep []*structs.Allocation) {
 		feasible[c.node.ID] = c
 	}
 	covered := map[string]bool{}
+	limit, stagger := g.systemStagger()
+	replacing := 0
 	for _, a := range keep {
 		if covered[a.NodeID] {
 			g.st.stop(a, ReasonCountReduced)
@@ -432,6 +503,9 @@ func (g *group) reconcileSystem(keep []*structs.Allocation) {
 		covered[a.NodeID] = true
 		if a.ClientTerminalStatus() {
 			continue // a finished sysbatch allocation is done on its node
+		}
+		if a.ClientStatus == structs.AllocClientStatusUnknown {
+			continue // its node is disconnected, within the group's lost_after
 		}
 		if migrating(a) {
 			g.st.stop(a, ReasonMigrating)
@@ -446,6 +520,15 @@ func (g *group) reconcileSystem(keep []*structs.Allocation) {
 			g.st.stop(a, ReasonNodeRemoved)
 			continue
 		}
+		if limit > 0 && !g.current(a) && g.destructive(a) {
+			// A staggered update: max_parallel replacements per plan, the next batch
+			// once the stagger has passed.
+			if replacing >= limit {
+				g.plan.noteFollowup(structs.EvalTriggerRollingUpdate, g.st.in.Now.Add(stagger))
+				continue
+			}
+			replacing++
+		}
 		if !g.updateOrReplace(a) {
 			g.placeOn(feasible[a.NodeID])
 		}
@@ -455,6 +538,27 @@ func (g *group) reconcileSystem(keep []*structs.Allocation) {
 			g.placeOn(c)
 		}
 	}
+}
+
+// defaultStagger is upstream's update stagger, for a block that does not set one.
+const defaultStagger = 30 * time.Second
+
+// systemStagger reads a system job's update block (the group's, else the job's): how many
+// allocations one plan replaces when the job changes (0: all) and how long after a batch the
+// next one is due.
+func (g *group) systemStagger() (int, time.Duration) {
+	u := g.tg.Update
+	if u == nil {
+		u = g.job.Update
+	}
+	if u == nil || u.MaxParallel == nil || *u.MaxParallel <= 0 {
+		return 0, 0
+	}
+	stagger := defaultStagger
+	if u.Stagger != nil && *u.Stagger > 0 {
+		stagger = *u.Stagger
+	}
+	return *u.MaxParallel, stagger
 }
 
 // migrating reports whether the drainer marked the allocation to leave its node.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadfork/nomad/structs"
@@ -25,6 +26,7 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 	touched := jobSet{}
 	changed := false
 	deployments := map[string]bool{}
+	placed := map[string]bool{}
 	for _, u := range req.DeploymentUpdates {
 		if err := s.updateDeploymentStatusTxn(txn, u, req.UpdatedAt); err != nil {
 			return err
@@ -43,6 +45,7 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 				deployments[req.Deployment.ID] = true
 			}
 			for _, alloc := range req.AllocsPlaced {
+				placed[alloc.ID] = true
 				deployments[alloc.DeploymentID] = true
 				alloc.Job = req.Job
 				alloc.CreateIndex, alloc.ModifyIndex, alloc.AllocModifyIndex = txn.Index, txn.Index, txn.Index
@@ -95,7 +98,15 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 		deployments[updated.DeploymentID] = true
 		changed = true
 	}
-	if changed {
+	evicted, err := s.preemptAllocsTxn(txn, req, placed, touched, deployments)
+	if err != nil {
+		return err
+	}
+	lost, err := s.loseAllocsTxn(txn, req, touched, deployments)
+	if err != nil {
+		return err
+	}
+	if changed || evicted || lost {
 		if err := txn.bumpIndex(tableAllocs); err != nil {
 			return err
 		}
@@ -189,8 +200,10 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, nodeID string, allocs [
 }
 
 // markNodeAllocsLostTxn marks every allocation of a down node that its client had not finished
-// as lost, and returns the jobs they belong to.
-func (s *StateStore) markNodeAllocsLostTxn(txn *Txn, nodeID string, updatedAt int64) (jobSet, error) {
+// as lost, and returns the jobs they belong to. When the node is only disconnected, the
+// allocations of groups with a disconnect block's lost_after (or max_client_disconnect)
+// become unknown instead, recording when: the scheduler makes them lost once it passes.
+func (s *StateStore) markNodeAllocsLostTxn(txn *Txn, nodeID string, updatedAt int64, disconnected bool) (jobSet, error) {
 	allocs, err := allocsByNodeTxn(txn.Txn, nil, nodeID)
 	if err != nil {
 		return nil, err
@@ -201,6 +214,24 @@ func (s *StateStore) markNodeAllocsLostTxn(txn *Txn, nodeID string, updatedAt in
 			continue
 		}
 		updated := alloc.Copy()
+		if disconnected && alloc.DesiredStatus == structs.AllocDesiredStatusRun && alloc.Job != nil &&
+			structs.DisconnectFor(alloc.Job.LookupTaskGroup(alloc.TaskGroup)).LostAfter > 0 {
+			if alloc.ClientStatus == structs.AllocClientStatusUnknown {
+				continue
+			}
+			updated.ClientStatus = structs.AllocClientStatusUnknown
+			updated.ClientDescription = "alloc is unknown since its node is disconnected"
+			updated.AllocStates = append(updated.AllocStates, &structs.AllocState{
+				Field: structs.AllocStateFieldClientStatus, Value: structs.AllocClientStatusUnknown,
+				Time: time.Unix(0, updatedAt).UTC(),
+			})
+			updated.ModifyIndex, updated.ModifyTime = txn.Index, updatedAt
+			if err := txn.Insert(tableAllocs, updated); err != nil {
+				return nil, fmt.Errorf("state: alloc unknown: %w", err)
+			}
+			touched.add(updated.Namespace, updated.JobID)
+			continue
+		}
 		updated.ClientStatus = structs.AllocClientStatusLost
 		updated.ClientDescription = "alloc is lost since its node is down"
 		updated.ModifyIndex, updated.ModifyTime = txn.Index, updatedAt

@@ -40,7 +40,8 @@ func (s *StateStore) UpsertNodeTxn(txn *Txn, node *structs.Node) error {
 }
 
 // UpdateNodeStatusTxn sets a node's status. When the node goes down, every allocation on it
-// that its client had not finished becomes lost, in the same transaction, and the jobs they
+// that its client had not finished becomes lost, in the same transaction (when it is only
+// disconnected, those of groups with a disconnect lost_after become unknown instead), and the jobs they
 // belong to get their summaries and statuses derived again. updatedAt is unix nanoseconds.
 func (s *StateStore) UpdateNodeStatusTxn(txn *Txn, nodeID, status string, updatedAt int64) error {
 	existing, err := nodeByIDTxn(txn.Txn, nil, nodeID)
@@ -60,10 +61,10 @@ func (s *StateStore) UpdateNodeStatusTxn(txn *Txn, nodeID, status string, update
 	if err := txn.bumpIndex(tableNodes); err != nil {
 		return err
 	}
-	if status != structs.NodeStatusDown {
+	if status != structs.NodeStatusDown && status != structs.NodeStatusDisconnected {
 		return nil
 	}
-	touched, err := s.markNodeAllocsLostTxn(txn, nodeID, updatedAt)
+	touched, err := s.markNodeAllocsLostTxn(txn, nodeID, updatedAt, status == structs.NodeStatusDisconnected)
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func (s *StateStore) DeleteNodesTxn(txn *Txn, nodeIDs []string, updatedAt int64)
 		if existing == nil {
 			continue
 		}
-		lost, err := s.markNodeAllocsLostTxn(txn, id, updatedAt)
+		lost, err := s.markNodeAllocsLostTxn(txn, id, updatedAt, false)
 		if err != nil {
 			return err
 		}

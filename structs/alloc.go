@@ -88,6 +88,10 @@ type Allocation struct {
 	NetworkStatus         *api.AllocNetworkStatus
 	PreemptedAllocations  []string
 	PreemptedByAllocation string
+	// AllocStates records the servers' changes of ClientStatus that the client did not
+	// report: when the allocation's node disconnected (unknown) and when it came back. The
+	// scheduler reads the time of the last "unknown" to know when lost_after passes.
+	AllocStates []*AllocState `json:",omitempty"`
 
 	CreateIndex      uint64
 	ModifyIndex      uint64
@@ -215,7 +219,44 @@ func (a *Allocation) Copy() *Allocation {
 	}
 	c.Services = maps.Clone(a.Services)
 	c.PreemptedAllocations = append([]string(nil), a.PreemptedAllocations...)
+	c.AllocStates = append([]*AllocState(nil), a.AllocStates...)
 	return &c
+}
+
+// AllocState is one server-side change of an allocation's ClientStatus. Time is fixed by the
+// leader before the Raft apply.
+type AllocState struct {
+	Field string
+	Value string
+	Time  time.Time
+}
+
+// AllocStateFieldClientStatus is the only Field recorded today.
+const AllocStateFieldClientStatus = "ClientStatus"
+
+// UnknownSince is when the allocation last became unknown (its node disconnected), zero when
+// it never did or is not unknown now.
+func (a *Allocation) UnknownSince() time.Time {
+	if a.ClientStatus != AllocClientStatusUnknown {
+		return time.Time{}
+	}
+	return a.lastState(AllocClientStatusUnknown)
+}
+
+// Reconnected reports whether the allocation was unknown once and its client has reported
+// since: it came back from a disconnect.
+func (a *Allocation) Reconnected() bool {
+	return a.ClientStatus != AllocClientStatusUnknown && !a.lastState(AllocClientStatusUnknown).IsZero()
+}
+
+func (a *Allocation) lastState(value string) time.Time {
+	for i := len(a.AllocStates) - 1; i >= 0; i-- {
+		s := a.AllocStates[i]
+		if s != nil && s.Field == AllocStateFieldClientStatus && s.Value == value {
+			return s.Time
+		}
+	}
+	return time.Time{}
 }
 
 // AllocListStub is the list form of an allocation, the shape of upstream's

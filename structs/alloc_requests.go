@@ -59,6 +59,12 @@ type AllocStopUpdate struct {
 	DesiredDescription string
 }
 
+// AllocPreemption evicts one allocation for the placement PreemptedByAllocation.
+type AllocPreemption struct {
+	AllocID               string
+	PreemptedByAllocation string
+}
+
 // ApplyPlanResultsRequest is one scheduling decision, applied in one Raft entry with the
 // evaluation that produced it. The leader fixes every ID and time before the apply.
 type ApplyPlanResultsRequest struct {
@@ -72,6 +78,13 @@ type ApplyPlanResultsRequest struct {
 	AllocsUpdated []string
 	// AllocsStopped are allocations the servers no longer want.
 	AllocsStopped []*AllocStopUpdate
+	// AllocsPreempted are allocations of lower-priority jobs evicted to make room for one of
+	// AllocsPlaced (named by PreemptedByAllocation, which lists them in its
+	// PreemptedAllocations). They are evicted only when that placement is applied.
+	AllocsPreempted []*AllocPreemption
+	// AllocsLost are unknown allocations (their node disconnected) whose lost_after passed:
+	// they become lost and are stopped.
+	AllocsLost []*AllocStopUpdate
 	// Evals are the processed evaluation with its new status, and any evaluations the plan
 	// creates (a blocked follow-up) or supersedes.
 	Evals []*Evaluation
@@ -89,5 +102,6 @@ type ApplyPlanResultsRequest struct {
 // IsNoOp reports whether the plan changes no allocation.
 func (p *ApplyPlanResultsRequest) IsNoOp() bool {
 	return len(p.AllocsPlaced) == 0 && len(p.AllocsUpdated) == 0 && len(p.AllocsStopped) == 0 &&
+		len(p.AllocsPreempted) == 0 && len(p.AllocsLost) == 0 &&
 		p.Deployment == nil && len(p.DeploymentUpdates) == 0
 }

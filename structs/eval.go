@@ -24,6 +24,14 @@ const (
 	// their delay has passed; EvalTriggerAllocFailure is made when a client reports a failure.
 	EvalTriggerRetryFailedAlloc = "failed-follow-up"
 	EvalTriggerAllocFailure     = "alloc-failure"
+	// EvalTriggerPreemption evaluates a job whose allocations a higher-priority one
+	// preempted; EvalTriggerReconnect a job whose allocation's node came back after a
+	// disconnect; EvalTriggerMaxDisconnectTimeout one whose unknown allocation's lost_after
+	// passed. (EvalTriggerRollingUpdate, in deployment.go, also names the next batch of a
+	// system job's staggered update.)
+	EvalTriggerPreemption           = "preemption"
+	EvalTriggerReconnect            = "reconnect"
+	EvalTriggerMaxDisconnectTimeout = "max-disconnect-timeout"
 )
 
 // Evaluation records that the scheduler must reconcile a job with its allocations.

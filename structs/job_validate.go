@@ -113,6 +113,9 @@ func (j *Job) Validate() error {
 		for _, msg := range checkMigrate(tg.Migrate) {
 			add("group %q: migrate: %s", name, msg)
 		}
+		for _, msg := range checkDisconnect(tg) {
+			add("group %q: %s", name, msg)
+		}
 		seenTasks := map[string]bool{}
 		for k, task := range tg.Tasks {
 			if task == nil {

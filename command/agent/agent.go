@@ -170,6 +170,7 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 		sc.JobMaxCount = server.JobMaxCount
 	}
 	sc.SchedulerAlgorithm = server.SchedulerAlgorithm
+	sc.PreemptionConfig = server.PreemptionConfig
 	sc.PurgeHistoryRetention = server.PurgeHistoryRetention
 	sc.ReapInterval = cfg.reapInterval
 	sc.EnableEventBroker = server.EnableEventBroker

@@ -133,7 +133,10 @@ type ServerConfig struct {
 	JobMaxCount int
 	// SchedulerAlgorithm is default_scheduler_config's scheduler_algorithm: "binpack" (the
 	// default, also when empty) or "spread".
-	SchedulerAlgorithm    string
+	SchedulerAlgorithm string
+	// PreemptionConfig is default_scheduler_config's preemption_config (system jobs only by
+	// default, as upstream).
+	PreemptionConfig      structs.PreemptionConfig
 	EventBufferSize       int
 	EnableEventBroker     bool
 	PurgeHistoryRetention time.Duration
@@ -275,6 +278,7 @@ func DefaultConfig() *Config {
 			EnableEventBroker:     true,
 			PurgeHistoryRetention: 720 * time.Hour,
 			HeartbeatGrace:        10 * time.Second,
+			PreemptionConfig:      structs.PreemptionConfig{SystemSchedulerEnabled: true},
 		},
 		Client: &ClientConfig{
 			NodePool: "default",

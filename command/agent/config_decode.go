@@ -91,12 +91,20 @@ type fileServer struct {
 	DefaultSchedulerConfig *fileSchedulerConfig `hcl:"default_scheduler_config,block"`
 }
 
-// fileSchedulerConfig is the server's default_scheduler_config. scheduler_algorithm is
-// honoured; the rest (preemption_config, memory_oversubscription_enabled …) has no feature
+// fileSchedulerConfig is the server's default_scheduler_config. scheduler_algorithm and
+// preemption_config are honoured; the rest (memory_oversubscription_enabled …) has no feature
 // behind it yet and is accepted and ignored, as the whole block was before.
 type fileSchedulerConfig struct {
-	SchedulerAlgorithm *string  `hcl:"scheduler_algorithm,optional"`
-	Rest               hcl.Body `hcl:",remain"`
+	SchedulerAlgorithm *string               `hcl:"scheduler_algorithm,optional"`
+	PreemptionConfig   *filePreemptionConfig `hcl:"preemption_config,block"`
+	Rest               hcl.Body              `hcl:",remain"`
+}
+
+type filePreemptionConfig struct {
+	SystemSchedulerEnabled   *bool `hcl:"system_scheduler_enabled,optional"`
+	SysBatchSchedulerEnabled *bool `hcl:"sysbatch_scheduler_enabled,optional"`
+	BatchSchedulerEnabled    *bool `hcl:"batch_scheduler_enabled,optional"`
+	ServiceSchedulerEnabled  *bool `hcl:"service_scheduler_enabled,optional"`
 }
 
 type fileJoin struct {
@@ -385,6 +393,12 @@ func assignServer(a *assigner, s *fileServer) {
 	assign(a, s.JobMaxCount, func(c *Config) *int { return &ensure(&c.Server).JobMaxCount })
 	if sc := s.DefaultSchedulerConfig; sc != nil {
 		assign(a, sc.SchedulerAlgorithm, func(c *Config) *string { return &ensure(&c.Server).SchedulerAlgorithm })
+		if p := sc.PreemptionConfig; p != nil {
+			assign(a, p.SystemSchedulerEnabled, func(c *Config) *bool { return &ensure(&c.Server).PreemptionConfig.SystemSchedulerEnabled })
+			assign(a, p.SysBatchSchedulerEnabled, func(c *Config) *bool { return &ensure(&c.Server).PreemptionConfig.SysBatchSchedulerEnabled })
+			assign(a, p.BatchSchedulerEnabled, func(c *Config) *bool { return &ensure(&c.Server).PreemptionConfig.BatchSchedulerEnabled })
+			assign(a, p.ServiceSchedulerEnabled, func(c *Config) *bool { return &ensure(&c.Server).PreemptionConfig.ServiceSchedulerEnabled })
+		}
 	}
 	assign(a, s.EventBufferSize, func(c *Config) *int { return &ensure(&c.Server).EventBufferSize })
 	assign(a, s.EnableEventBroker, func(c *Config) *bool { return &ensure(&c.Server).EnableEventBroker })

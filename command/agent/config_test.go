@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
 
@@ -152,7 +153,10 @@ server {
   default_scheduler_config {
     scheduler_algorithm = "spread"
     preemption_config {
-      batch_scheduler_enabled = true
+      system_scheduler_enabled   = false
+      sysbatch_scheduler_enabled = true
+      batch_scheduler_enabled    = true
+      service_scheduler_enabled  = true
     }
   }
 }
@@ -281,7 +285,7 @@ const fullJSON = `{
     "purge_history_retention": "48h", "heartbeat_grace": "30s",
     "encrypt": "c2VjcmV0", "raft_protocol": 3, "authoritative_region": "us",
     "server_join": {"retry_join": ["10.0.0.1", "10.0.0.2"], "retry_max": 5, "retry_interval": "15s"},
-    "default_scheduler_config": {"scheduler_algorithm": "spread"}
+    "default_scheduler_config": {"scheduler_algorithm": "spread", "preemption_config": {"system_scheduler_enabled": false, "sysbatch_scheduler_enabled": true, "batch_scheduler_enabled": true, "service_scheduler_enabled": true}}
   },
   "client": {
     "enabled": true, "servers": ["10.0.0.1:4647"], "server_join": {"retry_join": ["10.0.0.9:4647"]}, "node_class": "gpu", "node_pool": "batch",
@@ -340,6 +344,7 @@ func TestConfig_FullFile(t *testing.T) {
 		JobTrackedVersions:    9,
 		JobMaxCount:           1234,
 		SchedulerAlgorithm:    "spread",
+		PreemptionConfig:      structs.PreemptionConfig{SysBatchSchedulerEnabled: true, BatchSchedulerEnabled: true, ServiceSchedulerEnabled: true},
 		EventBufferSize:       250,
 		EnableEventBroker:     false,
 		PurgeHistoryRetention: 48 * time.Hour,
