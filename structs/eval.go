@@ -24,6 +24,10 @@ const (
 	// their delay has passed; EvalTriggerAllocFailure is made when a client reports a failure.
 	EvalTriggerRetryFailedAlloc = "failed-follow-up"
 	EvalTriggerAllocFailure     = "alloc-failure"
+	// EvalTriggerFailedFollowUp is the delayed follow-up of an evaluation that reached the
+	// broker's delivery limit and was marked failed (upstream's name and value; the same
+	// value as EvalTriggerRetryFailedAlloc above).
+	EvalTriggerFailedFollowUp = "failed-follow-up"
 )
 
 // Evaluation records that the scheduler must reconcile a job with its allocations.
