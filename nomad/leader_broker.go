@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	metrics "github.com/hashicorp/go-metrics"
 	memdb "github.com/hashicorp/go-memdb"
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomadfork/nomad/nomad/evalbroker"
 	"github.com/nomadfork/nomad/structs"
 )

@@ -165,4 +165,3 @@ func TestSecurity_StoredJobAboveMaxCountNotPlaced(t *testing.T) {
 	must.SliceEmpty(t, allocs)
 	must.SliceEmpty(t, pendingEvals(t, srv))
 }
-

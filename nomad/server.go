@@ -35,8 +35,8 @@ type Server struct {
 	// leaderTerm counts the leadership terms this server started, so that a term winding
 	// down does not disable the broker of the next.
 	leaderTerm atomic.Uint64
-	config  *Config
-	logger  hclog.Logger
+	config     *Config
+	logger     hclog.Logger
 
 	fsm       *FSM
 	raft      *raft.Raft
