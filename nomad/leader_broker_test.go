@@ -187,3 +187,52 @@ func TestWorkers_SchedulerErrorFailsOnlyThatEvaluation(t *testing.T) {
 	must.StrContains(t, e.StatusDescription, "boom")
 	must.SliceLen(t, 1, liveAllocs(t, srv, "good"))
 }
+
+// TestWorker_RefusedPlanIsReplannedOnFresherState: another plan commits onto the node this
+// worker's plan chose after the worker took its snapshot. The applier refuses the placement,
+// the worker refreshes its snapshot and plans again, and the allocation lands on the other
+// node; the evaluation completes once, with nothing queued.
+func TestWorker_RefusedPlanIsReplannedOnFresherState(t *testing.T) {
+	srv := TestServer(t, nil)
+	registerNode(t, srv, sizedNode("n1", 1000), "")
+	registerNode(t, srv, sizedNode("n2", 1000), "")
+	filler := memJob("filler", 1, 900)
+	_, err := srv.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: filler})
+	must.NoError(t, err)
+	filler, err = srv.State().JobByID(nil, "default", "filler")
+	must.NoError(t, err)
+
+	orig := compute
+	t.Cleanup(func() { compute = orig })
+	calls := 0
+	var raced string
+	compute = func(in scheduler.Input) *scheduler.Plan {
+		p := orig(in)
+		if in.Job != nil && in.Job.ID == "web" {
+			calls++
+			if calls == 1 && len(p.Place) == 1 {
+				// Another worker's plan, committed between this one's snapshot and its submit.
+				raced = p.Place[0].NodeID
+				TestPlaceAllocs(t, srv, filler, &structs.Allocation{ID: "filler-1", NodeID: raced, TaskGroup: "web"})
+			}
+		}
+		return p
+	}
+	reply := registerJob(t, srv, "", memJob("web", 1, 600))
+	w := newTestWorker(t, srv)
+	must.NoError(t, w.step(context.Background()))
+
+	must.Eq(t, 2, calls)
+	must.NotEq(t, "", raced)
+	live := liveAllocs(t, srv, "web")
+	must.SliceLen(t, 1, live)
+	must.NotEq(t, raced, live[0].NodeID)
+	e, err := srv.State().EvalByID(nil, reply.EvalID)
+	must.NoError(t, err)
+	must.Eq(t, structs.EvalStatusComplete, e.Status)
+	must.Eq(t, "", e.BlockedEval)
+	must.Eq(t, 0, e.QueuedAllocations["web"])
+	on, err := srv.State().AllocsByNode(nil, raced)
+	must.NoError(t, err)
+	must.SliceLen(t, 1, on)
+}
