@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomadfork/nomad/mock"
 	"github.com/nomadfork/nomad/nomad/evalbroker"
 	"github.com/nomadfork/nomad/scheduler"
@@ -235,4 +236,41 @@ func TestWorker_RefusedPlanIsReplannedOnFresherState(t *testing.T) {
 	on, err := srv.State().AllocsByNode(nil, raced)
 	must.NoError(t, err)
 	must.SliceLen(t, 1, on)
+}
+
+// TestEvalBroker_Metrics: the broker's gauges and the plan and worker timers reach the
+// process's go-metrics sink under upstream's names.
+func TestEvalBroker_Metrics(t *testing.T) {
+	sink := metrics.NewInmemSink(10*time.Second, time.Minute)
+	conf := metrics.DefaultConfig("nomad")
+	conf.EnableHostname, conf.EnableRuntimeMetrics = false, false
+	_, err := metrics.NewGlobal(conf, sink)
+	must.NoError(t, err)
+	t.Cleanup(func() { _, _ = metrics.NewGlobal(metrics.DefaultConfig(""), &metrics.BlackholeSink{}) })
+
+	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	registerNode(t, srv, sizedNode("n1", 4000), "")
+	defer keepAlive(srv, "n1")()
+	evalDone(t, srv, registerJob(t, srv, "", memJob("web", 1, 100)).EvalID)
+	want := []string{"nomad.broker.total_ready", "nomad.broker.total_unacked", "nomad.broker.total_blocked",
+		"nomad.plan.evaluate", "nomad.plan.submit", "nomad.worker.dequeue_eval"}
+	waitUntil(t, func() bool {
+		seen := map[string]bool{}
+		for _, iv := range sink.Data() {
+			iv.RLock()
+			for k := range iv.Gauges {
+				seen[k] = true
+			}
+			for k := range iv.Samples {
+				seen[k] = true
+			}
+			iv.RUnlock()
+		}
+		for _, k := range want {
+			if !seen[k] {
+				return false
+			}
+		}
+		return true
+	})
 }
