@@ -274,3 +274,38 @@ func TestEvalBroker_Metrics(t *testing.T) {
 		return true
 	})
 }
+
+// TestEvalBroker_FollowsLeadership: only the leader's broker is enabled and holds the pending
+// evaluation (followers apply it too, and their commit hook offers it to a disabled broker);
+// when the leader goes, the next leader's broker finds it in the state.
+func TestEvalBroker_FollowsLeadership(t *testing.T) {
+	servers := testCluster(t, 3, func(c *Config) { c.NumSchedulers = 0 })
+	var leader *Server
+	waitUntil(t, func() bool { leader = leaderOf(servers); return leader != nil && leader.leaderCaughtUp() })
+	reply := registerJob(t, leader, "", mock.Job())
+	waitUntil(t, func() bool { return leader.evalBroker.Stats().TotalReady == 1 })
+	for _, s := range servers {
+		if s == leader {
+			continue
+		}
+		waitUntil(t, func() bool {
+			e, _ := s.State().EvalByID(nil, reply.EvalID)
+			return e != nil
+		})
+		must.False(t, s.evalBroker.Enabled())
+		must.Eq(t, 0, s.evalBroker.Stats().TotalReady)
+	}
+
+	must.NoError(t, leader.Shutdown())
+	must.False(t, leader.evalBroker.Enabled())
+	var next *Server
+	waitUntil(t, func() bool {
+		next = leaderOf(servers)
+		return next != nil && next != leader && next.evalBroker.Stats().TotalReady == 1
+	})
+	e, token, err := next.evalBroker.Dequeue(context.Background(), DefaultEnabledSchedulers, time.Second)
+	must.NoError(t, err)
+	must.NotNil(t, e)
+	must.Eq(t, reply.EvalID, e.ID)
+	must.NoError(t, next.evalBroker.Ack(e.ID, token))
+}
