@@ -12,15 +12,24 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// monitorLeadership runs the leader's periodic duties while this server leads.
+// monitorLeadership runs the leader's periodic duties while this server leads. A term's
+// goroutine (establishLeadership and everything leaderLoop owns) is waited for when the term
+// ends, so that the next term starts only after the last one has wound down (its workers, the
+// plan applier and the broker are per term) and Shutdown returns only after it.
 func (s *Server) monitorLeadership() {
 	defer s.leaderWG.Done()
 	var stop context.CancelFunc
+	var term sync.WaitGroup
+	endTerm := func() {
+		stop()
+		stop = nil
+		term.Wait()
+	}
 	for {
 		select {
 		case <-s.shutdownCtx.Done():
 			if stop != nil {
-				stop()
+				endTerm()
 			}
 			return
 		case isLeader := <-s.raft.LeaderCh():
@@ -28,12 +37,16 @@ func (s *Server) monitorLeadership() {
 				var ctx context.Context
 				ctx, stop = context.WithCancel(s.shutdownCtx)
 				s.logger.Info("cluster leadership acquired")
-				go s.establishLeadership(ctx, *s.leaderReady.Load())
+				ready := *s.leaderReady.Load()
+				term.Add(1)
+				go func() {
+					defer term.Done()
+					s.establishLeadership(ctx, ready)
+				}()
 			} else if !isLeader && stop != nil {
 				s.logger.Info("cluster leadership lost")
-				stop()
-				stop = nil
 				s.leaderReady.Store(newNotReady())
+				endTerm()
 			}
 		}
 	}

@@ -127,7 +127,8 @@ func TestEvalBroker_DeliveryLimitFailsWithFollowup(t *testing.T) {
 func TestEvalBroker_FilledOnLeadershipAndEmptiedOnLoss(t *testing.T) {
 	dir := t.TempDir()
 	srv := TestServer(t, func(c *Config) { c.DataDir = dir })
-	must.True(t, srv.evalBroker.Enabled())
+	// The term's duties start just after the leader is ready.
+	waitUntil(t, srv.evalBroker.Enabled)
 	reply := registerJob(t, srv, "", mock.Job())
 	waitUntil(t, func() bool { return srv.evalBroker.Stats().TotalReady == 1 })
 	must.NoError(t, srv.Shutdown())
