@@ -90,6 +90,7 @@ func TestEvalBroker_DeliveryLimitFailsWithFollowup(t *testing.T) {
 		c.EvalBroker = evalbroker.Config{DeliveryLimit: 2, InitialNackDelay: -1, SubsequentNackDelay: -1}
 		c.EvalFailedFollowupDelay = time.Hour
 	})
+	waitUntil(t, srv.evalBroker.Enabled)
 	reply := registerJob(t, srv, "", mock.Job())
 	before := time.Now()
 	for range 2 {

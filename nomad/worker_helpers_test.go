@@ -20,6 +20,8 @@ type testWorker struct {
 
 func newTestWorker(t *testing.T, srv *Server) *testWorker {
 	t.Helper()
+	// The broker is enabled by the term's duties, which start just after the leader is ready.
+	waitUntil(t, srv.evalBroker.Enabled)
 	applier := planapply.New(planapply.Config{
 		State: srv.State,
 		Apply: func(req *structs.ApplyPlanResultsRequest) (uint64, error) {
