@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/nomad/evalbroker"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/nomadfork/nomad/tlsutil"
 )
@@ -71,11 +72,19 @@ type Config struct {
 	// retention.
 	ReapInterval time.Duration
 
-	// NumSchedulers > 0 runs the scheduling worker on the leader; 0 leaves evaluations pending
-	// (tests that look at state without a scheduler writing beside them). One worker runs
-	// whatever the number: plans are applied one at a time, so none is computed against
-	// allocations another plan is about to change.
+	// NumSchedulers is how many scheduling workers the leader runs in parallel, each taking
+	// evaluations from the evaluation broker and planning on its own snapshot; the plan
+	// applier serialises their plans against the latest state. 0 leaves evaluations pending
+	// (tests that look at state without a scheduler writing beside them).
 	NumSchedulers int
+
+	// EvalBroker tunes the evaluation broker (delivery limit, nack timeout and delays); zero
+	// values take upstream's defaults.
+	EvalBroker evalbroker.Config
+	// EvalFailedFollowupDelay is the least time after which an evaluation that reached the
+	// delivery limit is tried again by its follow-up (default 1m; up to five times as much
+	// again is added at random, as upstream, so that failed evaluations do not return at once).
+	EvalFailedFollowupDelay time.Duration
 
 	// MinHeartbeatTTL is the heartbeat interval clients are given; HeartbeatGrace is added
 	// before the leader marks a silent node down.

@@ -20,6 +20,13 @@ func (s *Server) onCommit(txn *state.Txn, changes memdb.Changes) {
 			if c.Deleted() {
 				deletedTokens = append(deletedTokens, c.Before.(*structs.ACLToken).AccessorID)
 			}
+		case "evals":
+			// The leader's broker takes every evaluation that becomes pending as it is
+			// applied (a no-op on followers, whose broker is disabled). Enqueue only takes
+			// the broker's mutex: it never makes the FSM wait on a worker.
+			if eval, ok := c.After.(*structs.Evaluation); ok && eval.Status == structs.EvalStatusPending {
+				s.evalBroker.Enqueue(eval)
+			}
 		}
 	}
 	if aclChanged {

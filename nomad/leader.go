@@ -7,19 +7,29 @@ import (
 
 	"github.com/nomadfork/nomad/nomad/deploymentwatcher"
 	"github.com/nomadfork/nomad/nomad/drainer"
+	"github.com/nomadfork/nomad/nomad/planapply"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
 
-// monitorLeadership runs the leader's periodic duties while this server leads.
+// monitorLeadership runs the leader's periodic duties while this server leads. A term's
+// goroutine (establishLeadership and everything leaderLoop owns) is waited for when the term
+// ends, so that the next term starts only after the last one has wound down (its workers, the
+// plan applier and the broker are per term) and Shutdown returns only after it.
 func (s *Server) monitorLeadership() {
 	defer s.leaderWG.Done()
 	var stop context.CancelFunc
+	var term sync.WaitGroup
+	endTerm := func() {
+		stop()
+		stop = nil
+		term.Wait()
+	}
 	for {
 		select {
 		case <-s.shutdownCtx.Done():
 			if stop != nil {
-				stop()
+				endTerm()
 			}
 			return
 		case isLeader := <-s.raft.LeaderCh():
@@ -27,12 +37,16 @@ func (s *Server) monitorLeadership() {
 				var ctx context.Context
 				ctx, stop = context.WithCancel(s.shutdownCtx)
 				s.logger.Info("cluster leadership acquired")
-				go s.establishLeadership(ctx, *s.leaderReady.Load())
+				ready := *s.leaderReady.Load()
+				term.Add(1)
+				go func() {
+					defer term.Done()
+					s.establishLeadership(ctx, ready)
+				}()
 			} else if !isLeader && stop != nil {
 				s.logger.Info("cluster leadership lost")
-				stop()
-				stop = nil
 				s.leaderReady.Store(newNotReady())
+				endTerm()
 			}
 		}
 	}
@@ -101,25 +115,55 @@ func (s *Server) waitLeaderReady() {
 	}
 }
 
-// leaderLoop runs GC, token expiry, purge-history retention, node heartbeats and the
-// scheduling worker. Each writes through Raft.
+// leaderLoop runs GC, token expiry, purge-history retention, node heartbeats, the
+// evaluation broker, the scheduling workers and the plan applier. Each writes through Raft.
 func (s *Server) leaderLoop(ctx context.Context) {
 	// The heartbeat timers, the worker, the drainer and the deployment watcher belong to this
 	// term: they stop with ctx and this loop does not return before they have. (A step already
 	// under way when the term ends may still finish its write; a stale one is harmless: marks
 	// are idempotent, a drain is ended only if its strategy is unchanged, the watcher re-reads
-	// state each step, and a plan carries the evaluation it completes.) The worker waits while
+	// state each step, and a plan carries the evaluation it completes.) No worker runs while
 	// the configuration says 0 schedulers (the agent API can change it).
 	var owned sync.WaitGroup
+	// Deferred first, so it runs last: the broker is emptied once nothing of this term uses
+	// it any more, unless a next term (leadership regained before this one wound down) has
+	// started and owns it now.
+	term := s.leaderTerm.Add(1)
+	defer func() {
+		if s.leaderTerm.Load() == term {
+			s.evalBroker.SetEnabled(false)
+		}
+	}()
 	defer owned.Wait()
-	owned.Add(4)
+	if err := s.enableEvalBroker(); err != nil {
+		s.logger.Error("filling the evaluation broker failed", "error", err)
+	}
+	applier := planapply.New(planapply.Config{
+		State: s.State,
+		Apply: func(req *structs.ApplyPlanResultsRequest) (uint64, error) {
+			return s.raftApply(structs.ApplyPlanResultsRequestType, req)
+		},
+	})
+	owned.Add(7)
 	go func() {
 		defer owned.Done()
 		s.runHeartbeats(ctx)
 	}()
 	go func() {
 		defer owned.Done()
-		s.runWorker(ctx)
+		applier.Run(ctx)
+	}()
+	go func() {
+		defer owned.Done()
+		s.runWorkers(ctx, applier)
+	}()
+	go func() {
+		defer owned.Done()
+		s.runEvalBrokerFeeder(ctx)
+	}()
+	go func() {
+		defer owned.Done()
+		s.runFailedEvalReaper(ctx)
 	}()
 	go func() {
 		defer owned.Done()

@@ -64,10 +64,11 @@ func (o *Operator) SchedulerSetConfiguration(args *structs.SchedulerSetConfigReq
 	c := args.Config
 	// Stored and answered as given, but these change nothing yet: say so where an operator
 	// looks (README "Not yet built" lists them too).
-	if c.PauseEvalBroker || c.MemoryOversubscriptionEnabled || c.NodeLimitForFeasibilityChecks != 0 ||
+	// (PauseEvalBroker is acted on: the leader disables its evaluation broker while it is set.)
+	if c.MemoryOversubscriptionEnabled || c.NodeLimitForFeasibilityChecks != 0 ||
 		c.PreemptionConfig != (structs.PreemptionConfig{}) {
 		o.srv.logger.Warn("scheduler configuration stored with settings this version does not act on",
-			"pause_eval_broker", c.PauseEvalBroker, "memory_oversubscription", c.MemoryOversubscriptionEnabled,
+			"memory_oversubscription", c.MemoryOversubscriptionEnabled,
 			"preemption", c.PreemptionConfig != (structs.PreemptionConfig{}), "node_limit", c.NodeLimitForFeasibilityChecks)
 	}
 	return nil

@@ -85,9 +85,9 @@ func TestSecurity_StoppedJobPlacesNothing(t *testing.T) {
 	job.TaskGroups[0].Count = new(2500)
 	reply := registerJob(t, srv, "", job)
 
-	w := &worker{srv: srv, failures: map[string]int{}}
+	w := newTestWorker(t, srv)
 	ctx := context.Background()
-	must.NoError(t, w.step(ctx, allSchedulers, nil))
+	must.NoError(t, w.step(ctx))
 	allocs, err := srv.State().AllocsByJob(nil, structs.DefaultNamespace, "web")
 	must.NoError(t, err)
 	must.Len(t, maxPlacementsPerPlan, allocs)
@@ -107,9 +107,9 @@ func TestSecurity_StoppedJobPlacesNothing(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, structs.EvalStatusCancelled, followUp.Status)
 
-	for _, w := range []*worker{w, {srv: srv, failures: map[string]int{}}} {
+	for _, w := range []*testWorker{w, newTestWorker(t, srv)} {
 		for len(pendingEvals(t, srv)) > 0 {
-			must.NoError(t, w.step(ctx, allSchedulers, nil))
+			must.NoError(t, w.step(ctx))
 		}
 	}
 	allocs, err = srv.State().AllocsByJob(nil, structs.DefaultNamespace, "web")
@@ -132,10 +132,10 @@ func TestSecurity_HugeJobPlacedInBatches(t *testing.T) {
 	job := mock.Job()
 	job.TaskGroups[0].Count = new(2500)
 	registerJob(t, srv, "", job)
-	w := &worker{srv: srv, failures: map[string]int{}}
+	w := newTestWorker(t, srv)
 	steps := 0
 	for len(pendingEvals(t, srv)) > 0 {
-		must.NoError(t, w.step(context.Background(), allSchedulers, nil))
+		must.NoError(t, w.step(context.Background()))
 		steps++
 	}
 	must.Eq(t, (2500+maxPlacementsPerPlan-1)/maxPlacementsPerPlan, steps)
@@ -154,8 +154,8 @@ func TestSecurity_StoredJobAboveMaxCountNotPlaced(t *testing.T) {
 		Job: job, Eval: testEval("e-huge", "web", structs.EvalStatusPending)})
 	must.NoError(t, err)
 
-	w := &worker{srv: srv, failures: map[string]int{}}
-	must.NoError(t, w.step(context.Background(), allSchedulers, nil))
+	w := newTestWorker(t, srv)
+	must.NoError(t, w.step(context.Background()))
 	eval, err := srv.State().EvalByID(nil, "e-huge")
 	must.NoError(t, err)
 	must.Eq(t, structs.EvalStatusFailed, eval.Status)
@@ -165,6 +165,3 @@ func TestSecurity_StoredJobAboveMaxCountNotPlaced(t *testing.T) {
 	must.SliceEmpty(t, allocs)
 	must.SliceEmpty(t, pendingEvals(t, srv))
 }
-
-// allSchedulers is a worker configuration that takes every evaluation.
-var allSchedulers = WorkerPoolConfig{NumSchedulers: 1, EnabledSchedulers: DefaultEnabledSchedulers}

@@ -17,6 +17,7 @@ import (
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/hashicorp/serf/serf"
+	"github.com/nomadfork/nomad/nomad/evalbroker"
 	"github.com/nomadfork/nomad/nomad/serverauth"
 	"github.com/nomadfork/nomad/nomad/stream"
 	"github.com/nomadfork/nomad/raftutil"
@@ -27,10 +28,15 @@ import (
 // Server is one Nomad server: Raft, the FSM and state store, the RPC endpoints and the
 // leader's duties.
 type Server struct {
-	// workers is the scheduling worker's runtime configuration.
+	// workers is the scheduling workers' runtime configuration.
 	workers *workerPool
-	config  *Config
-	logger  hclog.Logger
+	// evalBroker holds the evaluations waiting for a worker; enabled only while leading.
+	evalBroker *evalbroker.Broker
+	// leaderTerm counts the leadership terms this server started, so that a term winding
+	// down does not disable the broker of the next.
+	leaderTerm atomic.Uint64
+	config     *Config
+	logger     hclog.Logger
 
 	fsm       *FSM
 	raft      *raft.Raft
@@ -159,6 +165,7 @@ func NewServer(config *Config) (*Server, error) {
 	}
 	s.fsm = fsm
 	s.workers = newWorkerPool(config.NumSchedulers)
+	s.evalBroker = evalbroker.New(config.EvalBroker)
 	s.Endpoints = &Endpoints{
 		Job:         &Job{srv: s},
 		Eval:        &Eval{srv: s},

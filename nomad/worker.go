@@ -3,11 +3,14 @@ package nomad
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
-	memdb "github.com/hashicorp/go-memdb"
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/go-uuid"
+	"github.com/nomadfork/nomad/nomad/planapply"
 	"github.com/nomadfork/nomad/scheduler"
+	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -18,164 +21,176 @@ import (
 // of 500 placements is a Raft entry of about 0.5 MB.
 const maxPlacementsPerPlan = 500
 
-// workerMaxAttempts is how many times the worker tries an evaluation before marking it failed,
-// so one that cannot be applied does not hold up every other.
-const workerMaxAttempts = 3
+// maxPlanAttempts bounds how many times a worker plans one delivery of an evaluation when
+// the plan applier refuses part of its plan (another worker took the room since its
+// snapshot). Past it the delivery is nacked: the broker delivers it again later, and after
+// its delivery limit it fails with a follow-up.
+const maxPlanAttempts = 5
 
-// worker processes evaluations on the leader, one at a time, oldest first. Each evaluation's
-// plan and its new status go through Raft in one entry (ApplyPlanResults), so a leader change
-// never leaves an evaluation marked done without its allocations, or the reverse.
+// worker is one of the leader's scheduling workers. Workers run in parallel, each taking
+// evaluations from the broker (which hands out at most one per job at a time), planning on
+// its own point-in-time snapshot, and submitting the plan to the plan applier, which commits
+// what still fits the latest state. Each evaluation's plan and its new status go through
+// Raft in one entry (ApplyPlanResults), so a leader change never leaves an evaluation marked
+// done without its allocations, or the reverse.
 type worker struct {
-	srv      *Server
-	failures map[string]int
-	// capacitySeen is the highest index of the nodes and allocations tables at which
-	// blocked evaluations were last retried: a node that joins or changes, or an allocation
-	// that stops, may make room for them.
-	capacitySeen uint64
+	srv     *Server
+	applier *planapply.Applier
 }
 
-// runWorker runs the worker until ctx ends (shutdown or loss of leadership). While the
-// configuration says 0 schedulers it waits for a change.
-func (s *Server) runWorker(ctx context.Context) {
-	w := &worker{srv: s, failures: map[string]int{}}
+// runWorkers runs the configured number of workers until ctx ends (shutdown or loss of
+// leadership). A configuration change (the agent API) stops the workers after the
+// evaluation each is processing and starts the new number; 0 runs none.
+func (s *Server) runWorkers(ctx context.Context, applier *planapply.Applier) {
 	for ctx.Err() == nil {
 		cfg, changed := s.workers.get()
-		if cfg.NumSchedulers == 0 {
-			select {
-			case <-ctx.Done():
-			case <-changed:
-			}
-			continue
+		wctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		for range cfg.NumSchedulers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				(&worker{srv: s, applier: applier}).run(wctx, cfg.EnabledSchedulers)
+			}()
 		}
-		if err := w.step(ctx, cfg, changed); err != nil {
-			s.logger.Error("scheduling failed", "error", err)
+		select {
+		case <-ctx.Done():
+		case <-changed:
+		}
+		cancel()
+		wg.Wait()
+	}
+}
+
+// run takes evaluations of the scheduler types until ctx ends. A processed evaluation is
+// acknowledged; one whose processing failed is nacked, for the broker to deliver again.
+func (w *worker) run(ctx context.Context, schedulers []string) {
+	broker := w.srv.evalBroker
+	for ctx.Err() == nil {
+		start := time.Now()
+		eval, token, err := broker.Dequeue(ctx, schedulers, 0)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			// Disabled (paused by the scheduler configuration): look again shortly.
 			select {
 			case <-ctx.Done():
 			case <-time.After(200 * time.Millisecond):
 			}
+			continue
+		}
+		metrics.MeasureSince([]string{"nomad", "worker", "dequeue_eval"}, start)
+		if err := w.handle(ctx, eval, token); err != nil {
+			if ctx.Err() != nil {
+				return // the next leader delivers it again from the state
+			}
+			w.srv.logger.Error("scheduling failed", "eval_id", eval.ID, "error", err)
+			if err := broker.Nack(eval.ID, token); err != nil {
+				w.srv.logger.Debug("nack of evaluation refused", "eval_id", eval.ID, "error", err)
+			}
+			continue
+		}
+		if err := broker.Ack(eval.ID, token); err != nil {
+			w.srv.logger.Debug("ack of evaluation refused", "eval_id", eval.ID, "error", err)
 		}
 	}
 }
 
-// step processes the oldest pending evaluation; with none, it retries the blocked ones when
-// the nodes or the allocations changed since their last try; with nothing to do, it waits for
-// either to change. A cluster without nodes is no exception, as upstream: the evaluation
-// completes, its deployment is made, and what cannot be placed waits in a blocked evaluation
-// and the job summary's Queued count until a node registers.
-func (w *worker) step(ctx context.Context, cfg WorkerPoolConfig, changed <-chan struct{}) error {
-	store := w.srv.State()
-	ws := memdb.NewWatchSet()
-	ws.Add(store.AbandonCh())
-	ws.Add(changed)
-	if _, err := store.Nodes(ws, ""); err != nil {
-		return err
-	}
-	pending, err := store.EvalsByStatus(ws, structs.EvalStatusPending)
+// handle processes one delivery. The evaluation is read back from the worker's snapshot:
+// a delivery is at least once, and one processed (or deleted) since it was queued is done.
+func (w *worker) handle(ctx context.Context, delivered *structs.Evaluation, token string) error {
+	store, err := w.srv.snapshotMinIndex(ctx, delivered.ModifyIndex)
 	if err != nil {
 		return err
 	}
-	// A delayed evaluation (a reschedule waiting for its delay) waits until it is due; the
-	// earliest one not yet due wakes the worker.
-	t := now()
-	var nextDue time.Time
-	for _, eval := range pending {
-		if !cfg.takes(eval) {
-			continue
-		}
-		if eval.WaitUntil.After(t) {
-			if nextDue.IsZero() || eval.WaitUntil.Before(nextDue) {
-				nextDue = eval.WaitUntil
-			}
-			continue
-		}
-		return w.processWithRetry(eval)
-	}
-	if !nextDue.IsZero() {
-		due := make(chan struct{})
-		timer := time.AfterFunc(nextDue.Sub(t), func() { close(due) })
-		defer timer.Stop()
-		ws.Add(due)
-	}
-	// Watched so that an allocation that stops (room on its node) wakes the worker too.
-	if idx := max(store.Index("nodes"), store.WatchIndex(ws, "allocs")); idx > w.capacitySeen {
-		blocked, err := store.EvalsByStatus(nil, structs.EvalStatusBlocked)
-		if err != nil {
-			return err
-		}
-		for _, eval := range blocked {
-			if !cfg.takes(eval) {
-				continue
-			}
-			if err := w.process(eval); err != nil {
-				return err
-			}
-		}
-		// Only once every blocked evaluation had its try: a failure retries them all.
-		w.capacitySeen = idx
-		return nil
-	}
-	_ = ws.WatchCtx(ctx)
-	return nil
-}
-
-// processWithRetry processes a pending evaluation, marking it failed once it has failed
-// workerMaxAttempts times.
-func (w *worker) processWithRetry(eval *structs.Evaluation) error {
-	err := w.process(eval)
-	if err == nil {
-		delete(w.failures, eval.ID)
-		return nil
-	}
-	w.failures[eval.ID]++
-	if w.failures[eval.ID] < workerMaxAttempts {
+	eval, err := store.EvalByID(nil, delivered.ID)
+	if err != nil {
 		return err
 	}
-	delete(w.failures, eval.ID)
+	if eval == nil || eval.TerminalStatus() {
+		return nil
+	}
+	for attempt := 1; ; attempt++ {
+		res, err := w.process(ctx, store, eval)
+		if err != nil || res == nil || res.RefusedAllocs == 0 {
+			return err
+		}
+		if attempt >= maxPlanAttempts {
+			return fmt.Errorf("plan refused %d times (last: %d placements on %d nodes)", attempt, res.RefusedAllocs, len(res.Refused))
+		}
+		// Part of the plan was committed; plan the rest again on a state that holds it.
+		if store, err = w.srv.snapshotMinIndex(ctx, res.RefreshIndex); err != nil {
+			return err
+		}
+		if eval, err = store.EvalByID(nil, delivered.ID); err != nil || eval == nil || eval.TerminalStatus() {
+			return err
+		}
+		_ = w.srv.evalBroker.Touch(delivered.ID, token)
+	}
+}
+
+// snapshotMinIndex returns a point-in-time view of the state at index or later. On the
+// leader the state is there already (the broker is fed after the FSM applied the entry,
+// and the applier answers after its entry is applied); the wait is bounded all the same.
+func (s *Server) snapshotMinIndex(ctx context.Context, index uint64) (*state.StateStore, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		store := s.State().PointInTime()
+		if store.LatestIndex() >= index {
+			return store, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("state did not reach index %d (at %d)", index, store.LatestIndex())
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// failEval marks eval failed with reason, through Raft.
+func (w *worker) failEval(eval *structs.Evaluation, reason string) error {
 	failed := eval.Copy()
 	failed.Status = structs.EvalStatusFailed
-	failed.StatusDescription = fmt.Sprintf("evaluation failed %d times: %v", workerMaxAttempts, err)
+	failed.StatusDescription = reason
 	failed.ModifyTime = now().UnixNano()
-	if _, applyErr := w.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed}}); applyErr != nil {
-		return applyErr
-	}
+	_, err := w.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed}})
 	return err
 }
 
 // process runs the scheduler for one evaluation against one point-in-time view of the state
-// and applies its plan. A blocked evaluation that still cannot place anything is left as it
-// is, unwritten.
-func (w *worker) process(eval *structs.Evaluation) error {
-	store := w.srv.State().PointInTime()
+// and submits its plan to the applier, returning what the applier did with it (nil when
+// nothing was submitted). A blocked evaluation that still cannot place anything is left as
+// it is, unwritten.
+func (w *worker) process(ctx context.Context, store *state.StateStore, eval *structs.Evaluation) (*planapply.Result, error) {
 	job, err := store.JobByID(nil, eval.Namespace, eval.JobID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Register refuses such a job; one stored before the limit (or before it was lowered)
 	// is not placed, only stopped, so that it cannot fill the state batch after batch.
 	if job != nil && !job.Stop {
 		if err := job.CheckMaxCount(w.srv.jobMaxCount()); err != nil {
-			failed := eval.Copy()
-			failed.Status = structs.EvalStatusFailed
-			failed.StatusDescription = "not scheduled: " + err.Error() + "; scale the job down or stop it"
-			failed.ModifyTime = now().UnixNano()
-			_, err := w.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed}})
-			return err
+			return nil, w.failEval(eval, "not scheduled: "+err.Error()+"; scale the job down or stop it")
 		}
 	}
 	allocs, err := store.AllocsByJob(nil, eval.Namespace, eval.JobID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	nodes, err := store.Nodes(nil, "")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// What runs on each node uses its resources, whatever job it belongs to.
 	onNodes := map[string][]*structs.Allocation{}
 	for _, n := range nodes {
 		onNode, err := store.AllocsByNode(nil, n.ID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, a := range onNode {
 			if !a.TerminalStatus() {
@@ -185,13 +200,13 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	}
 	latest, err := store.LatestDeploymentByJob(nil, eval.Namespace, eval.JobID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The ID and time a deployment created by this plan takes, fixed here so that the
 	// scheduler stays a function of its input.
 	deploymentID, err := uuid.GenerateUUID()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// A purged job (nil) only has allocations to stop: no pool to take an algorithm from.
 	pool := ""
@@ -206,12 +221,7 @@ func (w *worker) process(eval *structs.Evaluation) error {
 		// Retrying would fail the same way on the same state: fail this evaluation only, and
 		// let the worker go on with the others.
 		w.srv.logger.Error("scheduler failed", "eval_id", eval.ID, "error", err)
-		failed := eval.Copy()
-		failed.Status = structs.EvalStatusFailed
-		failed.StatusDescription = err.Error()
-		failed.ModifyTime = now().UnixNano()
-		_, err := w.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed}})
-		return err
+		return nil, w.failEval(eval, err.Error())
 	}
 	queued := 0
 	for _, q := range plan.Queued {
@@ -219,7 +229,7 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	}
 	wasBlocked := eval.Status == structs.EvalStatusBlocked
 	if wasBlocked && queued > 0 && len(plan.Place) == 0 {
-		return nil
+		return nil, nil
 	}
 
 	t := now().UnixNano()
@@ -230,7 +240,7 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	req.Deployment, req.DeploymentUpdates = plan.Deployment, plan.DeploymentUpdates
 	for _, a := range plan.Place {
 		if a.ID, err = uuid.GenerateUUID(); err != nil {
-			return err
+			return nil, err
 		}
 		a.EvalID = eval.ID
 		a.CreateTime, a.ModifyTime = t, t
@@ -277,7 +287,7 @@ func (w *worker) process(eval *structs.Evaluation) error {
 		} else {
 			blocked, err := newEval(evalJob(job, eval), structs.EvalTriggerQueuedAllocs, eval.Priority, t)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			blocked.Status = structs.EvalStatusBlocked
 			blocked.StatusDescription = "created to place remaining allocations"
@@ -292,7 +302,7 @@ func (w *worker) process(eval *structs.Evaluation) error {
 				// the new blocked one supersedes this one.
 				if _, err := w.srv.raftApply(structs.EvalUpdateRequestType,
 					&structs.EvalUpdateRequest{Evals: []*structs.Evaluation{blocked}}); err != nil {
-					return err
+					return nil, err
 				}
 			} else {
 				req.Evals = append(req.Evals, blocked)
@@ -302,7 +312,7 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	if deferred > 0 {
 		next, err := newEval(evalJob(job, eval), structs.EvalTriggerQueuedAllocs, eval.Priority, t)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		next.StatusDescription = fmt.Sprintf("created to place the %d allocations left by evaluation %s", deferred, eval.ID)
 		next.PreviousEval = eval.ID
@@ -312,14 +322,14 @@ func (w *worker) process(eval *structs.Evaluation) error {
 	}
 	others, err := store.EvalsByJob(nil, eval.Namespace, eval.JobID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// A failed allocation waits for its reschedule delay: one follow-up evaluation, due at
 	// the earliest such delay, unless the job already has one due by then.
 	if at := plan.RescheduleAt; !at.IsZero() && !followupDue(others, eval.ID, at) {
 		next, err := newEval(evalJob(job, eval), structs.EvalTriggerRetryFailedAlloc, eval.Priority, t)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		next.WaitUntil = at.UTC()
 		next.StatusDescription = "created to reschedule failed allocations once their delay has passed"
@@ -328,7 +338,7 @@ func (w *worker) process(eval *structs.Evaluation) error {
 		req.Evals = append(req.Evals, next)
 	}
 	if err := addPlanExtras(req, plan, job, eval, others, t); err != nil {
-		return err
+		return nil, err
 	}
 	// This evaluation saw the whole job: earlier blocked ones of the job are superseded.
 	for _, other := range others {
@@ -341,8 +351,10 @@ func (w *worker) process(eval *structs.Evaluation) error {
 		canceled.ModifyTime = t
 		req.Evals = append(req.Evals, canceled)
 	}
-	_, err = w.srv.raftApply(structs.ApplyPlanResultsRequestType, req)
-	return err
+	start := time.Now()
+	res, err := w.applier.Submit(ctx, planapply.Plan{Req: req, SnapshotIndex: store.LatestIndex()})
+	metrics.MeasureSince([]string{"nomad", "plan", "submit"}, start)
+	return res, err
 }
 
 // followupDue reports whether the job has a pending evaluation other than self that is

@@ -12,10 +12,10 @@ import (
 // DefaultEnabledSchedulers are the scheduler types a worker takes by default, as upstream.
 var DefaultEnabledSchedulers = []string{structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch, structs.JobTypeService, "_core"}
 
-// workerPool is the scheduling worker's runtime configuration, which the agent API may change
-// (`/v1/agent/schedulers/config`). Evaluations are processed one at a time on the leader, so
-// any NumSchedulers above 0 runs the one worker and 0 pauses it; EnabledSchedulers says which
-// job types it takes evaluations of.
+// workerPool is the scheduling workers' runtime configuration, which the agent API may change
+// (`/v1/agent/schedulers/config`): the leader runs NumSchedulers workers in parallel (0: none,
+// evaluations wait in the broker) and EnabledSchedulers says which job types they take
+// evaluations of. A change takes effect once each worker has finished its evaluation.
 type workerPool struct {
 	mu      sync.Mutex
 	num     int

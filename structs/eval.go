@@ -32,6 +32,10 @@ const (
 	EvalTriggerPreemption           = "preemption"
 	EvalTriggerReconnect            = "reconnect"
 	EvalTriggerMaxDisconnectTimeout = "max-disconnect-timeout"
+	// EvalTriggerFailedFollowUp is the delayed follow-up of an evaluation that reached the
+	// broker's delivery limit and was marked failed (upstream's name and value; the same
+	// value as EvalTriggerRetryFailedAlloc above).
+	EvalTriggerFailedFollowUp = "failed-follow-up"
 )
 
 // Evaluation records that the scheduler must reconcile a job with its allocations.
