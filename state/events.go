@@ -37,6 +37,9 @@ var eventConverters = map[string]eventConverter{
 	tableSchedulerConfig: nil, // settings, read from their endpoint (as upstream: no events)
 	tableACLAuthMethods:  aclAuthMethodEvents,
 	tableACLBindingRules: aclBindingRuleEvents,
+	// Leader bookkeeping written with the child it launched: the child's Job event marks it
+	// (upstream publishes none either).
+	tablePeriodicLaunch: nil,
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction

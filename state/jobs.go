@@ -266,6 +266,9 @@ func (s *StateStore) DeleteJobTxn(txn *Txn, namespace, id string) error {
 	if err := s.deleteJobScalingPoliciesTxn(txn, namespace, id); err != nil {
 		return err
 	}
+	if err := s.deletePeriodicLaunchTxn(txn, namespace, id); err != nil {
+		return err
+	}
 	for _, table := range []string{tableJobs, tableJobVersion, tableJobSummary} {
 		if err := txn.bumpIndex(table); err != nil {
 			return err

@@ -90,6 +90,14 @@ func snapshotFixture(t *testing.T) *StateStore {
 	mustApply(t, s, structs.ACLBindingRuleUpsertRequestType, 46, nil, func(txn *Txn) error {
 		return s.UpsertACLBindingRulesTxn(txn, []*structs.ACLBindingRule{{ID: "rule-1", AuthMethod: "corp", BindType: "management"}})
 	})
+	// A periodic parent's child launched with its launch record, in one entry.
+	nightly := mockJob("nightly")
+	nightly.Type = structs.JobTypeBatch
+	nightly.Periodic = &api.PeriodicConfig{Spec: ptrOf("0 3 * * *")}
+	upsertJob(t, s, 47, nightly)
+	launch := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	must.NoError(t, s.ApplyJobRegister(48, &structs.JobRegisterRequest{Job: nightly.PeriodicChild(launch),
+		PeriodicLaunch: &structs.PeriodicLaunch{Namespace: structs.DefaultNamespace, ID: "nightly", Launch: launch}}))
 	return s
 }
 

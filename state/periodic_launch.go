@@ -1,0 +1,63 @@
+package state
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// UpsertPeriodicLaunchTxn records a launch of a periodic job. Launches only move forward: one
+// not later than the recorded launch is refused with a conflict, so a launch a leader decided
+// on cannot be applied twice (a retried entry, or a leader that lost its term mid-launch).
+func (s *StateStore) UpsertPeriodicLaunchTxn(txn *Txn, launch *structs.PeriodicLaunch) error {
+	if launch == nil {
+		return nil
+	}
+	prev, err := first[*structs.PeriodicLaunch](txn.Txn, nil, "periodic launch lookup", tablePeriodicLaunch, indexID, launch.Namespace, launch.ID)
+	if err != nil {
+		return err
+	}
+	row := *launch
+	row.CreateIndex, row.ModifyIndex = txn.Index, txn.Index
+	if prev != nil {
+		if !launch.Launch.After(prev.Launch) {
+			return &structs.CodedError{Code: http.StatusConflict, Err: structs.ErrPeriodicLaunched,
+				Msg: fmt.Sprintf("periodic job %q already launched at %s", launch.ID, prev.Launch.UTC().Format(time.RFC3339))}
+		}
+		row.CreateIndex = prev.CreateIndex
+	}
+	if err := txn.Insert(tablePeriodicLaunch, &row); err != nil {
+		return fmt.Errorf("state: periodic launch insert: %w", err)
+	}
+	return txn.bumpIndex(tablePeriodicLaunch)
+}
+
+// deletePeriodicLaunchTxn forgets a purged job's launches.
+func (s *StateStore) deletePeriodicLaunchTxn(txn *Txn, namespace, id string) error {
+	n, err := txn.DeleteAll(tablePeriodicLaunch, indexID, namespace, id)
+	if err != nil {
+		return fmt.Errorf("state: periodic launch delete: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	return txn.bumpIndex(tablePeriodicLaunch)
+}
+
+// PeriodicLaunchByID reads a periodic job's last launch; nil when it never launched.
+func (s *StateStore) PeriodicLaunchByID(ws memdb.WatchSet, namespace, id string) (*structs.PeriodicLaunch, error) {
+	return first[*structs.PeriodicLaunch](s.db.Txn(false), ws, "periodic launch lookup", tablePeriodicLaunch, indexID, namespace, id)
+}
+
+// PeriodicLaunches lists every recorded launch, watching the table in ws.
+func (s *StateStore) PeriodicLaunches(ws memdb.WatchSet) ([]*structs.PeriodicLaunch, error) {
+	iter, err := s.db.Txn(false).Get(tablePeriodicLaunch, indexID)
+	if err != nil {
+		return nil, fmt.Errorf("state: periodic launches: %w", err)
+	}
+	ws.Add(iter.WatchCh())
+	return collect[*structs.PeriodicLaunch](iter), nil
+}
