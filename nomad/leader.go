@@ -7,6 +7,7 @@ import (
 
 	"github.com/nomadfork/nomad/nomad/deploymentwatcher"
 	"github.com/nomadfork/nomad/nomad/drainer"
+	"github.com/nomadfork/nomad/nomad/periodic"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -104,7 +105,8 @@ func (s *Server) waitLeaderReady() {
 // leaderLoop runs GC, token expiry, purge-history retention, node heartbeats and the
 // scheduling worker. Each writes through Raft.
 func (s *Server) leaderLoop(ctx context.Context) {
-	// The heartbeat timers, the worker, the drainer and the deployment watcher belong to this
+	// The heartbeat timers, the worker, the drainer, the deployment watcher and the periodic
+	// dispatcher belong to this
 	// term: they stop with ctx and this loop does not return before they have. (A step already
 	// under way when the term ends may still finish its write; a stale one is harmless: marks
 	// are idempotent, a drain is ended only if its strategy is unchanged, the watcher re-reads
@@ -112,7 +114,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	// the configuration says 0 schedulers (the agent API can change it).
 	var owned sync.WaitGroup
 	defer owned.Wait()
-	owned.Add(4)
+	owned.Add(5)
 	go func() {
 		defer owned.Done()
 		s.runHeartbeats(ctx)
@@ -129,6 +131,12 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		defer owned.Done()
 		drainer.New(drainer.Config{
 			State: s.State, Apply: s.raftApply, Logger: s.logger.Named("drainer"),
+		}).Run(ctx)
+	}()
+	go func() {
+		defer owned.Done()
+		periodic.New(periodic.Config{
+			State: s.State, Launch: s.periodicLaunch, Logger: s.logger.Named("periodic"),
 		}).Run(ctx)
 	}()
 	gcTick := time.NewTicker(positive(s.config.JobGCInterval, 5*time.Minute))

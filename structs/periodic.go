@@ -15,6 +15,9 @@ const (
 	DispatchLaunchSuffix = "/dispatch-"
 )
 
+// ActorPeriodicDispatcher is who launches periodic jobs on their schedule.
+var ActorPeriodicDispatcher = &Actor{Type: ActorTypeSystem, Name: "periodic-dispatcher"}
+
 // PeriodicLaunch is the last launch of a periodic job, kept durably (table periodic_launch)
 // so that a new leader neither launches again what was launched nor forgets a launch that
 // fell due while no leader ran the dispatcher. It is written in the same Raft entry as the
@@ -116,7 +119,7 @@ func (j *Job) DispatchChild(id string, submit time.Time, payload []byte, meta ma
 	return child
 }
 
-// childCopy is the parent with everything a fresh job does not inherit cleared. Nested spec
+// childCopy is the parent with what a fresh job does not inherit cleared. Nested spec
 // values are shared with the parent: children are written, never edited in place.
 func (j *Job) childCopy() *Job {
 	child := j.Copy()
@@ -124,8 +127,8 @@ func (j *Job) childCopy() *Job {
 	child.Status, child.StatusDescription = "", ""
 	child.Stop, child.Stable, child.VersionTag = false, false, nil
 	child.Version, child.CreateIndex, child.ModifyIndex, child.JobModifyIndex = 0, 0, 0, 0
+	// Dispatched and Payload stay: a periodic child of a dispatched job is a dispatched job
+	// with its payload, not a parameterized template.
 	child.DispatchIdempotencyToken = ""
-	child.Payload = nil
-	child.Dispatched = false
 	return child
 }
