@@ -61,3 +61,50 @@ func (s *StateStore) PeriodicLaunches(ws memdb.WatchSet) ([]*structs.PeriodicLau
 	ws.Add(iter.WatchCh())
 	return collect[*structs.PeriodicLaunch](iter), nil
 }
+
+// refreshChildrenSummaryTxn recounts, by status, the children of parentID (periodic launches
+// and dispatches) into the parent's summary, as upstream's summary reports them. It runs in
+// each write that adds, removes or changes the status of a child; "" (not a child) and a
+// parent without a summary (gone) are left alone.
+func (s *StateStore) refreshChildrenSummaryTxn(txn *Txn, namespace, parentID string) error {
+	if parentID == "" {
+		return nil
+	}
+	raw, err := txn.First(tableJobSummary, indexID, namespace, parentID)
+	if err != nil {
+		return fmt.Errorf("state: job summary lookup: %w", err)
+	}
+	if raw == nil {
+		return nil
+	}
+	iter, err := txn.Get(tableJobs, indexID+"_prefix", namespace, parentID+"/")
+	if err != nil {
+		return fmt.Errorf("state: child jobs: %w", err)
+	}
+	var counts structs.JobChildrenSummary
+	for row := iter.Next(); row != nil; row = iter.Next() {
+		child := row.(*structs.Job)
+		if child.ParentID != parentID {
+			continue
+		}
+		switch child.Status {
+		case structs.JobStatusRunning:
+			counts.Running++
+		case structs.JobStatusDead:
+			counts.Dead++
+		default:
+			counts.Pending++
+		}
+	}
+	prev := raw.(*structs.JobSummary)
+	if prev.Children != nil && *prev.Children == counts {
+		return nil
+	}
+	updated := *prev
+	updated.Children = &counts
+	updated.ModifyIndex = txn.Index
+	if err := txn.Insert(tableJobSummary, &updated); err != nil {
+		return fmt.Errorf("state: job summary insert: %w", err)
+	}
+	return txn.bumpIndex(tableJobSummary)
+}

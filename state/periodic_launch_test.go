@@ -83,3 +83,37 @@ func TestPeriodicLaunch_PurgeForgetsIt(t *testing.T) {
 	must.NoError(t, err)
 	must.Nil(t, got)
 }
+
+func TestChildrenSummary_FollowsChildren(t *testing.T) {
+	s := testStateStore(t)
+	parent := periodicParent("cron")
+	upsertJob(t, s, 10, parent)
+	children := func() structs.JobChildrenSummary {
+		t.Helper()
+		sum, err := s.JobSummaryByID(nil, structs.DefaultNamespace, "cron")
+		must.NoError(t, err)
+		must.NotNil(t, sum.Children)
+		return *sum.Children
+	}
+	must.Eq(t, structs.JobChildrenSummary{}, children())
+
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	first := launchReq(parent, t0)
+	first.Eval = mockEval("eval-1", first.Job, structs.EvalTriggerPeriodicJob)
+	must.NoError(t, s.ApplyJobRegister(11, first))
+	must.Eq(t, structs.JobChildrenSummary{Pending: 1}, children())
+	must.NoError(t, s.ApplyJobRegister(12, launchReq(parent, t0.Add(5*time.Minute))))
+	must.Eq(t, structs.JobChildrenSummary{Pending: 2}, children())
+
+	// The first child's evaluation completes without placing anything: it is dead.
+	done := mockEval("eval-1", first.Job, structs.EvalTriggerPeriodicJob)
+	done.Status = structs.EvalStatusComplete
+	mustApply(t, s, structs.EvalUpdateRequestType, 13, nil, func(txn *Txn) error {
+		return s.UpsertEvalsTxn(txn, []*structs.Evaluation{done})
+	})
+	must.Eq(t, structs.JobChildrenSummary{Pending: 1, Dead: 1}, children())
+
+	// A purged child is no longer counted.
+	must.NoError(t, applyPurge(s, 14, nil, structs.DefaultNamespace, first.Job.ID, "rec-1", nil))
+	must.Eq(t, structs.JobChildrenSummary{Pending: 1}, children())
+}
