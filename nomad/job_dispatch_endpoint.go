@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"errors"
+
 	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/structs"
@@ -45,19 +47,8 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	if err := structs.ValidateDispatch(parent, args); err != nil {
 		return err
 	}
-	if args.IdempotencyToken != "" {
-		children, err := store.Jobs(nil, parent.Namespace, parent.ID+structs.DispatchLaunchSuffix)
-		if err != nil {
-			return err
-		}
-		for _, c := range children {
-			if c.ParentID == parent.ID && c.DispatchIdempotencyToken == args.IdempotencyToken && !c.Stop {
-				reply.DispatchedJobID = c.ID
-				reply.JobCreateIndex = c.CreateIndex
-				reply.Index = c.ModifyIndex
-				return nil
-			}
-		}
+	if found, err := j.dispatchedWithToken(parent, args.IdempotencyToken, reply); err != nil || found {
+		return err
 	}
 	suffix, err := uuid.GenerateUUID()
 	if err != nil {
@@ -82,6 +73,12 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	}
 	req := &structs.JobRegisterRequest{Job: child, Eval: eval, Actor: actor, WriteRequest: args.WriteRequest}
 	index, err := j.srv.raftApply(structs.JobRegisterRequestType, req)
+	if errors.Is(err, structs.ErrDispatchTokenUsed) {
+		// A dispatch with the same token won the race: answer with its child.
+		if found, lookupErr := j.dispatchedWithToken(parent, args.IdempotencyToken, reply); lookupErr != nil || found {
+			return lookupErr
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -93,4 +90,25 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	}
 	reply.Index = index
 	return nil
+}
+
+// dispatchedWithToken fills reply with the live (not stopped) child of parent dispatched with
+// token, if there is one.
+func (j *Job) dispatchedWithToken(parent *structs.Job, token string, reply *structs.JobDispatchResponse) (bool, error) {
+	if token == "" {
+		return false, nil
+	}
+	children, err := j.srv.State().Jobs(nil, parent.Namespace, parent.ID+structs.DispatchLaunchSuffix)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range children {
+		if c.ParentID == parent.ID && c.DispatchIdempotencyToken == token && !c.Stop {
+			reply.DispatchedJobID = c.ID
+			reply.JobCreateIndex = c.CreateIndex
+			reply.Index = c.ModifyIndex
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -35,6 +35,9 @@ func (s *StateStore) ApplyJobRegister(index uint64, req *structs.JobRegisterRequ
 	if err := s.UpsertPeriodicLaunchTxn(txn, req.PeriodicLaunch); err != nil {
 		return err
 	}
+	if err := s.checkDispatchTokenTxn(txn, req.Job); err != nil {
+		return err
+	}
 	if err := s.UpsertJobTxn(txn, req.Job); err != nil {
 		return err
 	}

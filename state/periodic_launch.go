@@ -108,3 +108,24 @@ func (s *StateStore) refreshChildrenSummaryTxn(txn *Txn, namespace, parentID str
 	}
 	return txn.bumpIndex(tableJobSummary)
 }
+
+// checkDispatchTokenTxn refuses a new dispatched child whose idempotency token a live (not
+// stopped) sibling already carries: the leader answers such a dispatch with the sibling, and
+// this check in the transaction keeps two racing dispatches from both creating one.
+func (s *StateStore) checkDispatchTokenTxn(txn *Txn, job *structs.Job) error {
+	if !job.Dispatched || job.DispatchIdempotencyToken == "" || job.ParentID == "" {
+		return nil
+	}
+	iter, err := txn.Get(tableJobs, indexID+"_prefix", job.Namespace, job.ParentID+structs.DispatchLaunchSuffix)
+	if err != nil {
+		return fmt.Errorf("state: child jobs: %w", err)
+	}
+	for row := iter.Next(); row != nil; row = iter.Next() {
+		c := row.(*structs.Job)
+		if c.ID != job.ID && c.ParentID == job.ParentID && !c.Stop && c.DispatchIdempotencyToken == job.DispatchIdempotencyToken {
+			return &structs.CodedError{Code: http.StatusConflict, Err: structs.ErrDispatchTokenUsed,
+				Msg: fmt.Sprintf("idempotency token already used by dispatched job %q", c.ID)}
+		}
+	}
+	return nil
+}

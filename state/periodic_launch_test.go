@@ -117,3 +117,27 @@ func TestChildrenSummary_FollowsChildren(t *testing.T) {
 	must.NoError(t, applyPurge(s, 14, nil, structs.DefaultNamespace, first.Job.ID, "rec-1", nil))
 	must.Eq(t, structs.JobChildrenSummary{Pending: 1}, children())
 }
+
+func TestDispatchToken_OneLiveChildPerToken(t *testing.T) {
+	s := testStateStore(t)
+	parent := mockJob("tmpl")
+	parent.Type = structs.JobTypeBatch
+	parent.ParameterizedJob = &api.ParameterizedJobConfig{}
+	upsertJob(t, s, 10, parent)
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	dispatch := func(index uint64, suffix, token string) error {
+		child := parent.DispatchChild(structs.DispatchedID("tmpl", "", at.Unix(), suffix), at, nil, nil, token)
+		return s.ApplyJobRegister(index, &structs.JobRegisterRequest{Job: child})
+	}
+	must.NoError(t, dispatch(11, "00000001", "tok"))
+	err := dispatch(12, "00000002", "tok")
+	must.ErrorIs(t, err, structs.ErrDispatchTokenUsed)
+	must.StrContains(t, err.Error(), "tmpl/dispatch-1772359200-00000001")
+	must.NoError(t, dispatch(13, "00000003", "other"))
+	must.NoError(t, dispatch(14, "00000004", ""))
+	must.NoError(t, dispatch(15, "00000005", ""))
+
+	// Once the first child is stopped its token may be used again.
+	must.NoError(t, applyStop(s, 16, nil, structs.DefaultNamespace, "tmpl/dispatch-1772359200-00000001", nil))
+	must.NoError(t, dispatch(17, "00000006", "tok"))
+}
