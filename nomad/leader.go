@@ -106,11 +106,11 @@ func (s *Server) waitLeaderReady() {
 // scheduling worker. Each writes through Raft.
 func (s *Server) leaderLoop(ctx context.Context) {
 	// The heartbeat timers, the worker, the drainer, the deployment watcher and the periodic
-	// dispatcher belong to this
-	// term: they stop with ctx and this loop does not return before they have. (A step already
-	// under way when the term ends may still finish its write; a stale one is harmless: marks
-	// are idempotent, a drain is ended only if its strategy is unchanged, the watcher re-reads
-	// state each step, and a plan carries the evaluation it completes.) The worker waits while
+	// dispatcher belong to this term: they stop with ctx and this loop does not return before
+	// they have. (A step already under way when the term ends may still finish its write; a
+	// stale one is harmless: marks are idempotent, a drain is ended only if its strategy is
+	// unchanged, the watcher re-reads state each step, a plan carries the evaluation it
+	// completes, and the state refuses a periodic launch already recorded.) The worker waits while
 	// the configuration says 0 schedulers (the agent API can change it).
 	var owned sync.WaitGroup
 	defer owned.Wait()
