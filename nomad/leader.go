@@ -137,6 +137,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		defer owned.Done()
 		periodic.New(periodic.Config{
 			State: s.State, Launch: s.periodicLaunch, Logger: s.logger.Named("periodic"),
+			Settle: 250 * time.Millisecond,
 		}).Run(ctx)
 	}()
 	gcTick := time.NewTicker(positive(s.config.JobGCInterval, 5*time.Minute))

@@ -35,6 +35,11 @@ type Config struct {
 	Logger hclog.Logger
 	// RetryInterval is the wait after a failed launch before it is tried again.
 	RetryInterval time.Duration
+	// Settle, when positive, is how long the dispatcher lets writes accumulate after a change
+	// of the jobs table before it looks again: every job write (a status change included)
+	// wakes it, and on a busy leader one look per Settle is plenty to pick up a registered or
+	// stopped periodic job. Launch times are kept exactly whatever it is.
+	Settle time.Duration
 }
 
 // Dispatcher launches periodic jobs. Use New; Run owns its one goroutine.
@@ -79,12 +84,22 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 		// WatchCh's goroutines end with wctx, cancelled before the next round.
 		wctx, cancel := context.WithCancel(ctx)
+		changed := false
 		select {
 		case <-ctx.Done():
 		case <-ws.WatchCh(wctx):
+			changed = true
 		case <-timer:
 		}
 		cancel()
+		if changed && d.cfg.Settle > 0 {
+			settle := d.cfg.Clock.After(d.cfg.Settle)
+			select {
+			case <-ctx.Done():
+			case <-settle:
+			case <-timer: // a launch falls due first: make it now
+			}
+		}
 	}
 }
 

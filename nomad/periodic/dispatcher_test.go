@@ -298,30 +298,70 @@ func currentJob(t *testing.T, s *state.StateStore, id string) *structs.Job {
 	return job
 }
 
-// Run wakes at the launch time on the clock and when jobs change, and stops with its context.
-func TestDispatcher_Run(t *testing.T) {
-	h := newHarness(t, t0)
+// startRun runs a dispatcher until the test ends.
+func (h *harness) startRun(d *Dispatcher) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		h.dispatcher().Run(ctx)
+		d.Run(ctx)
 	}()
-	t.Cleanup(func() {
+	h.t.Cleanup(func() {
 		cancel()
 		wg.Wait()
 	})
+}
+
+// waitForWaiter waits until Run is waiting on the clock for at.
+func (h *harness) waitForWaiter(at time.Time) {
+	h.t.Helper()
+	must.Wait(h.t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		h.clock.mu.Lock()
+		defer h.clock.mu.Unlock()
+		for _, w := range h.clock.waiters {
+			if w.at.Equal(at) {
+				return true
+			}
+		}
+		return false
+	}), wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)))
+}
+
+// Run wakes at the launch time on the clock and when jobs change, and stops with its context.
+func TestDispatcher_Run(t *testing.T) {
+	h := newHarness(t, t0)
+	h.startRun(h.dispatcher())
 
 	// Registered while Run waits: picked up through the state watch.
 	h.register("job", nil)
 	due := time.Date(2026, 1, 15, 10, 15, 0, 0, time.UTC)
 	// Wait until Run armed its timer for the launch, then move the clock past it.
+	h.waitForWaiter(due)
+	h.clock.Set(due)
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
-		h.clock.mu.Lock()
-		defer h.clock.mu.Unlock()
-		return len(h.clock.waiters) > 0 && h.clock.waiters[len(h.clock.waiters)-1].at.Equal(due)
+		return len(h.launched()) == 1
 	}), wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)))
+	must.Eq(t, []string{childID("job", due)}, h.launched())
+}
+
+// With Settle, a change is looked at once the settle time has passed on the clock.
+func TestDispatcher_RunSettles(t *testing.T) {
+	h := newHarness(t, t0)
+	h.register("hourly", func(p *api.PeriodicConfig, _ *structs.Job) { p.Spec = new("0 * * * *") })
+	d := h.dispatcher()
+	d.cfg.Settle = time.Second
+	h.startRun(d)
+	// Run has looked once: it waits for the hourly launch.
+	h.waitForWaiter(time.Date(2026, 1, 15, 11, 0, 0, 0, time.UTC))
+
+	// A registration wakes it; it settles for a second on the clock before looking.
+	h.register("job", nil)
+	h.waitForWaiter(t0.Add(time.Second))
+	must.SliceEmpty(t, h.launched())
+	h.clock.Set(t0.Add(time.Second))
+	due := time.Date(2026, 1, 15, 10, 15, 0, 0, time.UTC)
+	h.waitForWaiter(due)
 	h.clock.Set(due)
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
 		return len(h.launched()) == 1
