@@ -337,6 +337,9 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 			return nil, fmt.Errorf("creating task directory: %w", err)
 		}
 	}
+	if err := tr.writeDispatchPayload(taskDir); err != nil {
+		return nil, err
+	}
 	stdout, err := allocdir.Join(allocDir, "logs", LogFileName(tr.task.Name, "stdout"))
 	if err != nil {
 		return nil, err

@@ -38,6 +38,11 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"job purged":   func() (cli.Command, error) { return &JobPurgedCommand{Meta: meta()}, nil },
 		"job restore":  func() (cli.Command, error) { return &JobRestoreCommand{Meta: meta()}, nil },
 		"job promote":  func() (cli.Command, error) { return &JobPromoteCommand{Meta: meta()}, nil },
+		"job dispatch": func() (cli.Command, error) { return &JobDispatchCommand{Meta: meta()}, nil },
+		"job periodic": group("Interact with periodic jobs", jobPeriodicHelp),
+		"job periodic force": func() (cli.Command, error) {
+			return &JobPeriodicForceCommand{Meta: meta()}, nil
+		},
 
 		"deployment":         group("Interact with deployments", deploymentHelp),
 		"deployment list":    func() (cli.Command, error) { return &DeploymentListCommand{Meta: meta()}, nil },
@@ -189,6 +194,12 @@ Usage: nomad job tag <subcommand> [options] <job>
 
   Name a job version so it can be found, reverted to, and kept from garbage
   collection.
+`
+
+const jobPeriodicHelp = `
+Usage: nomad job periodic <subcommand> [options] [args]
+
+  Interact with periodic jobs: launch one now with "force".
 `
 
 const namespaceHelp = `

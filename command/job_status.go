@@ -116,9 +116,17 @@ func (c *JobStatusCommand) show(client *api.Client, jobID string, short, asJSON 
 	if asJSON {
 		return c.printJSON(job)
 	}
-	c.Ui.Output(formatJobHeader(job))
+	now := time.Now()
+	header := formatJobHeader(job)
+	if line := nextPeriodicLaunch(job, now); line != "" {
+		header = formatKV(append(jobHeaderRows(job), line))
+	}
+	c.Ui.Output(header)
 	if short {
 		return 0
+	}
+	if job.IsPeriodic() || job.IsParameterized() {
+		return c.showChildren(client, job, now)
 	}
 
 	summary, _, err := client.Jobs().Summary(jobID, nil)
@@ -150,8 +158,10 @@ func (c *JobStatusCommand) show(client *api.Client, jobID string, short, asJSON 
 	return 0
 }
 
-func formatJobHeader(job *api.Job) string {
-	return formatKV([]string{
+func formatJobHeader(job *api.Job) string { return formatKV(jobHeaderRows(job)) }
+
+func jobHeaderRows(job *api.Job) []string {
+	return []string{
 		"ID|" + str(job.ID),
 		"Name|" + str(job.Name),
 		"Submit Date|" + formatUnixNano(int64PtrVal(job.SubmitTime)),
@@ -163,7 +173,65 @@ func formatJobHeader(job *api.Job) string {
 		"Status|" + jobStatus(str(job.Status), boolv(job.Stop)),
 		fmt.Sprintf("Periodic|%t", job.IsPeriodic()),
 		fmt.Sprintf("Parameterized|%t", job.IsParameterized()),
-	})
+	}
+}
+
+// nextPeriodicLaunch is the header row of a periodic job's next launch, computed from its
+// schedule in its time zone as upstream's CLI does; "" for a job that launches nothing
+// (not periodic, disabled, stopped, or a parameterized template).
+func nextPeriodicLaunch(job *api.Job, now time.Time) string {
+	p := job.Periodic
+	if p == nil || job.IsParameterized() || boolv(job.Stop) || (p.Enabled != nil && !*p.Enabled) {
+		return ""
+	}
+	p.Canonicalize()
+	loc, err := p.GetLocation()
+	if err != nil {
+		return "Next Periodic Launch|" + fmt.Sprintf("invalid time zone: %v", err)
+	}
+	next, err := p.Next(now.In(loc))
+	if err != nil || next.IsZero() {
+		return "Next Periodic Launch|none"
+	}
+	return fmt.Sprintf("Next Periodic Launch|%s (%s from now)", formatTime(next), next.Sub(now).Round(time.Second))
+}
+
+// showChildren prints what a periodic or parameterized job has launched instead of its own
+// (always empty) allocations, as upstream does: the children's counts by status and the list.
+func (c *JobStatusCommand) showChildren(client *api.Client, job *api.Job, now time.Time) int {
+	title, suffix, none := "Previously Launched Jobs", "/periodic-", "No instances of periodic job found"
+	if job.IsParameterized() {
+		title, suffix, none = "Dispatched Jobs", "/dispatch-", "No dispatched instances of parameterized job found"
+	}
+	children, _, err := client.Jobs().PrefixList(str(job.ID) + suffix)
+	if err != nil {
+		return c.fail("Error querying child jobs: %v", err)
+	}
+	var pending, running, dead int
+	rows := []string{"ID|Status"}
+	for _, child := range children {
+		if child.ParentID != str(job.ID) {
+			continue
+		}
+		switch child.Status {
+		case "pending":
+			pending++
+		case "running":
+			running++
+		default:
+			dead++
+		}
+		rows = append(rows, child.ID+"|"+child.Status)
+	}
+	c.Ui.Output("\nChildren Job Summary")
+	c.Ui.Output(formatList([]string{"Pending|Running|Dead", fmt.Sprintf("%d|%d|%d", pending, running, dead)}))
+	c.Ui.Output("\n" + title)
+	if len(rows) == 1 {
+		c.Ui.Output(none)
+		return 0
+	}
+	c.Ui.Output(formatList(rows))
+	return 0
 }
 
 func formatSummary(s *api.JobSummary) string {

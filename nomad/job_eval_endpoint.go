@@ -1,8 +1,6 @@
 package nomad
 
 import (
-	"fmt"
-
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -62,9 +60,10 @@ func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegis
 	return nil
 }
 
-// PeriodicForce launches a child of a periodic job now, as its schedule would: a batch of the
-// job's spec under the ID "<parent>/periodic-<unix seconds>", registered with its evaluation
-// in one Raft entry. dispatch-job in the job's namespace is needed, as upstream.
+// PeriodicForce launches a child of a periodic job now, as its schedule would (the same
+// launchPeriodicChild the leader's dispatcher calls): a batch of the job's spec under the ID
+// "<parent>/periodic-<unix seconds>", registered with its evaluation and the launch record in
+// one Raft entry. dispatch-job in the job's namespace is needed, as upstream.
 func (j *Job) PeriodicForce(args *structs.JobPeriodicForceRequest, reply *structs.PeriodicForceResponse) error {
 	if done, err := j.srv.forward("Job.PeriodicForce", args, reply); done {
 		return err
@@ -92,25 +91,7 @@ func (j *Job) PeriodicForce(args *structs.JobPeriodicForceRequest, reply *struct
 	if !parent.IsPeriodic() {
 		return structs.BadRequest("can't force launch non-periodic job")
 	}
-	t := now()
-	child := parent.Copy()
-	child.ID = fmt.Sprintf("%s/periodic-%d", parent.ID, t.Unix())
-	child.Name = child.ID
-	child.ParentID = parent.ID
-	child.Periodic = nil
-	child.Status, child.StatusDescription = "", ""
-	child.Stop, child.Stable, child.VersionTag = false, false, nil
-	child.Version, child.CreateIndex, child.ModifyIndex, child.JobModifyIndex = 0, 0, 0, 0
-	child.SubmitTime = t.UnixNano()
-	if actor != nil {
-		child.NomadTokenID = actor.AccessorID
-	}
-	eval, err := newEval(child, structs.EvalTriggerPeriodicJob, 0, t.UnixNano())
-	if err != nil {
-		return err
-	}
-	req := &structs.JobRegisterRequest{Job: child, Eval: eval, Actor: actor, WriteRequest: args.WriteRequest}
-	index, err := j.srv.raftApply(structs.JobRegisterRequestType, req)
+	eval, index, err := j.srv.launchPeriodicChild(parent, now(), actor, args.WriteRequest)
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,12 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	}
 	reply.Annotations = &api.PlanAnnotations{DesiredTGUpdates: map[string]*api.DesiredUpdates{}}
 	reply.Index = store.LatestIndex()
+	if job.IsPeriodicActive() {
+		// As upstream: the launch the schedule makes next if the job is registered now.
+		if reply.NextPeriodicLaunch, err = job.NextPeriodicLaunch(now()); err != nil {
+			return structs.BadRequest("%s", err.Error())
+		}
+	}
 	if job.IsPeriodic() || job.IsParameterized() {
 		// Such a job is not placed itself; its children are.
 		return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nomadfork/nomad/nomad/deploymentwatcher"
 	"github.com/nomadfork/nomad/nomad/drainer"
+	"github.com/nomadfork/nomad/nomad/periodic"
 	"github.com/nomadfork/nomad/nomad/planapply"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
@@ -118,11 +119,12 @@ func (s *Server) waitLeaderReady() {
 // leaderLoop runs GC, token expiry, purge-history retention, node heartbeats, the
 // evaluation broker, the scheduling workers and the plan applier. Each writes through Raft.
 func (s *Server) leaderLoop(ctx context.Context) {
-	// The heartbeat timers, the worker, the drainer and the deployment watcher belong to this
-	// term: they stop with ctx and this loop does not return before they have. (A step already
-	// under way when the term ends may still finish its write; a stale one is harmless: marks
-	// are idempotent, a drain is ended only if its strategy is unchanged, the watcher re-reads
-	// state each step, and a plan carries the evaluation it completes.) No worker runs while
+	// The heartbeat timers, the worker, the drainer, the deployment watcher and the periodic
+	// dispatcher belong to this term: they stop with ctx and this loop does not return before
+	// they have. (A step already under way when the term ends may still finish its write; a
+	// stale one is harmless: marks are idempotent, a drain is ended only if its strategy is
+	// unchanged, the watcher re-reads state each step, a plan carries the evaluation it
+	// completes, and the state refuses a periodic launch already recorded.) The worker waits while
 	// the configuration says 0 schedulers (the agent API can change it).
 	var owned sync.WaitGroup
 	// Deferred first, so it runs last: the broker is emptied once nothing of this term uses
@@ -144,7 +146,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			return s.raftApply(structs.ApplyPlanResultsRequestType, req)
 		},
 	})
-	owned.Add(7)
+	owned.Add(8)
 	go func() {
 		defer owned.Done()
 		s.runHeartbeats(ctx)
@@ -173,6 +175,13 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		defer owned.Done()
 		drainer.New(drainer.Config{
 			State: s.State, Apply: s.raftApply, Logger: s.logger.Named("drainer"),
+		}).Run(ctx)
+	}()
+	go func() {
+		defer owned.Done()
+		periodic.New(periodic.Config{
+			State: s.State, Launch: s.periodicLaunch, Logger: s.logger.Named("periodic"),
+			Settle: 250 * time.Millisecond,
 		}).Run(ctx)
 	}()
 	owned.Add(1)

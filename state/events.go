@@ -39,6 +39,9 @@ var eventConverters = map[string]eventConverter{
 	tableACLBindingRules: aclBindingRuleEvents,
 	// A removal is a ServiceDeregistration whichever write made it.
 	tableServiceRegistrations: serviceRegistrationEvents,
+	// Leader bookkeeping written with the child it launched: the child's Job event marks it
+	// (upstream publishes none either).
+	tablePeriodicLaunch: nil,
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction

@@ -69,6 +69,9 @@ func (s *StateStore) UpsertJobTxn(txn *Txn, job *structs.Job) error {
 	if err := s.upsertJobSummaryTxn(txn, job); err != nil {
 		return err
 	}
+	if err := s.refreshChildrenSummaryTxn(txn, job.Namespace, job.ParentID); err != nil {
+		return err
+	}
 	if err := s.upsertJobScalingPoliciesTxn(txn, job); err != nil {
 		return err
 	}
@@ -173,6 +176,9 @@ func (s *StateStore) setJobStatusTxn(txn *Txn, namespace, id string) error {
 	if err := txn.bumpIndex(tableJobs); err != nil {
 		return err
 	}
+	if err := s.refreshChildrenSummaryTxn(txn, namespace, job.ParentID); err != nil {
+		return err
+	}
 	// The current version's row mirrors the job row, as UpsertJobTxn keeps it.
 	if v, err := txn.First(tableJobVersion, indexID, namespace, id, job.Version); err != nil {
 		return fmt.Errorf("state: job version lookup: %w", err)
@@ -264,6 +270,12 @@ func (s *StateStore) DeleteJobTxn(txn *Txn, namespace, id string) error {
 		return err
 	}
 	if err := s.deleteJobScalingPoliciesTxn(txn, namespace, id); err != nil {
+		return err
+	}
+	if err := s.deletePeriodicLaunchTxn(txn, namespace, id); err != nil {
+		return err
+	}
+	if err := s.refreshChildrenSummaryTxn(txn, namespace, existing.(*structs.Job).ParentID); err != nil {
 		return err
 	}
 	for _, table := range []string{tableJobs, tableJobVersion, tableJobSummary} {

@@ -32,6 +32,12 @@ func (s *StateStore) ApplyJobRegister(index uint64, req *structs.JobRegisterRequ
 			return structs.Conflict("Enforcing job modify index %d: job exists with conflicting job modify index: %d", req.JobModifyIndex, current)
 		}
 	}
+	if err := s.UpsertPeriodicLaunchTxn(txn, req.PeriodicLaunch); err != nil {
+		return err
+	}
+	if err := s.checkDispatchTokenTxn(txn, req.Job); err != nil {
+		return err
+	}
 	if err := s.UpsertJobTxn(txn, req.Job); err != nil {
 		return err
 	}

@@ -96,6 +96,14 @@ func snapshotFixture(t *testing.T) *StateStore {
 			NodeID: "node-1", Datacenter: "dc1", JobID: "web", AllocID: "alloc-1", Tags: []string{"v1"}, Address: "10.0.0.1", Port: 8080,
 		}})
 	})
+	// A periodic parent's child launched with its launch record, in one entry.
+	nightly := mockJob("nightly")
+	nightly.Type = structs.JobTypeBatch
+	nightly.Periodic = &api.PeriodicConfig{Spec: ptrOf("0 3 * * *")}
+	upsertJob(t, s, 48, nightly)
+	launch := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	must.NoError(t, s.ApplyJobRegister(49, &structs.JobRegisterRequest{Job: nightly.PeriodicChild(launch),
+		PeriodicLaunch: &structs.PeriodicLaunch{Namespace: structs.DefaultNamespace, ID: "nightly", Launch: launch}}))
 	return s
 }
 

@@ -23,6 +23,10 @@ var (
 	ErrNotFound          = errors.New("not found")
 	ErrNoLeader          = errors.New("No cluster leader")
 	ErrACLDisabled       = errors.New("ACL support disabled")
+	// ErrPeriodicLaunched: a periodic launch not later than the one recorded (state refuses it).
+	ErrPeriodicLaunched = errors.New("periodic job already launched")
+	// ErrDispatchTokenUsed: a live child of the parent was dispatched with the same token.
+	ErrDispatchTokenUsed = errors.New("idempotency token already used")
 )
 
 // CodedError carries an HTTP status across the RPC boundary. Its message is what the client

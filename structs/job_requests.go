@@ -19,6 +19,10 @@ type JobRegisterRequest struct {
 	Actor *Actor
 	// Scaling, when set, is the scaling event this registration's count change records.
 	Scaling *ScalingEventRequest
+	// PeriodicLaunch, when set, records a launch of the job's periodic parent in the same
+	// transaction as the child: it is refused unless it is later than the recorded launch, so
+	// a launch cannot happen twice whichever leader asks.
+	PeriodicLaunch *PeriodicLaunch
 	WriteRequest
 }
 

@@ -144,6 +144,11 @@ func (j *Job) Validate() error {
 					add("group %q: task %q: resources: memory must not be negative", name, task.Name)
 				}
 			}
+			if dp := task.DispatchPayload; dp != nil && dp.File != "" {
+				if msg := checkDispatchPayloadFile(dp.File); msg != "" {
+					add("group %q: task %q: dispatch_payload.file %s", name, task.Name, msg)
+				}
+			}
 		}
 	}
 	if j.Type == JobTypeSystem || j.Type == JobTypeSysBatch {
@@ -206,6 +211,28 @@ func checkMigrate(m *api.MigrateStrategy) []string {
 		out = append(out, fmt.Sprintf("min_healthy_time (%s) must be less than healthy_deadline (%s)", minHealthy, deadline))
 	}
 	return out
+}
+
+// maxDispatchPayloadPath bounds the dispatch_payload file path.
+const maxDispatchPayloadPath = 512
+
+// checkDispatchPayloadFile reports why path cannot name the payload file under the task's
+// local directory: the client writes the payload there, so the path must stay inside it.
+func checkDispatchPayloadFile(path string) string {
+	switch {
+	case len(path) > maxDispatchPayloadPath:
+		return fmt.Sprintf("must be at most %d characters, got %d", maxDispatchPayloadPath, len(path))
+	case strings.HasPrefix(path, "/"):
+		return fmt.Sprintf("%q must be relative to the task's local directory", path)
+	case strings.ContainsFunc(path, unicode.IsControl):
+		return "must not contain control characters"
+	}
+	for _, elem := range strings.Split(path, "/") {
+		if elem == "" || elem == "." || elem == ".." {
+			return fmt.Sprintf("%q must not contain empty, \".\" or \"..\" elements", path)
+		}
+	}
+	return ""
 }
 
 // maxCronLength bounds one cron expression of a periodic job.

@@ -409,6 +409,7 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixAllocAndNodeEndpoints(), matrixNodeLifecycleEndpoints(), matrixClientAllocEndpoints(),
 		matrixClientAllocControlEndpoints(), matrixAllocStopEndpoints(), matrixDebugEndpoints(),
 		matrixDeploymentEndpoints(), matrixOperatorEndpoints(), matrixMonitorEndpoints(), matrixJobEvalEndpoints(),
+		matrixJobDispatchEndpoints(),
 		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(), matrixKeyringEndpoints(),
 		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
 		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints(), matrixACLAuthEndpoints(),

@@ -94,6 +94,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerClientAllocControlRoutes(mux)
 	s.registerFSRoutes(mux)
 	s.registerJobEvalRoutes(mux)
+	s.registerJobDispatchRoutes(mux)
 	s.registerJobPlanRoutes(mux)
 	s.registerJobSubmissionRoutes(mux)
 	s.registerMonitorRoutes(mux)

@@ -1,0 +1,37 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerJobDispatchRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/job/{id}/dispatch", methods{"PUT": s.jobDispatch, "POST": s.jobDispatch})
+}
+
+// jobDispatch creates a child of a parameterized job. The body is an api.JobDispatchRequest
+// (payload base64 in JSON); the idempotency token comes from the idempotency_token query
+// parameter, where the official client puts it.
+func (s *HTTPServer) jobDispatch(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.JobDispatchRequest
+	if err := decodeOptionalBody(r, &body); err != nil {
+		return nil, err
+	}
+	id := jobID(r)
+	if body.JobID != "" && body.JobID != id {
+		return nil, structs.BadRequest("Job ID does not match")
+	}
+	args := structs.JobDispatchRequest{
+		JobID: id, Payload: body.Payload, Meta: body.Meta, IdPrefixTemplate: body.IdPrefixTemplate,
+		Priority: body.Priority, IdempotencyToken: r.URL.Query().Get("idempotency_token"),
+		WriteRequest: writeRequest(r),
+	}
+	var reply structs.JobDispatchResponse
+	if err := s.srv.Endpoints.Job.Dispatch(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
+}

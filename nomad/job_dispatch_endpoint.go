@@ -1,0 +1,114 @@
+package nomad
+
+import (
+	"errors"
+
+	"github.com/hashicorp/go-uuid"
+	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Dispatch creates a child of a parameterized job: the parent's spec under
+// "<parent>/dispatch-[<prefix>-]<unix>-<8 hex>" with the request's payload and meta, and its
+// evaluation, in one Raft entry. dispatch-job in the job's namespace is needed. A request
+// carrying an idempotency token that a live (not stopped) child of the parent was dispatched
+// with answers with that child and writes nothing.
+func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispatchResponse) error {
+	if done, err := j.srv.forward("Job.Dispatch", args, reply); done {
+		return err
+	}
+	if args.Namespace == "" {
+		args.Namespace = structs.DefaultNamespace
+	}
+	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityDispatchJob) {
+		return structs.PermissionDenied("dispatch-job capability required in namespace %q", args.Namespace)
+	}
+	if err := j.srv.registrationRejected(aclObj); err != nil {
+		return err
+	}
+	if args.JobID == "" {
+		return structs.BadRequest("missing parameterized job ID")
+	}
+	if err := j.srv.checkLeader(); err != nil {
+		return err
+	}
+	store := j.srv.State()
+	parent, err := store.JobByID(nil, args.Namespace, args.JobID)
+	if err != nil {
+		return err
+	}
+	if parent == nil {
+		return structs.NotFound(structs.ErrJobNotFound)
+	}
+	if err := structs.ValidateDispatch(parent, args); err != nil {
+		return err
+	}
+	if found, err := j.dispatchedWithToken(parent, args.IdempotencyToken, reply); err != nil || found {
+		return err
+	}
+	suffix, err := uuid.GenerateUUID()
+	if err != nil {
+		return err
+	}
+	t := now()
+	id := structs.DispatchedID(parent.ID, args.IdPrefixTemplate, t.Unix(), suffix[:8])
+	child := parent.DispatchChild(id, t, args.Payload, args.Meta, args.IdempotencyToken)
+	if args.Priority != 0 {
+		child.Priority = args.Priority
+	}
+	if actor != nil {
+		child.NomadTokenID = actor.AccessorID
+	}
+	var eval *structs.Evaluation
+	// A dispatched child of a periodic parameterized job is itself periodic: the dispatcher
+	// launches it, no evaluation runs it directly (as upstream).
+	if !child.IsPeriodic() {
+		if eval, err = newEval(child, structs.EvalTriggerJobRegister, 0, t.UnixNano()); err != nil {
+			return err
+		}
+	}
+	req := &structs.JobRegisterRequest{Job: child, Eval: eval, Actor: actor, WriteRequest: args.WriteRequest}
+	index, err := j.srv.raftApply(structs.JobRegisterRequestType, req)
+	if errors.Is(err, structs.ErrDispatchTokenUsed) {
+		// A dispatch with the same token won the race: answer with its child.
+		if found, lookupErr := j.dispatchedWithToken(parent, args.IdempotencyToken, reply); lookupErr != nil || found {
+			return lookupErr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	reply.DispatchedJobID = child.ID
+	reply.JobCreateIndex = index
+	if eval != nil {
+		reply.EvalID = eval.ID
+		reply.EvalCreateIndex = index
+	}
+	reply.Index = index
+	return nil
+}
+
+// dispatchedWithToken fills reply with the live (not stopped) child of parent dispatched with
+// token, if there is one.
+func (j *Job) dispatchedWithToken(parent *structs.Job, token string, reply *structs.JobDispatchResponse) (bool, error) {
+	if token == "" {
+		return false, nil
+	}
+	children, err := j.srv.State().Jobs(nil, parent.Namespace, parent.ID+structs.DispatchLaunchSuffix)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range children {
+		if c.ParentID == parent.ID && c.DispatchIdempotencyToken == token && !c.Stop {
+			reply.DispatchedJobID = c.ID
+			reply.JobCreateIndex = c.CreateIndex
+			reply.Index = c.ModifyIndex
+			return true, nil
+		}
+	}
+	return false, nil
+}
