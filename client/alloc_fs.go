@@ -252,3 +252,49 @@ func (c *Client) FSOpen(allocID, reqPath string) (*AllocFile, error) {
 	}
 	return &AllocFile{File: f, Name: filepath.ToSlash(rel)}, nil
 }
+
+// FileStreamReader reads an open allocation file from a position and follows it: a file
+// that shrinks was truncated (read again from its start), one whose last link is gone was
+// deleted (the stream ends).
+type FileStreamReader struct {
+	f   *AllocFile
+	pos int64
+}
+
+// StreamReader reads f from offset bytes after its start, or before its end when fromEnd.
+func (f *AllocFile) StreamReader(offset int64, fromEnd bool) (*FileStreamReader, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	at := min(max(offset, 0), info.Size())
+	if fromEnd {
+		at = info.Size() - at
+	}
+	return &FileStreamReader{f: f, pos: at}, nil
+}
+
+// Next reads the next chunk of at most len(buf) bytes; io.EOF means nothing more for now,
+// or, with a FileEventDeleted chunk, ever.
+func (r *FileStreamReader) Next(buf []byte) (*Chunk, error) {
+	info, err := r.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink == 0 {
+		return &Chunk{File: r.f.Name, Event: FileEventDeleted}, io.EOF
+	}
+	var event string
+	if info.Size() < r.pos {
+		r.pos, event = 0, FileEventTruncated
+	}
+	n, err := r.f.ReadAt(buf, r.pos)
+	r.pos += int64(n)
+	if n > 0 || event != "" {
+		return &Chunk{Data: buf[:n], File: r.f.Name, Offset: r.pos, Event: event}, nil
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	return nil, err
+}
