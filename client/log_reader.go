@@ -112,7 +112,7 @@ func (r *TaskLogReader) size(idx int) (int64, error) {
 		return 0, err
 	}
 	if !info.Mode().IsRegular() {
-		return 0, structs.BadRequest("the log file %s is not a regular file", r.name(idx))
+		return 0, structs.BadRequest("the log file %s is a link or not a regular file: it is not read", r.name(idx))
 	}
 	return info.Size(), nil
 }
@@ -172,11 +172,9 @@ func (r *TaskLogReader) Next(buf []byte) (*Chunk, error) {
 			if n > 0 {
 				return &Chunk{Data: buf[:n], File: r.relBase + "." + strconv.Itoa(r.cur), Offset: r.pos, Event: event}, nil
 			}
-			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrNotExist) {
-				return nil, err
-			}
-			// This archive is done (or was removed by max_files): the next one, or the live
-			// file.
+			// This archive is done, was removed by max_files, or is not a regular file
+			// (which is not read): on to the next one, or the live file.
+			_ = err
 			archives, err := logArchives(r.root, r.base)
 			if err != nil {
 				return nil, err
