@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"strconv"
@@ -148,7 +149,9 @@ func TestClientOnlyAgent_ACLs(t *testing.T) {
 	must.Eq(t, 403, status)
 	res := execOfficial(t, anon, alloc, "sh", false, "", "/bin/true")
 	must.Error(t, res.err)
-	out, err := officialLogs(t, c, alloc, "sh", "stdout", false, "start", 0)
-	must.NoError(t, err)
-	must.Eq(t, "line1\n", out)
+	// Running is reported once the task's shim started; its output follows.
+	eventually(t, 10*time.Second, "the task's output through the server", func() (bool, string) {
+		out, err := officialLogs(t, c, alloc, "sh", "stdout", false, "start", 0)
+		return err == nil && out == "line1\n", fmt.Sprintf("%q %v", out, err)
+	})
 }
