@@ -154,6 +154,8 @@ func fsOpenError(root *os.Root, rel, reqPath string, err error) error {
 		return &structs.CodedError{Code: http.StatusNotFound, Err: structs.ErrNotFound,
 			Msg: fmt.Sprintf("file %q not found in the allocation directory", reqPath)}
 	}
+	// os.Root refuses a link that leads out with an error it does not export; its text is
+	// the only way to tell it from another failure (and nothing worse than a 400 depends on it).
 	if strings.Contains(err.Error(), "path escapes from parent") {
 		return structs.BadRequest("invalid path %q: a link that leaves the allocation directory", reqPath)
 	}

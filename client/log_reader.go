@@ -168,13 +168,11 @@ func (r *TaskLogReader) Next(buf []byte) (*Chunk, error) {
 	var event string
 	for range 1000 { // bounded: each turn moves to a higher archive index or reads
 		if r.cur > 0 {
-			n, err := r.readAt(r.cur, buf)
-			if n > 0 {
+			// An error is no answer here: the archive is done, was removed by max_files, or
+			// is not a regular file (which is not read). On to the next one, or the live file.
+			if n, _ := r.readAt(r.cur, buf); n > 0 {
 				return &Chunk{Data: buf[:n], File: r.relBase + "." + strconv.Itoa(r.cur), Offset: r.pos, Event: event}, nil
 			}
-			// This archive is done, was removed by max_files, or is not a regular file
-			// (which is not read): on to the next one, or the live file.
-			_ = err
 			archives, err := logArchives(r.root, r.base)
 			if err != nil {
 				return nil, err

@@ -188,3 +188,16 @@ func TestFileStreamReader_TruncateAndDelete(t *testing.T) {
 	must.NotNil(t, chunk)
 	must.Eq(t, FileEventDeleted, chunk.Event)
 }
+
+// An archive a task replaced with a link is skipped, never read through.
+func TestTaskLogReader_SkipsLinkedArchive(t *testing.T) {
+	c, logs := logTestClient(t, map[string]string{"web.stdout.1": "a\n", "web.stdout.0": "live\n"})
+	outside := filepath.Join(t.TempDir(), "host")
+	must.NoError(t, os.WriteFile(outside, []byte("host secret\n"), 0o600))
+	must.NoError(t, os.Symlink(outside, filepath.Join(logs, "web.stdout.2")))
+	r, err := c.OpenTaskLogReader("a1", "web", "stdout", 0, false)
+	must.NoError(t, err)
+	defer r.Close()
+	got, _ := readAll(t, r, 64)
+	must.Eq(t, "a\nlive\n", got)
+}
