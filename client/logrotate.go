@@ -93,6 +93,10 @@ func rotateLog(logsDir, base string, limits logLimits) error {
 	if !info.Mode().IsRegular() || info.Size() < limits.maxSize {
 		return nil
 	}
+	// Readers (log_reader.go) must see the copy and the truncation as one step.
+	lock := logLock(logsDir, base)
+	lock.Lock()
+	defer lock.Unlock()
 	archives, err := logArchives(root, base)
 	if err != nil {
 		return err

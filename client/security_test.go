@@ -78,14 +78,14 @@ func TestSecurity_ClientTaskLogLinkRefused(t *testing.T) {
 	must.NoError(t, os.Symlink(outside, filepath.Join(logs, LogFileName("web", "stdout"))))
 	must.NoError(t, os.WriteFile(filepath.Join(logs, LogFileName("api", "stdout")), []byte("hello"), 0o644))
 
-	_, err := c.OpenTaskLog("a1", "web", "stdout")
-	must.ErrorContains(t, err, "is a link that leaves the allocation directory")
+	_, err := c.OpenTaskLogReader("a1", "web", "stdout", 0, false)
+	must.ErrorContains(t, err, "is a link or not a regular file")
 	must.Eq(t, 400, structs.ErrorCode(err))
-	f, err := c.OpenTaskLog("a1", "api", "stdout")
+	f, err := c.OpenTaskLogReader("a1", "api", "stdout", 0, false)
 	must.NoError(t, err)
 	must.NoError(t, f.Close())
 	for _, bad := range []struct{ alloc, task string }{{"..", "api"}, {"a1", "../../a1/alloc/logs/api"}, {"a1", ".."}} {
-		_, err := c.OpenTaskLog(bad.alloc, bad.task, "stdout")
+		_, err := c.OpenTaskLogReader(bad.alloc, bad.task, "stdout", 0, false)
 		must.Error(t, err)
 		must.StrContains(t, err.Error(), "invalid")
 	}

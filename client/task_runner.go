@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/client/taskenv"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -348,13 +347,15 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	ports := groupPorts(tr.alloc, tr.tg)
+	env := tr.taskEnv(allocDir, taskDir, ports)
 	return &drivers.TaskConfig{
 		AllocID:    tr.alloc.ID,
 		JobName:    tr.alloc.Job.Name,
 		GroupName:  tr.alloc.TaskGroup,
 		TaskName:   tr.task.Name,
-		Config:     tr.task.Config,
-		Env:        tr.env(allocDir, taskDir),
+		Config:     env.ReplaceConfig(tr.task.Config),
+		Env:        env.Map(),
 		TaskDir:    taskDir,
 		AllocDir:   allocDir,
 		StdoutPath: stdout,
@@ -362,7 +363,7 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 		KillSignal: tr.task.KillSignal,
 		User:       tr.task.User,
 		Resources:  taskResources(tr.task.Resources),
-		Ports:      groupPorts(tr.alloc, tr.tg),
+		Ports:      ports,
 	}, nil
 }
 
@@ -407,36 +408,27 @@ func groupPorts(alloc *structs.Allocation, tg *api.TaskGroup) []drivers.PortMapp
 	return out
 }
 
-// env is the task's env block plus the NOMAD_* variables describing where it runs.
-func (tr *taskRunner) env(allocDir, taskDir string) map[string]string {
-	a, job, c := tr.alloc, tr.alloc.Job, tr.ar.c
-	env := map[string]string{
-		"NOMAD_ALLOC_ID":    a.ID,
-		"NOMAD_ALLOC_NAME":  a.Name,
-		"NOMAD_ALLOC_INDEX": strconv.Itoa(a.Index()),
-		"NOMAD_ALLOC_DIR":   allocDir,
-		"NOMAD_TASK_DIR":    filepath.Join(taskDir, "local"),
-		"NOMAD_SECRETS_DIR": filepath.Join(taskDir, "secrets"),
-		"NOMAD_TASK_NAME":   tr.task.Name,
-		"NOMAD_GROUP_NAME":  a.TaskGroup,
-		"NOMAD_JOB_ID":      job.ID,
-		"NOMAD_JOB_NAME":    job.Name,
-		"NOMAD_NAMESPACE":   a.Namespace,
-		"NOMAD_REGION":      c.config.Region,
-		"NOMAD_DC":          c.node.Datacenter,
-		"NOMAD_NODE_ID":     c.node.ID,
-		"NOMAD_NODE_NAME":   c.node.Name,
+// taskEnv builds the task's environment and the interpolation of its configuration
+// (client/taskenv). Drivers that isolate the file system (exec's chroot, docker's
+// container) mount the directories at /alloc, /local and /secrets: there the task sees
+// those paths, and ${NOMAD_TASK_DIR} in its configuration must say so too.
+func (tr *taskRunner) taskEnv(allocDir, taskDir string, ports []drivers.PortMapping) *taskenv.Env {
+	in := taskenv.Input{
+		Alloc: tr.alloc, Group: tr.tg, Task: tr.task, Node: tr.ar.c.node, Region: tr.ar.c.config.Region,
+		AllocDir: allocDir, TaskDir: filepath.Join(taskDir, "local"), SecretsDir: filepath.Join(taskDir, "secrets"),
 	}
-	for _, meta := range []map[string]string{job.Meta, tr.tg.Meta, tr.task.Meta} {
-		for k, v := range meta {
-			env["NOMAD_META_"+strings.ReplaceAll(k, "-", "_")] = v
-		}
+	if isolatedFSDrivers[tr.task.Driver] {
+		in.AllocDir, in.TaskDir, in.SecretsDir = "/alloc", "/local", "/secrets"
 	}
-	for k, v := range tr.task.Env {
-		env[k] = v
+	for _, p := range ports {
+		in.Ports = append(in.Ports, taskenv.Port{Label: p.Label, Value: p.Value, To: p.To, HostIP: p.HostIP})
 	}
-	return env
+	return taskenv.New(in)
 }
+
+// isolatedFSDrivers run tasks in their own file system view, with the allocation's
+// directories mounted at /alloc, /local and /secrets.
+var isolatedFSDrivers = map[string]bool{"exec": true, "docker": true}
 
 // restartPolicy decides whether a task that ended is started again, and after what delay.
 type restartPolicy struct {

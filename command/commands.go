@@ -85,6 +85,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"acl role delete":    func() (cli.Command, error) { return &ACLRoleDeleteCommand{Meta: meta()}, nil },
 		"alloc":              group("Interact with allocations", allocHelp),
 		"alloc exec":         func() (cli.Command, error) { return &AllocExecCommand{Meta: meta()}, nil },
+		"alloc fs":           func() (cli.Command, error) { return &AllocFSCommand{Meta: meta()}, nil },
 		"alloc logs":         func() (cli.Command, error) { return &AllocLogsCommand{Meta: meta()}, nil },
 		"alloc restart":      func() (cli.Command, error) { return &AllocRestartCommand{Meta: meta()}, nil },
 		"alloc signal":       func() (cli.Command, error) { return &AllocSignalCommand{Meta: meta()}, nil },

@@ -144,6 +144,22 @@ func (a *ACL) AuthorizeReadLogs(secret, namespace string) error {
 	return nil
 }
 
+// AuthorizeReadFS checks that the caller may read the files of an allocation in namespace
+// (the /v1/client/fs routes other than logs): read-fs.
+func (a *ACL) AuthorizeReadFS(secret, namespace string) error {
+	aclObj, _, err := a.srv.resolveACL(secret)
+	if err != nil {
+		return err
+	}
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+	if !aclObj.AllowNamespaceOperation(namespace, acl.NamespaceCapabilityReadFS) {
+		return structs.PermissionDenied("%s capability required in namespace %q", acl.NamespaceCapabilityReadFS, namespace)
+	}
+	return nil
+}
+
 // BootstrapRequest asks for the first management token, optionally with a chosen secret.
 type BootstrapRequest struct {
 	BootstrapSecret string

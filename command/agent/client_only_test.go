@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"strconv"
@@ -148,12 +149,9 @@ func TestClientOnlyAgent_ACLs(t *testing.T) {
 	must.Eq(t, 403, status)
 	res := execOfficial(t, anon, alloc, "sh", false, "", "/bin/true")
 	must.Error(t, res.err)
-	// Running is reported once the task started; its first line may come a moment later.
-	eventually(t, 10*time.Second, "the task's output", func() (bool, string) {
+	// Running is reported once the task's shim started; its output follows.
+	eventually(t, 10*time.Second, "the task's output through the server", func() (bool, string) {
 		out, err := officialLogs(t, c, alloc, "sh", "stdout", false, "start", 0)
-		if err != nil {
-			return false, err.Error()
-		}
-		return out == "line1\n", out
+		return err == nil && out == "line1\n", fmt.Sprintf("%q %v", out, err)
 	})
 }

@@ -39,6 +39,7 @@ func (a *Agent) serveClientStreams(ln net.Listener) {
 	// Not s.handle: these routes are not part of the agent's HTTP API; only a server reaches
 	// them, over a stream it opened after authorizing the caller.
 	s.mux.Handle("/v1/client/fs/logs/{alloc_id}", s.wrap(getOnly(s.streamedLogs)))
+	s.registerStreamedFSRoutes(s.mux)
 	s.mux.Handle("/v1/client/allocation/{alloc_id}/exec", s.wrap(getOnly(s.streamedExec)))
 	s.registerStreamedAllocControlRoutes(s.mux)
 	s.mux.Handle("/v1/agent/monitor", s.wrap(getOnly(s.streamedMonitor)))
@@ -78,12 +79,7 @@ func (s *HTTPServer) streamedLogs(w http.ResponseWriter, r *http.Request) (any, 
 	if c == nil {
 		return nil, structs.NotFound(structs.ErrAllocNotFound)
 	}
-	f, err := c.OpenTaskLog(req.allocID, req.task, req.logType)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return s.sendLog(w, r, req, f)
+	return s.serveLogs(w, r, c, req)
 }
 
 // streamedExec serves an exec session a server sent over a stream, as a WebSocket without the
@@ -136,11 +132,6 @@ func nodeURL(scheme string, r *http.Request, drop ...string) string {
 	}
 	u := url.URL{Scheme: scheme, Host: "node", Path: r.URL.Path, RawQuery: q.Encode()}
 	return u.String()
-}
-
-// proxyLogs relays a log read to the client that has the log.
-func (s *HTTPServer) proxyLogs(w http.ResponseWriter, r *http.Request, alloc *structs.Allocation) (any, error) {
-	return s.proxyToNode(w, r, alloc.NodeID)
 }
 
 // proxyToNode relays the GET r (already authorized) to the client of nodeID and streams its

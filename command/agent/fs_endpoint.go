@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
@@ -27,6 +26,11 @@ const (
 
 func (s *HTTPServer) registerFSRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/client/fs/logs/{alloc_id}", methods{"GET": s.allocLogs})
+	s.handle(mux, "/v1/client/fs/ls/{alloc_id}", methods{"GET": s.fsHandler(fsRouteList)})
+	s.handle(mux, "/v1/client/fs/stat/{alloc_id}", methods{"GET": s.fsHandler(fsRouteStat)})
+	s.handle(mux, "/v1/client/fs/cat/{alloc_id}", methods{"GET": s.fsHandler(fsRouteCat)})
+	s.handle(mux, "/v1/client/fs/readat/{alloc_id}", methods{"GET": s.fsHandler(fsRouteReadAt)})
+	s.handle(mux, "/v1/client/fs/stream/{alloc_id}", methods{"GET": s.fsHandler(fsRouteStream)})
 }
 
 // logRequest is one logs request, parsed.
@@ -74,54 +78,73 @@ func parseLogRequest(r *http.Request) (*logRequest, error) {
 
 // allocLogs streams a task's stdout or stderr log from this agent's client, as upstream's
 // route does: JSON stream frames ({"Offset","Data","File"}; "{}" is a heartbeat), or the
-// bytes alone with plain=true. With follow=true it keeps sending what the task writes until
-// the task is dead or the caller leaves.
+// bytes alone with plain=true. The log spans its rotated archives (oldest first) and then the
+// live file: offsets count across them. With follow=true it keeps sending what the task
+// writes, through rotations, until the task is dead or the caller leaves.
 func (s *HTTPServer) allocLogs(w http.ResponseWriter, r *http.Request) (any, error) {
 	req, err := parseLogRequest(r)
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.openLog(queryOptions(r), req)
-	var remote *remoteNodeError
-	if errors.As(err, &remote) {
-		return s.proxyLogs(w, r, remote.alloc)
-	}
+	alloc, err := s.authorizeLogs(queryOptions(r), req)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return s.sendLog(w, r, req, f)
+	c := s.agent.Client()
+	if c == nil || alloc.NodeID != c.NodeID() {
+		return s.proxyToNode(w, r, alloc.NodeID)
+	}
+	return s.serveLogs(w, r, c, req)
 }
 
-// sendLog streams the open log f from req's offset.
-func (s *HTTPServer) sendLog(w http.ResponseWriter, r *http.Request, req *logRequest, f *os.File) (any, error) {
-	info, err := f.Stat()
+// serveLogs streams a log of an allocation of this agent's client; the caller authorized.
+func (s *HTTPServer) serveLogs(w http.ResponseWriter, r *http.Request, c *client.Client, req *logRequest) (any, error) {
+	rd, err := c.OpenTaskLogReader(req.allocID, req.task, req.logType, req.offset, req.fromEnd)
 	if err != nil {
 		return nil, err
 	}
-	pos := min(req.offset, info.Size())
-	if req.fromEnd {
-		pos = info.Size() - pos
-	}
-	if _, err := f.Seek(pos, io.SeekStart); err != nil {
-		return nil, err
-	}
+	defer rd.Close()
+	return s.sendStream(w, r, rd, streamSpec{plain: req.plain, follow: req.follow,
+		live: func() bool { return c.TaskLive(req.allocID, req.task) }})
+}
 
+// chunkReader is what a stream is read from: a task's log or an allocation file.
+type chunkReader interface {
+	// Next returns the next chunk; io.EOF when there is nothing more for now.
+	Next(buf []byte) (*client.Chunk, error)
+}
+
+// streamSpec says how a stream is sent.
+type streamSpec struct {
+	plain  bool
+	follow bool
+	// live reports whether more may still come: a followed stream ends once it is false
+	// and everything was sent.
+	live func() bool
+}
+
+// sendStream sends what rd reads as upstream's stream frames, or as plain bytes, and with
+// follow goes on polling for more until the caller leaves, live turns false, or the file is
+// deleted. Frames are always whole JSON lines: a proxy relays them byte for byte.
+func (s *HTTPServer) sendStream(w http.ResponseWriter, r *http.Request, rd chunkReader, spec streamSpec) (any, error) {
 	h := w.Header()
 	h.Del("Content-Encoding")
-	if req.plain {
+	if spec.plain {
 		h.Set("Content-Type", "text/plain; charset=utf-8")
+		h.Set("X-Content-Type-Options", "nosniff")
 	} else {
 		h.Set("Content-Type", "application/json")
 	}
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	enc := json.NewEncoder(w)
-	file := "alloc/logs/" + client.LogFileName(req.task, req.logType)
 	lastSent := time.Now()
 	send := func(frame *api.StreamFrame) error {
 		var err error
-		if req.plain {
+		if spec.plain {
+			if len(frame.Data) == 0 {
+				return nil
+			}
 			_, err = w.Write(frame.Data)
 		} else {
 			err = enc.Encode(frame)
@@ -132,33 +155,45 @@ func (s *HTTPServer) sendLog(w http.ResponseWriter, r *http.Request, req *logReq
 		lastSent = time.Now()
 		return err
 	}
-	// drain sends everything up to the current end of the file.
 	buf := make([]byte, logFrameSize)
-	drain := func() error {
+	// drain sends everything there is now; ended reports a deleted file.
+	drain := func() (ended bool, err error) {
 		for {
-			n, err := f.Read(buf)
-			if n > 0 {
-				pos += int64(n)
-				if err := send(&api.StreamFrame{Offset: pos, Data: buf[:n], File: file}); err != nil {
-					return err
+			chunk, err := rd.Next(buf)
+			if chunk != nil {
+				if chunk.Event != "" && !spec.plain {
+					if err := send(&api.StreamFrame{File: chunk.File, FileEvent: chunk.Event}); err != nil {
+						return true, err
+					}
+				}
+				if len(chunk.Data) > 0 {
+					if err := send(&api.StreamFrame{Offset: chunk.Offset, Data: chunk.Data, File: chunk.File}); err != nil {
+						return true, err
+					}
+				}
+				if chunk.Event == client.FileEventDeleted {
+					return true, nil
 				}
 			}
-			if err == io.EOF {
-				return nil
+			if errors.Is(err, io.EOF) {
+				return false, nil
 			}
 			if err != nil {
-				return err
+				return true, err
 			}
 		}
 	}
 
-	c := s.agent.Client()
 	tick := time.NewTicker(logPollInterval)
 	defer tick.Stop()
 	for {
 		// Asked before reading, so that what a task wrote just before it ended is still read.
-		live := req.follow && c.TaskLive(req.allocID, req.task)
-		if err := drain(); err != nil || !live {
+		live := spec.follow && (spec.live == nil || spec.live())
+		ended, err := drain()
+		if err != nil {
+			s.logger.Debug("stream ended", "path", r.URL.Path, "error", err)
+		}
+		if ended || !live {
 			return nil, nil
 		}
 		select {
@@ -166,15 +201,7 @@ func (s *HTTPServer) sendLog(w http.ResponseWriter, r *http.Request, req *logReq
 			return nil, nil
 		case <-tick.C:
 		}
-		// A file shorter than what was read was rotated (copied to an archive and
-		// truncated, client/logrotate.go): what it holds now is new, read from its start.
-		if info, err := f.Stat(); err == nil && info.Size() < pos {
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return nil, nil
-			}
-			pos = 0
-		}
-		if !req.plain && time.Since(lastSent) >= logHeartbeat {
+		if !spec.plain && time.Since(lastSent) >= logHeartbeat {
 			if send(&api.StreamFrame{}) != nil {
 				return nil, nil
 			}
@@ -182,17 +209,29 @@ func (s *HTTPServer) sendLog(w http.ResponseWriter, r *http.Request, req *logReq
 	}
 }
 
-// openLog authorizes the request and opens the log on this agent's client. The servers'
+// authorizeLogs authorizes the request and finds its allocation and task. The servers'
 // view of the allocation decides: its logs outlive the client's runner of it.
-func (s *HTTPServer) openLog(opts structs.QueryOptions, req *logRequest) (*os.File, error) {
-	authorize := s.srv.Endpoints.ACL.AuthorizeReadLogs
-	alloc, err := s.srv.State().AllocByID(nil, req.allocID)
+func (s *HTTPServer) authorizeLogs(opts structs.QueryOptions, req *logRequest) (*structs.Allocation, error) {
+	alloc, err := s.authorizeAlloc(opts, req.allocID, s.srv.Endpoints.ACL.AuthorizeReadLogs)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := allocTaskDriver(alloc, req.task); !ok {
+		return nil, &structs.CodedError{Code: http.StatusNotFound, Err: structs.ErrNotFound,
+			Msg: fmt.Sprintf("task %q not found in allocation %s", req.task, alloc.ID)}
+	}
+	return alloc, nil
+}
+
+// authorizeAlloc finds the allocation allocID and checks the caller with authorize in its
+// namespace. A caller refused in the request's namespace learns nothing, not even whether
+// the ID exists.
+func (s *HTTPServer) authorizeAlloc(opts structs.QueryOptions, allocID string, authorize func(secret, namespace string) error) (*structs.Allocation, error) {
+	alloc, err := s.srv.State().AllocByID(nil, allocID)
 	if err != nil {
 		return nil, err
 	}
 	if alloc == nil {
-		// A caller who may read no logs of the namespace learns nothing, not even whether
-		// the ID exists.
 		if err := authorize(opts.AuthToken, opts.Namespace); err != nil {
 			return nil, err
 		}
@@ -201,13 +240,5 @@ func (s *HTTPServer) openLog(opts structs.QueryOptions, req *logRequest) (*os.Fi
 	if err := authorize(opts.AuthToken, alloc.Namespace); err != nil {
 		return nil, err
 	}
-	if _, ok := allocTaskDriver(alloc, req.task); !ok {
-		return nil, &structs.CodedError{Code: http.StatusNotFound, Err: structs.ErrNotFound,
-			Msg: fmt.Sprintf("task %q not found in allocation %s", req.task, alloc.ID)}
-	}
-	c := s.agent.Client()
-	if c == nil || alloc.NodeID != c.NodeID() {
-		return nil, &remoteNodeError{alloc: alloc}
-	}
-	return c.OpenTaskLog(alloc.ID, req.task, req.logType)
+	return alloc, nil
 }

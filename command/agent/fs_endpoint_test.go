@@ -220,3 +220,41 @@ func TestAllocLogs_FollowAcrossRotation(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, "after\n", string(rest))
 }
+
+// TestAllocLogs_SpansArchives: offsets from the start and from the end count across the
+// rotated archives (oldest first) and the live file, through the official client too.
+func TestAllocLogs_SpansArchives(t *testing.T) {
+	ta := NewTestClientAgent(t, nil)
+	c := ta.Client("")
+	alloc := runningAlloc(t, c, shJob("arch", "service", "echo live; exec sleep 600"))
+	eventually(t, 10*time.Second, "the task's output", func() (bool, string) {
+		res := doHTTP(t, ta, "GET", logsPath(alloc.ID, url.Values{"task": {"sh"}, "type": {"stdout"}, "plain": {"true"}}), nil, nil)
+		return res.body == "live\n", res.body
+	})
+	logs := filepath.Join(filepath.Dir(ta.Agent.Client().TaskDir(alloc.ID, "sh")), "alloc", "logs")
+	must.NoError(t, os.WriteFile(filepath.Join(logs, "sh.stdout.1"), []byte("a1\na2\n"), 0o644))
+	must.NoError(t, os.WriteFile(filepath.Join(logs, "sh.stdout.2"), []byte("b1\n"), 0o644))
+
+	cases := []struct {
+		name   string
+		origin string
+		offset int64
+		want   string
+	}{
+		{name: "whole log", origin: "start", want: "a1\na2\nb1\nlive\n"},
+		{name: "from inside the first archive", origin: "start", offset: 3, want: "a2\nb1\nlive\n"},
+		{name: "last bytes across archives", origin: "end", offset: 8, want: "b1\nlive\n"},
+		{name: "more than there is from the end", origin: "end", offset: 1000, want: "a1\na2\nb1\nlive\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := officialLogs(t, c, alloc, "sh", "stdout", false, tc.origin, tc.offset)
+			must.NoError(t, err)
+			must.Eq(t, tc.want, out)
+		})
+	}
+	res := doHTTP(t, ta, "GET", logsPath(alloc.ID, url.Values{"task": {"sh"}, "type": {"stdout"}}), nil, nil)
+	must.Eq(t, `{"Offset":6,"Data":"YTEKYTIK","File":"alloc/logs/sh.stdout.1"}`+"\n"+
+		`{"Offset":3,"Data":"YjEK","File":"alloc/logs/sh.stdout.2"}`+"\n"+
+		`{"Offset":5,"Data":"bGl2ZQo=","File":"alloc/logs/sh.stdout.0"}`+"\n", res.body)
+}
