@@ -83,6 +83,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerAgentRoutes(mux)
 	s.registerAgentRuntimeRoutes(mux)
 	s.registerOperatorRoutes(mux)
+	s.registerOperatorSnapshotRoutes(mux)
 	s.registerACLRoutes(mux)
 	s.registerACLAuthRoutes(mux)
 	s.registerEventRoutes(mux)
@@ -269,11 +270,13 @@ func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 				"status", w.status, "duration", time.Since(start))
 		}()
 
-		if r.ContentLength > maxRequestBodySize {
-			s.writeError(w, r, errBodyTooLarge)
-			return
+		if !boundsOwnBody[r.URL.Path] {
+			if r.ContentLength > maxRequestBodySize {
+				s.writeError(w, r, errBodyTooLarge)
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxRequestBodySize)
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBodySize)
 
 		opts, err := s.parseRequestOptions(r)
 		if err != nil {
@@ -293,6 +296,10 @@ func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 		s.writeJSON(w, r, opts.pretty, result)
 	})
 }
+
+// boundsOwnBody names the paths whose handlers take bodies past maxRequestBodySize and bound
+// them with a limit of their own (a snapshot upload).
+var boundsOwnBody = map[string]bool{"/v1/operator/snapshot": true}
 
 var errBodyTooLarge = structs.NewErrCode(http.StatusRequestEntityTooLarge,
 	"Request body too large: the limit is %d bytes", maxRequestBodySize)
