@@ -51,6 +51,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerVariableCommands()
 	f.registerNodePoolCommands()
 	f.registerSchedulerConfigCommands()
+	f.registerSystemCommands()
 	return f, nil
 }
 

@@ -49,6 +49,7 @@ const (
 	ACLAuthMethodDeleteRequestType          MessageType = 40
 	ACLBindingRuleUpsertRequestType         MessageType = 41
 	ACLBindingRuleDeleteRequestType         MessageType = 42
+	ReconcileJobSummariesRequestType        MessageType = 43
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -120,6 +121,8 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	ACLAuthMethodDeleteRequestType:  {Name: "ACLAuthMethodDelete", EventType: "ACLAuthMethodDeleted", New: newRequest[ACLAuthMethodDeleteRequest]},
 	ACLBindingRuleUpsertRequestType: {Name: "ACLBindingRuleUpsert", EventType: "ACLBindingRuleUpserted", New: newRequest[ACLBindingRuleUpsertRequest]},
 	ACLBindingRuleDeleteRequestType: {Name: "ACLBindingRuleDelete", EventType: "ACLBindingRuleDeleted", New: newRequest[ACLBindingRuleDeleteRequest]},
+	// No events: summaries are derived counts (state/events.go).
+	ReconcileJobSummariesRequestType: {Name: "ReconcileJobSummaries", New: newRequest[ReconcileJobSummariesRequest]},
 }
 
 func (t MessageType) String() string {

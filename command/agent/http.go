@@ -81,6 +81,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerNamespaceRoutes(mux)
 	s.registerStatusRoutes(mux)
 	s.registerAgentRoutes(mux)
+	s.registerAgentHostRoutes(mux)
 	s.registerAgentRuntimeRoutes(mux)
 	s.registerOperatorRoutes(mux)
 	s.registerOperatorSnapshotRoutes(mux)
