@@ -28,7 +28,9 @@ Agent Info Options:
 `)
 }
 
-func (c *AgentInfoCommand) Synopsis() string { return "Display status information about the local agent" }
+func (c *AgentInfoCommand) Synopsis() string {
+	return "Display status information about the local agent"
+}
 
 func (c *AgentInfoCommand) Run(args []string) int {
 	var asJSON bool

@@ -47,7 +47,9 @@ Format Options:
 `)
 }
 
-func (c *FormatCommand) Synopsis() string { return "Rewrites Nomad config and job files to canonical format" }
+func (c *FormatCommand) Synopsis() string {
+	return "Rewrites Nomad config and job files to canonical format"
+}
 
 func (c *FormatCommand) Run(args []string) int {
 	var check, recursive bool

@@ -44,7 +44,9 @@ Snapshot Save Options:
 `)
 }
 
-func (c *OperatorSnapshotSaveCommand) Synopsis() string { return "Saves a snapshot of Nomad server state" }
+func (c *OperatorSnapshotSaveCommand) Synopsis() string {
+	return "Saves a snapshot of Nomad server state"
+}
 
 func (c *OperatorSnapshotSaveCommand) Run(args []string) int {
 	var stale bool

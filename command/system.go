@@ -1,7 +1,5 @@
 package command
 
-
-
 const systemHelp = `
 Usage: nomad system <subcommand> [options]
 
@@ -59,7 +57,9 @@ Usage: nomad system reconcile summaries [options]
 `, "")
 }
 
-func (c *SystemReconcileSummariesCommand) Synopsis() string { return "Reconciles the summaries of all registered jobs" }
+func (c *SystemReconcileSummariesCommand) Synopsis() string {
+	return "Reconciles the summaries of all registered jobs"
+}
 
 func (c *SystemReconcileSummariesCommand) Run(args []string) int {
 	fs := c.FlagSet("system reconcile summaries")
@@ -73,4 +73,3 @@ func (c *SystemReconcileSummariesCommand) Run(args []string) int {
 	c.Ui.Output("Successfully reconciled job summaries")
 	return 0
 }
-
