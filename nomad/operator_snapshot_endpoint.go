@@ -84,6 +84,12 @@ func (o *Operator) SnapshotRestore(args *structs.SnapshotRestoreRequest, reply *
 	return nil
 }
 
+// AuthorizeSnapshotRestore lets the HTTP agent refuse a caller before it reads an upload of
+// up to structs.MaxSnapshotSize; SnapshotRestore checks again on the server that restores.
+func (o *Operator) AuthorizeSnapshotRestore(secret string) error {
+	return o.requireManagement(secret, "restore a snapshot")
+}
+
 // requireManagement refuses any caller without a management token (ACLs off allows all).
 func (o *Operator) requireManagement(secret, what string) error {
 	aclObj, _, err := o.srv.resolveACL(secret)

@@ -38,6 +38,10 @@ var errSnapshotTooLarge = structs.BadRequest("snapshot: the upload is larger tha
 // operatorSnapshotRestore reads the whole upload (up to structs.MaxSnapshotSize) and hands
 // it to the server, which checks it before Raft restores it.
 func (s *HTTPServer) operatorSnapshotRestore(w http.ResponseWriter, r *http.Request) (any, error) {
+	// Refuse a caller before buffering what may be hundreds of megabytes.
+	if err := s.srv.Endpoints.Operator.AuthorizeSnapshotRestore(writeRequest(r).AuthToken); err != nil {
+		return nil, err
+	}
 	if r.ContentLength > structs.MaxSnapshotSize {
 		return nil, errSnapshotTooLarge
 	}

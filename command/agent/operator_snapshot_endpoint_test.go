@@ -184,6 +184,21 @@ func TestOperatorSnapshot_BadUploads(t *testing.T) {
 		must.Eq(t, before, tableIndexes(t, ta.Server().State()))
 	})
 
+	t.Run("refused before the upload is read", func(t *testing.T) {
+		conn, err := net.Dial("tcp", ta.Agent.HTTPAddr())
+		must.NoError(t, err)
+		defer conn.Close()
+		_, err = fmt.Fprintf(conn, "PUT /v1/operator/snapshot HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\nabc",
+			structs.MaxSnapshotSize)
+		must.NoError(t, err)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		must.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		must.Eq(t, http.StatusForbidden, resp.StatusCode)
+		must.StrHasPrefix(t, "Permission denied", string(body))
+	})
+
 	t.Run("wrong method", func(t *testing.T) {
 		res := doHTTP(t, ta, "DELETE", "/v1/operator/snapshot", nil, tokenHeader(root))
 		must.Eq(t, http.StatusMethodNotAllowed, res.status)
