@@ -32,6 +32,7 @@ func run(args []string) int {
 	// The agent lives outside package command so the CLI never links the
 	// server's packages into its own import graph.
 	commands["agent"] = func() (cli.Command, error) { return &agentCommand{ui: ui}, nil }
+	commands["config validate"] = func() (cli.Command, error) { return &configValidateCommand{ui: ui}, nil }
 
 	c := cli.NewCLI("nomad", command.Version)
 	c.Args = args
@@ -68,3 +69,15 @@ func (a *agentCommand) Help() string {
 func (a *agentCommand) Synopsis() string { return "Run a Nomad agent" }
 
 func (a *agentCommand) Run(args []string) int { return agentcmd.Run(args, a.ui) }
+
+// configValidateCommand checks agent configuration with the agent's own loader, which lives
+// beside the agent for the same reason.
+type configValidateCommand struct {
+	ui cli.Ui
+}
+
+func (c *configValidateCommand) Help() string     { return agentcmd.ConfigValidateHelp }
+func (c *configValidateCommand) Synopsis() string { return "Validate agent configuration files" }
+func (c *configValidateCommand) Run(args []string) int {
+	return agentcmd.RunConfigValidate(args, c.ui)
+}

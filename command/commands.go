@@ -169,6 +169,33 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"server members":     func() (cli.Command, error) { return &ServerMembersCommand{Meta: meta()}, nil },
 		"server join":        func() (cli.Command, error) { return &ServerJoinCommand{Meta: meta()}, nil },
 		"server force-leave": func() (cli.Command, error) { return &ServerForceLeaveCommand{Meta: meta()}, nil },
+
+		// Operations and everyday shortcuts (snapshots, system, agent, top-level aliases).
+		"run":                       alias("run", "job run", &JobRunCommand{Meta: meta()}),
+		"plan":                      alias("plan", "job plan", &JobPlanCommand{Meta: meta()}),
+		"stop":                      alias("stop", "job stop", &JobStopCommand{Meta: meta()}),
+		"job allocs":                func() (cli.Command, error) { return &JobAllocsCommand{Meta: meta()}, nil },
+		"job deployments":           func() (cli.Command, error) { return &JobDeploymentsCommand{Meta: meta()}, nil },
+		"job init":                  func() (cli.Command, error) { return &JobInitCommand{Meta: meta()}, nil },
+		"job restart":               func() (cli.Command, error) { return &JobRestartCommand{Meta: meta()}, nil },
+		"job start":                 func() (cli.Command, error) { return &JobStartCommand{Meta: meta()}, nil },
+		"var lock":                  func() (cli.Command, error) { return &VarLockCommand{Meta: meta()}, nil },
+		"acl policy self":           func() (cli.Command, error) { return &ACLPolicySelfCommand{Meta: meta()}, nil },
+		"operator snapshot":         group("Save, restore and inspect snapshots of the servers' state", operatorSnapshotHelp),
+		"operator snapshot save":    func() (cli.Command, error) { return &OperatorSnapshotSaveCommand{Meta: meta()}, nil },
+		"operator snapshot restore": func() (cli.Command, error) { return &OperatorSnapshotRestoreCommand{Meta: meta()}, nil },
+		"operator snapshot inspect": func() (cli.Command, error) { return &OperatorSnapshotInspectCommand{Meta: meta()}, nil },
+		"system":                    group("Cluster-wide maintenance", systemHelp),
+		"system gc":                 func() (cli.Command, error) { return &SystemGCCommand{Meta: meta()}, nil },
+		"system reconcile":          group("Rebuild derived state", systemReconcileHelp),
+		"system reconcile summaries": func() (cli.Command, error) {
+			return &SystemReconcileSummariesCommand{Meta: meta()}, nil
+		},
+		"monitor":    func() (cli.Command, error) { return &AgentMonitorCommand{Meta: meta()}, nil },
+		"fmt":        func() (cli.Command, error) { return &FormatCommand{Meta: meta()}, nil },
+		"ui":         func() (cli.Command, error) { return &UiCommand{Meta: meta()}, nil },
+		"agent-info": func() (cli.Command, error) { return &AgentInfoCommand{Meta: meta()}, nil },
+		"config":     group("Validate agent configuration", configHelp),
 	}
 }
 
@@ -256,4 +283,10 @@ Usage: nomad alloc <subcommand> [options] [args]
 
   Inspect allocations, read their tasks' logs, run commands in their tasks,
   signal or restart them, and stop them to be replaced.
+`
+
+const configHelp = `
+Usage: nomad config <subcommand> [options] [args]
+
+  Work with agent configuration files without starting an agent.
 `

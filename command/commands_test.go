@@ -65,7 +65,7 @@ func TestCommands_Arguments(t *testing.T) {
 			name:   "status",
 			args:   []string{"status", "a", "b"},
 			code:   1,
-			stderr: "This command takes either no arguments or one: <job>\n",
+			stderr: "This command takes either no arguments or one: <identifier>\n",
 		},
 		{
 			name:   "job inspect",

@@ -181,3 +181,28 @@ func (sys *System) GarbageCollect(args *structs.WriteRequest, reply *structs.Gen
 	reply.Index = sys.srv.State().LatestIndex()
 	return nil
 }
+
+// ReconcileSummaries recounts every job's summary from its allocations, through Raft.
+// Management only, as upstream.
+func (sys *System) ReconcileSummaries(args *structs.ReconcileJobSummariesRequest, reply *structs.GenericResponse) error {
+	if done, err := sys.srv.forward("System.ReconcileSummaries", args, reply); done {
+		return err
+	}
+	aclObj, actor, err := sys.srv.resolveACL(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.IsManagement() && !aclObj.IsDisabled() {
+		return structs.PermissionDenied("management token required to reconcile job summaries")
+	}
+	if err := sys.srv.checkLeader(); err != nil {
+		return err
+	}
+	args.Actor = actor
+	index, err := sys.srv.raftApply(structs.ReconcileJobSummariesRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}

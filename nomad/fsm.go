@@ -52,6 +52,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerNodePoolCommands()
 	f.registerSchedulerConfigCommands()
 	f.registerServiceRegistrationCommands()
+	f.registerSystemCommands()
 	return f, nil
 }
 

@@ -52,6 +52,7 @@ const (
 	JobStabilityRequestType                 MessageType = 43
 	ServiceRegistrationUpsertRequestType    MessageType = 44
 	ServiceRegistrationDeleteRequestType    MessageType = 45
+	ReconcileJobSummariesRequestType        MessageType = 46
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -131,6 +132,8 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 		New: newRequest[ServiceRegistrationUpsertRequest]},
 	ServiceRegistrationDeleteRequestType: {Name: "ServiceRegistrationDeleteByID", EventType: TypeServiceDeregistration,
 		New: newRequest[ServiceRegistrationDeleteByIDRequest]},
+	// No events: summaries are derived counts (state/events.go).
+	ReconcileJobSummariesRequestType: {Name: "ReconcileJobSummaries", New: newRequest[ReconcileJobSummariesRequest]},
 }
 
 func (t MessageType) String() string {

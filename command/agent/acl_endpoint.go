@@ -10,6 +10,7 @@ import (
 func (s *HTTPServer) registerACLRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/acl/bootstrap", methods{"PUT": s.aclBootstrap, "POST": s.aclBootstrap})
 	s.handle(mux, "/v1/acl/policies", methods{"GET": s.aclPolicyList})
+	s.handle(mux, "/v1/acl/policy/self", methods{"GET": s.aclPolicySelf})
 	s.handle(mux, "/v1/acl/policy/{name}", methods{
 		"GET": s.aclPolicyRead, "PUT": s.aclPolicyWrite, "POST": s.aclPolicyWrite, "DELETE": s.aclPolicyDelete,
 	})
@@ -41,6 +42,18 @@ func (s *HTTPServer) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, 
 	}
 	setIndex(w, reply.Index)
 	return reply.Tokens[0], nil
+}
+
+// aclPolicySelf lists the caller's own policies; its literal pattern outranks
+// /v1/acl/policy/{name}, so no policy can be read as "self" here.
+func (s *HTTPServer) aclPolicySelf(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := queryOptions(r)
+	var reply nomad.PolicyListResponse
+	if err := s.srv.Endpoints.ACL.GetPolicySelf(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return reply.Policies, nil
 }
 
 func (s *HTTPServer) aclPolicyList(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -413,7 +413,7 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(), matrixKeyringEndpoints(),
 		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
 		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints(), matrixACLAuthEndpoints(),
-		matrixServiceEndpoints(), matrixFSEndpoints())
+		matrixServiceEndpoints(), matrixFSEndpoints(), matrixCLIOpsEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

@@ -81,9 +81,11 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerNamespaceRoutes(mux)
 	s.registerStatusRoutes(mux)
 	s.registerAgentRoutes(mux)
+	s.registerAgentHostRoutes(mux)
 	s.registerAgentRuntimeRoutes(mux)
 	s.registerAgentReloadRoutes(mux)
 	s.registerOperatorRoutes(mux)
+	s.registerOperatorSnapshotRoutes(mux)
 	s.registerACLRoutes(mux)
 	s.registerACLAuthRoutes(mux)
 	s.registerEventRoutes(mux)
@@ -273,11 +275,13 @@ func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 			measureHTTP(r, w.status, start)
 		}()
 
-		if r.ContentLength > maxRequestBodySize {
-			s.writeError(w, r, errBodyTooLarge)
-			return
+		if !boundsOwnBody[r.URL.Path] {
+			if r.ContentLength > maxRequestBodySize {
+				s.writeError(w, r, errBodyTooLarge)
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxRequestBodySize)
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBodySize)
 
 		opts, err := s.parseRequestOptions(r)
 		if err != nil {
@@ -297,6 +301,10 @@ func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 		s.writeJSON(w, r, opts.pretty, result)
 	})
 }
+
+// boundsOwnBody names the paths whose handlers take bodies past maxRequestBodySize and bound
+// them with a limit of their own (a snapshot upload).
+var boundsOwnBody = map[string]bool{"/v1/operator/snapshot": true}
 
 var errBodyTooLarge = structs.NewErrCode(http.StatusRequestEntityTooLarge,
 	"Request body too large: the limit is %d bytes", maxRequestBodySize)

@@ -54,6 +54,8 @@ func TestRoutes_ReachTheirHandlers(t *testing.T) {
 		{name: "node pool jobs", method: "GET", path: "/v1/node/pool/gpu/jobs", handler: "s.nodePoolJobs"},
 		{name: "node read", method: "GET", path: "/v1/node/5f2c1f4e-0000-4000-8000-000000000001", handler: "s.nodeRead"},
 		{name: "node allocations", method: "GET", path: "/v1/node/5f2c1f4e-0000-4000-8000-000000000001/allocations", handler: "s.nodeSubresource"},
+		{name: "acl policy self", method: "GET", path: "/v1/acl/policy/self", handler: "s.aclPolicySelf"},
+		{name: "acl policy named selfish", method: "GET", path: "/v1/acl/policy/selfish", handler: "s.aclPolicyRead"},
 		{name: "variables list", method: "GET", path: "/v1/vars", handler: "s.variablesList"},
 		{name: "variable read", method: "GET", path: "/v1/var/a/b/c", handler: "s.variableRead"},
 		{name: "variable lock", method: "PUT", path: "/v1/var/a/b?lock-acquire", handler: "s.variablePut"},

@@ -15,6 +15,7 @@ func (s *HTTPServer) registerStatusRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/agent/self", methods{"GET": s.agentSelf})
 	s.handle(mux, "/v1/regions", methods{"GET": s.regions})
 	s.handle(mux, "/v1/system/gc", methods{"PUT": s.systemGC, "POST": s.systemGC})
+	s.handle(mux, "/v1/system/reconcile/summaries", methods{"PUT": s.systemReconcileSummaries, "POST": s.systemReconcileSummaries})
 }
 
 // rpcAddr turns a Raft address into the address clients know the server by. A dev agent's
@@ -53,6 +54,16 @@ func (s *HTTPServer) systemGC(w http.ResponseWriter, r *http.Request) (any, erro
 	args := writeRequest(r)
 	var reply structs.GenericResponse
 	if err := s.srv.Endpoints.System.GarbageCollect(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}
+
+func (s *HTTPServer) systemReconcileSummaries(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.ReconcileJobSummariesRequest{WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.srv.Endpoints.System.ReconcileSummaries(&args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

@@ -1,0 +1,209 @@
+package agent
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// The agent's host data (what `nomad operator debug` collects) and its client's server list.
+
+func (s *HTTPServer) registerAgentHostRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/agent/host", methods{"GET": s.agentHost})
+	s.handle(mux, "/v1/agent/servers", methods{"GET": s.agentServersList, "PUT": s.agentServersSet, "POST": s.agentServersSet})
+}
+
+// hostData is api.HostData plus the uptime, which upstream's shape lacks; clients ignore the
+// extra field.
+type hostData struct {
+	api.HostData
+	UptimeSeconds int64 `json:",omitempty"`
+}
+
+type hostDataResponse struct {
+	AgentID  string
+	HostData *hostData `json:",omitempty"`
+}
+
+// agentHost answers this agent's host data. With ACLs it needs agent read; without ACLs,
+// as upstream, only an agent started with enable_debug answers it, since the data names
+// the host's files, network and environment. Asking for another agent (server_id, node_id)
+// is refused: the data is collected where the request lands.
+func (s *HTTPServer) agentHost(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.srv.Endpoints.ACL.AuthorizeAgentRead(queryOptions(r).AuthToken); err != nil {
+		return nil, err
+	}
+	if !s.agent.config.ACL.Enabled && !s.agent.config.EnableDebug {
+		return nil, structs.PermissionDenied("agent read required: with ACLs disabled, host data needs enable_debug = true")
+	}
+	agentID := s.srv.Config().NodeID
+	q := r.URL.Query()
+	nodeID := ""
+	if c := s.agent.Client(); c != nil {
+		nodeID = c.NodeID()
+	}
+	if v := q.Get("server_id"); v != "" && v != agentID && v != s.agent.config.Name && v != s.agent.config.Name+"."+s.agent.config.Region {
+		return nil, structs.BadRequest("server_id %q: host data is only served by the agent asked; send the request to that server", v)
+	}
+	if v := q.Get("node_id"); v != "" {
+		if v != nodeID {
+			return nil, structs.BadRequest("node_id %q: host data is only served by the agent asked; send the request to that node's agent", v)
+		}
+		agentID = nodeID
+	}
+	return &hostDataResponse{AgentID: agentID, HostData: s.collectHostData()}, nil
+}
+
+func (s *HTTPServer) collectHostData() *hostData {
+	out := &hostData{HostData: api.HostData{
+		OS:          hostOS(),
+		Network:     hostNetwork(),
+		ResolvConf:  readSmallFile("/etc/resolv.conf"),
+		Hosts:       readSmallFile("/etc/hosts"),
+		Environment: redactedEnvironment(os.Environ()),
+		Disk:        map[string]api.DiskUsage{},
+	}}
+	if raw := readSmallFile("/proc/uptime"); raw != "" {
+		if f := strings.Fields(raw); len(f) > 0 {
+			if secs, err := strconv.ParseFloat(f[0], 64); err == nil {
+				out.UptimeSeconds = int64(secs)
+			}
+		}
+	}
+	dirs := []string{"/"}
+	if d := s.agent.config.DataDir; d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, dir := range dirs {
+		if du, ok := diskUsage(dir); ok {
+			out.Disk[dir] = du
+		}
+	}
+	return out
+}
+
+func hostOS() string {
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		return runtime.GOOS
+	}
+	str := func(b [65]int8) string {
+		var sb strings.Builder
+		for _, c := range b {
+			if c == 0 {
+				break
+			}
+			sb.WriteByte(byte(c))
+		}
+		return sb.String()
+	}
+	return strings.Join([]string{str(u.Sysname), str(u.Nodename), str(u.Release), str(u.Version), str(u.Machine)}, " ")
+}
+
+func hostNetwork() []map[string]string {
+	out := []map[string]string{}
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return out
+	}
+	for _, iface := range ifaces {
+		addrs, _ := iface.Addrs()
+		var list []string
+		for _, a := range addrs {
+			list = append(list, a.String())
+		}
+		out = append(out, map[string]string{
+			"name":  iface.Name,
+			"flags": iface.Flags.String(),
+			"mtu":   strconv.Itoa(iface.MTU),
+			"addrs": strings.Join(list, " "),
+		})
+	}
+	return out
+}
+
+// readSmallFile reads a system file of a few kilobytes; a missing one is empty.
+func readSmallFile(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := f.Read(buf)
+	return string(buf[:n])
+}
+
+func diskUsage(path string) (api.DiskUsage, bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return api.DiskUsage{}, false
+	}
+	bsize := uint64(st.Bsize)
+	total := st.Blocks * bsize
+	free := st.Bfree * bsize
+	return api.DiskUsage{DiskMB: int64(total >> 20), UsedMB: int64((total - free) >> 20)}, true
+}
+
+// secretEnvWords mark environment variables whose values are credentials; their values are
+// answered as <redacted>, as upstream redacts them.
+var secretEnvWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "KEY", "CREDENTIAL", "AUTH", "PRIVATE", "CERT"}
+
+func redactedEnvironment(env []string) map[string]string {
+	out := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		upper := strings.ToUpper(k)
+		for _, w := range secretEnvWords {
+			if strings.Contains(upper, w) {
+				v = "<redacted>"
+				break
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// agentServersList answers the servers this agent's client talks to. A client inside a
+// server agent talks to that server in process, so the list is the agent's own RPC address.
+func (s *HTTPServer) agentServersList(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.srv.Endpoints.ACL.AuthorizeAgentRead(queryOptions(r).AuthToken); err != nil {
+		return nil, err
+	}
+	if s.agent.Client() == nil {
+		return nil, structs.BadRequest("this agent runs no client: it has no server list")
+	}
+	return []string{s.agent.config.Advertise.RPC}, nil
+}
+
+// agentServersSet validates ?address= (host:port, repeatable) and refuses the change: the
+// client of a server agent reaches its own server in process and has no list to replace
+// (a client-only agent takes client.servers from its configuration). Nothing changes.
+func (s *HTTPServer) agentServersSet(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.srv.Endpoints.ACL.AuthorizeAgentWrite(queryOptions(r).AuthToken); err != nil {
+		return nil, err
+	}
+	addrs := r.URL.Query()["address"]
+	if len(addrs) == 0 {
+		return nil, structs.BadRequest("missing address: name at least one server RPC address (host:port)")
+	}
+	sort.Strings(addrs)
+	for _, a := range addrs {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return nil, structs.BadRequest("address %q: want host:port", a)
+		}
+	}
+	if s.agent.Client() == nil {
+		return nil, structs.BadRequest("this agent runs no client: it has no server list")
+	}
+	return nil, structs.BadRequest("this agent's client talks to its own server in process: its server list cannot be replaced")
+}

@@ -1,0 +1,44 @@
+package nomad
+
+import (
+	"sort"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/state"
+	"github.com/nomadfork/nomad/structs"
+)
+
+// GetPolicySelf lists the policies the caller holds, directly or through its roles
+// (`GET /v1/acl/policy/self`); an anonymous caller holds the `anonymous` policy when it exists.
+// A management token holds none: its rights come from its type. Names a token refers to that
+// no longer exist are left out.
+func (a *ACL) GetPolicySelf(args *structs.QueryOptions, reply *PolicyListResponse) error {
+	if done, err := a.srv.forwardRead("ACL.GetPolicySelf", args, args, reply); done {
+		return err
+	}
+	if err := a.requireEnabled(); err != nil {
+		return err
+	}
+	held, _, err := a.tokenPolicyNames(args.AuthToken)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(held))
+	for name := range held {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return a.srv.blockingRPC(args, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		reply.Policies = []*structs.ACLPolicyListStub{}
+		for _, name := range names {
+			p, err := store.ACLPolicyByName(ws, name)
+			if err != nil {
+				return 0, err
+			}
+			if p != nil {
+				reply.Policies = append(reply.Policies, p.Stub())
+			}
+		}
+		return store.Index("acl_policy"), nil
+	})
+}
