@@ -81,7 +81,37 @@ func (o *Operator) SnapshotRestore(args *structs.SnapshotRestoreRequest, reply *
 		return err
 	}
 	reply.Index = o.srv.raft.AppliedIndex()
+	o.srv.rearmAfterRestore()
 	return nil
+}
+
+// rearmAfterRestore gives the leader's in-memory duties the restored state: every node not
+// down gets a full heartbeat TTL (the restored state's nodes have no timers here, and one
+// that is gone must still be marked down), pending evaluations go to the broker, and
+// variable lock timers are armed again. The periodic dispatcher, the drainer and the
+// deployment watcher read the state on each change and need nothing.
+func (s *Server) rearmAfterRestore() {
+	store := s.State()
+	nodes, err := store.Nodes(nil, "")
+	if err != nil {
+		s.logger.Error("reading restored nodes failed", "error", err)
+	}
+	s.heartbeats.mu.Lock()
+	clear(s.heartbeats.deadlines)
+	s.heartbeats.mu.Unlock()
+	for _, n := range nodes {
+		if n.Status != structs.NodeStatusDown {
+			s.resetHeartbeat(n.ID)
+		}
+	}
+	if s.evalBroker.Enabled() {
+		if err := s.enableEvalBroker(); err != nil {
+			s.logger.Error("filling the evaluation broker from the restored state failed", "error", err)
+		}
+	}
+	if err := s.armVariableLocks(); err != nil {
+		s.logger.Error("arming variable lock timers after a restore failed", "error", err)
+	}
 }
 
 // AuthorizeSnapshotRestore lets the HTTP agent refuse a caller before it reads an upload of

@@ -51,3 +51,27 @@ func TestOperatorSnapshot_ThroughFollowers(t *testing.T) {
 	must.Eq(t, 400, structs.ErrorCode(err))
 	must.StrContains(t, err.Error(), "not gzip data")
 }
+
+// After a restore the leader tracks the restored nodes' heartbeats (a node that never comes
+// back is marked down) and schedules the restored pending evaluations.
+func TestOperatorSnapshot_RestoreRearmsTheLeader(t *testing.T) {
+	a := TestServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	registerNode(t, a, mock.Node("n1"), "")
+	var reg structs.JobRegisterResponse
+	must.NoError(t, a.Endpoints.Job.Register(&structs.JobRegisterRequest{Job: mock.Job(),
+		WriteRequest: structs.WriteRequest{Namespace: "default"}}, &reg))
+	var saved structs.SnapshotSaveResponse
+	must.NoError(t, a.Endpoints.Operator.SnapshotSave(&structs.SnapshotSaveRequest{}, &saved))
+
+	b := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	var restored structs.GenericResponse
+	must.NoError(t, b.Endpoints.Operator.SnapshotRestore(&structs.SnapshotRestoreRequest{Archive: saved.Archive}, &restored))
+	b.heartbeats.mu.Lock()
+	_, tracked := b.heartbeats.deadlines["n1"]
+	b.heartbeats.mu.Unlock()
+	must.True(t, tracked, must.Sprint("the restored node's heartbeat is tracked"))
+	waitFor(t, 10*time.Second, func() bool {
+		e, err := b.State().EvalByID(nil, reg.EvalID)
+		return err == nil && e != nil && e.Status != structs.EvalStatusPending
+	})
+}
