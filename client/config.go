@@ -16,6 +16,8 @@ type Servers interface {
 	UpdateNodeStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error
 	NodeAllocations(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error
 	UpdateAllocations(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error
+	// SignIdentities fetches workload identities of the node's own allocations.
+	SignIdentities(args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error
 }
 
 // Config configures a client.

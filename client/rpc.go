@@ -315,6 +315,10 @@ func (r *RPCServers) UpdateAllocations(args *structs.AllocUpdateRequest, reply *
 	return r.call("Alloc.UpdateFromClient", args, reply, rpcCallTimeout)
 }
 
+func (r *RPCServers) SignIdentities(args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error {
+	return r.call("Alloc.SignIdentities", args, reply, rpcCallTimeout)
+}
+
 var _ Servers = (*RPCServers)(nil)
 
 // streamListener is a net.Listener of the streams servers open, across sessions.

@@ -345,13 +345,22 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	env := tr.env(allocDir, taskDir)
+	if err := tr.setupIdentities(taskDir, env); err != nil {
+		if tr.restoredState == nil {
+			return nil, err
+		}
+		// A task restored after an agent restart is already running with what it was
+		// given; an identity not refreshed now is no reason to fail it.
+		tr.ar.logger.Warn("workload identities not refreshed for a restored task", "task", tr.task.Name, "error", err)
+	}
 	return &drivers.TaskConfig{
 		AllocID:    tr.alloc.ID,
 		JobName:    tr.alloc.Job.Name,
 		GroupName:  tr.alloc.TaskGroup,
 		TaskName:   tr.task.Name,
 		Config:     tr.task.Config,
-		Env:        tr.env(allocDir, taskDir),
+		Env:        env,
 		TaskDir:    taskDir,
 		AllocDir:   allocDir,
 		StdoutPath: stdout,

@@ -78,6 +78,11 @@ var clientMethods = map[string]clientMethod{
 		}
 		return cs.srv.Endpoints.Alloc.UpdateFromClient(args, reply)
 	}),
+	// Alloc.SignIdentities checks the node's secret itself, and that every allocation asked
+	// about is placed on the node.
+	"Alloc.SignIdentities": clientCall(func(cs *clientSession, args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error {
+		return cs.srv.Endpoints.Alloc.SignIdentities(args, reply)
+	}),
 	// Node.Session names the node this connection serves, so that exec and log requests for
 	// its allocations reach it over the connection.
 	"Node.Session": clientCall(func(cs *clientSession, args *structs.NodeSpecificRequest, reply *structs.GenericResponse) error {

@@ -44,6 +44,10 @@ func (l localServers) UpdateAllocations(args *structs.AllocUpdateRequest, reply 
 	return l.srv.Endpoints.Alloc.UpdateFromClient(args, reply)
 }
 
+func (l localServers) SignIdentities(args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error {
+	return l.srv.Endpoints.Alloc.SignIdentities(args, reply)
+}
+
 // startClient starts the agent's client against its own server. A dev agent keeps its
 // allocation directories in a temporary directory that shutdown removes.
 func (a *Agent) startClient() error {
