@@ -28,6 +28,9 @@ type fakeServers struct {
 	statuses int
 	// unknownNode makes the next heartbeat answer 404, as a server that lost its state.
 	unknownNode bool
+	// signErr is the answer to SignIdentities when set; signCalls counts the calls.
+	signErr   error
+	signCalls int
 }
 
 func newFakeServers() *fakeServers {
@@ -78,6 +81,23 @@ func (f *fakeServers) UpdateAllocations(args *structs.AllocUpdateRequest, reply 
 	defer f.mu.Unlock()
 	for _, a := range args.Alloc {
 		f.reports[a.ID] = append(f.reports[a.ID], a)
+	}
+	return nil
+}
+
+// SignIdentities signs "jwt.<alloc>.<task>.<identity>" for every identity asked for, or
+// answers signErr.
+func (f *fakeServers) SignIdentities(args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signCalls++
+	if f.signErr != nil {
+		return f.signErr
+	}
+	for _, r := range args.Identities {
+		reply.SignedIdentities = append(reply.SignedIdentities, &structs.SignedWorkloadIdentity{
+			WorkloadIdentityRequest: *r, JWT: "jwt." + r.AllocID + "." + r.TaskName + "." + r.IdentityName,
+		})
 	}
 	return nil
 }
