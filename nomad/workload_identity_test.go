@@ -180,8 +180,8 @@ func finishAlloc(t *testing.T, srv *Server, node *structs.Node, alloc *structs.A
 	t.Helper()
 	var gr structs.GenericResponse
 	must.NoError(t, srv.Endpoints.Alloc.UpdateFromClient(&structs.AllocUpdateRequest{
-		NodeID: node.ID,
-		Alloc:  []*structs.Allocation{{ID: alloc.ID, ClientStatus: structs.AllocClientStatusComplete}},
+		NodeID:       node.ID,
+		Alloc:        []*structs.Allocation{{ID: alloc.ID, ClientStatus: structs.AllocClientStatusComplete}},
 		WriteRequest: structs.WriteRequest{AuthToken: node.SecretID},
 	}, &gr))
 }
