@@ -71,6 +71,9 @@ func TestClient_RestartTask(t *testing.T) {
 	waitFor(t, "running", reportedStatus(s, "a1", structs.AllocClientStatusRunning))
 	pid := c.TaskPID("a1", "t")
 	must.Positive(t, pid)
+	// Running is reported once the shim started: a restart before the shell wrote its first
+	// line would leave one line, not two.
+	waitFor(t, "the first start", func() bool { return strings.Contains(taskFile(c, "a1", "t", "starts"), "started") })
 
 	must.NoError(t, c.RestartTask("a1", "t", false))
 	waitFor(t, "a new process", func() bool { p := c.TaskPID("a1", "t"); return p != 0 && p != pid })
