@@ -91,6 +91,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerNodeRoutes(mux)
 	s.registerClientAllocRoutes(mux)
 	s.registerClientAllocControlRoutes(mux)
+	s.registerNodeMetaRoutes(mux)
 	s.registerFSRoutes(mux)
 	s.registerJobEvalRoutes(mux)
 	s.registerJobPlanRoutes(mux)
