@@ -58,6 +58,12 @@ type Client struct {
 	dynamicMeta map[string]*string
 	// metaChanged asks the heartbeat loop to register the node again with its new meta.
 	metaChanged chan struct{}
+
+	// idMu guards nodeID, the node's identity (node_identity.go); identityRenewed tells its
+	// loop that the API renewed it.
+	idMu            sync.Mutex
+	nodeID          *nodeIdentity
+	identityRenewed chan struct{}
 }
 
 // New builds the node from cfg, then registers it, heartbeats and runs its allocations in the
@@ -90,6 +96,8 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 		staticMeta:  staticNodeMeta(cfg.Meta),
 		dynamicMeta: dynamicMeta,
 		metaChanged: make(chan struct{}, 1),
+
+		identityRenewed: make(chan struct{}, 1),
 		state:       state,
 		config:      cfg,
 		servers:     servers,
@@ -321,9 +329,10 @@ func (c *Client) run() {
 	}
 	close(c.registered)
 	c.logger.Info("node registered", "node_id", c.node.ID)
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.heartbeat()
 	go c.updater.run()
+	go c.nodeIdentityLoop()
 	// The watch is not waited for at shutdown: it may be in a blocking read the servers end.
 	go c.watchAllocations()
 }

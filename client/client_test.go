@@ -102,6 +102,11 @@ func (f *fakeServers) SignIdentities(args *structs.AllocIdentitiesRequest, reply
 	return nil
 }
 
+// SignNodeIdentity signs nothing: the fake has no keyring. The client retries quietly.
+func (f *fakeServers) SignNodeIdentity(args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
+	return structs.NewErrCode(500, "no keyring in the fake servers")
+}
+
 // setAllocs replaces the node's allocations, as a plan or purge would.
 func (f *fakeServers) setAllocs(allocs ...*structs.Allocation) {
 	f.mu.Lock()

@@ -319,6 +319,10 @@ func (r *RPCServers) SignIdentities(args *structs.AllocIdentitiesRequest, reply 
 	return r.call("Alloc.SignIdentities", args, reply, rpcCallTimeout)
 }
 
+func (r *RPCServers) SignNodeIdentity(args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
+	return r.call("Node.SignIdentity", args, reply, rpcCallTimeout)
+}
+
 var _ Servers = (*RPCServers)(nil)
 
 // streamListener is a net.Listener of the streams servers open, across sessions.

@@ -403,7 +403,7 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(), matrixKeyringEndpoints(),
 		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
 		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints(), matrixACLAuthEndpoints(),
-		matrixNodeMetaEndpoints())
+		matrixNodeMetaEndpoints(), matrixNodeIdentityEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

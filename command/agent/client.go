@@ -48,6 +48,10 @@ func (l localServers) SignIdentities(args *structs.AllocIdentitiesRequest, reply
 	return l.srv.Endpoints.Alloc.SignIdentities(args, reply)
 }
 
+func (l localServers) SignNodeIdentity(args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
+	return l.srv.Endpoints.Node.SignIdentity(args, reply)
+}
+
 // startClient starts the agent's client against its own server. A dev agent keeps its
 // allocation directories in a temporary directory that shutdown removes.
 func (a *Agent) startClient() error {

@@ -92,6 +92,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerClientAllocRoutes(mux)
 	s.registerClientAllocControlRoutes(mux)
 	s.registerNodeMetaRoutes(mux)
+	s.registerNodeIdentityRoutes(mux)
 	s.registerFSRoutes(mux)
 	s.registerJobEvalRoutes(mux)
 	s.registerJobPlanRoutes(mux)
