@@ -98,15 +98,15 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 		metaChanged: make(chan struct{}, 1),
 
 		identityRenewed: make(chan struct{}, 1),
-		state:       state,
-		config:      cfg,
-		servers:     servers,
-		logger:      cfg.Logger.Named("client"),
-		drivers:     map[string]drivers.Driver{},
-		ctx:         ctx,
-		cancel:      cancel,
-		runners:     map[string]*allocRunner{},
-		registered:  make(chan struct{}),
+		state:           state,
+		config:          cfg,
+		servers:         servers,
+		logger:          cfg.Logger.Named("client"),
+		drivers:         map[string]drivers.Driver{},
+		ctx:             ctx,
+		cancel:          cancel,
+		runners:         map[string]*allocRunner{},
+		registered:      make(chan struct{}),
 	}
 	for _, d := range cfg.Drivers {
 		c.drivers[d.Name()] = d
