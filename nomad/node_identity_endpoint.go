@@ -40,19 +40,6 @@ func (n *Node) SignIdentity(args *structs.NodeIdentitySignRequest, reply *struct
 }
 
 func (s *Server) signNodeIdentity(store *state.StateStore, node *structs.Node, ttl time.Duration, now time.Time) (string, int64, error) {
-	key, err := activeRootKey(store)
-	if err != nil {
-		return "", 0, err
-	}
-	priv, err := s.rootKeys.private(key)
-	if err != nil {
-		return "", 0, err
-	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(key.Algorithm), Key: priv},
-		(&jose.SignerOptions{}).WithType("JWT").WithHeader(jose.HeaderKey("kid"), key.KeyID))
-	if err != nil {
-		return "", 0, err
-	}
 	exp := now.Add(ttl)
 	claims := structs.NodeIdentityClaims{
 		NodeID: node.ID, NodePool: node.NodePool, NodeClass: node.NodeClass, NodeDatacenter: node.Datacenter,
@@ -64,7 +51,7 @@ func (s *Server) signNodeIdentity(store *state.StateStore, node *structs.Node, t
 			Expiry:    jwt.NewNumericDate(exp),
 		},
 	}
-	token, err := jwt.Signed(signer).Claims(claims).Serialize()
+	token, err := s.signJWT(store, claims)
 	if err != nil {
 		return "", 0, err
 	}

@@ -100,19 +100,6 @@ func activeRootKey(store *state.StateStore) (*structs.RootKey, error) {
 // that the allocation is not terminal and that the task and identity are its job's.
 func (s *Server) signWorkloadIdentity(store *state.StateStore, alloc *structs.Allocation, task string,
 	ident string, audience []string, ttl time.Duration, now time.Time) (*structs.SignedWorkloadIdentity, error) {
-	key, err := activeRootKey(store)
-	if err != nil {
-		return nil, err
-	}
-	priv, err := s.rootKeys.private(key)
-	if err != nil {
-		return nil, err
-	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(key.Algorithm), Key: priv},
-		(&jose.SignerOptions{}).WithType("JWT").WithHeader(jose.HeaderKey("kid"), key.KeyID))
-	if err != nil {
-		return nil, err
-	}
 	jti, err := uuid.GenerateUUID()
 	if err != nil {
 		return nil, err
@@ -143,12 +130,30 @@ func (s *Server) signWorkloadIdentity(store *state.StateStore, alloc *structs.Al
 		claims.Expiry = jwt.NewNumericDate(exp)
 		out.Expiration = exp.Unix()
 	}
-	token, err := jwt.Signed(signer).Claims(claims).Serialize()
+	token, err := s.signJWT(store, claims)
 	if err != nil {
 		return nil, err
 	}
 	out.JWT = token
 	return out, nil
+}
+
+// signJWT signs claims with the active root key of store, naming the key in the kid header.
+func (s *Server) signJWT(store *state.StateStore, claims any) (string, error) {
+	key, err := activeRootKey(store)
+	if err != nil {
+		return "", err
+	}
+	priv, err := s.rootKeys.private(key)
+	if err != nil {
+		return "", err
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(key.Algorithm), Key: priv},
+		(&jose.SignerOptions{}).WithType("JWT").WithHeader(jose.HeaderKey("kid"), key.KeyID))
+	if err != nil {
+		return "", err
+	}
+	return jwt.Signed(signer).Claims(claims).Serialize()
 }
 
 // looksLikeJWT tells a compact JWS from an ACL token secret (a UUID, no dots).

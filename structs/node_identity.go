@@ -45,3 +45,36 @@ type NodeIdentitySignResponse struct {
 	Expiration int64
 	QueryMeta
 }
+
+// Client introduction tokens: JWTs an operator hands to a new client so that it can introduce
+// its node to the cluster. The servers sign them; they do not require them yet.
+const (
+	// DefaultIntroductionTokenTTL is the lifetime of a token whose request names none.
+	DefaultIntroductionTokenTTL = 5 * time.Minute
+	// MaxIntroductionTokenTTL bounds the lifetime a request may ask for.
+	MaxIntroductionTokenTTL = 24 * time.Hour
+	// IntroductionTokenAudience is the audience of introduction tokens, so that no other
+	// identity passes for one.
+	IntroductionTokenAudience = "nomadproject.io/client-introduction"
+)
+
+// ClientIntroductionClaims are the claims of an introduction token.
+type ClientIntroductionClaims struct {
+	NodePool string `json:"nomad_node_pool"`
+	NodeName string `json:"nomad_node_name,omitempty"`
+	jwt.Claims
+}
+
+// ClientIntroductionTokenRequest is api.ACLIdentityClientIntroductionTokenRequest.
+type ClientIntroductionTokenRequest struct {
+	TTL      time.Duration
+	NodeName string
+	NodePool string
+	WriteRequest
+}
+
+// ClientIntroductionTokenResponse holds the token (a secret, answered to its requester only).
+type ClientIntroductionTokenResponse struct {
+	JWT string
+	WriteMeta
+}

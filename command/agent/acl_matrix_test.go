@@ -403,7 +403,7 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(), matrixKeyringEndpoints(),
 		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
 		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints(), matrixACLAuthEndpoints(),
-		matrixNodeMetaEndpoints(), matrixNodeIdentityEndpoints())
+		matrixNodeMetaEndpoints(), matrixNodeIdentityEndpoints(), matrixACLIdentityEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

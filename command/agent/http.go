@@ -85,6 +85,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerOperatorRoutes(mux)
 	s.registerACLRoutes(mux)
 	s.registerACLAuthRoutes(mux)
+	s.registerACLIdentityRoutes(mux)
 	s.registerEventRoutes(mux)
 	s.registerPurgeHistoryRoutes(mux)
 	s.registerAllocRoutes(mux)
