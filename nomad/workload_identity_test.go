@@ -1,10 +1,12 @@
 package nomad
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -366,4 +368,43 @@ func TestWorkloadIdentity_JobACLPolicies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A write made with a workload identity names it in the event: an actor of type
+// workload-identity with its subject, no accessor, and never the JWT.
+func TestWorkloadIdentity_ActorInEvents(t *testing.T) {
+	srv, mgmt := TestACLServer(t, nil)
+	node := mock.Node("n1")
+	alloc := placeIdentityAlloc(t, srv, mgmt, node, identityJob("web"), "a1000000-0000-0000-0000-000000000006")
+	registerJob(t, srv, mgmt, mock.JobWithID("other"))
+	var gr structs.GenericResponse
+	must.NoError(t, srv.Endpoints.ACL.UpsertPolicies(&structs.ACLPolicyUpsertRequest{
+		Policies: []*structs.ACLPolicy{{Name: "web-deployer", Rules: `namespace "default" { policy = "write" }`,
+			JobACL: &structs.JobACL{Namespace: "default", JobID: "web"}}},
+		WriteRequest: structs.WriteRequest{AuthToken: mgmt},
+	}, &gr))
+	wi := signOne(t, srv, node, alloc.ID, "default").JWT
+
+	sub, err := srv.Endpoints.Event.Subscribe(&EventStreamRequest{
+		Topics: map[structs.Topic][]string{structs.TopicJob: {"other"}}, Namespace: "default",
+		Index: srv.State().LatestIndex(), AuthToken: mgmt,
+	})
+	must.NoError(t, err)
+	t.Cleanup(sub.Unsubscribe)
+
+	var reply structs.JobDeregisterResponse
+	must.NoError(t, srv.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: "other",
+		WriteRequest: structs.WriteRequest{Namespace: "default", AuthToken: wi}}, &reply))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	batch, err := sub.Next(ctx)
+	must.NoError(t, err)
+	must.SliceNotEmpty(t, batch.Events)
+	payload, ok := batch.Events[0].Payload.(*structs.JobEvent)
+	must.True(t, ok, must.Sprintf("%T", batch.Events[0].Payload))
+	must.Eq(t, &structs.Actor{Type: structs.ActorTypeWorkloadIdentity, Name: "global:default:web:web:server:default"}, payload.Actor)
+	raw, err := json.Marshal(batch)
+	must.NoError(t, err)
+	must.StrNotContains(t, string(raw), wi)
 }
