@@ -148,7 +148,12 @@ func TestClientOnlyAgent_ACLs(t *testing.T) {
 	must.Eq(t, 403, status)
 	res := execOfficial(t, anon, alloc, "sh", false, "", "/bin/true")
 	must.Error(t, res.err)
-	out, err := officialLogs(t, c, alloc, "sh", "stdout", false, "start", 0)
-	must.NoError(t, err)
-	must.Eq(t, "line1\n", out)
+	// Running is reported once the task started; its first line follows.
+	eventually(t, 10*time.Second, "the task's first line through the server", func() (bool, string) {
+		out, err := officialLogs(t, c, alloc, "sh", "stdout", false, "start", 0)
+		if err != nil {
+			return false, err.Error()
+		}
+		return out == "line1\n", out
+	})
 }
