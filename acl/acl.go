@@ -19,6 +19,32 @@ type ACL struct {
 
 	// Merged dispositions of the unlabelled blocks; "" grants nothing.
 	agent, node, operator, quota, plugin string
+
+	// workload holds the implicit variable grants of a workload identity: read and list of
+	// exact paths in one namespace. Nil for tokens.
+	workload *workloadGrant
+}
+
+// workloadGrant is read and list of a set of exact variable paths in one namespace.
+type workloadGrant struct {
+	namespace string
+	paths     map[string]struct{}
+}
+
+// WithWorkloadVariables returns a copy of a that may also read and list the variables at
+// exactly paths in namespace ns: the implicit rights of a workload identity. Paths are
+// matched literally, never as globs, so a job ID holding "*" widens nothing.
+func (a *ACL) WithWorkloadVariables(ns string, paths ...string) *ACL {
+	if a == nil {
+		return nil
+	}
+	out := *a
+	g := &workloadGrant{namespace: ns, paths: make(map[string]struct{}, len(paths))}
+	for _, p := range paths {
+		g.paths[p] = struct{}{}
+	}
+	out.workload = g
+	return &out
 }
 
 var (
@@ -160,11 +186,18 @@ func (a *ACL) AllowVariableOperation(ns, path, op string) bool {
 	if set, ok := a.namespaces.lookup(ns); ok && set.denied() {
 		return false
 	}
-	paths, ok := a.variables.lookup(ns)
-	if !ok {
+	var set capSet
+	if paths, ok := a.variables.lookup(ns); ok {
+		set, _ = paths.lookup(path)
+	}
+	if set.denied() {
 		return false
 	}
-	set, _ := paths.lookup(path)
+	if w := a.workload; w != nil && w.namespace == ns && (op == VariablesCapabilityRead || op == VariablesCapabilityList) {
+		if _, ok := w.paths[path]; ok {
+			return true
+		}
+	}
 	return set.allows(op)
 }
 

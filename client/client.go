@@ -52,6 +52,20 @@ type Client struct {
 	registered chan struct{}
 	// heartbeatTTL is the TTL the servers gave at registration, in nanoseconds.
 	heartbeatTTL atomic.Int64
+
+	// metaMu guards the node's metadata (node_meta.go): the static and dynamic parts, and
+	// node.Meta, their merge, which registrations copy.
+	metaMu      sync.Mutex
+	staticMeta  map[string]string
+	dynamicMeta map[string]*string
+	// metaChanged asks the heartbeat loop to register the node again with its new meta.
+	metaChanged chan struct{}
+
+	// idMu guards nodeID, the node's identity (node_identity.go); identityRenewed tells its
+	// loop that the API renewed it.
+	idMu            sync.Mutex
+	nodeID          *nodeIdentity
+	identityRenewed chan struct{}
 }
 
 // New builds the node from cfg, then registers it, heartbeats and runs its allocations in the
@@ -74,17 +88,27 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	dynamicMeta, err := loadDynamicMeta(cfg.StateDir)
+	if err != nil {
+		_ = state.close()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{
-		state:      state,
-		config:     cfg,
-		servers:    servers,
-		logger:     cfg.Logger.Named("client"),
-		drivers:    map[string]drivers.Driver{},
-		ctx:        ctx,
-		cancel:     cancel,
-		runners:    map[string]*allocRunner{},
-		registered: make(chan struct{}),
+		staticMeta:  staticNodeMeta(cfg.Meta),
+		dynamicMeta: dynamicMeta,
+		metaChanged: make(chan struct{}, 1),
+
+		identityRenewed: make(chan struct{}, 1),
+		state:           state,
+		config:          cfg,
+		servers:         servers,
+		logger:          cfg.Logger.Named("client"),
+		drivers:         map[string]drivers.Driver{},
+		ctx:             ctx,
+		cancel:          cancel,
+		runners:         map[string]*allocRunner{},
+		registered:      make(chan struct{}),
 	}
 	for _, d := range cfg.Drivers {
 		c.drivers[d.Name()] = d
@@ -215,7 +239,7 @@ func (c *Client) buildNode() (*structs.Node, error) {
 		Datacenter:            c.config.Datacenter,
 		NodePool:              c.config.NodePool,
 		NodeClass:             c.config.NodeClass,
-		Meta:                  c.config.Meta,
+		Meta:                  mergeNodeMeta(c.staticMeta, c.dynamicMeta),
 		HTTPAddr:              c.config.HTTPAddr,
 		Status:                structs.NodeStatusReady,
 		SchedulingEligibility: structs.NodeSchedulingEligible,
@@ -308,11 +332,12 @@ func (c *Client) run() {
 	}
 	close(c.registered)
 	c.logger.Info("node registered", "node_id", c.node.ID)
-	c.wg.Add(4)
+	c.wg.Add(5)
 	go c.heartbeat()
 	go c.updater.run()
 	go c.services.run()
 	go c.runMetrics()
+	go c.nodeIdentityLoop()
 	// The watch is not waited for at shutdown: it may be in a blocking read the servers end.
 	go c.watchAllocations()
 }
@@ -323,7 +348,11 @@ func (c *Client) writeRequest() structs.WriteRequest {
 
 func (c *Client) register() error {
 	var reply structs.NodeUpdateResponse
-	if err := c.servers.RegisterNode(&structs.NodeRegisterRequest{Node: c.node.Copy(), WriteRequest: c.writeRequest()}, &reply); err != nil {
+	c.metaMu.Lock()
+	c.node.Meta = mergeNodeMeta(c.staticMeta, c.dynamicMeta)
+	node := c.node.Copy()
+	c.metaMu.Unlock()
+	if err := c.servers.RegisterNode(&structs.NodeRegisterRequest{Node: node, WriteRequest: c.writeRequest()}, &reply); err != nil {
 		return err
 	}
 	c.heartbeatTTL.Store(int64(reply.HeartbeatTTL))
@@ -339,7 +368,29 @@ func (c *Client) heartbeat() {
 		ttl = 10 * time.Second
 	}
 	wait := ttl / 2
-	for c.sleep(wait) {
+	metaPending := false
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-c.ctx.Done():
+			t.Stop()
+			return
+		case <-c.metaChanged:
+			t.Stop()
+			metaPending = true
+		case <-t.C:
+		}
+		if metaPending {
+			// New metadata: registered again at once, which also counts as a heartbeat.
+			if err := c.register(); err != nil {
+				c.logger.Warn("registering the node's new metadata failed", "error", err)
+				wait = c.config.RetryInterval
+				continue
+			}
+			metaPending = false
+			wait = ttl / 2
+			continue
+		}
 		var reply structs.NodeUpdateResponse
 		err := c.servers.UpdateNodeStatus(&structs.NodeUpdateStatusRequest{
 			NodeID: c.node.ID, Status: structs.NodeStatusReady, WriteRequest: c.writeRequest(),

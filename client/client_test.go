@@ -31,6 +31,9 @@ type fakeServers struct {
 	unknownNode bool
 	// services are the registrations the client holds, by ID.
 	services map[string]*structs.ServiceRegistration
+	// signErr is the answer to SignIdentities when set; signCalls counts the calls.
+	signErr   error
+	signCalls int
 }
 
 func newFakeServers() *fakeServers {
@@ -97,6 +100,23 @@ func (f *fakeServers) UpsertServiceRegistrations(args *structs.ServiceRegistrati
 	return nil
 }
 
+// SignIdentities signs "jwt.<alloc>.<task>.<identity>" for every identity asked for, or
+// answers signErr.
+func (f *fakeServers) SignIdentities(args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signCalls++
+	if f.signErr != nil {
+		return f.signErr
+	}
+	for _, r := range args.Identities {
+		reply.SignedIdentities = append(reply.SignedIdentities, &structs.SignedWorkloadIdentity{
+			WorkloadIdentityRequest: *r, JWT: "jwt." + r.AllocID + "." + r.TaskName + "." + r.IdentityName,
+		})
+	}
+	return nil
+}
+
 func (f *fakeServers) DeleteServiceRegistration(args *structs.ServiceRegistrationDeleteByIDRequest, reply *structs.GenericResponse) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -117,6 +137,11 @@ func (f *fakeServers) serviceIDs() []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// SignNodeIdentity signs nothing: the fake has no keyring. The client retries quietly.
+func (f *fakeServers) SignNodeIdentity(args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
+	return structs.NewErrCode(500, "no keyring in the fake servers")
 }
 
 // setAllocs replaces the node's allocations, as a plan or purge would.

@@ -18,6 +18,10 @@ type Servers interface {
 	UpdateAllocations(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error
 	UpsertServiceRegistrations(args *structs.ServiceRegistrationUpsertRequest, reply *structs.GenericResponse) error
 	DeleteServiceRegistration(args *structs.ServiceRegistrationDeleteByIDRequest, reply *structs.GenericResponse) error
+	// SignIdentities fetches workload identities of the node's own allocations.
+	SignIdentities(args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error
+	// SignNodeIdentity fetches a fresh identity of the node.
+	SignNodeIdentity(args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error
 }
 
 // Config configures a client.

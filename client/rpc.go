@@ -323,6 +323,14 @@ func (r *RPCServers) DeleteServiceRegistration(args *structs.ServiceRegistration
 	return r.call("ServiceRegistration.DeleteByID", args, reply, rpcCallTimeout)
 }
 
+func (r *RPCServers) SignIdentities(args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error {
+	return r.call("Alloc.SignIdentities", args, reply, rpcCallTimeout)
+}
+
+func (r *RPCServers) SignNodeIdentity(args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
+	return r.call("Node.SignIdentity", args, reply, rpcCallTimeout)
+}
+
 var _ Servers = (*RPCServers)(nil)
 
 // streamListener is a net.Listener of the streams servers open, across sessions.

@@ -349,6 +349,14 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 	}
 	ports := groupPorts(tr.alloc, tr.tg)
 	env := tr.taskEnv(allocDir, taskDir, ports)
+	if err := tr.setupIdentities(taskDir, env); err != nil {
+		if tr.restoredState == nil {
+			return nil, err
+		}
+		// A task restored after an agent restart is already running with what it was
+		// given; an identity not refreshed now is no reason to fail it.
+		tr.ar.logger.Warn("workload identities not refreshed for a restored task", "task", tr.task.Name, "error", err)
+	}
 	return &drivers.TaskConfig{
 		AllocID:    tr.alloc.ID,
 		JobName:    tr.alloc.Job.Name,

@@ -31,6 +31,9 @@ func (s *Server) resolveACL(secret string) (*acl.ACL, *structs.Actor, error) {
 		}
 		return aclObj, anonymousActor, nil
 	}
+	if looksLikeJWT(secret) {
+		return s.resolveWorkloadIdentity(store, secret)
+	}
 	token, err := store.ACLTokenBySecretID(nil, secret)
 	if err != nil {
 		return nil, nil, err

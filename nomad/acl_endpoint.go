@@ -87,6 +87,19 @@ func (a *ACL) AuthorizeNodeRead(secret string) error {
 	return nil
 }
 
+// AuthorizeNodeWrite checks that the caller holds `node { policy = "write" }` (or management):
+// upstream's rule for changing a node's dynamic metadata.
+func (a *ACL) AuthorizeNodeWrite(secret string) error {
+	aclObj, _, err := a.srv.resolveACL(secret)
+	if err != nil {
+		return err
+	}
+	if !aclObj.AllowNodeWrite() {
+		return structs.PermissionDenied("node write required")
+	}
+	return nil
+}
+
 // AuthorizeAllocExec checks that the caller may run a command in a task of an allocation in
 // namespace: alloc-exec, or, when the task's driver has no filesystem isolation (nodeExec,
 // as raw_exec), alloc-node-exec instead, since such a command runs on the node itself. These

@@ -30,6 +30,10 @@ func (s *Server) authorizeNode(token, nodeID string, write bool) (*acl.ACL, erro
 		if node != nil && subtle.ConstantTimeCompare([]byte(node.SecretID), []byte(token)) == 1 {
 			return nil, nil
 		}
+		// The node's identity is as good as its secret for its own calls.
+		if node != nil && looksLikeJWT(token) && s.verifyNodeIdentity(s.State(), token, nodeID, now()) {
+			return nil, nil
+		}
 	}
 	aclObj, _, err := s.resolveACL(token)
 	if err != nil {

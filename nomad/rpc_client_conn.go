@@ -91,6 +91,14 @@ var clientMethods = map[string]clientMethod{
 		}
 		return cs.srv.Endpoints.Services.DeleteByID(args, reply)
 	}),
+	// Alloc.SignIdentities checks the node's secret itself, and that every allocation asked
+	// about is placed on the node.
+	"Alloc.SignIdentities": clientCall(func(cs *clientSession, args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error {
+		return cs.srv.Endpoints.Alloc.SignIdentities(args, reply)
+	}),
+	"Node.SignIdentity": clientCall(func(cs *clientSession, args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
+		return cs.srv.Endpoints.Node.SignIdentity(args, reply)
+	}),
 	// Node.Session names the node this connection serves, so that exec and log requests for
 	// its allocations reach it over the connection.
 	"Node.Session": clientCall(func(cs *clientSession, args *structs.NodeSpecificRequest, reply *structs.GenericResponse) error {
@@ -137,7 +145,7 @@ func (s *Server) authenticateNode(nodeID, secret string) error {
 	if node == nil {
 		return structs.NotFound(structs.ErrNodeNotFound)
 	}
-	if !secretsEqual(node.SecretID, secret) {
+	if !secretsEqual(node.SecretID, secret) && !(looksLikeJWT(secret) && s.verifyNodeIdentity(s.State(), secret, nodeID, now())) {
 		return errNodeSecret()
 	}
 	return nil

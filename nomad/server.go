@@ -61,6 +61,8 @@ type Server struct {
 
 	broker   *stream.EventBroker
 	aclCache *aclCache
+	// rootKeys holds parsed root keys for signing and verifying workload identities.
+	rootKeys rootKeyCache
 
 	// varCiphers holds the variables AEAD of each root key (variables_encrypter.go).
 	varCiphers variableCiphers

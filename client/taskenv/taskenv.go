@@ -179,6 +179,10 @@ var badKeyChars = regexp.MustCompile(`[^A-Za-z0-9_]`)
 // and "_" becomes "_".
 func cleanKey(k string) string { return badKeyChars.ReplaceAllString(k, "_") }
 
+// Set adds a variable to the task's environment, one the servers gave the task (a workload
+// identity) rather than one derived from the allocation.
+func (e *Env) Set(key, value string) { e.env[key] = value }
+
 // Map is the task's environment; the caller may change it.
 func (e *Env) Map() map[string]string {
 	out := make(map[string]string, len(e.env))

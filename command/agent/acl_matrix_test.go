@@ -413,7 +413,8 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixJobPlanEndpoints(), matrixJobSubmissionEndpoints(), matrixKeyringEndpoints(),
 		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
 		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints(), matrixACLAuthEndpoints(),
-		matrixServiceEndpoints(), matrixFSEndpoints(), matrixCLIOpsEndpoints())
+		matrixServiceEndpoints(), matrixFSEndpoints(), matrixCLIOpsEndpoints(),
+		matrixNodeMetaEndpoints(), matrixNodeIdentityEndpoints(), matrixACLIdentityEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

@@ -52,6 +52,14 @@ func (l localServers) DeleteServiceRegistration(args *structs.ServiceRegistratio
 	return l.srv.Endpoints.Services.DeleteByID(args, reply)
 }
 
+func (l localServers) SignIdentities(args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error {
+	return l.srv.Endpoints.Alloc.SignIdentities(args, reply)
+}
+
+func (l localServers) SignNodeIdentity(args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
+	return l.srv.Endpoints.Node.SignIdentity(args, reply)
+}
+
 // startClient starts the agent's client against its own server. A dev agent keeps its
 // allocation directories in a temporary directory that shutdown removes.
 func (a *Agent) startClient() error {

@@ -42,6 +42,8 @@ func (a *Agent) serveClientStreams(ln net.Listener) {
 	s.registerStreamedFSRoutes(s.mux)
 	s.mux.Handle("/v1/client/allocation/{alloc_id}/exec", s.wrap(getOnly(s.streamedExec)))
 	s.registerStreamedAllocControlRoutes(s.mux)
+	s.registerStreamedNodeMetaRoutes(s.mux)
+	s.registerStreamedNodeIdentityRoutes(s.mux)
 	s.mux.Handle("/v1/agent/monitor", s.wrap(getOnly(s.streamedMonitor)))
 	s.mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, structs.NewErrCode(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
