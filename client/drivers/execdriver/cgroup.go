@@ -249,6 +249,17 @@ func (cg *taskCgroup) oomKills() int {
 	return 0
 }
 
+// kill sends SIGKILL to every process in the task's cgroup: what the task's process and
+// its commands are, whatever their PIDs (the agent is parent of none of them). The shim is
+// not in the cgroup: it stays to record the exit.
+func (cg *taskCgroup) kill() {
+	for _, d := range cg.dirs {
+		for _, p := range cgroupPIDs(d) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
+
 // cgroupDrainWait bounds how long destroy waits for the task's last processes to be gone.
 const cgroupDrainWait = 5 * time.Second
 

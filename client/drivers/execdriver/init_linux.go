@@ -22,6 +22,9 @@ import (
 func RunInit() {
 	// Namespaces and roots changed below belong to this thread; it is never given back.
 	runtime.LockOSThread()
+	if len(os.Args) > 2 && os.Args[2] == shimArg {
+		runShim()
+	}
 	if raw := os.Getenv(joinConfigEnv); raw != "" {
 		// An alloc exec helper: its errors are the session's, on its stderr.
 		var c initConfig
