@@ -71,6 +71,9 @@ func TestClient_RestartTask(t *testing.T) {
 	waitFor(t, "running", reportedStatus(s, "a1", structs.AllocClientStatusRunning))
 	pid := c.TaskPID("a1", "t")
 	must.Positive(t, pid)
+	// Running is reported once the shim started: a restart before the task wrote its first
+	// start would leave one start in the file, not two.
+	waitFor(t, "the first start", func() bool { return strings.Count(taskFile(c, "a1", "t", "starts"), "started") == 1 })
 
 	must.NoError(t, c.RestartTask("a1", "t", false))
 	waitFor(t, "a new process", func() bool { p := c.TaskPID("a1", "t"); return p != 0 && p != pid })
