@@ -175,3 +175,6 @@ func ConfigString(cfg map[string]any, key string) (string, error) { return confi
 func ConfigStrings(cfg map[string]any, key string) ([]string, error) {
 	return configStrings(cfg, key)
 }
+
+// ConfigInt reads an optional whole number from a task config.
+func ConfigInt(cfg map[string]any, key string) (int, error) { return configInt(cfg, key) }

@@ -196,6 +196,19 @@ func (cg *taskCgroup) setLimits(res drivers.TaskResources) error {
 	return nil
 }
 
+// setPidsLimit caps the number of processes and threads in the task's cgroup (pids.max of
+// the v2 directory or of the v1 pids controller's); 0 leaves it unlimited.
+func (cg *taskCgroup) setPidsLimit(n int) error {
+	if n <= 0 {
+		return nil
+	}
+	dir := cg.dirs[0]
+	if cg.mode == cgroupV1 {
+		dir = cg.dirs[2]
+	}
+	return writeCgroupFile(dir, "pids.max", strconv.Itoa(n))
+}
+
 // cpuShares turns the task's MHz into v1 shares (one share a MHz, as upstream), within the
 // kernel's bounds.
 func cpuShares(mhz int) uint64 {

@@ -74,6 +74,9 @@ type shimConfig struct {
 	CgroupMode cgroupMode
 	Cgroups    []string
 	ExitFile   string
+	// PidsLimit is set on the cgroup once the command runs: the init before it is a Go
+	// program whose threads count against the limit.
+	PidsLimit int `json:",omitempty"`
 }
 
 // shimReply is the shim's answer over initErrorFD once the command runs (the init's PID and

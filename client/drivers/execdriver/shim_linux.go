@@ -51,6 +51,11 @@ func runShim() {
 	if err != nil {
 		fail(err)
 	}
+	if err := cg.setPidsLimit(sc.PidsLimit); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		fail(fmt.Errorf("exec: %w", err))
+	}
 	ticks, _ := processStartTicks(cmd.Process.Pid)
 	answer(shimReply{PID: cmd.Process.Pid, StartTicks: ticks})
 	go func() {
