@@ -74,6 +74,10 @@ func detectCgroups(sysRoot string, mountinfo io.Reader) (*cgroupHost, error) {
 			continue
 		}
 		for _, opt := range strings.Split(fields[sep+3], ",") {
+			// cpuset is optional: only tasks pinned to cores need it.
+			if opt == "cpuset" && h.v1["cpuset"] == "" {
+				h.v1["cpuset"] = fields[4]
+			}
 			for _, c := range v1Controllers {
 				if opt == c {
 					if _, dup := h.v1[c]; !dup {

@@ -50,6 +50,7 @@ func (d *Driver) Recover(cfg *drivers.TaskConfig, st *drivers.HandleState) (driv
 	}
 	key := taskKey(cfg.AllocID, cfg.TaskName)
 	d.track(key, h)
+	d.holdCores(key, pinnedCores(cg))
 	go h.watchShim(func() { d.untrack(key, h) })
 	return h, nil
 }

@@ -48,7 +48,10 @@ func TestExecDriver_RecoverRunning(t *testing.T) {
 		`trap 'echo hup >> /local/signals' HUP; trap 'exit 3' TERM; echo started; while :; do sleep 0.05; done`}})
 	h, err := first.Start(cfg)
 	must.NoError(t, err)
-	t.Cleanup(func() { _ = h.Kill(0) })
+	t.Cleanup(func() {
+		_ = h.Kill(0)
+		<-h.WaitCh()
+	})
 	waitForFile(t, cfg.StdoutPath, "started\n")
 	st := restartedState(t, h)
 	must.Eq(t, "exec", st.Driver)

@@ -71,9 +71,23 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 		closeLogs()
 		return nil, fmt.Errorf("exec: %w", err)
 	}
+	key := taskKey(cfg.AllocID, cfg.TaskName)
+	if n := cfg.Resources.Cores; n > 0 {
+		cores, err := d.reserveCores(host, key, n)
+		if err == nil {
+			err = cg.pinCores(host, cgroupName(cfg.AllocID, cfg.TaskName), cores)
+		}
+		if err != nil {
+			d.releaseCores(key)
+			_ = cg.destroy()
+			closeLogs()
+			return nil, fmt.Errorf("exec: %w", err)
+		}
+	}
 	exitFile := exitFilePath(cfg)
 	// An exit file of an earlier run of the task must not be taken for this one's.
 	if err := os.Remove(exitFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		d.releaseCores(key)
 		_ = cg.destroy()
 		closeLogs()
 		return nil, fmt.Errorf("exec: removing the old exit file: %w", err)
@@ -82,6 +96,7 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 	// The shim holds the log files now; the agent needs them no longer.
 	closeLogs()
 	if err != nil {
+		d.releaseCores(key)
 		_ = cg.destroy()
 		return nil, err
 	}
@@ -92,7 +107,6 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 		state:  TaskState{PID: reply.PID, StartTicks: reply.StartTicks, CgroupPath: cg.Path(), Cgroups: append([]string(nil), cg.dirs...)},
 		waitCh: make(chan *drivers.ExitResult, 1), done: make(chan struct{}),
 	}
-	key := taskKey(cfg.AllocID, cfg.TaskName)
 	d.track(key, h)
 	go h.waitShim(func() { d.untrack(key, h) })
 	return h, nil
