@@ -111,7 +111,7 @@ func TestAllocExec_TTYInTmux(t *testing.T) {
 			job.AddTaskGroup(api.NewTaskGroup("g", 1).AddTask(task))
 			_, _, err := c.Jobs().Register(job, nil)
 			must.NoError(t, err)
-			t.Cleanup(func() { _, _, _ = c.Jobs().Deregister(jobID, true, nil) })
+			t.Cleanup(func() { stopJob(t, c, jobID) })
 			var allocID string
 			waitUntil(t, 30*time.Second, "the allocation to run", func() bool {
 				allocs, _, err := c.Jobs().Allocations(jobID, false, nil)

@@ -220,8 +220,8 @@ func TestReattach_Kill9AllDrivers(t *testing.T) {
 			}
 		})
 	}
-	_, _, err = c.Jobs().Deregister("drivers", true, nil)
-	must.NoError(t, err)
+	// The servers replaced the stopped allocations: their tasks are stopped too.
+	stopJob(t, c, "drivers")
 }
 
 // hostPIDOf finds the host PID of an exec task: the process that is PID 1 of its namespace

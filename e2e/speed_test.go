@@ -78,10 +78,7 @@ func TestSpeed_AgentRSS100Tasks(t *testing.T) {
 			start := time.Now()
 			_, _, err := c.Jobs().Register(job, nil)
 			must.NoError(t, err)
-			t.Cleanup(func() {
-				_, _, _ = c.Jobs().Deregister("many", true, nil)
-				waitUntil(t, 120*time.Second, "the tasks to stop", func() bool { return runningCount(c, "many") == 0 })
-			})
+			t.Cleanup(func() { stopJob(t, c, "many") })
 			waitUntil(t, 180*time.Second, "100 tasks to run", func() bool { return runningCount(c, "many") == n })
 			took := time.Since(start)
 			// Some more status rounds with everything running: the figure is the steady one.
@@ -159,9 +156,7 @@ func TestSpeed_TaskStartLatency(t *testing.T) {
 				must.NoError(t, err)
 				must.Eq(t, 0, code, must.Sprintf("stderr %q", stderr.String()))
 
-				_, _, err = c.Jobs().Deregister(jobID, true, nil)
-				must.NoError(t, err)
-				waitUntil(t, 60*time.Second, "the task to stop", func() bool { return runningCount(c, jobID) == 0 })
+				stopJob(t, c, jobID)
 			}
 			t.Logf("%s: register -> running median %s (min %s, max %s); alloc exec session median %s over %d rounds",
 				dc.driver, median(starts).Round(time.Millisecond), slicesMin(starts).Round(time.Millisecond),
@@ -196,4 +191,24 @@ func pollUntil(t *testing.T, limit time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// stopJob stops a job and waits until the client stopped every task of it: the tasks outlive
+// the agent, so one killed before would leave them running.
+func stopJob(t *testing.T, c *api.Client, jobID string) {
+	t.Helper()
+	_, _, err := c.Jobs().Deregister(jobID, false, nil)
+	must.NoError(t, err)
+	waitUntil(t, 120*time.Second, "every task of "+jobID+" to stop", func() bool {
+		allocs, _, err := c.Jobs().Allocations(jobID, true, nil)
+		if err != nil {
+			return false
+		}
+		for _, a := range allocs {
+			if a.ClientStatus != "complete" && a.ClientStatus != "failed" && a.ClientStatus != "lost" {
+				return false
+			}
+		}
+		return true
+	})
 }
