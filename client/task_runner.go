@@ -383,7 +383,7 @@ func taskResources(r *api.Resources) drivers.TaskResources {
 	for _, f := range []struct {
 		src *int
 		dst *int
-	}{{r.CPU, &out.CPU}, {r.MemoryMB, &out.MemoryMB}, {r.MemoryMaxMB, &out.MemoryMaxMB}} {
+	}{{r.CPU, &out.CPU}, {r.MemoryMB, &out.MemoryMB}, {r.MemoryMaxMB, &out.MemoryMaxMB}, {r.Cores, &out.Cores}} {
 		if f.src != nil {
 			*f.dst = *f.src
 		}

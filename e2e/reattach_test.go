@@ -147,20 +147,31 @@ while true; do sleep 0.1; done`}}
 	must.Eq(t, "complete", a.ClientStatus)
 }
 
-// TestReattach_ExitWhileDown: a raw_exec task that ends while its agent is down (kill -9) is
-// reported, once the agent is back, with the exit code its shim recorded.
+// TestReattach_ExitWhileDown: a raw_exec or exec task that ends while its agent is down
+// (kill -9) is reported, once the agent is back, with the exit code its shim recorded, and
+// is not started again.
 func TestReattach_ExitWhileDown(t *testing.T) {
+	for _, driver := range []string{"raw_exec", "exec"} {
+		t.Run(driver, func(t *testing.T) {
+			if driver == "exec" {
+				requireRoot(t)
+			}
+			testExitWhileDown(t, driver)
+		})
+	}
+}
+
+func testExitWhileDown(t *testing.T, driver string) {
 	dataDir := t.TempDir()
 	config, url := writeConfig(t, dataDir, clientBlock)
 	agent := startAgent(t, config, url)
 	c := agent.client()
 
-	gate := filepath.Join(t.TempDir(), "go")
 	job := api.NewBatchJob("gated", "gated", "global", 50)
 	job.Datacenters = []string{"dc1"}
-	task := api.NewTask("sh", "raw_exec")
+	task := api.NewTask("sh", driver)
 	task.Config = map[string]any{"command": "/bin/sh", "args": []string{"-c",
-		`echo $$ >> "$NOMAD_TASK_DIR/starts"; while [ ! -e "` + gate + `" ]; do sleep 0.1; done; exit 7`}}
+		`echo $$ >> "$NOMAD_TASK_DIR/starts"; while [ ! -e "$NOMAD_TASK_DIR/go" ]; do sleep 0.1; done; exit 7`}}
 	group := api.NewTaskGroup("g", 1).AddTask(task)
 	group.RestartPolicy = &api.RestartPolicy{Attempts: new(0), Mode: new("fail")}
 	job.AddTaskGroup(group)
@@ -175,11 +186,16 @@ func TestReattach_ExitWhileDown(t *testing.T) {
 		allocID = allocs[0].ID
 		return len(taskPIDs(t, dataDir, allocID)) == 1
 	})
-	pid := taskPIDs(t, dataDir, allocID)[0]
+	starts := taskPIDs(t, dataDir, allocID)
+	pid := starts[0]
+	if driver == "exec" {
+		// PID 1 of its namespace: the host knows it by another number.
+		pid = hostPIDOf(t, allocID, "sh")
+	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 
 	agent.kill9()
-	must.NoError(t, os.WriteFile(gate, nil, 0o644))
+	must.NoError(t, os.WriteFile(filepath.Join(dataDir, "alloc", allocID, "sh", "local", "go"), nil, 0o644))
 	waitUntil(t, 10*time.Second, "the task to end", func() bool { return !alive(pid) })
 
 	agent = startAgent(t, config, url)
@@ -197,5 +213,5 @@ func TestReattach_ExitWhileDown(t *testing.T) {
 		}
 	}
 	must.Eq(t, 7, code)
-	must.Eq(t, []int{pid}, taskPIDs(t, dataDir, allocID), must.Sprint("not started again"))
+	must.Eq(t, starts, taskPIDs(t, dataDir, allocID), must.Sprint("not started again"))
 }

@@ -44,6 +44,8 @@ type TaskResources struct {
 	// MemoryMB is the memory the task reserves, and its hard limit unless MemoryMaxMB is set.
 	MemoryMB    int
 	MemoryMaxMB int
+	// Cores is a number of whole cores the task is pinned to (drivers that can).
+	Cores int
 }
 
 // PortMapping is one port of a group's network. Value is the host port (0 when the
@@ -175,3 +177,6 @@ func ConfigString(cfg map[string]any, key string) (string, error) { return confi
 func ConfigStrings(cfg map[string]any, key string) ([]string, error) {
 	return configStrings(cfg, key)
 }
+
+// ConfigInt reads an optional whole number from a task config.
+func ConfigInt(cfg map[string]any, key string) (int, error) { return configInt(cfg, key) }

@@ -49,6 +49,17 @@ func procAlive(pid int, start uint64) bool {
 	return err == nil && got == start && state != 'Z' && state != 'X'
 }
 
+// ProcStartTime is the start time of a process (field 22 of /proc/<pid>/stat, clock ticks
+// after boot); os.ErrNotExist when it is gone.
+func ProcStartTime(pid int) (uint64, error) {
+	start, _, err := procStartTime(pid)
+	return start, err
+}
+
+// ProcAlive reports whether pid still names the running (not zombie) process that started
+// at start: a PID the kernel gave to another process since does not count.
+func ProcAlive(pid int, start uint64) bool { return procAlive(pid, start) }
+
 // HandleState implements Persistent.
 func (h *rawExecHandle) HandleState() *HandleState {
 	pid := h.cmd.Process.Pid

@@ -44,13 +44,14 @@ func init() {
 
 // shimExit is what the exit file holds.
 type shimExit struct {
-	ExitCode int
-	Signal   int
-	Err      string `json:",omitempty"`
+	ExitCode  int
+	Signal    int
+	Err       string `json:",omitempty"`
+	OOMKilled bool   `json:",omitempty"`
 }
 
 func (e *shimExit) result() *ExitResult {
-	res := &ExitResult{ExitCode: e.ExitCode, Signal: e.Signal}
+	res := &ExitResult{ExitCode: e.ExitCode, Signal: e.Signal, OOMKilled: e.OOMKilled}
 	if e.Err != "" {
 		res.Err = errors.New(e.Err)
 	}
@@ -175,3 +176,16 @@ func taskChild(shimPID int) int {
 	}
 	return 0
 }
+
+// WriteExitFile records how a task ended, for a shim of another driver (exec) that outlives
+// the agent as raw_exec's does: written whole or not at all.
+func WriteExitFile(path string, res *ExitResult) {
+	e := &shimExit{ExitCode: res.ExitCode, Signal: res.Signal, OOMKilled: res.OOMKilled}
+	if res.Err != nil {
+		e.Err = res.Err.Error()
+	}
+	writeExit(path, e)
+}
+
+// ReadExitFile reads what WriteExitFile wrote; false when there is nothing (yet).
+func ReadExitFile(path string) (*ExitResult, bool) { return readExit(path) }

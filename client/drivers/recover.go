@@ -12,13 +12,18 @@ import (
 // The client stores it (client/state.go) before it reports the task running.
 type HandleState struct {
 	Driver string
-	// PID and StartTime name a raw_exec task's process: StartTime is field 22 of
-	// /proc/<pid>/stat (clock ticks after boot), so a PID the kernel gave to another process
-	// since is not mistaken for the task.
+	// PID and StartTime name the process of a raw_exec or exec task's shim: StartTime is
+	// field 22 of /proc/<pid>/stat (clock ticks after boot), so a PID the kernel gave to
+	// another process since is not mistaken for the task.
 	PID       int    `json:",omitempty"`
 	StartTime uint64 `json:",omitempty"`
-	// ExitFile is where a raw_exec task's shim records how the task ended.
+	// ExitFile is where a raw_exec or exec task's shim records how the task ended.
 	ExitFile string `json:",omitempty"`
+	// TaskPID and TaskStartTime name an exec task's own process (its init, under the shim),
+	// which alloc exec joins; Cgroups are its cgroup directories.
+	TaskPID       int      `json:",omitempty"`
+	TaskStartTime uint64   `json:",omitempty"`
+	Cgroups       []string `json:",omitempty"`
 	// ContainerID names a docker task's container.
 	ContainerID string `json:",omitempty"`
 }

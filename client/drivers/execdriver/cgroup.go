@@ -74,6 +74,10 @@ func detectCgroups(sysRoot string, mountinfo io.Reader) (*cgroupHost, error) {
 			continue
 		}
 		for _, opt := range strings.Split(fields[sep+3], ",") {
+			// cpuset is optional: only tasks pinned to cores need it.
+			if opt == "cpuset" && h.v1["cpuset"] == "" {
+				h.v1["cpuset"] = fields[4]
+			}
 			for _, c := range v1Controllers {
 				if opt == c {
 					if _, dup := h.v1[c]; !dup {
@@ -196,6 +200,19 @@ func (cg *taskCgroup) setLimits(res drivers.TaskResources) error {
 	return nil
 }
 
+// setPidsLimit caps the number of processes and threads in the task's cgroup (pids.max of
+// the v2 directory or of the v1 pids controller's); 0 leaves it unlimited.
+func (cg *taskCgroup) setPidsLimit(n int) error {
+	if n <= 0 {
+		return nil
+	}
+	dir := cg.dirs[0]
+	if cg.mode == cgroupV1 {
+		dir = cg.dirs[2]
+	}
+	return writeCgroupFile(dir, "pids.max", strconv.Itoa(n))
+}
+
 // cpuShares turns the task's MHz into v1 shares (one share a MHz, as upstream), within the
 // kernel's bounds.
 func cpuShares(mhz int) uint64 {
@@ -247,6 +264,17 @@ func (cg *taskCgroup) oomKills() int {
 		}
 	}
 	return 0
+}
+
+// kill sends SIGKILL to every process in the task's cgroup: what the task's process and
+// its commands are, whatever their PIDs (the agent is parent of none of them). The shim is
+// not in the cgroup: it stays to record the exit.
+func (cg *taskCgroup) kill() {
+	for _, d := range cg.dirs {
+		for _, p := range cgroupPIDs(d) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
 }
 
 // cgroupDrainWait bounds how long destroy waits for the task's last processes to be gone.

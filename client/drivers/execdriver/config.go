@@ -50,12 +50,15 @@ func CheckChrootEnv(env map[string]string) error {
 type taskConfig struct {
 	Command string
 	Args    []string
+	// PidsLimit caps the processes and threads of the task (upstream's pids_limit); 0 is
+	// no limit.
+	PidsLimit int
 }
 
 // configKeys are the keys this driver honours. Upstream's pid_mode, ipc_mode, cap_add and
 // cap_drop are not implemented: a job using them fails instead of running with a setting
 // silently dropped.
-var configKeys = map[string]bool{"command": true, "args": true}
+var configKeys = map[string]bool{"command": true, "args": true, "pids_limit": true}
 
 func parseConfig(raw map[string]any) (*taskConfig, error) {
 	var unknown []string
@@ -66,7 +69,7 @@ func parseConfig(raw map[string]any) (*taskConfig, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("exec: unknown config key %q (this driver knows args, command)", unknown[0])
+		return nil, fmt.Errorf("exec: unknown config key %q (this driver knows args, command, pids_limit)", unknown[0])
 	}
 	c := &taskConfig{}
 	var err error
@@ -78,6 +81,12 @@ func parseConfig(raw map[string]any) (*taskConfig, error) {
 	}
 	if c.Args, err = drivers.ConfigStrings(raw, "args"); err != nil {
 		return nil, fmt.Errorf("exec: %w", err)
+	}
+	if c.PidsLimit, err = drivers.ConfigInt(raw, "pids_limit"); err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	if c.PidsLimit < 0 {
+		return nil, fmt.Errorf(`exec: config "pids_limit" must be 0 (no limit) or more, not %d`, c.PidsLimit)
 	}
 	return c, nil
 }

@@ -30,8 +30,13 @@
 // namespaces, chroots into /proc/<pid>/root and starts the command as a child, the only way
 // into a PID namespace.
 //
-// The handle of a running task exposes its PID, the process's start time and its cgroup
-// (Handle.State), which is what finding the task again after an agent restart needs.
+// A task runs under a shim (shim_linux.go): the same binary started with `executor-init shim`
+// in a session of its own, outside the task's namespaces and cgroup, which starts the init as
+// its child, puts it in the task's cgroup, waits for it and records how it ended (an OOM kill
+// included) in an exit file outside the chroot, then removes the cgroup. The shim outlives a
+// killed agent; a restarted one re-attaches (Recover) by the shim's PID and start time, and
+// finds the task's process (for alloc exec) and cgroup from the handle state the client
+// stored.
 //
 // It imports client/drivers and client/allocdir of ours.
 package execdriver

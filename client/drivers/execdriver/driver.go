@@ -35,6 +35,8 @@ type Driver struct {
 	mu sync.Mutex
 	// tasks are the running tasks by allocation and task name, for alloc exec.
 	tasks map[string]*Handle
+	// cores are the cores each pinned task (by the same key) holds.
+	cores map[string][]int
 }
 
 // New makes the driver. It starts nothing: what the host offers is read at each fingerprint
@@ -49,7 +51,7 @@ func New(opts Options) *Driver {
 	return &Driver{
 		opts: opts, goos: runtime.GOOS, geteuid: os.Geteuid,
 		cgroupRoot: "/sys/fs/cgroup", mountinfo: "/proc/self/mountinfo",
-		tasks: map[string]*Handle{},
+		tasks: map[string]*Handle{}, cores: map[string][]int{},
 	}
 }
 
@@ -112,6 +114,7 @@ func (d *Driver) untrack(key string, h *Handle) {
 	defer d.mu.Unlock()
 	if d.tasks[key] == h {
 		delete(d.tasks, key)
+		delete(d.cores, key)
 	}
 }
 

@@ -137,6 +137,8 @@ func TestExecDriver_ConfigRefused(t *testing.T) {
 		{name: "unknown key", config: map[string]any{"command": "/bin/true", "pid_mode": "host"}, errHas: `unknown config key "pid_mode"`},
 		{name: "no command", config: map[string]any{"args": []any{"x"}}, errHas: `"command" is required`},
 		{name: "args not strings", config: map[string]any{"command": "/bin/true", "args": []any{1}}, errHas: `"args"[0] must be a string`},
+		{name: "negative pids_limit", config: map[string]any{"command": "/bin/true", "pids_limit": float64(-1)}, errHas: `"pids_limit" must be 0 (no limit) or more, not -1`},
+		{name: "pids_limit not a number", config: map[string]any{"command": "/bin/true", "pids_limit": "many"}, errHas: `"pids_limit" must be a number`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"os/exec"
 	"syscall"
+	"time"
 
 	"github.com/nomadfork/nomad/client/drivers"
 )
+
+// ttyCancelWait is how long a terminal session's helper has to end its command once the
+// session is cancelled, before it is killed.
+const ttyCancelWait = 2 * time.Second
 
 // Exec implements drivers.ExecDriver. The agent's binary is started as a helper that joins
 // the task's cgroup, namespaces and root and runs the command there as the task's user, with
@@ -38,5 +43,11 @@ func (d *Driver) Exec(ctx context.Context, cfg *drivers.TaskConfig, opts *driver
 	cmd := exec.CommandContext(ctx, selfExe, InitCommand)
 	cmd.Env = []string{joinConfigEnv + "=" + string(raw)}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if opts.TTY {
+		// The command leads the terminal's foreground group, out of the helper's: the helper
+		// kills it on SIGTERM, and is killed itself if it does not end soon after.
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = ttyCancelWait
+	}
 	return drivers.RunExec(ctx, "exec", cmd, opts)
 }

@@ -134,3 +134,48 @@ func TestExecDriver_ExecEndsWithTheTask(t *testing.T) {
 		t.Fatal("the exec'd command outlived its task")
 	}
 }
+
+// TestExecDriver_ExecTTYShellExitCode: an interactive shell with job control on a terminal
+// exits with its own code (it leads a session of the task's namespace with the terminal),
+// and a session the caller ends takes its command with it (the terminal hangs up).
+func TestExecDriver_ExecTTYShellExitCode(t *testing.T) {
+	requireIsolation(t)
+	d := New(Options{})
+	cfg := testTask(t, map[string]any{"command": "/bin/sh", "args": []any{"-c", "echo started; exec sleep 300"}})
+	h, err := d.Start(cfg)
+	must.NoError(t, err)
+	t.Cleanup(func() {
+		_ = h.Kill(0)
+		<-h.WaitCh()
+	})
+	waitForFile(t, cfg.StdoutPath, "started\n")
+
+	var stdout syncBuffer
+	code, err := d.Exec(context.Background(), cfg, &drivers.ExecOptions{
+		Command: []string{"/bin/sh", "-i"}, TTY: true, Stdin: strings.NewReader("echo in-shell\nexit 5\n"), Stdout: &stdout,
+	})
+	must.NoError(t, err)
+	must.Eq(t, 5, code, must.Sprintf("output %q", stdout.String()))
+	must.StrContains(t, stdout.String(), "in-shell")
+	must.StrNotContains(t, stdout.String(), "Cannot set tty process group")
+
+	// A session ended by its caller: the shell and what it runs go.
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { _ = pw.Close() })
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = d.Exec(ctx, cfg, &drivers.ExecOptions{Command: []string{"/bin/sh", "-i"}, TTY: true, Stdin: pr, Stdout: &out})
+	}()
+	_, err = pw.Write([]byte("echo session-up; sleep 300\n"))
+	must.NoError(t, err)
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return strings.Contains(out.String(), "session-up\r\n") }),
+		wait.Timeout(20*time.Second), wait.Gap(10*time.Millisecond)))
+	cancel()
+	<-done
+	cgDir := h.(*Handle).State().Cgroups[0]
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return len(cgroupPIDs(cgDir)) == 1 }),
+		wait.Timeout(20*time.Second), wait.Gap(20*time.Millisecond)), must.Sprint("only the task is left in its cgroup"))
+}

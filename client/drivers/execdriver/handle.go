@@ -29,9 +29,17 @@ type TaskState struct {
 	Cgroups []string
 }
 
-// Handle is a running exec task.
+// Handle is a running exec task: the shim the agent started (or re-attached to) and the
+// task's init under it.
 type Handle struct {
-	cmd        *exec.Cmd
+	// shim is the shim's process when this run of the agent started it (its parent, which
+	// waits for it); nil for a task re-attached after a restart, whose shim is found by
+	// shimPID and shimTicks and polled.
+	shim      *exec.Cmd
+	shimPID   int
+	shimTicks uint64
+	exitFile  string
+
 	cg         *taskCgroup
 	logger     hclog.Logger
 	state      TaskState
@@ -50,49 +58,94 @@ func (h *Handle) WaitCh() <-chan *drivers.ExitResult { return h.waitCh }
 // PID implements drivers.TaskHandle: the task's process as the host sees it.
 func (h *Handle) PID() int { return h.state.PID }
 
-// Signal implements drivers.TaskHandle (alloc signal). The task is the init of its PID
-// namespace: a signal it has no handler for does not reach it, as upstream's.
+// HandleState implements drivers.Persistent: the shim, the task's process and its cgroup.
+func (h *Handle) HandleState() *drivers.HandleState {
+	return &drivers.HandleState{
+		Driver: "exec", PID: h.shimPID, StartTime: h.shimTicks, ExitFile: h.exitFile,
+		TaskPID: h.state.PID, TaskStartTime: h.state.StartTicks, Cgroups: append([]string(nil), h.cg.dirs...),
+	}
+}
+
+// Signal implements drivers.TaskHandle (alloc signal), through the shim, which forwards it
+// to the task's process. The task is the init of its PID namespace: a signal it has no
+// handler for does not reach it, as upstream's. SIGKILL and SIGSTOP, which the shim cannot
+// catch, go to the task's process directly.
 func (h *Handle) Signal(sig syscall.Signal) error {
 	select {
 	case <-h.done:
 		return errors.New("exec: task is not running")
 	default:
 	}
-	if err := h.cmd.Process.Signal(sig); err != nil {
+	if sig == syscall.SIGKILL || sig == syscall.SIGSTOP {
+		if !drivers.ProcAlive(h.state.PID, h.state.StartTicks) {
+			return errors.New("exec: task is not running")
+		}
+		if err := syscall.Kill(h.state.PID, sig); err != nil {
+			return fmt.Errorf("exec: signalling task: %w", err)
+		}
+		return nil
+	}
+	if err := h.signalShim(sig); err != nil {
 		return fmt.Errorf("exec: signalling task: %w", err)
 	}
 	return nil
 }
 
+// signalShim sends sig to the shim, which passes it on to the task. The shim of this run is
+// signalled through os.Process (a pidfd where the kernel has them); a re-attached one after
+// checking that its PID still names it.
+func (h *Handle) signalShim(sig syscall.Signal) error {
+	if h.shim != nil {
+		err := h.shim.Process.Signal(sig)
+		if errors.Is(err, os.ErrProcessDone) {
+			return errors.New("task is not running")
+		}
+		return err
+	}
+	if !drivers.ProcAlive(h.shimPID, h.shimTicks) {
+		return errors.New("task is not running")
+	}
+	return syscall.Kill(h.shimPID, sig)
+}
+
 // State is the task's process and cgroup, for re-attaching to it.
 func (h *Handle) State() TaskState { return h.state }
 
-// wait waits for the task to end, tells an OOM kill from another SIGKILL by the cgroup's
-// count, and removes the cgroup.
-func (h *Handle) wait(onExit func(), files ...*os.File) {
-	err := h.cmd.Wait()
-	for _, f := range files {
-		_ = f.Close()
-	}
-	res := &drivers.ExitResult{}
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exitErr):
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Signal = int(ws.Signal())
-		} else {
-			res.ExitCode = exitErr.ExitCode()
+// waitShim waits for the shim this run started, then reports the task's end.
+func (h *Handle) waitShim(onExit func()) {
+	err := h.shim.Wait()
+	h.finish(onExit, waitResult(err))
+}
+
+// watchShim polls a re-attached shim until it ends (the agent is not its parent: no wait
+// tells it), then reports the task's end.
+func (h *Handle) watchShim(onExit func()) {
+	t := time.NewTicker(recoverPoll)
+	defer t.Stop()
+	for range t.C {
+		if !drivers.ProcAlive(h.shimPID, h.shimTicks) {
+			break
 		}
-	default:
-		res.Err = err
 	}
-	// A task that survived the OOM kill of one of its processes and exited 0 succeeded.
-	if (res.Signal != 0 || res.ExitCode != 0) && h.cg.oomKills() > 0 {
-		res.OOMKilled = true
+	h.finish(onExit, nil)
+}
+
+// recoverPoll is how often a re-attached task's shim is checked for having ended.
+const recoverPoll = 100 * time.Millisecond
+
+// finish delivers how the task ended, as the shim recorded it. A shim that recorded nothing
+// was killed itself: the task's cgroup, which it would have removed, is removed here, and
+// the exit code is lost (shimRes, the shim's own end when this run was its parent, says how
+// the shim ended).
+func (h *Handle) finish(onExit func(), shimRes *drivers.ExitResult) {
+	res, ok := drivers.ReadExitFile(h.exitFile)
+	if !ok {
+		msg := "exec: the task's shim ended without recording how the task ended"
+		if shimRes != nil {
+			msg += " (shim: " + shimRes.String() + ")"
+		}
+		res = &drivers.ExitResult{Err: errors.New(msg)}
 	}
-	// The task's PID namespace died with its init; destroy kills what is left of the cgroup
-	// (commands of an alloc exec) and waits for it to be empty.
 	if err := h.cg.destroy(); err != nil {
 		h.logger.Warn("exec: task cgroup not removed", "error", err)
 	}
@@ -103,15 +156,18 @@ func (h *Handle) wait(onExit func(), files ...*os.File) {
 }
 
 // Kill implements drivers.TaskHandle: the task's kill_signal (SIGTERM by default) to its
-// process, then SIGKILL after timeout. The process is the init of its PID namespace, which
-// the kernel shields from signals it has no handler for: a command that does not handle the
-// kill signal is stopped by the SIGKILL.
+// process, then SIGKILL to everything in its cgroup after timeout. The process is the init of
+// its PID namespace, which the kernel shields from signals it has no handler for: a command
+// that does not handle the kill signal is stopped by the SIGKILL.
 func (h *Handle) Kill(timeout time.Duration) error {
 	var err error
 	h.once.Do(func() {
-		// Through os.Process, which holds a pidfd where the kernel has them: once the task is
-		// reaped its PID may be another process's.
-		if e := h.cmd.Process.Signal(h.killSignal); e != nil && !errors.Is(e, os.ErrProcessDone) {
+		select {
+		case <-h.done:
+			return
+		default:
+		}
+		if e := h.signalShim(h.killSignal); e != nil {
 			err = fmt.Errorf("exec: signalling task: %w", e)
 		}
 		go func() {
@@ -120,7 +176,7 @@ func (h *Handle) Kill(timeout time.Duration) error {
 			select {
 			case <-h.done:
 			case <-t.C:
-				_ = h.cmd.Process.Signal(syscall.SIGKILL)
+				h.cg.kill()
 			}
 		}()
 	})
@@ -160,4 +216,22 @@ func processStartTicks(pid int) (uint64, error) {
 		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
 	return strconv.ParseUint(fields[19], 10, 64)
+}
+
+// waitResult turns what exec.Cmd.Wait returned into an exit result.
+func waitResult(err error) *drivers.ExitResult {
+	res := &drivers.ExitResult{}
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = int(ws.Signal())
+		} else {
+			res.ExitCode = exitErr.ExitCode()
+		}
+	default:
+		res.Err = err
+	}
+	return res
 }

@@ -22,6 +22,9 @@ import (
 func RunInit() {
 	// Namespaces and roots changed below belong to this thread; it is never given back.
 	runtime.LockOSThread()
+	if len(os.Args) > 2 && os.Args[2] == shimArg {
+		runShim()
+	}
 	if raw := os.Getenv(joinConfigEnv); raw != "" {
 		// An alloc exec helper: its errors are the session's, on its stderr.
 		var c initConfig
@@ -369,6 +372,7 @@ func joinTask(c *initConfig) (int, error) {
 			Credential: &syscall.Credential{Uid: uint32(c.UID), Gid: uint32(c.GID), Groups: []uint32{uint32(c.GID)}},
 		},
 	}
+	tty := handOverTerminal(cmd.SysProcAttr)
 	// Signals the helper gets are the command's: a terminal's ^C reaches both through the
 	// process group, a kill from the agent only the helper.
 	sigs := make(chan os.Signal, 4)
@@ -378,6 +382,15 @@ func joinTask(c *initConfig) (int, error) {
 	}
 	go func() {
 		for s := range sigs {
+			if tty && s == syscall.SIGTERM {
+				// The agent ends a terminal session: the command's group and the terminal's
+				// foreground job go, which no kill of the helper's own group reaches.
+				if fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && fg > 1 {
+					_ = syscall.Kill(-fg, syscall.SIGKILL)
+				}
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				continue
+			}
 			_ = cmd.Process.Signal(s)
 		}
 	}()
@@ -393,4 +406,21 @@ func joinTask(c *initConfig) (int, error) {
 		return exitErr.ExitCode(), nil
 	}
 	return 0, err
+}
+
+// handOverTerminal makes the command the terminal's foreground process group, when the
+// helper's session has a terminal, and reports whether it did. The helper leads a session
+// of the host's PID namespace, whose process group the command, in the task's namespace,
+// cannot see; a shell with job control that reads the foreground group at start and
+// restores it at exit would fail there ("Cannot set tty process group") and exit 2 whatever
+// its own code. In a group of its own (in the task's namespace) made the foreground one, it
+// sees its own group instead. Being out of the helper's group, it is not reached by a kill
+// of that group: the agent ends such a session with SIGTERM to the helper, which kills the
+// command's group and the terminal's foreground job.
+func handOverTerminal(attr *syscall.SysProcAttr) bool {
+	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err != nil {
+		return false
+	}
+	attr.Setpgid, attr.Foreground, attr.Ctty = true, true, 0
+	return true
 }

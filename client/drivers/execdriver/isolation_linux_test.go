@@ -288,3 +288,38 @@ func TestExecDriver_DirectoriesBehindALink(t *testing.T) {
 	must.True(t, res.Successful(), must.Sprintf("result %s, stderr %q", res, stderr))
 	must.Eq(t, "ok\n", stdout)
 }
+
+// TestExecDriver_PidsLimit: pids_limit caps the task's processes in its cgroup; a task that
+// forks past it is refused the fork.
+func TestExecDriver_PidsLimit(t *testing.T) {
+	requireIsolation(t)
+	d := New(Options{})
+	cfg := testTask(t, map[string]any{"command": "/bin/sh", "pids_limit": 4, "args": []any{"-c",
+		`while [ ! -e /local/go ]; do :; done; for i in 1 2 3 4 5 6 7 8; do sleep 30 & done; echo spawned; exec sleep 300`}})
+	h, err := d.Start(cfg)
+	must.NoError(t, err)
+	// The limit is set once the command runs (Start returns after that): the task forks only
+	// then.
+	must.NoError(t, os.WriteFile(filepath.Join(cfg.TaskDir, "local", "go"), nil, 0o644))
+	t.Cleanup(func() {
+		_ = h.Kill(0)
+		<-h.WaitCh()
+	})
+	st := h.(*Handle)
+	pidsDir := st.cg.dirs[0]
+	if st.cg.mode == cgroupV1 {
+		pidsDir = st.cg.dirs[2]
+	}
+	raw, err := os.ReadFile(filepath.Join(pidsDir, "pids.max"))
+	must.NoError(t, err)
+	must.Eq(t, "4\n", string(raw))
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		raw, _ := os.ReadFile(cfg.StderrPath)
+		return strings.Contains(string(raw), "fork")
+	}), wait.Timeout(20*time.Second), wait.Gap(20*time.Millisecond)), must.Func(func() string {
+		raw, _ := os.ReadFile(cfg.StderrPath)
+		out, _ := os.ReadFile(cfg.StdoutPath)
+		return "stderr " + string(raw) + " stdout " + string(out)
+	}))
+	must.LessEq(t, 4, len(cgroupPIDs(pidsDir)))
+}

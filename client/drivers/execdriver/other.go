@@ -26,3 +26,8 @@ func RunInit() {
 	fmt.Fprintln(os.Stderr, errNotLinux)
 	os.Exit(127)
 }
+
+// Recover implements drivers.Recoverer; no exec task runs off Linux.
+func (d *Driver) Recover(*drivers.TaskConfig, *drivers.HandleState) (drivers.TaskHandle, error) {
+	return nil, errNotLinux
+}

@@ -59,3 +59,30 @@ type bindMount struct {
 	Target   string
 	ReadOnly bool
 }
+
+// ShimName is the argv[0] of a task's shim, which the process list shows.
+const ShimName = "nomad-exec-shim"
+
+// shimArg, after InitCommand, starts the binary as a task's shim instead of its init.
+const shimArg = "shim"
+
+// shimConfig is what the agent tells a task's shim, over initConfigFD. The shim starts the
+// init with Init, puts it in the cgroup of Cgroups (CgroupMode names the hierarchy), waits
+// for it and records how it ended in ExitFile.
+type shimConfig struct {
+	Init       initConfig
+	CgroupMode cgroupMode
+	Cgroups    []string
+	ExitFile   string
+	// PidsLimit is set on the cgroup once the command runs: the init before it is a Go
+	// program whose threads count against the limit.
+	PidsLimit int `json:",omitempty"`
+}
+
+// shimReply is the shim's answer over initErrorFD once the command runs (the init's PID and
+// start time) or could not be started (Error).
+type shimReply struct {
+	PID        int    `json:",omitempty"`
+	StartTicks uint64 `json:",omitempty"`
+	Error      string `json:",omitempty"`
+}

@@ -71,24 +71,107 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 		closeLogs()
 		return nil, fmt.Errorf("exec: %w", err)
 	}
-	cmd, err := startInit(cg, ic, stdout, stderr)
-	if err != nil {
+	key := taskKey(cfg.AllocID, cfg.TaskName)
+	if n := cfg.Resources.Cores; n > 0 {
+		cores, err := d.reserveCores(host, key, n)
+		if err == nil {
+			err = cg.pinCores(host, cgroupName(cfg.AllocID, cfg.TaskName), cores)
+		}
+		if err != nil {
+			d.releaseCores(key)
+			_ = cg.destroy()
+			closeLogs()
+			return nil, fmt.Errorf("exec: %w", err)
+		}
+	}
+	exitFile := exitFilePath(cfg)
+	// An exit file of an earlier run of the task must not be taken for this one's.
+	if err := os.Remove(exitFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		d.releaseCores(key)
 		_ = cg.destroy()
 		closeLogs()
+		return nil, fmt.Errorf("exec: removing the old exit file: %w", err)
+	}
+	shim, reply, err := startShim(&shimConfig{Init: *ic, CgroupMode: cg.mode, Cgroups: cg.dirs, ExitFile: exitFile, PidsLimit: c.PidsLimit}, stdout, stderr)
+	// The shim holds the log files now; the agent needs them no longer.
+	closeLogs()
+	if err != nil {
+		d.releaseCores(key)
+		_ = cg.destroy()
 		return nil, err
 	}
-	pid := cmd.Process.Pid
-	// The process is ours and not reaped until wait, so its start time is readable.
-	ticks, _ := processStartTicks(pid)
+	shimTicks, _ := processStartTicks(shim.Process.Pid)
 	h := &Handle{
-		cmd: cmd, cg: cg, logger: d.opts.Logger, killSignal: sig, cfg: ic,
-		state:  TaskState{PID: pid, StartTicks: ticks, CgroupPath: cg.Path(), Cgroups: append([]string(nil), cg.dirs...)},
+		shim: shim, shimPID: shim.Process.Pid, shimTicks: shimTicks, exitFile: exitFile,
+		cg: cg, logger: d.opts.Logger, killSignal: sig, cfg: ic,
+		state:  TaskState{PID: reply.PID, StartTicks: reply.StartTicks, CgroupPath: cg.Path(), Cgroups: append([]string(nil), cg.dirs...)},
 		waitCh: make(chan *drivers.ExitResult, 1), done: make(chan struct{}),
 	}
-	key := taskKey(cfg.AllocID, cfg.TaskName)
 	d.track(key, h)
-	go h.wait(func() { d.untrack(key, h) }, stdout, stderr)
+	go h.waitShim(func() { d.untrack(key, h) })
 	return h, nil
+}
+
+// exitFilePath is where a task's shim records how it ended: in the allocation's directory,
+// beside the task's directory and outside its chroot, so the task can neither read nor
+// replace it.
+func exitFilePath(cfg *drivers.TaskConfig) string {
+	return filepath.Join(filepath.Dir(cfg.TaskDir), "."+cfg.TaskName+".exec-exit")
+}
+
+// startShim starts a task's shim, sends it its configuration and waits until the command
+// runs (the reply names the init) or could not be started.
+func startShim(sc *shimConfig, stdout, stderr *os.File) (*exec.Cmd, *shimReply, error) {
+	raw, err := json.Marshal(sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("exec: %w", err)
+	}
+	defer cfgW.Close()
+	replyR, replyW, err := os.Pipe()
+	if err != nil {
+		_ = cfgR.Close()
+		return nil, nil, fmt.Errorf("exec: %w", err)
+	}
+	defer replyR.Close()
+	cmd := exec.Command(selfExe, InitCommand, shimArg)
+	cmd.Args[0] = ShimName
+	cmd.Env = []string{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.ExtraFiles = []*os.File{cfgR, replyW}
+	// A session of its own: the shim outlives the agent, and nothing sent to the agent's
+	// process group or terminal reaches it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	_ = cfgR.Close()
+	_ = replyW.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("exec: starting the task's shim: %w", err)
+	}
+	abort := func(err error) (*exec.Cmd, *shimReply, error) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, nil, err
+	}
+	if _, err := cfgW.Write(raw); err != nil {
+		return abort(fmt.Errorf("exec: configuring the task's shim: %w", err))
+	}
+	_ = cfgW.Close()
+	msg, err := io.ReadAll(io.LimitReader(replyR, 64<<10))
+	if err != nil {
+		return abort(fmt.Errorf("exec: reading the task's shim: %w", err))
+	}
+	var reply shimReply
+	if err := json.Unmarshal(msg, &reply); err != nil {
+		return abort(fmt.Errorf("exec: the task's shim ended without starting the task (%q)", msg))
+	}
+	if reply.Error != "" {
+		return abort(errors.New(reply.Error))
+	}
+	return cmd, &reply, nil
 }
 
 // startInit starts the init, puts it in the task's cgroup, sends it its configuration and
