@@ -96,34 +96,51 @@ func (c *OperatorRaftRemovePeerCommand) Synopsis() string {
 }
 
 func (c *OperatorRaftRemovePeerCommand) Run(args []string) int {
+	return c.runOnPeer("operator raft remove-peer", args, peerAction{
+		byID:      func(op *api.Operator, id string) error { return op.RaftRemovePeerByID(id, nil) },
+		byAddress: func(op *api.Operator, addr string) error { return op.RaftRemovePeerByAddress(addr, nil) },
+		failed:    "Error removing peer",
+		done:      "Removed peer with",
+	})
+}
+
+// peerAction is an operator action on one Raft peer, named by -peer-id or -peer-address.
+type peerAction struct {
+	byID, byAddress func(op *api.Operator, target string) error
+	// failed starts the error line; done starts the success line, which ends with the peer.
+	failed, done string
+}
+
+// runOnPeer parses -peer-id and -peer-address (exactly one) and runs the action on the peer.
+func (m *Meta) runOnPeer(name string, args []string, action peerAction) int {
 	var id, address string
-	fs := c.FlagSet("operator raft remove-peer")
+	fs := m.FlagSet(name)
 	fs.StringVar(&id, "peer-id", "", "")
 	fs.StringVar(&address, "peer-address", "", "")
-	if _, code, ok := c.parseArgs(fs, args); !ok {
+	if _, code, ok := m.parseArgs(fs, args); !ok {
 		return code
 	}
 	id, address = strings.TrimSpace(id), strings.TrimSpace(address)
 	if (id == "") == (address == "") {
-		return c.fail("Give exactly one of -peer-id and -peer-address")
+		return m.fail("Give exactly one of -peer-id and -peer-address")
 	}
-	client, ok := c.client()
+	client, ok := m.client()
 	if !ok {
 		return 1
 	}
 	var err error
 	if id != "" {
-		err = client.Operator().RaftRemovePeerByID(id, nil)
+		err = action.byID(client.Operator(), id)
 	} else {
-		err = client.Operator().RaftRemovePeerByAddress(address, nil)
+		err = action.byAddress(client.Operator(), address)
 	}
 	if err != nil {
-		return c.fail("Error removing peer: %v", err)
+		return m.fail("%s: %v", action.failed, err)
 	}
 	if id != "" {
-		c.Ui.Output(fmt.Sprintf("Removed peer with id %q", id))
+		m.Ui.Output(fmt.Sprintf("%s id %q", action.done, id))
 	} else {
-		c.Ui.Output(fmt.Sprintf("Removed peer with address %q", address))
+		m.Ui.Output(fmt.Sprintf("%s address %q", action.done, address))
 	}
 	return 0
 }
@@ -156,34 +173,10 @@ func (c *OperatorRaftTransferLeadershipCommand) Synopsis() string {
 }
 
 func (c *OperatorRaftTransferLeadershipCommand) Run(args []string) int {
-	var id, address string
-	fs := c.FlagSet("operator raft transfer-leadership")
-	fs.StringVar(&id, "peer-id", "", "")
-	fs.StringVar(&address, "peer-address", "", "")
-	if _, code, ok := c.parseArgs(fs, args); !ok {
-		return code
-	}
-	id, address = strings.TrimSpace(id), strings.TrimSpace(address)
-	if (id == "") == (address == "") {
-		return c.fail("Give exactly one of -peer-id and -peer-address")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	var err error
-	if id != "" {
-		err = client.Operator().RaftTransferLeadershipByID(id, nil)
-	} else {
-		err = client.Operator().RaftTransferLeadershipByAddress(address, nil)
-	}
-	if err != nil {
-		return c.fail("Error transferring leadership: %v", err)
-	}
-	if id != "" {
-		c.Ui.Output(fmt.Sprintf("Transferred leadership to peer with id %q", id))
-	} else {
-		c.Ui.Output(fmt.Sprintf("Transferred leadership to peer with address %q", address))
-	}
-	return 0
+	return c.runOnPeer("operator raft transfer-leadership", args, peerAction{
+		byID:      func(op *api.Operator, id string) error { return op.RaftTransferLeadershipByID(id, nil) },
+		byAddress: func(op *api.Operator, addr string) error { return op.RaftTransferLeadershipByAddress(addr, nil) },
+		failed:    "Error transferring leadership",
+		done:      "Transferred leadership to peer with",
+	})
 }

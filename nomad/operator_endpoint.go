@@ -73,28 +73,9 @@ func (o *Operator) RaftRemovePeer(args *structs.RaftPeerRequest, reply *structs.
 	if !aclObj.IsManagement() && !aclObj.IsDisabled() {
 		return structs.PermissionDenied("management token required to remove a Raft peer")
 	}
-	if (args.ID == "") == (args.Address == "") {
-		return structs.BadRequest("id or address: give exactly one of the two")
-	}
-	if err := o.srv.checkLeader(); err != nil {
+	found, err := o.raftPeer(args)
+	if err != nil {
 		return err
-	}
-	f := o.srv.raft.GetConfiguration()
-	if err := f.Error(); err != nil {
-		return err
-	}
-	var found *raft.Server
-	for _, srv := range f.Configuration().Servers {
-		if (args.ID != "" && string(srv.ID) == args.ID) || (args.Address != "" && string(srv.Address) == args.Address) {
-			found = &srv
-			break
-		}
-	}
-	if found == nil {
-		if args.ID != "" {
-			return structs.NewErrCode(http.StatusNotFound, "id %q was not found in the Raft configuration", args.ID)
-		}
-		return structs.NewErrCode(http.StatusNotFound, "address %q was not found in the Raft configuration", args.Address)
 	}
 	future := o.srv.raft.RemoveServer(found.ID, 0, 0)
 	if err := future.Error(); err != nil {
@@ -200,29 +181,11 @@ func (o *Operator) RaftTransferLeadership(args *structs.RaftPeerRequest, reply *
 	if !aclObj.AllowOperatorWrite() {
 		return structs.PermissionDenied("operator:write required to transfer Raft leadership")
 	}
-	if (args.ID == "") == (args.Address == "") {
-		return structs.BadRequest("id or address: give exactly one of the two")
-	}
-	if err := o.srv.checkLeader(); err != nil {
+	target, err := o.raftPeer(args)
+	if err != nil {
 		return err
 	}
-	f := o.srv.raft.GetConfiguration()
-	if err := f.Error(); err != nil {
-		return err
-	}
-	var target *raft.Server
-	for _, srv := range f.Configuration().Servers {
-		if (args.ID != "" && string(srv.ID) == args.ID) || (args.Address != "" && string(srv.Address) == args.Address) {
-			target = &srv
-			break
-		}
-	}
-	switch {
-	case target == nil && args.ID != "":
-		return structs.NewErrCode(http.StatusNotFound, "id %q was not found in the Raft configuration", args.ID)
-	case target == nil:
-		return structs.NewErrCode(http.StatusNotFound, "address %q was not found in the Raft configuration", args.Address)
-	case target.Suffrage != raft.Voter:
+	if target.Suffrage != raft.Voter {
 		return structs.BadRequest("server %s is not a voter and cannot become leader", target.ID)
 	}
 	if _, leaderID := o.srv.raft.LeaderWithID(); leaderID == target.ID {
@@ -233,4 +196,28 @@ func (o *Operator) RaftTransferLeadership(args *structs.RaftPeerRequest, reply *
 	}
 	o.srv.logger.Warn("transferred Raft leadership on an operator's request", "to_id", target.ID, "to_address", target.Address)
 	return nil
+}
+
+// raftPeer finds, on the leader, the server args names by exactly one of ID and address: a
+// 400 when it names both or neither, a 404 when the Raft configuration has no such server.
+func (o *Operator) raftPeer(args *structs.RaftPeerRequest) (raft.Server, error) {
+	if (args.ID == "") == (args.Address == "") {
+		return raft.Server{}, structs.BadRequest("id or address: give exactly one of the two")
+	}
+	if err := o.srv.checkLeader(); err != nil {
+		return raft.Server{}, err
+	}
+	f := o.srv.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return raft.Server{}, err
+	}
+	for _, srv := range f.Configuration().Servers {
+		if (args.ID != "" && string(srv.ID) == args.ID) || (args.Address != "" && string(srv.Address) == args.Address) {
+			return srv, nil
+		}
+	}
+	if args.ID != "" {
+		return raft.Server{}, structs.NewErrCode(http.StatusNotFound, "id %q was not found in the Raft configuration", args.ID)
+	}
+	return raft.Server{}, structs.NewErrCode(http.StatusNotFound, "address %q was not found in the Raft configuration", args.Address)
 }
