@@ -275,7 +275,6 @@ func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 			// The path only: query strings are the caller's business and headers hold tokens.
 			s.logger.Debug("request complete", "method", r.Method, "path", r.URL.Path,
 				"status", w.status, "duration", time.Since(start))
-			measureHTTP(r, w.status, start)
 		}()
 
 		if !boundsOwnBody[r.URL.Path] {

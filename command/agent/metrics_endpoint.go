@@ -2,7 +2,6 @@ package agent
 
 import (
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,20 +134,4 @@ func (s *HTTPServer) metrics(w http.ResponseWriter, r *http.Request) (any, error
 	default:
 		return nil, structs.BadRequest("format: only \"prometheus\" is supported, got %q", format)
 	}
-}
-
-// measureHTTP times one request as nomad.http.request, labelled by method, the route's
-// pattern (never the path: IDs in paths would make a series per object) and status code.
-// Upstream has no per-route HTTP timer; this one is ours.
-func measureHTTP(r *http.Request, status int, start time.Time) {
-	route := r.Pattern
-	if route == "" {
-		route = "unmatched"
-	}
-	if status == 0 {
-		status = http.StatusOK
-	}
-	metrics.MeasureSinceWithLabels([]string{"http", "request"}, start, []metrics.Label{
-		{Name: "method", Value: r.Method}, {Name: "route", Value: route}, {Name: "code", Value: strconv.Itoa(status)},
-	})
 }
