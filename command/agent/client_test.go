@@ -44,12 +44,28 @@ func allocsIn(t *testing.T, c *api.Client, jobID string, want map[string]int) []
 			return false, err.Error()
 		}
 		got := map[string]int{}
+		var why []string
 		for _, a := range allocs {
 			got[a.ClientStatus]++
+			if a.ClientStatus == "failed" {
+				why = append(why, failureEvents(a))
+			}
 		}
-		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprint(got)
+		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprint(got, " ", why)
 	})
 	return allocs
+}
+
+// failureEvents names a failed allocation's task events, so that a test that did not expect
+// the failure says why it happened.
+func failureEvents(a *api.AllocationListStub) string {
+	out := a.ID + ":"
+	for task, ts := range a.TaskStates {
+		for _, e := range ts.Events {
+			out += fmt.Sprintf(" %s[%s: %s %s exit=%d]", task, e.Type, e.DisplayMessage, e.DriverError, e.ExitCode)
+		}
+	}
+	return out
 }
 
 func jobStatus(t *testing.T, c *api.Client, jobID, want string) *api.Job {
