@@ -17,15 +17,9 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	if done, err := j.srv.forward("Job.Dispatch", args, reply); done {
 		return err
 	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	aclObj, actor, err := j.authorizeJobWrite(&args.WriteRequest, acl.NamespaceCapabilityDispatchJob)
 	if err != nil {
 		return err
-	}
-	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityDispatchJob) {
-		return structs.PermissionDenied("dispatch-job capability required in namespace %q", args.Namespace)
 	}
 	if err := j.srv.registrationRejected(aclObj); err != nil {
 		return err

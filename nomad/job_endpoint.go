@@ -413,16 +413,9 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 	if done, err := j.srv.forward("Job.Revert", args, reply); done {
 		return err
 	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	_, actor, err := j.authorizeJobWrite(&args.WriteRequest, acl.NamespaceCapabilitySubmitJob, acl.NamespaceCapabilityRevertJob)
 	if err != nil {
 		return err
-	}
-	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) &&
-		!aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityRevertJob) {
-		return structs.PermissionDenied("submit-job or revert-job capability required in namespace %q", args.Namespace)
 	}
 	store := j.srv.State()
 	current, err := store.JobByID(nil, args.Namespace, args.JobID)
@@ -456,15 +449,9 @@ func (j *Job) Stable(args *structs.JobStabilityRequest, reply *structs.JobStabil
 	if done, err := j.srv.forward("Job.Stable", args, reply); done {
 		return err
 	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	_, actor, err := j.authorizeJobWrite(&args.WriteRequest, acl.NamespaceCapabilitySubmitJob)
 	if err != nil {
 		return err
-	}
-	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) {
-		return structs.PermissionDenied("submit-job capability required in namespace %q", args.Namespace)
 	}
 	if args.JobID == "" {
 		return structs.BadRequest("missing job ID")
@@ -487,16 +474,9 @@ func (j *Job) TagVersion(args *structs.JobTagRequest, reply *structs.JobTagRespo
 	if done, err := j.srv.forward("Job.TagVersion", args, reply); done {
 		return err
 	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	_, actor, err := j.authorizeJobWrite(&args.WriteRequest, acl.NamespaceCapabilitySubmitJob, acl.NamespaceCapabilityTagJobVersion)
 	if err != nil {
 		return err
-	}
-	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) &&
-		!aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityTagJobVersion) {
-		return structs.PermissionDenied("submit-job or tag-job-version capability required in namespace %q", args.Namespace)
 	}
 	if args.Name == "" {
 		return structs.BadRequest("missing tag name")
@@ -544,4 +524,24 @@ func (j *Job) AuthorizeParse(token, namespace string) error {
 		return structs.PermissionDenied("parse-job or submit-job capability required in namespace %q", namespace)
 	}
 	return nil
+}
+
+// authorizeJobWrite is the preamble of a job write once it reached the leader: it fills in
+// the default namespace and requires any one of caps there, with a 403 naming them all
+// ("submit-job or revert-job capability required in namespace ..."). It returns the caller's
+// ACL and actor for what the write checks or records next.
+func (j *Job) authorizeJobWrite(w *structs.WriteRequest, caps ...string) (*acl.ACL, *structs.Actor, error) {
+	if w.Namespace == "" {
+		w.Namespace = structs.DefaultNamespace
+	}
+	aclObj, actor, err := j.srv.resolveACL(w.AuthToken)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range caps {
+		if aclObj.AllowNamespaceOperation(w.Namespace, c) {
+			return aclObj, actor, nil
+		}
+	}
+	return nil, nil, structs.PermissionDenied("%s capability required in namespace %q", strings.Join(caps, " or "), w.Namespace)
 }

@@ -12,15 +12,9 @@ func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegis
 	if done, err := j.srv.forward("Job.Evaluate", args, reply); done {
 		return err
 	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
+	_, _, err := j.authorizeJobWrite(&args.WriteRequest, acl.NamespaceCapabilityEvaluateJob)
 	if err != nil {
 		return err
-	}
-	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityEvaluateJob) {
-		return structs.PermissionDenied("evaluate-job capability required in namespace %q", args.Namespace)
 	}
 	if args.JobID == "" {
 		return structs.BadRequest("missing job ID for evaluation")
@@ -68,15 +62,9 @@ func (j *Job) PeriodicForce(args *structs.JobPeriodicForceRequest, reply *struct
 	if done, err := j.srv.forward("Job.PeriodicForce", args, reply); done {
 		return err
 	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	_, actor, err := j.authorizeJobWrite(&args.WriteRequest, acl.NamespaceCapabilityDispatchJob)
 	if err != nil {
 		return err
-	}
-	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityDispatchJob) {
-		return structs.PermissionDenied("dispatch-job capability required in namespace %q", args.Namespace)
 	}
 	if err := j.srv.checkLeader(); err != nil {
 		return err

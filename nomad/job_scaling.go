@@ -11,16 +11,9 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	if done, err := j.srv.forward("Job.Scale", args, reply); done {
 		return err
 	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	aclObj, actor, err := j.srv.resolveACL(args.AuthToken)
+	aclObj, actor, err := j.authorizeJobWrite(&args.WriteRequest, acl.NamespaceCapabilityScaleJob, acl.NamespaceCapabilitySubmitJob)
 	if err != nil {
 		return err
-	}
-	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityScaleJob) &&
-		!aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) {
-		return structs.PermissionDenied("scale-job or submit-job capability required in namespace %q", args.Namespace)
 	}
 	if err := j.srv.registrationRejected(aclObj); err != nil {
 		return err
