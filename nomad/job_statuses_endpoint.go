@@ -88,6 +88,11 @@ func (j *Job) Statuses(args *structs.JobStatusesRequest, reply *structs.JobStatu
 			}
 			return 0
 		})
+		// Without a filter only the page's jobs need their allocations and deployments read;
+		// a filter may look at those, so then every candidate is built before paging.
+		if args.Filter == "" {
+			candidates = pageOf(candidates, func(j *structs.Job) string { return j.Namespace + "." + j.ID }, args.QueryOptions, &reply.QueryMeta)
+		}
 		out := make([]structs.JobStatusesJob, 0, len(candidates))
 		for _, job := range candidates {
 			status, err := jobStatus(ws, store, job, children)
@@ -102,19 +107,22 @@ func (j *Job) Statuses(args *structs.JobStatusesRequest, reply *structs.JobStatu
 				out = append(out, status)
 			}
 		}
-		reply.Jobs = paginateStatuses(out, args.QueryOptions, &reply.QueryMeta)
+		if args.Filter != "" {
+			out = pageOf(out, func(s structs.JobStatusesJob) string { return s.Namespace + "." + s.ID }, args.QueryOptions, &reply.QueryMeta)
+		}
+		reply.Jobs = out
 		return maxIndex(store, "jobs", "allocs", "deployment"), nil
 	})
 }
 
-// paginateStatuses cuts one page out of the sorted statuses. The token is the namespace and
-// ID of the first job of the next page.
-func paginateStatuses(all []structs.JobStatusesJob, opts structs.QueryOptions, meta *structs.QueryMeta) []structs.JobStatusesJob {
+// pageOf cuts one page out of sorted items. The token is the key of the first item of the
+// next page; an unknown token gives an empty page.
+func pageOf[T any](all []T, key func(T) string, opts structs.QueryOptions, meta *structs.QueryMeta) []T {
 	start := 0
 	if opts.NextToken != "" {
 		start = len(all)
-		for i, s := range all {
-			if s.Namespace+"."+s.ID == opts.NextToken {
+		for i, item := range all {
+			if key(item) == opts.NextToken {
 				start = i
 				break
 			}
@@ -122,8 +130,7 @@ func paginateStatuses(all []structs.JobStatusesJob, opts structs.QueryOptions, m
 	}
 	page := all[start:]
 	if opts.PerPage > 0 && len(page) > int(opts.PerPage) {
-		next := page[opts.PerPage]
-		meta.NextToken = next.Namespace + "." + next.ID
+		meta.NextToken = key(page[opts.PerPage])
 		page = page[:opts.PerPage]
 	}
 	return page
