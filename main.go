@@ -37,6 +37,7 @@ func run(args []string) int {
 	c := cli.NewCLI("nomad", command.Version)
 	c.Args = args
 	c.Commands = commands
+	c.HiddenCommands = command.HiddenCommands
 	c.HelpFunc = cli.BasicHelpFunc("nomad")
 	c.HelpWriter = os.Stdout
 	c.ErrorWriter = os.Stderr

@@ -47,6 +47,13 @@ func (a *ACL) WithWorkloadVariables(ns string, paths ...string) *ACL {
 	return &out
 }
 
+// AllowWorkloadServices reports whether a is a workload identity's ACL of namespace ns:
+// upstream's implicit policy lets a workload list and read the service registrations of its
+// own namespace (what templates' nomadService and nomadServices call), without read-job.
+func (a *ACL) AllowWorkloadServices(ns string) bool {
+	return a != nil && a.workload != nil && a.workload.namespace == ns
+}
+
 var (
 	// ManagementACL allows every operation.
 	ManagementACL = &ACL{management: true}

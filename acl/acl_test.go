@@ -360,3 +360,24 @@ func TestGlobMatch(t *testing.T) {
 		})
 	}
 }
+
+func TestACL_AllowWorkloadServices(t *testing.T) {
+	token, err := NewACL(false, nil)
+	must.NoError(t, err)
+	cases := []struct {
+		name string
+		acl  *ACL
+		ns   string
+		want bool
+	}{
+		{name: "nil denies", acl: nil, ns: "default", want: false},
+		{name: "a token without the grant", acl: token, ns: "default", want: false},
+		{name: "the workload's namespace", acl: token.WithWorkloadVariables("prod", "nomad/jobs"), ns: "prod", want: true},
+		{name: "another namespace", acl: token.WithWorkloadVariables("prod", "nomad/jobs"), ns: "default", want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.Eq(t, tc.want, tc.acl.AllowWorkloadServices(tc.ns))
+		})
+	}
+}

@@ -143,8 +143,21 @@ func (r *allocRunner) judgeHealth(start time.Time, minHealthy time.Duration) (*b
 		return nil, 0 // the servers stopped it: its tasks ending says nothing of its health
 	}
 	since := start
-	for _, ts := range r.states {
+	kinds := map[string]lifecycleKind{}
+	for _, tr := range r.tasks {
+		kinds[tr.task.Name] = tr.kind
+	}
+	for name, ts := range r.states {
+		kind := kinds[name]
 		switch {
+		case kind == kindPoststop:
+			continue // runs once the allocation ends: no part of its health
+		case kind.runsToCompletion() && ts.State == structs.TaskStateDead && !ts.Failed:
+			continue // a prestart or poststart task that did its job
+		case kind == kindPoststart && ts.State != structs.TaskStateDead:
+			// Not yet run or still running: either way it does not hold health back,
+			// as upstream.
+			continue
 		case ts.State == structs.TaskStateDead:
 			return new(false), 0
 		case ts.State != structs.TaskStateRunning:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/api"
@@ -28,8 +29,9 @@ type allocRunner struct {
 	tasks []*taskRunner
 	// states are replaced, never changed in place: a report may still hold the old ones.
 	states map[string]*structs.TaskState
-	// stopping: the servers asked for a stop; destroyed: the allocation is gone (purged);
-	// silent: the agent is shutting down. The last two report nothing more.
+	// stopping: the servers asked for a stop; destroyed: the allocation is gone (purged), and
+	// only how its tasks ended is still reported (for the purge record); silent: the agent
+	// is shutting down and reports nothing more.
 	stopping  bool
 	destroyed bool
 	silent    bool
@@ -47,6 +49,9 @@ type allocRunner struct {
 	healthStop   chan struct{}
 	healthWG     sync.WaitGroup
 	healthNotify chan struct{}
+	// stateCh wakes the lifecycle order (runTasks) after a task state or the runner's mode
+	// changed.
+	stateCh chan struct{}
 
 	done chan struct{}
 }
@@ -64,6 +69,7 @@ func newAllocRunner(c *Client, alloc *structs.Allocation) *allocRunner {
 		done:   make(chan struct{}),
 
 		healthNotify: make(chan struct{}, 1),
+		stateCh:      make(chan struct{}, 1),
 	}
 }
 
@@ -107,6 +113,9 @@ func (r *allocRunner) run() {
 			return
 		}
 	}
+	if r.restored == nil {
+		r.takeOverDisk(tg, alloc.PreviousAllocation)
+	}
 	for _, d := range []string{filepath.Join(r.dir, "alloc", "logs"), filepath.Join(r.dir, "alloc", "data"), filepath.Join(r.dir, "alloc", "tmp")} {
 		if err := allocdir.MkdirAll(r.c.config.AllocDir, d, 0o755); err != nil {
 			r.fail(fmt.Sprintf("creating the allocation directory: %v", err))
@@ -140,12 +149,7 @@ func (r *allocRunner) run() {
 		r.killAll("alloc was stopped before its tasks started")
 	}
 	r.trackHealth()
-	var wg sync.WaitGroup
-	for _, tr := range tasks {
-		wg.Add(1)
-		go tr.run(wg.Done)
-	}
-	wg.Wait()
+	r.runTasks(tasks)
 	r.stopHealth()
 	r.report()
 	r.mu.Lock()
@@ -198,6 +202,7 @@ func (r *allocRunner) update(alloc *structs.Allocation) {
 	r.mu.Unlock()
 	if stop {
 		r.logger.Info("stopping allocation", "reason", alloc.DesiredDescription)
+		r.c.services.set(r.id, nil)
 		r.killAll("alloc stopped by the servers")
 		return
 	}
@@ -210,7 +215,7 @@ func (r *allocRunner) destroy() {
 	r.destroyed = true
 	r.mu.Unlock()
 	r.logger.Info("allocation removed by the servers: killing its tasks")
-	r.killAll("alloc removed by the servers")
+	r.killEverything("alloc removed by the servers")
 }
 
 // silence kills the tasks without reporting anything more (agent shutdown).
@@ -218,7 +223,7 @@ func (r *allocRunner) silence() {
 	r.mu.Lock()
 	r.silent = true
 	r.mu.Unlock()
-	r.killAll("agent shutting down")
+	r.killEverything("agent shutting down")
 }
 
 // detach stops the runner without touching its tasks (agent shutdown with a state directory):
@@ -231,15 +236,54 @@ func (r *allocRunner) detach() {
 	for _, tr := range tasks {
 		tr.detach()
 	}
+	r.notifyState()
 }
 
+// shutdownDelay is how long a task waits, between its services' deregistration and its
+// kill signal, when the servers stop the allocation: its group's shutdown_delay plus its own.
+// None when the stop asked for none (alloc stop -no-shutdown-delay), or the allocation is
+// removed or the agent shuts down, or the task stops for another reason (a failed sibling, a
+// dead leader, the end of the main tasks).
+func (r *allocRunner) shutdownDelay(task *api.Task, tg *api.TaskGroup) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.stopping || r.destroyed || r.silent {
+		return 0
+	}
+	if nd := r.alloc.DesiredTransition.NoShutdownDelay; nd != nil && *nd {
+		return 0
+	}
+	var d time.Duration
+	if tg != nil && tg.ShutdownDelay != nil {
+		d += *tg.ShutdownDelay
+	}
+	return d + task.ShutdownDelay
+}
+
+// killAll kills every task but the poststop ones, which run once the others have ended
+// (runTasks), also after a stop or a failure.
 func (r *allocRunner) killAll(reason string) {
+	r.mu.Lock()
+	tasks := r.tasks
+	r.mu.Unlock()
+	for _, tr := range tasks {
+		if tr.kind != kindPoststop {
+			tr.kill(reason)
+		}
+	}
+	r.notifyState()
+}
+
+// killEverything kills every task, poststop ones included: the allocation is removed or the
+// agent is shutting down, and nothing runs after.
+func (r *allocRunner) killEverything(reason string) {
 	r.mu.Lock()
 	tasks := r.tasks
 	r.mu.Unlock()
 	for _, tr := range tasks {
 		tr.kill(reason)
 	}
+	r.notifyState()
 }
 
 func (r *allocRunner) taskPID(task string) int {
@@ -281,10 +325,17 @@ func (r *allocRunner) setTaskState(task string, fn func(ts *structs.TaskState)) 
 	}
 	// A shutting-down agent leaves the registrations as they are: the tasks either keep
 	// running for its next run, or the servers drop them with the node.
+	// A stopping allocation's services stay deregistered: they go first, so that traffic
+	// drains during the shutdown delays before any task is signalled.
 	if !r.destroyed && !r.silent {
-		r.c.services.set(r.id, allocServices(r.c.node, r.alloc, states))
+		if r.stopping {
+			r.c.services.set(r.id, nil)
+		} else {
+			r.c.services.set(r.id, allocServices(r.c.node, r.alloc, states))
+		}
 	}
 	r.mu.Unlock()
+	r.notifyState()
 	if failed {
 		r.killAll("sibling task " + task + " failed")
 	}
@@ -326,6 +377,8 @@ func clientStatus(states map[string]*structs.TaskState) (string, string) {
 func (r *allocRunner) report() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// A removed (purged) allocation still reports how its tasks ended: the servers keep that
+	// in the purge record.
 	if r.silent || len(r.states) == 0 {
 		return
 	}

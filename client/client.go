@@ -31,6 +31,8 @@ type Client struct {
 	logger  hclog.Logger
 	node    *structs.Node
 	drivers map[string]drivers.Driver
+	// users says which users the tasks of which drivers may not run as.
+	users userPolicy
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -105,6 +107,7 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 		servers:         servers,
 		logger:          cfg.Logger.Named("client"),
 		drivers:         map[string]drivers.Driver{},
+		users:           newUserPolicy(cfg.Options),
 		ctx:             ctx,
 		cancel:          cancel,
 		runners:         map[string]*allocRunner{},
@@ -247,6 +250,7 @@ func (c *Client) buildNode() (*structs.Node, error) {
 		NodeResources:         fp.Resources,
 		ReservedResources:     fp.Reserved,
 		Drivers:               map[string]*structs.DriverInfo{},
+		HostVolumes:           c.config.HostVolumes,
 	}
 	n.Attributes["nomad.version"] = c.config.Version
 	if n.Name == "" {
@@ -352,7 +356,8 @@ func (c *Client) register() error {
 	c.node.Meta = mergeNodeMeta(c.staticMeta, c.dynamicMeta)
 	node := c.node.Copy()
 	c.metaMu.Unlock()
-	if err := c.servers.RegisterNode(&structs.NodeRegisterRequest{Node: node, WriteRequest: c.writeRequest()}, &reply); err != nil {
+	args := &structs.NodeRegisterRequest{Node: node, IntroToken: c.introduction(), WriteRequest: c.writeRequest()}
+	if err := c.servers.RegisterNode(args, &reply); err != nil {
 		return err
 	}
 	c.heartbeatTTL.Store(int64(reply.HeartbeatTTL))
@@ -526,6 +531,14 @@ func (c *Client) Shutdown() {
 	defer func() {
 		if err := c.state.close(); err != nil {
 			c.logger.Warn("closing the client state file failed", "error", err)
+		}
+	}()
+	// After the tasks: a driver's background work (image GC) may act on their ending.
+	defer func() {
+		for _, d := range c.drivers {
+			if s, ok := d.(drivers.Shutdowner); ok {
+				s.Shutdown()
+			}
 		}
 	}()
 	deadline := time.NewTimer(shutdownKillWait)

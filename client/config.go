@@ -1,11 +1,14 @@
 package client
 
 import (
+	"github.com/hashicorp/nomad/api"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/client/artifact"
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/client/fingerprint"
+	"github.com/nomadfork/nomad/client/template"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -37,13 +40,27 @@ type Config struct {
 	NodePool   string
 	NodeClass  string
 	Meta       map[string]string
+	// HostVolumes are the client's host_volume blocks, by name: the node advertises them so
+	// that the scheduler places a group that asks for one only where it exists.
+	HostVolumes map[string]*api.HostVolumeInfo
 	// HTTPAddr is the agent's advertised HTTP address.
 	HTTPAddr string
+	// TemplateAPI is where templates' Nomad functions (nomadVar, nomadService, ...) read the
+	// API, with the task's workload identity and namespace filled in per task. An empty
+	// Address fails every template that calls one.
+	TemplateAPI template.NomadAPI
+	// Artifact bounds the downloads of tasks' artifact blocks (the agent's client artifact
+	// block); zero fields take upstream's defaults.
+	Artifact artifact.Config
 	// Version is reported as the node attribute nomad.version.
 	Version string
 
 	// StateDir keeps the node's identity; empty keeps nothing.
 	StateDir string
+	// IntroToken is the client introduction token the node shows the servers when they do
+	// not know it yet (nomad node intro create). Empty reads <StateDir>/intro_token.jwt, if
+	// there is one. It is a secret: never logged, never reported.
+	IntroToken string
 	// AllocDir holds one directory per allocation: <AllocDir>/<alloc ID>/<task>/ is a task's
 	// working directory, <AllocDir>/<alloc ID>/alloc/logs/ its output.
 	AllocDir string
@@ -60,6 +77,9 @@ type Config struct {
 	Drivers []drivers.Driver
 	// DisableRemoteExec refuses every command run in a task (alloc exec).
 	DisableRemoteExec bool
+	// Options are the agent's `client { options }`: of them the client reads user.denylist
+	// and user.checked_drivers (task_user.go).
+	Options map[string]string
 
 	// MaxQueryTime bounds each blocking read of the node's allocations.
 	MaxQueryTime time.Duration

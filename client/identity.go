@@ -3,15 +3,16 @@ package client
 import (
 	"errors"
 	"fmt"
-	"github.com/nomadfork/nomad/client/taskenv"
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/client/allocdir"
+	"github.com/nomadfork/nomad/client/taskenv"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -56,11 +57,19 @@ func identityEnv(id *api.WorkloadIdentity) string {
 }
 
 // setupIdentities fetches the task's exposed identities, writes their files under taskDir
-// and adds their variables to env.
-func (tr *taskRunner) setupIdentities(taskDir string, env *taskenv.Env) error {
+// and adds their variables to env. A task with templates also gets its default identity,
+// exposed or not: the templates' Nomad functions read the API with it. It returns that
+// identity's JWT, empty when the task has no templates.
+func (tr *taskRunner) setupIdentities(taskDir string, env *taskenv.Env) (string, error) {
 	wanted := exposedIdentities(tr.task)
+	forTemplates := len(tr.task.Templates) > 0
+	if forTemplates && !slices.ContainsFunc(wanted, func(id *api.WorkloadIdentity) bool {
+		return id.Name == structs.WorkloadIdentityDefaultName
+	}) {
+		wanted = append(wanted, &api.WorkloadIdentity{Name: structs.WorkloadIdentityDefaultName})
+	}
 	if len(wanted) == 0 {
-		return nil
+		return "", nil
 	}
 	c := tr.ar.c
 	args := &structs.AllocIdentitiesRequest{
@@ -83,19 +92,19 @@ func (tr *taskRunner) setupIdentities(taskDir string, env *taskenv.Env) error {
 		}
 		var coded *structs.CodedError
 		if attempt >= identityFetchAttempts || (errors.As(err, &coded) && coded.Code == 403) {
-			return fmt.Errorf("fetching workload identities: %w", err)
+			return "", fmt.Errorf("fetching workload identities: %w", err)
 		}
 		t := time.NewTimer(c.config.RetryInterval)
 		select {
 		case <-t.C:
 		case <-tr.killCh:
 			t.Stop()
-			return fmt.Errorf("fetching workload identities: %w", err)
+			return "", fmt.Errorf("fetching workload identities: %w", err)
 		}
 	}
 	if len(reply.Rejections) > 0 {
 		r := reply.Rejections[0]
-		return fmt.Errorf("workload identity %q refused: %s", r.IdentityName, r.Reason)
+		return "", fmt.Errorf("workload identity %q refused: %s", r.IdentityName, r.Reason)
 	}
 	byName := map[string]string{}
 	for _, s := range reply.SignedIdentities {
@@ -103,21 +112,25 @@ func (tr *taskRunner) setupIdentities(taskDir string, env *taskenv.Env) error {
 			byName[s.IdentityName] = s.JWT
 		}
 	}
+	var templateToken string
 	for _, id := range wanted {
 		jwt, ok := byName[id.Name]
 		if !ok || jwt == "" {
-			return fmt.Errorf("workload identity %q: the servers signed none", id.Name)
+			return "", fmt.Errorf("workload identity %q: the servers signed none", id.Name)
+		}
+		if id.Name == structs.WorkloadIdentityDefaultName {
+			templateToken = jwt
 		}
 		if id.Env {
 			env.Set(identityEnv(id), jwt)
 		}
 		if id.File {
 			if err := writeIdentityFile(taskDir, identityFile(id), jwt, tr.task.User); err != nil {
-				return fmt.Errorf("workload identity %q: %w", id.Name, err)
+				return "", fmt.Errorf("workload identity %q: %w", id.Name, err)
 			}
 		}
 	}
-	return nil
+	return templateToken, nil
 }
 
 // writeIdentityFile writes a JWT at rel under taskDir, refusing a path that leaves it (every

@@ -3,6 +3,10 @@ package client
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -112,4 +116,35 @@ func (c *Client) NodeIdentityClaims() (map[string]any, error) {
 		return nil, fmt.Errorf("node identity: %w", err)
 	}
 	return claims, nil
+}
+
+// introTokenFile is where an operator may leave the client introduction token, in the
+// client's state directory, as upstream.
+const introTokenFile = "intro_token.jwt"
+
+// introduction is what the node shows the servers when it registers, in case they do not
+// know it (first start, or after the GC removed it): the identity they signed for it while it
+// is valid, otherwise the configured introduction token, otherwise the one in the state
+// directory. Servers that know the node ignore it.
+func (c *Client) introduction() string {
+	c.idMu.Lock()
+	id := c.nodeID
+	c.idMu.Unlock()
+	if id != nil && time.Until(id.exp) > time.Minute {
+		return id.jwt
+	}
+	if c.config.IntroToken != "" {
+		return c.config.IntroToken
+	}
+	if c.config.StateDir == "" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(c.config.StateDir, introTokenFile))
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			c.logger.Warn("reading the client introduction token", "error", err)
+		}
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -42,6 +42,9 @@ type rpcResponse struct {
 	Code  int
 	Error string
 	Body  []byte
+	// Kind names the sentinel Error refines, so errors.Is works on the client as on the
+	// server (nomad/rpc_server.go has the same answer).
+	Kind string
 }
 
 // RPCServers reaches the servers over the RPC port: one yamux session to one server at a time,
@@ -277,7 +280,7 @@ func (r *RPCServers) callOn(sess *yamux.Session, method string, args, reply any,
 		return fmt.Errorf("reading the answer to %s: %w", method, err)
 	}
 	if resp.Error != "" {
-		return &structs.CodedError{Code: resp.Code, Msg: resp.Error}
+		return structs.WireError(resp.Code, resp.Kind, resp.Error)
 	}
 	return structs.Decode(resp.Body, reply)
 }

@@ -166,10 +166,11 @@ func (s *serviceSyncer) sync() bool {
 	return ok
 }
 
-// isRefusal reports an answer that sending again would not change (400, 404).
+// isRefusal reports an answer that sending again would not change: 400, 404, and 403, which
+// the servers answer for an allocation no longer placed on this node (the GC removed it).
 func isRefusal(err error) bool {
 	code := structs.ErrorCode(err)
-	return code == http.StatusBadRequest || code == http.StatusNotFound
+	return code == http.StatusBadRequest || code == http.StatusNotFound || code == http.StatusForbidden
 }
 
 func sameService(a, b *structs.ServiceRegistration) bool {

@@ -12,22 +12,28 @@ import (
 	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/client/taskenv"
+	"github.com/nomadfork/nomad/client/template"
 	"github.com/nomadfork/nomad/structs"
 )
 
 // taskRunner runs one task: it starts it with its driver, restarts it as its restart policy
 // allows, and kills it when asked.
 type taskRunner struct {
-	ar     *allocRunner
-	alloc  *structs.Allocation
-	tg     *api.TaskGroup
-	task   *api.Task
-	batch  bool
+	ar    *allocRunner
+	alloc *structs.Allocation
+	tg    *api.TaskGroup
+	task  *api.Task
+	batch bool
+	// kind is the task's place in the allocation's lifecycle order (alloc_lifecycle.go).
+	kind   lifecycleKind
 	policy restartPolicy
 
 	killOnce   sync.Once
 	killCh     chan struct{}
 	killReason string
+	// killFails marks a kill that fails the task (a template that can no longer render);
+	// set before kill closes killCh.
+	killFails bool
 	// restartCh asks for an in-place restart of the running task (alloc restart).
 	restartCh chan struct{}
 	// detachCh closes when the agent shuts down leaving the task running.
@@ -43,16 +49,24 @@ type taskRunner struct {
 	handle drivers.TaskHandle
 	// cfg is what the task was started with, kept for commands run in its context (exec).
 	cfg *drivers.TaskConfig
+
+	// templates keeps the task's templates rendered while run runs, which stops it.
+	templates *template.Manager
+	// baseEnv is the task's environment without what env templates give.
+	baseEnv map[string]string
 }
 
 func newTaskRunner(ar *allocRunner, alloc *structs.Allocation, tg *api.TaskGroup, task *api.Task) *taskRunner {
-	batch := alloc.Job.Type == structs.JobTypeBatch || alloc.Job.Type == structs.JobTypeSysBatch
+	kind := taskKind(task)
+	// A prestart, poststart or poststop task that is no sidecar runs to completion, once, as
+	// a batch task does, whatever the job's type; it is restarted only when it fails.
+	batch := alloc.Job.Type == structs.JobTypeBatch || alloc.Job.Type == structs.JobTypeSysBatch || kind.runsToCompletion()
 	rp := tg.RestartPolicy
 	if task.RestartPolicy != nil {
 		rp = task.RestartPolicy
 	}
 	return &taskRunner{
-		ar: ar, alloc: alloc, tg: tg, task: task, batch: batch,
+		ar: ar, alloc: alloc, tg: tg, task: task, batch: batch, kind: kind,
 		policy:    newRestartPolicy(rp, batch),
 		killCh:    make(chan struct{}),
 		detachCh:  make(chan struct{}),
@@ -155,6 +169,12 @@ func (tr *taskRunner) run(done func()) {
 	}
 	if !restoring {
 		tr.event(&structs.TaskEvent{Type: structs.TaskEventReceived, Message: "Task received by client"}, nil)
+		if tr.killed() {
+			// Its turn never came (alloc_lifecycle.go): nothing is set up or started.
+			tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, KillReason: tr.killReason,
+				Message: "Task not started: " + tr.killReason}, false)
+			return
+		}
 	}
 	driver := tr.ar.c.drivers[tr.task.Driver]
 	if driver == nil {
@@ -163,7 +183,14 @@ func (tr *taskRunner) run(done func()) {
 			Message:     fmt.Sprintf("driver %q is not available on this node", tr.task.Driver)}, true)
 		return
 	}
+	if !restoring && tr.deniedUser() {
+		// Checked before anything is created for the task.
+		return
+	}
 	cfg, err := tr.setup()
+	if tr.templates != nil {
+		defer tr.templates.Stop()
+	}
 	if err != nil {
 		tr.finish(&structs.TaskEvent{Type: structs.TaskEventSetupFailure, FailsTask: true, SetupError: err.Error(), Message: err.Error()}, true)
 		return
@@ -195,6 +222,8 @@ func (tr *taskRunner) run(done func()) {
 		tr.event(&structs.TaskEvent{Type: structs.TaskEventSetup, Message: "Building Task Directory"}, nil)
 	}
 
+	// A restored task ran its first-render scripts before the agent restarted.
+	firstRenderScripts := restoring
 	for {
 		if tr.killed() && handle == nil {
 			tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, KillReason: tr.killReason, Message: "Task killed: " + tr.killReason}, false)
@@ -205,28 +234,73 @@ func (tr *taskRunner) run(done func()) {
 		}
 		var res *drivers.ExitResult
 		if handle == nil {
+			// Again before every start: a task restored after an agent restart that was
+			// not running, or restarts, runs under today's options. One re-attached as
+			// running was started under the options of its time and is left alone.
+			if tr.deniedUser() {
+				return
+			}
 			if handle, err = tr.start(driver, cfg); err != nil {
 				tr.event(&structs.TaskEvent{Type: structs.TaskEventDriverFailure, DriverError: err.Error(), Message: err.Error()}, nil)
 				res = &drivers.ExitResult{Err: err}
+			} else if !firstRenderScripts {
+				// The templates rendered before this first start; their scripts need the
+				// running task to run in.
+				firstRenderScripts = true
+				for _, s := range firstRenderChangeScripts(tr.task) {
+					tr.templateScript(cfg, s)
+				}
 			}
 		}
 		if handle != nil {
-			restart := false
-			select {
-			case res = <-handle.WaitCh():
-			case <-tr.killCh:
-				tr.stop(handle)
-				return
-			case <-tr.detachCh:
-				if !tr.reattachable(handle) {
-					// Started as the agent stopped, by a driver that cannot find it again.
-					tr.kill("agent shutting down: " + tr.task.Driver + " tasks cannot be re-attached")
-					tr.stop(handle)
+			restart, reason := false, "User requested restart"
+			var tmplChanges <-chan template.Change
+			var tmplFailed <-chan error
+			if tr.templates != nil {
+				tmplChanges, tmplFailed = tr.templates.Changes(), tr.templates.Failed()
+			}
+		wait:
+			for {
+				select {
+				case res = <-handle.WaitCh():
+				case <-tr.killCh:
+					tr.stop(handle, tr.killFails)
+					return
+				case <-tr.detachCh:
+					if !tr.reattachable(handle) {
+						// Started as the agent stopped, by a driver that cannot find it again.
+						tr.kill("agent shutting down: " + tr.task.Driver + " tasks cannot be re-attached")
+						tr.stop(handle, false)
+					}
+					return
+				case <-tr.restartCh:
+					restart = true
+					res = tr.killForRestart(handle, reason)
+				case c := <-tmplChanges:
+					if !c.Restart {
+						for _, sig := range c.Signals {
+							tr.templateSignal(handle, sig)
+						}
+						for _, s := range c.Scripts {
+							tr.templateScript(cfg, s)
+						}
+						continue wait
+					}
+					// Started again with what the env templates give now.
+					cfg = withTemplateEnv(cfg, tr.baseEnv, c.Env)
+					tr.mu.Lock()
+					tr.cfg = cfg
+					tr.mu.Unlock()
+					restart, reason = true, "Template with change_mode restart re-rendered"
+					res = tr.killForRestart(handle, reason)
+				case err := <-tmplFailed:
+					// The data the task was started with can no longer be followed:
+					// upstream kills the task, and it counts as failed.
+					tr.killFails = true
+					tr.kill(err.Error())
+					continue wait
 				}
-				return
-			case <-tr.restartCh:
-				restart = true
-				res = tr.killForRestart(handle)
+				break
 			}
 			handle = nil
 			tr.forgetHandle()
@@ -239,8 +313,8 @@ func (tr *taskRunner) run(done func()) {
 			tr.event(terminated, nil)
 			if restart && !tr.killed() {
 				// Asked for: started again at once, not counted against the restart policy.
-				tr.event(&structs.TaskEvent{Type: structs.TaskEventRestarting, RestartReason: "User requested restart",
-					Message: "Task restarting at the user's request"}, func(ts *structs.TaskState) {
+				tr.event(&structs.TaskEvent{Type: structs.TaskEventRestarting, RestartReason: reason,
+					Message: "Task restarting: " + reason}, func(ts *structs.TaskState) {
 					ts.State = structs.TaskStatePending
 					ts.Restarts++
 					ts.LastRestart = time.Now()
@@ -287,10 +361,21 @@ func (tr *taskRunner) run(done func()) {
 	}
 }
 
+// deniedUser fails the task, for good, when the client's options forbid its user for its
+// driver (user.denylist, user.checked_drivers), and reports whether it did.
+func (tr *taskRunner) deniedUser() bool {
+	err := tr.ar.c.users.check(tr.task.Driver, tr.task.User)
+	if err == nil {
+		return false
+	}
+	tr.finish(&structs.TaskEvent{Type: structs.TaskEventSetupFailure, FailsTask: true, SetupError: err.Error(), Message: err.Error()}, true)
+	return true
+}
+
 // killForRestart stops the running task for an in-place restart and returns how it ended.
-func (tr *taskRunner) killForRestart(handle drivers.TaskHandle) *drivers.ExitResult {
-	tr.event(&structs.TaskEvent{Type: structs.TaskEventRestartSignal, RestartReason: "User requested restart",
-		Message: "User requested restart"}, nil)
+func (tr *taskRunner) killForRestart(handle drivers.TaskHandle, reason string) *drivers.ExitResult {
+	tr.event(&structs.TaskEvent{Type: structs.TaskEventRestartSignal, RestartReason: reason,
+		Message: reason}, nil)
 	if err := handle.Kill(tr.killTimeout()); err != nil {
 		tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillError: err.Error(), Message: err.Error()}, nil)
 	}
@@ -304,18 +389,34 @@ func (tr *taskRunner) killTimeout() time.Duration {
 	return 5 * time.Second
 }
 
-// stop kills a running task and records how it ended.
-func (tr *taskRunner) stop(handle drivers.TaskHandle) {
-	timeout := tr.killTimeout()
-	tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillReason: tr.killReason, KillTimeout: timeout,
-		Message: "Sent interrupt: " + tr.killReason}, nil)
-	if err := handle.Kill(timeout); err != nil {
-		tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillError: err.Error(), Message: err.Error()}, nil)
+// stop kills a running task and records how it ended, failed or not.
+func (tr *taskRunner) stop(handle drivers.TaskHandle, failed bool) {
+	var res *drivers.ExitResult
+	if delay := tr.ar.shutdownDelay(tr.task, tr.tg); delay > 0 {
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventWaitingShutdownDelay, Message: "Waiting for shutdown delay of " + delay.String()}, nil)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case res = <-handle.WaitCh(): // ended by itself while waiting: nothing left to kill
+			t.Stop()
+		case <-tr.detachCh:
+			// The agent leaves its tasks running for its next run, which stops this one.
+			t.Stop()
+			return
+		}
 	}
-	res := <-handle.WaitCh()
+	if res == nil {
+		timeout := tr.killTimeout()
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillReason: tr.killReason, KillTimeout: timeout,
+			Message: "Sent interrupt: " + tr.killReason}, nil)
+		if err := handle.Kill(timeout); err != nil {
+			tr.event(&structs.TaskEvent{Type: structs.TaskEventKilling, KillError: err.Error(), Message: err.Error()}, nil)
+		}
+		res = <-handle.WaitCh()
+	}
 	tr.forgetHandle()
 	tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, ExitCode: res.ExitCode, Signal: res.Signal,
-		KillReason: tr.killReason, Message: "Task successfully killed"}, false)
+		KillReason: tr.killReason, FailsTask: failed, Message: "Task successfully killed"}, failed)
 }
 
 // setup creates the task's directories and builds its driver configuration. Every path is
@@ -349,13 +450,30 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 	}
 	ports := groupPorts(tr.alloc, tr.tg)
 	env := tr.taskEnv(allocDir, taskDir, ports)
-	if err := tr.setupIdentities(taskDir, env); err != nil {
+	token, err := tr.setupIdentities(taskDir, env)
+	if err != nil {
 		if tr.restoredState == nil {
 			return nil, err
 		}
 		// A task restored after an agent restart is already running with what it was
 		// given; an identity not refreshed now is no reason to fail it.
 		tr.ar.logger.Warn("workload identities not refreshed for a restored task", "task", tr.task.Name, "error", err)
+	}
+	tr.baseEnv = env.Map()
+	if tr.restoredState == nil {
+		// A restored task has its artifacts from its first start.
+		if err := tr.fetchArtifacts(filepath.Dir(allocDir), env); err != nil {
+			return nil, err
+		}
+	}
+	if tr.templates, err = tr.setupTemplates(taskDir, env, token); err != nil {
+		if tr.restoredState == nil {
+			return nil, err
+		}
+		// A restored task runs with the files it was started with: it is not left
+		// unwatched for a template, which then no longer follows its data.
+		tr.ar.logger.Warn("templates not rendered again for a restored task: they no longer follow their data",
+			"task", tr.task.Name, "error", err)
 	}
 	return &drivers.TaskConfig{
 		AllocID:    tr.alloc.ID,
@@ -372,6 +490,9 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 		User:       tr.task.User,
 		Resources:  taskResources(tr.task.Resources),
 		Ports:      ports,
+		Event: func(msg string) {
+			tr.event(&structs.TaskEvent{Type: structs.TaskEventDriverMessage, DriverMessage: msg, Message: msg}, nil)
+		},
 	}, nil
 }
 

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -65,7 +66,16 @@ func (u *allocUpdater) run() {
 		if err == nil {
 			continue
 		}
-		u.c.logger.Warn("reporting allocation status failed", "error", err)
+		if structs.ErrorCode(err) == http.StatusForbidden {
+			// The servers refuse a whole batch that names an allocation not placed here (one
+			// the GC removed, say); retried as it is, it would hold every other report back.
+			batch = u.sendEach(batch)
+			if len(batch) == 0 {
+				continue
+			}
+		} else {
+			u.c.logger.Warn("reporting allocation status failed", "error", err)
+		}
 		// Put back what no newer report replaced, and try again after a pause.
 		u.mu.Lock()
 		for _, a := range batch {
@@ -82,4 +92,25 @@ func (u *allocUpdater) run() {
 		default:
 		}
 	}
+}
+
+// sendEach sends the batch's reports one at a time, drops those the servers refuse for good
+// and returns those that failed otherwise, to be retried.
+func (u *allocUpdater) sendEach(batch []*structs.Allocation) []*structs.Allocation {
+	var retry []*structs.Allocation
+	for _, a := range batch {
+		var reply structs.GenericResponse
+		err := u.c.servers.UpdateAllocations(&structs.AllocUpdateRequest{
+			NodeID: u.c.node.ID, Alloc: []*structs.Allocation{a}, WriteRequest: u.c.writeRequest(),
+		}, &reply)
+		switch {
+		case err == nil:
+		case structs.ErrorCode(err) == http.StatusForbidden:
+			u.c.logger.Warn("the servers refused this allocation's status; it is no longer reported", "alloc_id", a.ID, "error", err)
+		default:
+			u.c.logger.Warn("reporting allocation status failed", "error", err)
+			retry = append(retry, a)
+		}
+	}
+	return retry
 }

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"sort"
@@ -27,18 +28,39 @@ Apply Options:
 
   -description=<text>
     Human-readable description of the policy.
+
+  -job=<job ID>
+    Bind the policy to the workload identities of this job (in -namespace,
+    default "default") instead of to tokens. Registering the job afterwards
+    needs a token holding everything the policy grants.
+
+  -group=<group>, -task=<task>
+    With -job, bind only that group's tasks, or only that task (-task needs
+    -group).
 `)
 }
 
 func (c *ACLPolicyApplyCommand) Synopsis() string { return "Create or update an ACL policy" }
 
 func (c *ACLPolicyApplyCommand) Run(args []string) int {
-	var description string
+	var description, job, group, task string
 	fs := c.FlagSet("acl policy apply")
 	fs.StringVar(&description, "description", "", "")
+	fs.StringVar(&job, "job", "", "")
+	fs.StringVar(&group, "group", "", "")
+	fs.StringVar(&task, "task", "", "")
 	pos, code, ok := c.parseArgs(fs, args, "<name>", "<path>")
 	if !ok {
 		return code
+	}
+	var binding *api.JobACL
+	switch {
+	case job == "" && (group != "" || task != ""):
+		return c.fail("-group and -task need -job")
+	case task != "" && group == "":
+		return c.fail("-task needs -group")
+	case job != "":
+		binding = &api.JobACL{Namespace: cmp.Or(c.Namespace(), "default"), JobID: job, Group: group, Task: task}
 	}
 	rules, err := readInput(pos[1], c.Stdin)
 	if err != nil {
@@ -48,7 +70,7 @@ func (c *ACLPolicyApplyCommand) Run(args []string) int {
 	if !ok {
 		return 1
 	}
-	policy := &api.ACLPolicy{Name: pos[0], Description: description, Rules: string(rules)}
+	policy := &api.ACLPolicy{Name: pos[0], Description: description, Rules: string(rules), JobACL: binding}
 	if _, err := client.ACLPolicies().Upsert(policy, nil); err != nil {
 		return c.fail("Error writing ACL policy: %v", err)
 	}

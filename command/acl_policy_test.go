@@ -1,9 +1,11 @@
 package command
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/hashicorp/cli"
+	"github.com/shoenig/test/must"
 )
 
 const (
@@ -187,6 +189,20 @@ func TestACLPolicyCommands(t *testing.T) {
 			stdout: "Successfully wrote \"p\" ACL policy!\n",
 		},
 		{
+			name:   "apply -task without -group",
+			stdin:  `namespace "x" {}`,
+			args:   []string{"acl", "policy", "apply", "-job", "janitor", "-task", "t", "p", "-"},
+			code:   1,
+			stderr: "-task needs -group\n",
+		},
+		{
+			name:   "apply -group without -job",
+			stdin:  `namespace "x" {}`,
+			args:   []string{"acl", "policy", "apply", "-group", "g", "p", "-"},
+			code:   1,
+			stderr: "-group and -task need -job\n",
+		},
+		{
 			name:   "apply one argument",
 			args:   []string{"acl", "policy", "apply", "p"},
 			code:   1,
@@ -215,4 +231,31 @@ func TestACLPolicyCommands(t *testing.T) {
 			stderr: "Error writing ACL policy: Unexpected response code: 400 (bad rules)\n",
 		},
 	})
+}
+
+// -job binds the policy to a job's workload identities, in -namespace (default "default").
+func TestACLPolicyApply_JobBinding(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "token policy", args: nil, want: `null`},
+		{name: "job", args: []string{"-job", "janitor"}, want: `{"Namespace":"default","JobID":"janitor","Group":"","Task":""}`},
+		{name: "task in a namespace", args: []string{"-namespace", "ops", "-job", "janitor", "-group", "g", "-task", "t"},
+			want: `{"Namespace":"ops","JobID":"janitor","Group":"g","Task":"t"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fa := newFakeAgent(t, map[string]route{"PUT /v1/acl/policy/janitor": jsonBody(``)})
+			args := append(append([]string{"acl", "policy", "apply"}, tc.args...), "janitor", "-")
+			code, _, errOut := runCLI(t, fa.srv.URL, `namespace "default" { capabilities = ["purge-job"] }`, args...)
+			must.Eq(t, 0, code, must.Sprint(errOut))
+			reqs := fa.find("PUT", "/v1/acl/policy/janitor")
+			must.SliceLen(t, 1, reqs)
+			var body struct{ JobACL json.RawMessage }
+			must.NoError(t, json.Unmarshal([]byte(reqs[0].Body), &body))
+			must.Eq(t, tc.want, string(body.JobACL))
+		})
+	}
 }

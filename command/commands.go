@@ -13,7 +13,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 	group := func(synopsis, help string) cli.CommandFactory {
 		return func() (cli.Command, error) { return &groupCommand{synopsis: synopsis, help: help}, nil }
 	}
-	return map[string]cli.CommandFactory{
+	all := map[string]cli.CommandFactory{
 		"version": func() (cli.Command, error) { return &VersionCommand{Ui: ui}, nil },
 		"status":  func() (cli.Command, error) { return &StatusCommand{Meta: meta()}, nil },
 
@@ -56,6 +56,10 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"node status":      func() (cli.Command, error) { return &NodeStatusCommand{Meta: meta()}, nil },
 		"node drain":       func() (cli.Command, error) { return &NodeDrainCommand{Meta: meta()}, nil },
 		"node eligibility": func() (cli.Command, error) { return &NodeEligibilityCommand{Meta: meta()}, nil },
+		"node intro":       group("Manage client introduction tokens", nodeIntroHelp),
+		"node intro create": func() (cli.Command, error) {
+			return &NodeIntroCreateCommand{Meta: meta()}, nil
+		},
 
 		"namespace":        group("Interact with namespaces", namespaceHelp),
 		"namespace apply":  func() (cli.Command, error) { return &NamespaceApplyCommand{Meta: meta()}, nil },
@@ -197,6 +201,10 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"agent-info": func() (cli.Command, error) { return &AgentInfoCommand{Meta: meta()}, nil },
 		"config":     group("Validate agent configuration", configHelp),
 	}
+	for name, factory := range compatCommands(ui, meta) {
+		all[name] = factory
+	}
+	return all
 }
 
 // groupCommand stands for a noun with subcommands ("job", "acl token"):

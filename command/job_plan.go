@@ -84,6 +84,9 @@ func (c *JobPlanCommand) Run(args []string) int {
 	if resp.Diff != nil {
 		c.Ui.Output(formatJobDiff(resp.Diff) + "\n")
 	}
+	if w := strings.TrimSpace(resp.Warnings); w != "" {
+		c.Ui.Warn("Job Warnings:\n" + w + "\n")
+	}
 	c.Ui.Output(planSummary(resp))
 	c.Ui.Output(fmt.Sprintf("Job Modify Index: %d\n"+
 		"To submit the job with version verification run:\n\n"+

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/nomad/api"
@@ -32,6 +33,16 @@ type eventActor struct {
 	AccessorID string
 	Name       string
 	Type       string
+	// AllocID and OnBehalfOf are set for a workload identity: its allocation, and the token
+	// that registered the job version it runs.
+	AllocID    string      `json:",omitempty"`
+	OnBehalfOf *tokenActor `json:",omitempty"`
+}
+
+// tokenActor names a token without its secret.
+type tokenActor struct {
+	AccessorID string `json:",omitempty"`
+	Name       string `json:",omitempty"`
 }
 
 // JobPurgedCommand lists the purge history.
@@ -108,6 +119,21 @@ func formatPurgeRecords(records []*purgeRecord) string {
 			}
 			if a.AccessorID != "" {
 				accessor = a.AccessorID
+			}
+			// A workload identity has no accessor: the column names the token that
+			// registered the job version it runs, so the audit reaches a person.
+			var via []string
+			if a.AllocID != "" {
+				via = append(via, "alloc "+a.AllocID)
+			}
+			if ob := a.OnBehalfOf; ob != nil {
+				via = append(via, "on behalf of "+cmp.Or(ob.Name, ob.AccessorID))
+				if accessor == "-" && ob.AccessorID != "" {
+					accessor = ob.AccessorID
+				}
+			}
+			if len(via) > 0 {
+				actor += " (" + strings.Join(via, ", ") + ")"
 			}
 		}
 		// A forced GC: the GC did it, the token asked for it. The GC has no accessor, so the

@@ -18,6 +18,7 @@ const purgedRecords = `[
 
 func TestJobPurged(t *testing.T) {
 	at := formatUnixNano(1796201706140062794)
+	const wiActor = "global:default:janitor:g:t:default (alloc e1000000-0000-0000-0000-000000000001, on behalf of alice)"
 	cases := []struct {
 		name      string
 		args      []string
@@ -51,6 +52,16 @@ func TestJobPurged(t *testing.T) {
 				"            \"Name\": \"job-gc\",\n            \"Type\": \"system\"\n        },\n        \"ForcedBy\": {\n" +
 				"            \"AccessorID\": \"9a01ffff\",\n            \"Name\": \"olga\",\n            \"Type\": \"management\"\n        },\n" +
 				"        \"PurgeTime\": 0,\n        \"CreateIndex\": 0\n    }\n]\n",
+		},
+		{
+			name: "workload identity names its allocation and whom it acts for",
+			body: `[{"ID":"2b1f6e1c-0000-0000-0000-000000000004","Namespace":"default","JobID":"victim","JobVersion":0,` +
+				`"JobType":"service","Reason":"purge","Actor":{"Name":"global:default:janitor:g:t:default","Type":"workload-identity",` +
+				`"AllocID":"e1000000-0000-0000-0000-000000000001","OnBehalfOf":{"AccessorID":"7c1c2a3e-aaaa","Name":"alice"}},` +
+				`"PurgeTime":1796201706140062794,"CreateIndex":45}]`,
+			wantOut: "ID                                    " + fmt.Sprintf("%-*s", len(at), "Time") + "  Namespace  Job     Version  Reason  " +
+				fmt.Sprintf("%-*s", len(wiActor), "Actor") + "  Accessor\n" +
+				"2b1f6e1c-0000-0000-0000-000000000004  " + at + "  default    victim  0        purge   " + wiActor + "  7c1c2a3e-aaaa\n",
 		},
 		{
 			name:    "empty",

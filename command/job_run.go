@@ -157,5 +157,11 @@ func loadJob(path string, asJSON bool, vars map[string]string, stdin io.Reader) 
 		}
 		return jobspec.ParseJSONJob(src)
 	}
-	return jobspec.Parse(name, src, vars)
+	// file() and friends read relative to the job file, as upstream's CLI does; from stdin,
+	// relative to the working directory.
+	baseDir := "."
+	if path != "-" {
+		baseDir = filepath.Dir(path)
+	}
+	return jobspec.ParseLocal(name, src, vars, baseDir)
 }

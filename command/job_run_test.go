@@ -155,3 +155,27 @@ func jobspecJSON(s string) (*api.Job, error) {
 	err := json.Unmarshal([]byte(s), &wrapped)
 	return wrapped.Job, err
 }
+
+// file() in a job file reads relative to the job file's directory, not the working
+// directory, as upstream's CLI does.
+func TestJobRun_OutputReadsFilesBesideTheJobFile(t *testing.T) {
+	hcl := writeFile(t, "files.nomad.hcl", `job "files" {
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+      template {
+        data        = file("app.conf.tpl")
+        destination = "local/app.conf"
+      }
+    }
+  }
+}
+`)
+	must.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(hcl), "app.conf.tpl"), []byte("listen = 8080\n"), 0o644))
+	code, out, errOut := runCLI(t, "http://127.0.0.1:1", "", "job", "run", "-output", hcl)
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	job, err := jobspecJSON(out)
+	must.NoError(t, err)
+	must.Eq(t, "listen = 8080\n", *job.TaskGroups[0].Tasks[0].Templates[0].EmbeddedTmpl)
+}

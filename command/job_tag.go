@@ -72,7 +72,11 @@ func (c *JobTagUnsetCommand) Help() string {
 Usage: nomad job tag unset -name=<name> <job>
 
   Remove a tag from a job version. The version stays in the history until
-  it is pruned like any untagged version.
+  it is pruned like any untagged version, which may be at once when the
+  version limit is already reached. Since that can erase history, it needs
+  the purge-job capability in the job's namespace; the untag and any version
+  it lets go are published as JobVersionUntagged and JobVersionPruned events
+  naming who did it.
 `, `
 Tag Options:
 

@@ -57,18 +57,23 @@ func (c *JobValidateCommand) Run(args []string) int {
 	}
 	// Then the servers' own checks (names, limits, placement rules), as upstream does; an
 	// agent that cannot be reached leaves the local checks as the answer.
-	if problems, ok := c.serverProblems(job); ok && len(problems) > 0 {
+	problems, warnings, ok := c.serverProblems(job)
+	if ok && len(problems) > 0 {
 		return c.fail("Job validation errors:\n  * %s", strings.Join(problems, "\n  * "))
+	}
+	if w := strings.TrimSpace(warnings); w != "" {
+		c.Ui.Warn("Job Warnings:\n" + w + "\n")
 	}
 	c.Ui.Output("Job validation successful")
 	return 0
 }
 
-// serverProblems asks the agent to validate job; ok is false when it could not answer.
-func (c *JobValidateCommand) serverProblems(job *api.Job) (problems []string, ok bool) {
+// serverProblems asks the agent to validate job: the errors, and the warnings about fields
+// it accepts without acting on them; ok is false when it could not answer.
+func (c *JobValidateCommand) serverProblems(job *api.Job) (problems []string, warnings string, ok bool) {
 	client, err := c.Meta.Client()
 	if err != nil {
-		return nil, false
+		return nil, "", false
 	}
 	var w *api.WriteOptions
 	if ns := str(job.Namespace); ns != "" {
@@ -78,9 +83,9 @@ func (c *JobValidateCommand) serverProblems(job *api.Job) (problems []string, ok
 	}
 	resp, _, err := client.Jobs().Validate(job, w)
 	if err != nil {
-		return nil, false
+		return nil, "", false
 	}
-	return resp.ValidationErrors, true
+	return resp.ValidationErrors, resp.Warnings, true
 }
 
 // validateJob runs the checks that need no server. The agent validates again

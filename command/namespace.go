@@ -15,10 +15,26 @@ type NamespaceApplyCommand struct {
 
 func (c *NamespaceApplyCommand) Help() string {
 	return helpText(`
-Usage: nomad namespace apply [options] <name>
+Usage: nomad namespace apply [options] <name | file>
 
-  Create a namespace, or update an existing one. Settings not given on the
-  command line keep their current values.
+  Create a namespace, or update an existing one. Given a name, settings not
+  given on the command line keep their current values. Given a file ("-"
+  reads stdin), the file is the whole namespace: settings it leaves out are
+  cleared. The file is HCL:
+
+    name        = "dev"
+    description = "Developers"
+    meta {
+      team = "dev"
+    }
+    capabilities {
+      enabled_task_drivers  = ["docker", "exec"]
+      disabled_task_drivers = ["raw_exec"]
+      disabled_network_modes = ["host"]
+    }
+
+  or the JSON form of the API's Namespace object. A capabilities block is
+  enforced when jobs are registered, planned, reverted and dispatched.
 `, `
 Apply Options:
 
@@ -33,16 +49,28 @@ func (c *NamespaceApplyCommand) Run(args []string) int {
 	description := optString{}
 	fs := c.FlagSet("namespace apply")
 	fs.Var(&description, "description", "")
-	pos, client, code, ok := c.connect(fs, args, "<name>")
+	pos, client, code, ok := c.connect(fs, args, "<name | file>")
 	if !ok {
 		return code
 	}
-	ns, _, err := client.Namespaces().Info(pos[0], nil)
-	switch {
-	case isNotFound(err):
-		ns = &api.Namespace{Name: pos[0]}
-	case err != nil:
-		return c.fail("Error looking up namespace: %v", err)
+	var ns *api.Namespace
+	if isSpecFile(pos[0]) {
+		src, err := readInput(pos[0], nil)
+		if err != nil {
+			return c.fail("Error reading %s: %v", pos[0], err)
+		}
+		if ns, err = parseNamespaceSpec(src); err != nil {
+			return c.fail("Error parsing namespace: %v", err)
+		}
+	} else {
+		var err error
+		ns, _, err = client.Namespaces().Info(pos[0], nil)
+		switch {
+		case isNotFound(err):
+			ns = &api.Namespace{Name: pos[0]}
+		case err != nil:
+			return c.fail("Error looking up namespace: %v", err)
+		}
 	}
 	if description.set {
 		ns.Description = description.v
@@ -155,6 +183,18 @@ func formatNamespace(ns *api.Namespace) string {
 		}
 		rows = append(rows, "Metadata|"+strings.Join(pairs, ","))
 	}
+	// Shown even when unset: a reader checking whether raw_exec is kept out must see that
+	// nothing is, not an absent line.
+	c := ns.Capabilities
+	if c == nil {
+		c = &api.NamespaceCapabilities{}
+	}
+	rows = append(rows,
+		"Enabled Task Drivers|"+orAll(c.EnabledTaskDrivers),
+		"Disabled Task Drivers|"+orNone(strings.Join(c.DisabledTaskDrivers, ",")),
+		"Enabled Network Modes|"+orAll(c.EnabledNetworkModes),
+		"Disabled Network Modes|"+orNone(strings.Join(c.DisabledNetworkModes, ",")),
+	)
 	return formatKV(rows)
 }
 
@@ -181,4 +221,12 @@ func (c *NamespaceDeleteCommand) Run(args []string) int {
 	}
 	return c.runDelete(c.FlagSet("namespace delete"), args, "<name>", del,
 		"Error deleting namespace: %v", "Successfully deleted namespace %q!")
+}
+
+// orAll shows an empty allow list as what it means.
+func orAll(list []string) string {
+	if len(list) == 0 {
+		return "<all>"
+	}
+	return strings.Join(list, ",")
 }

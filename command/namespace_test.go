@@ -2,6 +2,10 @@ package command
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/nomad/api"
@@ -63,7 +67,7 @@ func TestNamespaceCommands(t *testing.T) {
 			name:   "apply without argument",
 			args:   []string{"namespace", "apply"},
 			code:   1,
-			stderr: "This command takes one argument: <name>\n",
+			stderr: "This command takes one argument: <name | file>\n",
 		},
 		{
 			name: "apply lookup error",
@@ -149,10 +153,29 @@ func TestNamespaceCommands(t *testing.T) {
 				"GET /v1/namespace/prod": jsonBody(`{"Name":"prod","Description":"production","Meta":{"team":"web","cost":"high"}}`),
 			},
 			args: []string{"namespace", "status", "prod"},
-			stdout: "Name        = prod\n" +
-				"Description = production\n" +
-				"Quota       = <none>\n" +
-				"Metadata    = cost=high,team=web\n",
+			stdout: "Name                   = prod\n" +
+				"Description            = production\n" +
+				"Quota                  = <none>\n" +
+				"Metadata               = cost=high,team=web\n" +
+				"Enabled Task Drivers   = <all>\n" +
+				"Disabled Task Drivers  = <none>\n" +
+				"Enabled Network Modes  = <all>\n" +
+				"Disabled Network Modes = <none>\n",
+		},
+		{
+			name: "status with capabilities",
+			routes: map[string]route{
+				"GET /v1/namespace/prod": jsonBody(`{"Name":"prod","Capabilities":{"EnabledTaskDrivers":["docker","exec"],` +
+					`"DisabledTaskDrivers":["raw_exec"],"DisabledNetworkModes":["host"]}}`),
+			},
+			args: []string{"namespace", "status", "prod"},
+			stdout: "Name                   = prod\n" +
+				"Description            =\n" +
+				"Quota                  = <none>\n" +
+				"Enabled Task Drivers   = docker,exec\n" +
+				"Disabled Task Drivers  = raw_exec\n" +
+				"Enabled Network Modes  = <all>\n" +
+				"Disabled Network Modes = host\n",
 		},
 		{
 			name: "status without meta",
@@ -160,9 +183,13 @@ func TestNamespaceCommands(t *testing.T) {
 				"GET /v1/namespace/prod": jsonBody(`{"Name":"prod","Description":"","Quota":"q1"}`),
 			},
 			args: []string{"namespace", "status", "prod"},
-			stdout: "Name        = prod\n" +
-				"Description =\n" +
-				"Quota       = q1\n",
+			stdout: "Name                   = prod\n" +
+				"Description            =\n" +
+				"Quota                  = q1\n" +
+				"Enabled Task Drivers   = <all>\n" +
+				"Disabled Task Drivers  = <none>\n" +
+				"Enabled Network Modes  = <all>\n" +
+				"Disabled Network Modes = <none>\n",
 		},
 		{
 			name: "status json",
@@ -221,4 +248,105 @@ func TestNamespaceCommands(t *testing.T) {
 			stderr: "This command takes one argument: <name>\n",
 		},
 	})
+}
+
+// A spec file is the whole namespace, capabilities included; nothing is read from the agent
+// first, and a misspelt setting is an error rather than a namespace without the control.
+func TestNamespaceApply_SpecFile(t *testing.T) {
+	cases := []struct {
+		name     string
+		file     string
+		src      string
+		wantNS   api.Namespace
+		wantErr  string
+		wantCode int
+	}{
+		{
+			name: "hcl",
+			file: "ns.hcl",
+			src: `name = "dev"
+description = "Developers"
+meta {
+  team = "a"
+}
+capabilities {
+  enabled_task_drivers   = ["docker", "exec"]
+  disabled_task_drivers  = ["raw_exec"]
+  enabled_network_modes  = ["bridge"]
+  disabled_network_modes = ["host"]
+}
+`,
+			wantNS: api.Namespace{Name: "dev", Description: "Developers", Meta: map[string]string{"team": "a"},
+				Capabilities: &api.NamespaceCapabilities{
+					EnabledTaskDrivers: []string{"docker", "exec"}, DisabledTaskDrivers: []string{"raw_exec"},
+					EnabledNetworkModes: []string{"bridge"}, DisabledNetworkModes: []string{"host"},
+				}},
+		},
+		{
+			name:   "json",
+			file:   "ns.json",
+			src:    `{"Name":"dev","Capabilities":{"DisabledTaskDrivers":["raw_exec"]}}`,
+			wantNS: api.Namespace{Name: "dev", Capabilities: &api.NamespaceCapabilities{DisabledTaskDrivers: []string{"raw_exec"}}},
+		},
+		{
+			name:     "misspelt capability",
+			file:     "typo.hcl",
+			src:      "name = \"dev\"\ncapabilities {\n  disabled_task_driver = [\"raw_exec\"]\n}\n",
+			wantCode: 1,
+			wantErr:  `Unsupported argument; An argument named "disabled_task_driver" is not expected here.`,
+		},
+		{
+			name:     "misspelt json field",
+			file:     "typo.json",
+			src:      `{"Name":"dev","Capabilities":{"DisabledTaskDriver":["raw_exec"]}}`,
+			wantCode: 1,
+			wantErr:  `unknown field "DisabledTaskDriver"`,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), tc.file)
+			must.NoError(t, os.WriteFile(path, []byte(tc.src), 0o600))
+			fa := newFakeAgent(t, map[string]route{"PUT /v1/namespace": jsonBody(`{}`)})
+			code, out, errOut := runCLI(t, fa.srv.URL, "", "namespace", "apply", path)
+			must.Eq(t, tc.wantCode, code, must.Sprint(errOut))
+			if tc.wantErr != "" {
+				must.StrContains(t, errOut, tc.wantErr)
+				must.Len(t, 0, fa.find("PUT", "/v1/namespace"))
+				return
+			}
+			must.Eq(t, "Successfully applied namespace \"dev\"!\n", out)
+			must.Len(t, 0, fa.find("GET", "/v1/namespace/dev"))
+			reqs := fa.find("PUT", "/v1/namespace")
+			must.Len(t, 1, reqs)
+			var ns api.Namespace
+			must.NoError(t, json.Unmarshal([]byte(reqs[0].Body), &ns))
+			must.Eq(t, tc.wantNS, ns)
+		})
+	}
+}
+
+// Every namespace spec file README shows (a snippet whose first word is `name`, introduced by
+// a `nomad namespace apply` comment) is one the CLI's `namespace apply FILE` reads.
+func TestREADME_NamespaceSpecsParse(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "README.md"))
+	must.NoError(t, err)
+	found := 0
+	for _, m := range regexp.MustCompile("(?s)```hcl\n(.*?)```").FindAllStringSubmatch(string(src), -1) {
+		first := ""
+		for _, line := range strings.Split(m[1], "\n") {
+			if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+				first = f[0]
+				break
+			}
+		}
+		if first != "name" || !strings.Contains(m[1], "nomad namespace apply") {
+			continue
+		}
+		found++
+		ns, err := parseNamespaceSpec([]byte(m[1]))
+		must.NoError(t, err, must.Sprint(m[1]))
+		must.NotEq(t, "", ns.Name)
+	}
+	must.Positive(t, found)
 }

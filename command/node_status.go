@@ -12,8 +12,9 @@ import (
 const nodeHelp = `
 Usage: nomad node <subcommand> [options] [args]
 
-  Interact with client nodes: list them and show one, drain them, and mark
-  them eligible or ineligible for new allocations.
+  Interact with client nodes: list them and show one, drain them, mark
+  them eligible or ineligible for new allocations, and create the
+  introduction tokens new nodes join with.
 `
 
 // NodeStatusCommand lists nodes or shows one.

@@ -236,6 +236,9 @@ func (c *OperatorAutopilotHealthCommand) Run(args []string) int {
 				s.Healthy, s.Voter, s.LastContact, s.LastTerm, s.LastIndex, formatTime(s.StableSince)))
 		}
 		c.Ui.Output("\n" + formatList(rows))
+		for _, w := range diskWarnings(client) {
+			c.Ui.Warn("\nWarning: " + w)
+		}
 	}
 	if !health.Healthy {
 		return 2
@@ -243,15 +246,46 @@ func (c *OperatorAutopilotHealthCommand) Run(args []string) int {
 	return 0
 }
 
-func healthFrom429(err error) *api.OperatorHealthReply {
+// diskWarnings reads our extension of the health reply (each server's DiskWarning, which the
+// official client's type drops) and returns one line per server with one.
+func diskWarnings(client *api.Client) []string {
+	var reply struct {
+		Servers []struct{ Name, DiskWarning string }
+	}
+	if _, err := client.Raw().Query("/v1/operator/autopilot/health", &reply, nil); err != nil {
+		body, ok := body429(err)
+		if !ok || json.Unmarshal([]byte(body), &reply) != nil {
+			return nil
+		}
+	}
+	var out []string
+	for _, s := range reply.Servers {
+		if s.DiskWarning != "" {
+			out = append(out, fmt.Sprintf("server %s: %s", s.Name, s.DiskWarning))
+		}
+	}
+	return out
+}
+
+// body429 is the body the client library puts in its error text for an unhealthy cluster's
+// 429: "Unexpected response code: 429 (<body>)".
+func body429(err error) (string, bool) {
 	msg := err.Error()
 	const prefix = "Unexpected response code: 429 ("
 	i := strings.Index(msg, prefix)
 	if i < 0 || !strings.HasSuffix(msg, ")") {
+		return "", false
+	}
+	return msg[i+len(prefix) : len(msg)-1], true
+}
+
+func healthFrom429(err error) *api.OperatorHealthReply {
+	body, ok := body429(err)
+	if !ok {
 		return nil
 	}
 	var out api.OperatorHealthReply
-	if json.Unmarshal([]byte(msg[i+len(prefix):len(msg)-1]), &out) != nil {
+	if json.Unmarshal([]byte(body), &out) != nil {
 		return nil
 	}
 	return &out

@@ -7,10 +7,12 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,7 +46,22 @@ type agentProc struct {
 	config  string
 	httpURL string
 	logs    *bytes.Buffer
+	// httpOnce/http is the one connection pool every client() of this agent shares: a new
+	// transport per poll would leave an idle connection each, and the agent caps
+	// connections per address (limits.http_max_conns_per_client).
+	httpOnce sync.Once
+	http     *http.Client
 }
+
+// rawExecClientConfig makes writeConfig's agent a client too, with raw_exec enabled.
+const rawExecClientConfig = `
+client {
+  enabled = true
+}
+plugin "raw_exec" {
+  config { enabled = true }
+}
+`
 
 func writeConfig(t *testing.T, dataDir string, extra string) (string, string) {
 	t.Helper()
@@ -98,7 +115,11 @@ func startAgentNoWait(t *testing.T, config, httpURL string) *agentProc {
 }
 
 func (a *agentProc) client() *api.Client {
-	c, err := api.NewClient(&api.Config{Address: a.httpURL})
+	a.httpOnce.Do(func() {
+		a.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8, IdleConnTimeout: 30 * time.Second}}
+		a.t.Cleanup(a.http.CloseIdleConnections)
+	})
+	c, err := api.NewClient(&api.Config{Address: a.httpURL, HttpClient: a.http})
 	must.NoError(a.t, err)
 	return c
 }

@@ -17,20 +17,28 @@ import (
 // e2eClusterKey is the servers' shared key; without it servers refuse to join each other.
 const e2eClusterKey = "8cWkhGKp0iR3Tj0Y6c2sH5bJq1Xy7mVfN3eLrA9dZtU="
 
-// TestCluster_ThreeServers runs three server processes that find each other with retry_join
-// and bootstrap_expect = 3, writes through a follower, kills the leader with SIGKILL and
-// checks the survivors elect a new leader, keep every write and accept new ones.
-func TestCluster_ThreeServers(t *testing.T) {
-	const n = 3
-	type node struct{ http, rpc, serf int }
-	nodes := make([]node, n)
+// e2eServer is one server process of a cluster startServers made.
+type e2eServer struct {
+	*agentProc
+	rpcAddr string
+	dataDir string
+}
+
+// startServers starts n servers on loopback that find each other with retry_join and
+// bootstrap_expect = n, the i-th on the data dir dataDir(i), and waits until each has a
+// leader that commits.
+func startServers(t *testing.T, n int, dataDir func(i int) string) []*e2eServer {
+	t.Helper()
+	type ports struct{ http, rpc, serf int }
+	nodes := make([]ports, n)
 	var joins []string
 	for i := range nodes {
-		nodes[i] = node{http: freePort(t), rpc: freePort(t), serf: freePort(t)}
+		nodes[i] = ports{http: freePort(t), rpc: freePort(t), serf: freePort(t)}
 		joins = append(joins, fmt.Sprintf("%q", fmt.Sprintf("127.0.0.1:%d", nodes[i].serf)))
 	}
-	agents := make([]*agentProc, n)
+	servers := make([]*e2eServer, n)
 	for i, nd := range nodes {
+		dir := dataDir(i)
 		cfg := fmt.Sprintf(`
 name      = "server-%d"
 data_dir  = %q
@@ -46,20 +54,42 @@ server {
   retry_join       = [%s]
   encrypt          = %q
 }
-`, i, t.TempDir(), nd.http, nd.rpc, nd.serf, n, joinList(joins), e2eClusterKey)
+`, i, dir, nd.http, nd.rpc, nd.serf, n, joinList(joins), e2eClusterKey)
 		path := filepath.Join(t.TempDir(), "agent.hcl")
 		must.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
-		agents[i] = startAgentNoWait(t, path, fmt.Sprintf("http://127.0.0.1:%d", nd.http))
+		servers[i] = &e2eServer{
+			agentProc: startAgentNoWait(t, path, fmt.Sprintf("http://127.0.0.1:%d", nd.http)),
+			rpcAddr:   fmt.Sprintf("127.0.0.1:%d", nd.rpc),
+			dataDir:   dir,
+		}
 	}
-	for _, a := range agents {
-		a.waitForLeader()
+	for _, s := range servers {
+		s.waitForLeader()
 	}
+	return servers
+}
+
+func agentsOf(servers []*e2eServer) []*agentProc {
+	out := make([]*agentProc, len(servers))
+	for i, s := range servers {
+		out[i] = s.agentProc
+	}
+	return out
+}
+
+// TestCluster_ThreeServers runs three server processes that find each other with retry_join
+// and bootstrap_expect = 3, writes through a follower, kills the leader with SIGKILL and
+// checks the survivors elect a new leader, keep every write and accept new ones.
+func TestCluster_ThreeServers(t *testing.T) {
+	const n = 3
+	servers := startServers(t, n, func(int) string { return t.TempDir() })
+	agents := agentsOf(servers)
 
 	leaderRPC, err := agents[0].client().Status().Leader()
 	must.NoError(t, err)
 	var leader, follower *agentProc
 	for i, a := range agents {
-		if fmt.Sprintf("127.0.0.1:%d", nodes[i].rpc) == leaderRPC {
+		if servers[i].rpcAddr == leaderRPC {
 			leader = a
 		} else if follower == nil {
 			follower = a

@@ -47,7 +47,7 @@ func TestExecDriver_OOMKilledEvent(t *testing.T) {
 			terminated = e
 		}
 	}
-	must.NotNil(t, terminated)
+	must.NotNil(t, terminated, must.Sprint(taskEvents(alloc.TaskStates)))
 	must.StrContains(t, terminated.DisplayMessage, "OOM Killed")
 	must.Eq(t, "true", terminated.Details["oom_killed"])
 }

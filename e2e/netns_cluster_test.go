@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +34,11 @@ type labCluster struct {
 	servers []*labHost
 	clients []*labHost
 	agents  map[string]*agentProc
+	// apis are the API clients by host, made once: a client per call would leave an idle
+	// connection each, and the agents cap connections per address
+	// (limits.http_max_conns_per_client).
+	apisMu sync.Mutex
+	apis   map[string]*api.Client
 }
 
 func (c *labCluster) serverConfig(h *labHost, tls tlsFiles) string {
@@ -117,6 +123,11 @@ plugin "raw_exec" {
 // api is an official client for the agent on h, over HTTPS with the CLI certificate.
 func (c *labCluster) api(h *labHost) *api.Client {
 	c.t.Helper()
+	c.apisMu.Lock()
+	defer c.apisMu.Unlock()
+	if cl := c.apis[h.name]; cl != nil {
+		return cl
+	}
 	cl, err := api.NewClient(&api.Config{
 		Address: fmt.Sprintf("https://%s:%d", h.ip, labHTTP),
 		TLSConfig: &api.TLSConfig{
@@ -125,6 +136,10 @@ func (c *labCluster) api(h *labHost) *api.Client {
 		},
 	})
 	must.NoError(c.t, err)
+	if c.apis == nil {
+		c.apis = map[string]*api.Client{}
+	}
+	c.apis[h.name] = cl
 	return cl
 }
 
@@ -153,14 +168,12 @@ func (c *labCluster) leader() *labHost {
 	return found
 }
 
-func newLabCluster(t *testing.T) *labCluster {
+// newLabServers starts the three servers alone and waits until they form a cluster.
+func newLabServers(t *testing.T) *labCluster {
 	lab := newLab(t)
 	c := &labCluster{t: t, lab: lab, tls: createTLS(t), agents: map[string]*agentProc{}}
 	for i := 1; i <= 3; i++ {
 		c.servers = append(c.servers, lab.host(fmt.Sprintf("s%d", i), 10+i))
-	}
-	for i := 1; i <= 2; i++ {
-		c.clients = append(c.clients, lab.host(fmt.Sprintf("c%d", i), 20+i))
 	}
 	for _, s := range c.servers {
 		c.agents[s.name] = s.start(c.serverConfig(s, c.tls), "")
@@ -170,6 +183,15 @@ func newLabCluster(t *testing.T) *labCluster {
 		peers, err := c.api(leader).Status().Peers()
 		return err == nil && len(peers) == 3
 	})
+	return c
+}
+
+func newLabCluster(t *testing.T) *labCluster {
+	c := newLabServers(t)
+	leader := c.leader()
+	for i := 1; i <= 2; i++ {
+		c.clients = append(c.clients, c.lab.host(fmt.Sprintf("c%d", i), 20+i))
+	}
 	for _, h := range c.clients {
 		c.agents[h.name] = h.start(c.clientConfig(h, true), "")
 	}

@@ -156,7 +156,7 @@ func TestParse_Shorthands(t *testing.T) {
 			regexp = "^ub"`, want: api.Constraint{LTarget: "${attr.os.name}", Operand: "regexp", RTarget: "^ub"}},
 		{name: "distinct_property", body: `distinct_property = "${meta.rack}"
 			value = "2"`, want: api.Constraint{LTarget: "${meta.rack}", Operand: "distinct_property", RTarget: "2"}},
-		{name: "distinct_hosts false is no operator", body: `distinct_hosts = false`, want: api.Constraint{}},
+		{name: "distinct_hosts false is no operator", body: `distinct_hosts = false`, want: api.Constraint{Operand: "="}},
 		{name: "conflict", body: `operator = "="
 			semver = "1.0"`, wantErr: `Conflicting operators`},
 	}

@@ -3,6 +3,7 @@ package jobspec
 import (
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/nomad/api"
@@ -52,16 +53,53 @@ var hooks map[reflect.Type]*hook
 // hooks again.
 func init() {
 	hooks = map[reflect.Type]*hook{
-		// The job's ID is its block label.
-		reflect.TypeFor[api.Job](): {hidden: []string{"id"}},
+		// The job's ID is its block label. A task written directly in the job is
+		// shorthand for a group of its own name holding just that task, as upstream
+		// reads it.
+		reflect.TypeFor[api.Job](): {
+			hidden:      []string{"id"},
+			extraBlocks: []hcl.BlockHeaderSchema{{Type: "task", LabelNames: []string{"name"}}},
+			after:       wrapJobTasks,
+		},
 
 		reflect.TypeFor[api.Constraint](): {
 			extraAttrs: shorthandSchema(constraintShorthands),
 			after: func(x *extras, dst any) hcl.Diagnostics {
 				c := dst.(*api.Constraint)
-				return applyShorthand(x, constraintShorthands, &c.Operand, &c.LTarget, &c.RTarget)
+				diags := applyShorthand(x, constraintShorthands, &c.Operand, &c.LTarget, &c.RTarget)
+				if c.Operand == "" {
+					c.Operand = "="
+				}
+				return diags
 			},
 		},
+
+		// The defaults below are filled at parse time, as upstream's parser fills them, so
+		// that `job run -output` renders the same JSON and tools diffing it see no change.
+		reflect.TypeFor[api.Template](): {after: func(_ *extras, dst any) hcl.Diagnostics {
+			t := dst.(*api.Template)
+			setDefault(&t.ChangeMode, "restart")
+			setDefault(&t.Splay, 5*time.Second)
+			setDefault(&t.Perms, "0644")
+			return nil
+		}},
+		reflect.TypeFor[api.PeriodicConfig](): {after: func(_ *extras, dst any) hcl.Diagnostics {
+			setDefault(&dst.(*api.PeriodicConfig).SpecType, "cron")
+			return nil
+		}},
+		reflect.TypeFor[api.Vault](): {after: func(_ *extras, dst any) hcl.Diagnostics {
+			v := dst.(*api.Vault)
+			setDefault(&v.ChangeMode, "restart")
+			setDefault(&v.Env, true)
+			return nil
+		}},
+		// A task's scaling "cpu"/"mem" blocks set their vertical type after this runs.
+		reflect.TypeFor[api.ScalingPolicy](): {after: func(_ *extras, dst any) hcl.Diagnostics {
+			if p := dst.(*api.ScalingPolicy); p.Type == "" {
+				p.Type = "horizontal"
+			}
+			return nil
+		}},
 		reflect.TypeFor[api.Affinity](): {
 			extraAttrs: shorthandSchema(affinityShorthands),
 			after: func(x *extras, dst any) hcl.Diagnostics {
@@ -232,5 +270,26 @@ func finishTask(x *extras, dst any) hcl.Diagnostics {
 		t.Identity = id
 	}
 	t.Identities = named
+	return diags
+}
+
+func setDefault[T any](field **T, value T) {
+	if *field == nil {
+		*field = &value
+	}
+}
+
+func wrapJobTasks(x *extras, dst any) hcl.Diagnostics {
+	job := dst.(*api.Job)
+	var diags hcl.Diagnostics
+	for _, b := range x.blocks {
+		task := &api.Task{}
+		if d := decodeBlockInto(b, reflect.ValueOf(&task).Elem()); d.HasErrors() {
+			diags = append(diags, d...)
+			continue
+		}
+		name := task.Name
+		job.TaskGroups = append(job.TaskGroups, &api.TaskGroup{Name: &name, Tasks: []*api.Task{task}})
+	}
 	return diags
 }

@@ -93,6 +93,8 @@ type budget struct {
 	// value at once, so the rest of the evaluation unwinds cheaply, and Parse returns err
 	// whatever else went wrong (try() and can() swallow the diagnostic, not this).
 	err *LimitError
+	// files is where the filesystem functions may read; nil refuses them.
+	files *fileAccess
 }
 
 func newBudget(ctx context.Context, lim Limits) *budget {

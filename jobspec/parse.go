@@ -43,12 +43,25 @@ func ParseContext(ctx context.Context, filename string, src []byte, vars map[str
 
 // ParseWithLimits is ParseContext with limits other than DefaultLimits.
 func ParseWithLimits(ctx context.Context, filename string, src []byte, vars map[string]string, lim Limits) (*api.Job, error) {
+	return parseBounded(ctx, filename, src, vars, lim, nil)
+}
+
+// ParseLocal is Parse for a job file the CLI read on the user's own machine: the
+// filesystem functions (file, filebase64, fileexists, fileset, abspath, pathexpand) work,
+// with relative paths resolved against baseDir (the job file's directory). Parse, used by
+// the agent for API callers, refuses them.
+func ParseLocal(filename string, src []byte, vars map[string]string, baseDir string) (*api.Job, error) {
+	return parseBounded(context.Background(), filename, src, vars, DefaultLimits, &fileAccess{baseDir: baseDir})
+}
+
+func parseBounded(ctx context.Context, filename string, src []byte, vars map[string]string, lim Limits, files *fileAccess) (*api.Job, error) {
 	if lim.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
 		defer cancel()
 	}
 	b := newBudget(ctx, lim)
+	b.files = files
 	job, err := parse(filename, src, vars, b)
 	if b.err != nil {
 		// The first limit wins over whatever the unwinding evaluation reported after it.

@@ -65,7 +65,7 @@ func TestParse_Full(t *testing.T) {
 		AllAtOnce:   new(true),
 		Meta:        map[string]string{"owner": "ops"},
 		Constraints: []*api.Constraint{
-			{LTarget: "${attr.kernel.name}", RTarget: "linux"},
+			{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"},
 			{Operand: "distinct_hosts"},
 		},
 		Affinities: []*api.Affinity{
@@ -92,6 +92,7 @@ func TestParse_Full(t *testing.T) {
 		},
 		Periodic: &api.PeriodicConfig{
 			Specs:           []string{"*/15 * * * *"},
+			SpecType:        new("cron"),
 			ProhibitOverlap: new(true),
 			TimeZone:        new("Europe/Paris"),
 			Enabled:         new(true),
@@ -188,6 +189,7 @@ func TestParse_Full(t *testing.T) {
 				Min:     new(int64(1)),
 				Max:     new(int64(10)),
 				Enabled: new(true),
+				Type:    "horizontal",
 				Policy: map[string]any{
 					"cooldown": "1m",
 					"check": []map[string]any{{
@@ -234,6 +236,7 @@ func TestParse_Full(t *testing.T) {
 					ChangeSignal: new("SIGHUP"),
 					Envvars:      new(true),
 					Splay:        new(5 * time.Second),
+					Perms:        new("0644"),
 					Wait:         &api.WaitConfig{Min: new(2 * time.Second), Max: new(10 * time.Second)},
 				}},
 				Artifacts: []*api.TaskArtifact{{
@@ -254,7 +257,7 @@ func TestParse_Full(t *testing.T) {
 				Identities: []*api.WorkloadIdentity{
 					{Name: "vault", Audience: []string{"vault.io"}, TTL: time.Hour},
 				},
-				Vault:   &api.Vault{Policies: []string{"read"}, ChangeMode: new("restart")},
+				Vault:   &api.Vault{Policies: []string{"read"}, ChangeMode: new("restart"), Env: new(true)},
 				Consul:  &api.Consul{Namespace: "team"},
 				Actions: []*api.Action{{Name: "echo", Command: "/bin/echo", Args: []string{"hi"}}},
 			}},
@@ -341,4 +344,28 @@ func TestParse_Errors(t *testing.T) {
 			must.EqError(t, err, tc.wantErr)
 		})
 	}
+}
+
+// A task written directly in the job becomes a group of the task's name, as upstream
+// reads such files.
+func TestParse_TaskDirectlyInJob(t *testing.T) {
+	job, err := Parse("direct.hcl", []byte(`job "direct" {
+  group "explicit" {
+    task "a" {
+      driver = "raw_exec"
+    }
+  }
+  task "solo" {
+    driver = "raw_exec"
+    config { command = "/bin/true" }
+  }
+}
+`), nil)
+	must.NoError(t, err)
+	must.Len(t, 2, job.TaskGroups)
+	must.Eq(t, "explicit", *job.TaskGroups[0].Name)
+	must.Eq(t, "solo", *job.TaskGroups[1].Name)
+	must.Len(t, 1, job.TaskGroups[1].Tasks)
+	must.Eq(t, "solo", job.TaskGroups[1].Tasks[0].Name)
+	must.Eq(t, "/bin/true", job.TaskGroups[1].Tasks[0].Config["command"].(string))
 }

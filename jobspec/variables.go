@@ -45,7 +45,7 @@ type variable struct {
 // never reach evaluation inside strings; keepRuntimeInterpolations has
 // already turned them into literal text.
 func evalContext(filename string, varBlocks, localBlocks []*hcl.Block, given map[string]string, b *budget) (*hcl.EvalContext, hcl.Diagnostics) {
-	funcs := guardFunctions(functions(), b)
+	funcs := guardFunctions(functions(b.files), b)
 	constCtx := &hcl.EvalContext{Functions: funcs}
 
 	declared, diags := declareVariables(varBlocks)

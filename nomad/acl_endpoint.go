@@ -23,28 +23,6 @@ type ACL struct {
 // "already done" error to allow one more bootstrap.
 const aclBootstrapResetFile = "acl-bootstrap-reset"
 
-func (a *ACL) requireEnabled() error {
-	if !a.srv.config.ACLEnabled {
-		return structs.BadRequest("%s", structs.ErrACLDisabled.Error())
-	}
-	return nil
-}
-
-// requireManagement resolves the caller and insists on a management token.
-func (a *ACL) requireManagement(secret, what string) (*structs.Actor, error) {
-	if err := a.requireEnabled(); err != nil {
-		return nil, err
-	}
-	aclObj, actor, err := a.srv.resolveACL(secret)
-	if err != nil {
-		return nil, err
-	}
-	if !aclObj.IsManagement() {
-		return nil, structs.PermissionDenied("management token required to %s", what)
-	}
-	return actor, nil
-}
-
 // AuthorizeAgentRead checks that the caller may read this agent's configuration and
 // state (GET /v1/agent/self): upstream's `agent { policy = "read" }`. With ACLs disabled
 // every caller may. The HTTP agent has no ACL of its own, so it asks the server here.
@@ -104,8 +82,9 @@ func (a *ACL) AuthorizeNodeWrite(secret string) error {
 // namespace: alloc-exec, or, when the task's driver has no filesystem isolation (nodeExec,
 // as raw_exec), alloc-node-exec instead, since such a command runs on the node itself. These
 // are upstream's rules. The client that runs the task enforces nothing itself: the agent
-// asks here before it starts the command.
-func (a *ACL) AuthorizeAllocExec(secret, namespace string, nodeExec bool) error {
+// asks here before it starts the command. allocID, when the servers know the allocation,
+// adds our rule: the caller must hold whatever its identities hold (checkExecIdentity).
+func (a *ACL) AuthorizeAllocExec(secret, namespace, allocID string, nodeExec bool) error {
 	aclObj, _, err := a.srv.resolveACL(secret)
 	if err != nil {
 		return err
@@ -120,7 +99,14 @@ func (a *ACL) AuthorizeAllocExec(secret, namespace string, nodeExec bool) error 
 	if !aclObj.AllowNamespaceOperation(namespace, capability) {
 		return structs.PermissionDenied("%s capability required in namespace %q", capability, namespace)
 	}
-	return nil
+	if allocID == "" {
+		return nil
+	}
+	alloc, err := a.srv.State().AllocByID(nil, allocID)
+	if err != nil || alloc == nil {
+		return err
+	}
+	return a.srv.checkExecIdentity(aclObj, alloc)
 }
 
 // AuthorizeNamespaceCapability checks that the caller holds capability in namespace ("" is
@@ -179,61 +165,52 @@ type BootstrapRequest struct {
 	structs.WriteRequest
 }
 
+var aclBootstrap = write("ACL.Bootstrap", spec[BootstrapRequest, structs.ACLTokenUpsertResponse]{
+	Caller: callerAnyone,
+	// Bootstrap needs no token; a stale one the caller still sends must not refuse it.
+	Prepare:   func(req *BootstrapRequest) error { req.AuthToken = ""; return nil },
+	Authorize: aclEnabled[BootstrapRequest],
+	Serve: func(c *rpcCall, req *BootstrapRequest, reply *structs.ACLTokenUpsertResponse) error {
+		last := c.srv.State().ACLBootstrapIndex()
+		var resetIndex uint64
+		if last != 0 {
+			resetIndex = aclReadBootstrapReset(c.srv)
+			if resetIndex != last {
+				return structs.BadRequest("ACL bootstrap already done (reset index: %d)", last)
+			}
+		}
+		token, err := aclNewToken(&structs.ACLToken{Name: "Bootstrap Token", Type: structs.ACLManagementToken, Global: true}, req.BootstrapSecret)
+		if err != nil {
+			return err
+		}
+		return aclApplyToken(c, reply, token.AccessorID, structs.ACLTokenBootstrapRequestType, &structs.ACLTokenBootstrapRequest{Token: token, ResetIndex: resetIndex})
+	},
+})
+
 // Bootstrap creates the initial management token once; afterwards it fails with the reset
 // index, which an operator writes into acl-bootstrap-reset to allow exactly one more.
 func (a *ACL) Bootstrap(args *BootstrapRequest, reply *structs.ACLTokenUpsertResponse) error {
-	if done, err := a.srv.forward("ACL.Bootstrap", args, reply); done {
-		return err
-	}
-	if err := a.requireEnabled(); err != nil {
-		return err
-	}
-	if err := a.srv.checkLeader(); err != nil {
-		return err
-	}
-	last := a.srv.State().ACLBootstrapIndex()
-	var resetIndex uint64
-	if last != 0 {
-		resetIndex = a.readBootstrapReset()
-		if resetIndex != last {
-			return structs.BadRequest("ACL bootstrap already done (reset index: %d)", last)
-		}
-	}
-	token, err := a.newToken(&structs.ACLToken{Name: "Bootstrap Token", Type: structs.ACLManagementToken, Global: true}, args.BootstrapSecret)
-	if err != nil {
-		return err
-	}
-	index, err := a.srv.raftApply(structs.ACLTokenBootstrapRequestType, &structs.ACLTokenBootstrapRequest{Token: token, ResetIndex: resetIndex})
-	if err != nil {
-		return err
-	}
-	stored, err := a.srv.State().ACLTokenByAccessorID(nil, token.AccessorID)
-	if err != nil {
-		return err
-	}
-	reply.Tokens = []*structs.ACLToken{stored}
-	reply.Index = index
-	return nil
+	return aclBootstrap.Call(a.srv, args, reply)
 }
 
-func (a *ACL) readBootstrapReset() uint64 {
-	if a.srv.config.DataDir == "" {
+func aclReadBootstrapReset(s *Server) uint64 {
+	if s.config.DataDir == "" {
 		return 0
 	}
-	raw, err := os.ReadFile(filepath.Join(a.srv.config.DataDir, aclBootstrapResetFile))
+	raw, err := os.ReadFile(filepath.Join(s.config.DataDir, aclBootstrapResetFile))
 	if err != nil {
 		return 0
 	}
 	n, err := strconv.ParseUint(strings.TrimSpace(string(raw)), 10, 64)
 	if err != nil {
-		a.srv.logger.Warn("ignoring unreadable ACL bootstrap reset file", "error", err)
+		s.logger.Warn("ignoring unreadable ACL bootstrap reset file", "error", err)
 		return 0
 	}
 	return n
 }
 
-// newToken fixes a token's IDs and times before the Raft apply.
-func (a *ACL) newToken(t *structs.ACLToken, secret string) (*structs.ACLToken, error) {
+// aclNewToken fixes a token's IDs and times before the Raft apply.
+func aclNewToken(t *structs.ACLToken, secret string) (*structs.ACLToken, error) {
 	var err error
 	if t.AccessorID, err = uuid.GenerateUUID(); err != nil {
 		return nil, err
@@ -255,37 +232,39 @@ func (a *ACL) newToken(t *structs.ACLToken, secret string) (*structs.ACLToken, e
 	return t, nil
 }
 
+var aclUpsertPolicies = write("ACL.UpsertPolicies", spec[structs.ACLPolicyUpsertRequest, structs.GenericResponse]{
+	Authorize: aclManagement[structs.ACLPolicyUpsertRequest]("write ACL policies"),
+	Validate: func(req *structs.ACLPolicyUpsertRequest) error {
+		if len(req.Policies) == 0 {
+			return structs.BadRequest("must specify as least one policy")
+		}
+		for i, p := range req.Policies {
+			if !validPolicyName(p.Name) {
+				return structs.BadRequest("policy %d invalid: invalid name %q", i, p.Name)
+			}
+			if len(p.Description) > 256 {
+				return structs.BadRequest("policy %d invalid: description longer than 256", i)
+			}
+			if _, err := acl.Parse(p.Rules); err != nil {
+				return structs.BadRequest("policy %d invalid: failed to parse rules: %v", i, err)
+			}
+		}
+		return nil
+	},
+	Fix: func(c *rpcCall, req *structs.ACLPolicyUpsertRequest) {
+		// The rules' JSON form is derived on read; storing what a caller sent could disagree.
+		for _, p := range req.Policies {
+			p.RulesJSON = nil
+			p.SetHash()
+		}
+		req.Actor = c.actor
+	},
+	Message: structs.ACLPolicyUpsertRequestType,
+})
+
 // UpsertPolicies writes policies after checking their rules parse.
 func (a *ACL) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply *structs.GenericResponse) error {
-	if done, err := a.srv.forward("ACL.UpsertPolicies", args, reply); done {
-		return err
-	}
-	actor, err := a.requireManagement(args.AuthToken, "write ACL policies")
-	if err != nil {
-		return err
-	}
-	if len(args.Policies) == 0 {
-		return structs.BadRequest("must specify as least one policy")
-	}
-	for i, p := range args.Policies {
-		if !validPolicyName(p.Name) {
-			return structs.BadRequest("policy %d invalid: invalid name %q", i, p.Name)
-		}
-		if len(p.Description) > 256 {
-			return structs.BadRequest("policy %d invalid: description longer than 256", i)
-		}
-		if _, err := acl.Parse(p.Rules); err != nil {
-			return structs.BadRequest("policy %d invalid: failed to parse rules: %v", i, err)
-		}
-		p.RulesJSON = nil
-		p.SetHash()
-	}
-	if err := a.srv.checkLeader(); err != nil {
-		return err
-	}
-	args.Actor = actor
-	reply.Index, err = a.srv.raftApply(structs.ACLPolicyUpsertRequestType, args)
-	return err
+	return aclUpsertPolicies.Call(a.srv, args, reply)
 }
 
 func validPolicyName(name string) bool {
@@ -300,24 +279,21 @@ func validPolicyName(name string) bool {
 	return true
 }
 
+var aclDeletePolicies = write("ACL.DeletePolicies", spec[structs.ACLPolicyDeleteRequest, structs.GenericResponse]{
+	Authorize: aclManagement[structs.ACLPolicyDeleteRequest]("delete ACL policies"),
+	Validate: func(req *structs.ACLPolicyDeleteRequest) error {
+		if len(req.Names) == 0 {
+			return structs.BadRequest("must specify as least one policy")
+		}
+		return nil
+	},
+	Fix:     func(c *rpcCall, req *structs.ACLPolicyDeleteRequest) { req.Actor = c.actor },
+	Message: structs.ACLPolicyDeleteRequestType,
+})
+
 // DeletePolicies deletes policies.
 func (a *ACL) DeletePolicies(args *structs.ACLPolicyDeleteRequest, reply *structs.GenericResponse) error {
-	if done, err := a.srv.forward("ACL.DeletePolicies", args, reply); done {
-		return err
-	}
-	actor, err := a.requireManagement(args.AuthToken, "delete ACL policies")
-	if err != nil {
-		return err
-	}
-	if len(args.Names) == 0 {
-		return structs.BadRequest("must specify as least one policy")
-	}
-	if err := a.srv.checkLeader(); err != nil {
-		return err
-	}
-	args.Actor = actor
-	reply.Index, err = a.srv.raftApply(structs.ACLPolicyDeleteRequestType, args)
-	return err
+	return aclDeletePolicies.Call(a.srv, args, reply)
 }
 
 // PolicySpecificRequest reads one policy.
@@ -332,72 +308,45 @@ type SinglePolicyResponse struct {
 	structs.QueryMeta
 }
 
-// tokenPolicyNames returns the policies a token holds directly and through roles.
-func (a *ACL) tokenPolicyNames(secret string) (map[string]bool, bool, error) {
-	if secret == "" {
-		return map[string]bool{structs.AnonymousPolicyName: true}, false, nil
-	}
-	// resolveACL makes the same not-found, expired and constant-time checks as every other
-	// endpoint before the token's policy names are read.
-	if _, _, err := a.srv.resolveACL(secret); err != nil {
-		return nil, false, err
-	}
-	store := a.srv.State()
-	token, err := store.ACLTokenBySecretID(nil, secret)
-	if err != nil {
-		return nil, false, err
-	}
-	if token == nil {
-		return nil, false, structs.PermissionDenied("%s", structs.ErrTokenNotFound.Error())
-	}
-	names := map[string]bool{}
-	for _, p := range token.Policies {
-		names[p] = true
-	}
-	for _, link := range token.Roles {
-		role, err := store.ACLRoleByID(nil, link.ID)
+var aclGetPolicy = read("ACL.GetPolicy", spec[PolicySpecificRequest, SinglePolicyResponse]{
+	Authorize: func(c *rpcCall, req *PolicySpecificRequest) error {
+		if err := aclRequireEnabled(c.srv); err != nil {
+			return err
+		}
+		if c.acl.IsManagement() {
+			return nil
+		}
+		held, err := aclTokenPolicyNames(c)
 		if err != nil {
-			return nil, false, err
+			return err
 		}
-		if role != nil {
-			for _, p := range role.Policies {
-				names[p.Name] = true
+		if !held[req.Name] {
+			return structs.PermissionDenied("management token or a token holding policy %q required", req.Name)
+		}
+		return nil
+	},
+	Serve: func(c *rpcCall, req *PolicySpecificRequest, reply *SinglePolicyResponse) error {
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			p, err := store.ACLPolicyByName(ws, req.Name)
+			if err != nil {
+				return 0, err
 			}
-		}
-	}
-	return names, token.IsManagement(), nil
-}
+			reply.Policy = nil
+			if p != nil {
+				cp := *p
+				if parsed, err := acl.Parse(cp.Rules); err == nil {
+					cp.RulesJSON = parsed
+				}
+				reply.Policy = &cp
+			}
+			return store.Index("acl_policy"), nil
+		})
+	},
+})
 
 // GetPolicy reads a policy: management, or a policy the caller's token holds.
 func (a *ACL) GetPolicy(args *PolicySpecificRequest, reply *SinglePolicyResponse) error {
-	if done, err := a.srv.forwardRead("ACL.GetPolicy", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := a.requireEnabled(); err != nil {
-		return err
-	}
-	held, mgmt, err := a.tokenPolicyNames(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if !mgmt && !held[args.Name] {
-		return structs.PermissionDenied("management token or a token holding policy %q required", args.Name)
-	}
-	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		p, err := store.ACLPolicyByName(ws, args.Name)
-		if err != nil {
-			return 0, err
-		}
-		reply.Policy = nil
-		if p != nil {
-			c := *p
-			if parsed, err := acl.Parse(c.Rules); err == nil {
-				c.RulesJSON = parsed
-			}
-			reply.Policy = &c
-		}
-		return store.Index("acl_policy"), nil
-	})
+	return aclGetPolicy.Call(a.srv, args, reply)
 }
 
 // PolicyListResponse answers ListPolicies.
@@ -406,30 +355,35 @@ type PolicyListResponse struct {
 	structs.QueryMeta
 }
 
+// aclListPolicies is open to every caller: the list holds only the policies the caller's
+// token holds (all of them for management).
+var aclListPolicies = read("ACL.ListPolicies", spec[structs.QueryOptions, PolicyListResponse]{
+	Caller:    callerAnyone,
+	Authorize: aclEnabled[structs.QueryOptions],
+	Serve: func(c *rpcCall, req *structs.QueryOptions, reply *PolicyListResponse) error {
+		mgmt := c.acl.IsManagement()
+		held, err := aclTokenPolicyNames(c)
+		if err != nil {
+			return err
+		}
+		return c.srv.blockingRPC(req, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			all, err := store.ACLPolicies(ws, req.Prefix)
+			if err != nil {
+				return 0, err
+			}
+			reply.Policies, reply.NextToken, err = paginator.Page(all, *req,
+				paginator.Order[*structs.ACLPolicy]{Key: func(p *structs.ACLPolicy) paginator.Key { return paginator.ByID(p.Name) }},
+				func(p *structs.ACLPolicy) bool { return mgmt || held[p.Name] },
+				func(p *structs.ACLPolicy) (*structs.ACLPolicyListStub, error) { return p.Stub(), nil })
+			if err != nil {
+				return 0, err
+			}
+			return store.Index("acl_policy"), nil
+		})
+	},
+})
+
 // ListPolicies lists every policy for management, else the caller's own policies.
 func (a *ACL) ListPolicies(args *structs.QueryOptions, reply *PolicyListResponse) error {
-	if done, err := a.srv.forwardRead("ACL.ListPolicies", args, args, reply); done {
-		return err
-	}
-	if err := a.requireEnabled(); err != nil {
-		return err
-	}
-	held, mgmt, err := a.tokenPolicyNames(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	return a.srv.blockingRPC(args, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		all, err := store.ACLPolicies(ws, args.Prefix)
-		if err != nil {
-			return 0, err
-		}
-		reply.Policies, reply.NextToken, err = paginator.Page(all, *args,
-			paginator.Order[*structs.ACLPolicy]{Key: func(p *structs.ACLPolicy) paginator.Key { return paginator.ByID(p.Name) }},
-			func(p *structs.ACLPolicy) bool { return mgmt || held[p.Name] },
-			func(p *structs.ACLPolicy) (*structs.ACLPolicyListStub, error) { return p.Stub(), nil })
-		if err != nil {
-			return 0, err
-		}
-		return store.Index("acl_policy"), nil
-	})
+	return aclListPolicies.Call(a.srv, args, reply)
 }

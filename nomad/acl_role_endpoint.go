@@ -10,70 +10,68 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// UpsertRoles creates (no ID) or updates roles.
-func (a *ACL) UpsertRoles(args *structs.ACLRoleUpsertRequest, reply *structs.ACLRoleUpsertResponse) error {
-	if done, err := a.srv.forward("ACL.UpsertRoles", args, reply); done {
-		return err
-	}
-	actor, err := a.requireManagement(args.AuthToken, "write ACL roles")
-	if err != nil {
-		return err
-	}
-	if len(args.Roles) == 0 {
-		return structs.BadRequest("must specify at least one role")
-	}
-	for _, r := range args.Roles {
-		if !validPolicyName(r.Name) {
-			return structs.BadRequest("invalid role name %q", r.Name)
+var aclUpsertRoles = write("ACL.UpsertRoles", spec[structs.ACLRoleUpsertRequest, structs.ACLRoleUpsertResponse]{
+	Authorize: aclManagement[structs.ACLRoleUpsertRequest]("write ACL roles"),
+	Validate: func(req *structs.ACLRoleUpsertRequest) error {
+		if len(req.Roles) == 0 {
+			return structs.BadRequest("must specify at least one role")
 		}
-		if len(r.Policies) == 0 {
-			return structs.BadRequest("role %q must have at least one policy", r.Name)
-		}
-		if r.ID == "" {
-			if r.ID, err = uuid.GenerateUUID(); err != nil {
-				return err
+		for _, r := range req.Roles {
+			if !validPolicyName(r.Name) {
+				return structs.BadRequest("invalid role name %q", r.Name)
 			}
-		} else if existing, err := a.srv.State().ACLRoleByID(nil, r.ID); err != nil {
-			return err
-		} else if existing == nil {
-			return structs.NewErrCode(404, "ACL role %q not found", r.ID)
+			if len(r.Policies) == 0 {
+				return structs.BadRequest("role %q must have at least one policy", r.Name)
+			}
 		}
-		r.SetHash()
-	}
-	if err := a.srv.checkLeader(); err != nil {
-		return err
-	}
-	args.Actor = actor
-	index, err := a.srv.raftApply(structs.ACLRoleUpsertRequestType, args)
-	if err != nil {
-		return err
-	}
-	for _, r := range args.Roles {
-		stored, err := a.srv.State().ACLRoleByID(nil, r.ID)
+		return nil
+	},
+	Serve: func(c *rpcCall, req *structs.ACLRoleUpsertRequest, reply *structs.ACLRoleUpsertResponse) error {
+		for _, r := range req.Roles {
+			if r.ID == "" {
+				id, err := uuid.GenerateUUID()
+				if err != nil {
+					return err
+				}
+				r.ID = id
+			} else if existing, err := c.srv.State().ACLRoleByID(nil, r.ID); err != nil {
+				return err
+			} else if existing == nil {
+				return structs.NewErrCode(404, "ACL role %q not found", r.ID)
+			}
+			r.SetHash()
+		}
+		req.Actor = c.actor
+		index, err := c.srv.raftApply(structs.ACLRoleUpsertRequestType, req)
 		if err != nil {
 			return err
 		}
-		reply.Roles = append(reply.Roles, stored)
-	}
-	reply.Index = index
-	return nil
+		for _, r := range req.Roles {
+			stored, err := c.srv.State().ACLRoleByID(nil, r.ID)
+			if err != nil {
+				return err
+			}
+			reply.Roles = append(reply.Roles, stored)
+		}
+		reply.Index = index
+		return nil
+	},
+})
+
+// UpsertRoles creates (no ID) or updates roles.
+func (a *ACL) UpsertRoles(args *structs.ACLRoleUpsertRequest, reply *structs.ACLRoleUpsertResponse) error {
+	return aclUpsertRoles.Call(a.srv, args, reply)
 }
+
+var aclDeleteRoles = write("ACL.DeleteRoles", spec[structs.ACLRoleDeleteRequest, structs.GenericResponse]{
+	Authorize: aclManagement[structs.ACLRoleDeleteRequest]("delete ACL roles"),
+	Fix:       func(c *rpcCall, req *structs.ACLRoleDeleteRequest) { req.Actor = c.actor },
+	Message:   structs.ACLRoleDeleteRequestType,
+})
 
 // DeleteRoles deletes roles by ID.
 func (a *ACL) DeleteRoles(args *structs.ACLRoleDeleteRequest, reply *structs.GenericResponse) error {
-	if done, err := a.srv.forward("ACL.DeleteRoles", args, reply); done {
-		return err
-	}
-	actor, err := a.requireManagement(args.AuthToken, "delete ACL roles")
-	if err != nil {
-		return err
-	}
-	if err := a.srv.checkLeader(); err != nil {
-		return err
-	}
-	args.Actor = actor
-	reply.Index, err = a.srv.raftApply(structs.ACLRoleDeleteRequestType, args)
-	return err
+	return aclDeleteRoles.Call(a.srv, args, reply)
 }
 
 // RoleSpecificRequest reads a role by ID or by name.
@@ -89,41 +87,57 @@ type SingleRoleResponse struct {
 	structs.QueryMeta
 }
 
-// GetRole reads a role: management, or a role linked to the caller's token.
-func (a *ACL) GetRole(args *RoleSpecificRequest, reply *SingleRoleResponse) error {
-	if done, err := a.srv.forwardRead("ACL.GetRole", &args.QueryOptions, args, reply); done {
-		return err
+// aclRoleOf is the role a request names, by ID or else by name; nil when there is none.
+func aclRoleOf(store *state.StateStore, req *RoleSpecificRequest) (*structs.ACLRole, error) {
+	if req.ID != "" {
+		return store.ACLRoleByID(nil, req.ID)
 	}
-	if err := a.requireEnabled(); err != nil {
-		return err
-	}
-	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	store := a.srv.State()
-	var role *structs.ACLRole
-	if args.ID != "" {
-		role, err = store.ACLRoleByID(nil, args.ID)
-	} else {
-		role, err = store.ACLRoleByName(nil, args.Name)
-	}
-	if err != nil {
-		return err
-	}
-	if !aclObj.IsManagement() {
-		if role == nil || !a.tokenHoldsRole(args.AuthToken, role.ID) {
-			return structs.PermissionDenied("management token or a token linked to the role required")
-		}
-	}
-	reply.Role = role
-	reply.Index = store.Index("acl_roles")
-	a.srv.setQueryMeta(&reply.QueryMeta)
-	return nil
+	return store.ACLRoleByName(nil, req.Name)
 }
 
-func (a *ACL) tokenHoldsRole(secret, roleID string) bool {
-	t, err := a.srv.State().ACLTokenBySecretID(nil, secret)
+var aclGetRole = read("ACL.GetRole", spec[RoleSpecificRequest, SingleRoleResponse]{
+	// Management reads any role; another token only a role linked to it, so that a missing
+	// role and a role of someone else's look the same to it.
+	Authorize: func(c *rpcCall, req *RoleSpecificRequest) error {
+		if err := aclRequireEnabled(c.srv); err != nil {
+			return err
+		}
+		if c.acl.IsManagement() {
+			return nil
+		}
+		role, err := aclRoleOf(c.srv.State(), req)
+		if err != nil {
+			return err
+		}
+		if role == nil || !aclTokenHoldsRole(c, role.ID) {
+			return structs.PermissionDenied("management token or a token linked to the role required")
+		}
+		return nil
+	},
+	Serve: func(c *rpcCall, req *RoleSpecificRequest, reply *SingleRoleResponse) error {
+		store := c.srv.State()
+		role, err := aclRoleOf(store, req)
+		if err != nil {
+			return err
+		}
+		reply.Role = role
+		reply.Index = store.Index("acl_roles")
+		c.srv.setQueryMeta(&reply.QueryMeta)
+		return nil
+	},
+})
+
+// GetRole reads a role: management, or a role linked to the caller's token.
+func (a *ACL) GetRole(args *RoleSpecificRequest, reply *SingleRoleResponse) error {
+	return aclGetRole.Call(a.srv, args, reply)
+}
+
+// aclTokenHoldsRole says whether the caller's token links the role.
+func aclTokenHoldsRole(c *rpcCall, roleID string) bool {
+	if c.token == "" {
+		return false
+	}
+	t, err := c.srv.State().ACLTokenBySecretID(nil, c.token)
 	if err != nil || t == nil {
 		return false
 	}
@@ -141,26 +155,27 @@ type RoleListResponse struct {
 	structs.QueryMeta
 }
 
+var aclListRoles = read("ACL.ListRoles", spec[structs.QueryOptions, RoleListResponse]{
+	Authorize: aclManagement[structs.QueryOptions]("list ACL roles"),
+	Serve: func(c *rpcCall, req *structs.QueryOptions, reply *RoleListResponse) error {
+		return c.srv.blockingRPC(req, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			roles, err := store.ACLRoles(ws)
+			if err != nil {
+				return 0, err
+			}
+			reply.Roles, reply.NextToken, err = paginator.Page(roles, *req,
+				paginator.Order[*structs.ACLRole]{Key: func(r *structs.ACLRole) paginator.Key { return paginator.ByID(r.ID) }},
+				func(r *structs.ACLRole) bool { return req.Prefix == "" || strings.HasPrefix(r.ID, req.Prefix) },
+				func(r *structs.ACLRole) (*structs.ACLRole, error) { return r, nil })
+			if err != nil {
+				return 0, err
+			}
+			return store.Index("acl_roles"), nil
+		})
+	},
+})
+
 // ListRoles lists roles (management only).
 func (a *ACL) ListRoles(args *structs.QueryOptions, reply *RoleListResponse) error {
-	if done, err := a.srv.forwardRead("ACL.ListRoles", args, args, reply); done {
-		return err
-	}
-	if _, err := a.requireManagement(args.AuthToken, "list ACL roles"); err != nil {
-		return err
-	}
-	return a.srv.blockingRPC(args, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		roles, err := store.ACLRoles(ws)
-		if err != nil {
-			return 0, err
-		}
-		reply.Roles, reply.NextToken, err = paginator.Page(roles, *args,
-			paginator.Order[*structs.ACLRole]{Key: func(r *structs.ACLRole) paginator.Key { return paginator.ByID(r.ID) }},
-			func(r *structs.ACLRole) bool { return args.Prefix == "" || strings.HasPrefix(r.ID, args.Prefix) },
-			func(r *structs.ACLRole) (*structs.ACLRole, error) { return r, nil })
-		if err != nil {
-			return 0, err
-		}
-		return store.Index("acl_roles"), nil
-	})
+	return aclListRoles.Call(a.srv, args, reply)
 }

@@ -14,32 +14,36 @@ type Alloc struct {
 	srv *Server
 }
 
+var allocList = read("Alloc.List", spec[structs.AllocListRequest, structs.AllocListResponse]{
+	Prepare: func(req *structs.AllocListRequest) error { nodeRowsDefaultNamespace(&req.QueryOptions); return nil },
+	Authorize: func(c *rpcCall, req *structs.AllocListRequest) error {
+		return allocReadJobRule(c, &req.QueryOptions)
+	},
+	Serve: func(c *rpcCall, args *structs.AllocListRequest, reply *structs.AllocListResponse) error {
+		visible := allocNamespaceVisible(c, &args.QueryOptions, acl.NamespaceCapabilityReadJob)
+		return c.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			allocs, err := store.Allocs(ws, args.Namespace, args.Prefix)
+			if err != nil {
+				return 0, err
+			}
+			reply.Allocations, reply.NextToken, err = paginator.Page(allocs, args.QueryOptions,
+				paginator.Order[*structs.Allocation]{Key: func(a *structs.Allocation) paginator.Key {
+					return createIndexOrID(args.Prefix, a.CreateIndex, a.ID)
+				}},
+				func(a *structs.Allocation) bool { return visible(a.Namespace) },
+				func(a *structs.Allocation) (*structs.AllocListStub, error) { return a.Stub(), nil })
+			if err != nil {
+				return 0, err
+			}
+			return store.Index("allocs"), nil
+		})
+	},
+})
+
 // List lists allocations of the namespace ("*": of the namespaces where the caller has
 // read-job).
 func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListResponse) error {
-	if done, err := a.srv.forwardRead("Alloc.List", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	visible, err := a.srv.namespaceReader(&args.QueryOptions, acl.NamespaceCapabilityReadJob)
-	if err != nil {
-		return err
-	}
-	return a.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		allocs, err := store.Allocs(ws, args.Namespace, args.Prefix)
-		if err != nil {
-			return 0, err
-		}
-		reply.Allocations, reply.NextToken, err = paginator.Page(allocs, args.QueryOptions,
-			paginator.Order[*structs.Allocation]{Key: func(a *structs.Allocation) paginator.Key {
-				return createIndexOrID(args.Prefix, a.CreateIndex, a.ID)
-			}},
-			func(a *structs.Allocation) bool { return visible(a.Namespace) },
-			func(a *structs.Allocation) (*structs.AllocListStub, error) { return a.Stub(), nil })
-		if err != nil {
-			return 0, err
-		}
-		return store.Index("allocs"), nil
-	})
+	return allocList.Call(a.srv, args, reply)
 }
 
 // createIndexOrID is the list order upstream gives allocations, evaluations and ACL tokens:
@@ -51,224 +55,251 @@ func createIndexOrID(prefix string, createIndex uint64, id string) paginator.Key
 	return paginator.ByCreateIndexID(createIndex, id)
 }
 
+var allocGetAlloc = read("Alloc.GetAlloc", spec[structs.AllocSpecificRequest, structs.SingleAllocResponse]{
+	Prepare: func(req *structs.AllocSpecificRequest) error { nodeRowsDefaultNamespace(&req.QueryOptions); return nil },
+	Authorize: func(c *rpcCall, req *structs.AllocSpecificRequest) error {
+		return allocReadJobRule(c, &req.QueryOptions)
+	},
+	Serve: func(c *rpcCall, args *structs.AllocSpecificRequest, reply *structs.SingleAllocResponse) error {
+		err := c.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			alloc, err := store.AllocByID(ws, args.AllocID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Alloc = alloc
+			if alloc != nil {
+				return alloc.ModifyIndex, nil
+			}
+			return store.Index("allocs"), nil
+		})
+		if err != nil {
+			return err
+		}
+		if reply.Alloc != nil && !c.acl.AllowNamespaceOperation(reply.Alloc.Namespace, acl.NamespaceCapabilityReadJob) {
+			// Name the namespace that was refused, the allocation's: the caller may read the
+			// one it asked in, so naming that would point at the wrong policy.
+			ns := reply.Alloc.Namespace
+			reply.Alloc = nil
+			return structs.PermissionDenied("read-job capability required in namespace %q", ns)
+		}
+		return nil
+	},
+})
+
 // GetAlloc reads one allocation. read-job is needed in the request's namespace (so a caller
 // with no access learns nothing, not even whether the ID exists) and in the allocation's.
 func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.SingleAllocResponse) error {
-	if done, err := a.srv.forwardRead("Alloc.GetAlloc", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	if args.Namespace != structs.AllNamespacesSentinel && !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilityReadJob) {
-		return structs.PermissionDenied("read-job capability required in namespace %q", args.Namespace)
-	}
-	err = a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		alloc, err := store.AllocByID(ws, args.AllocID)
-		if err != nil {
-			return 0, err
-		}
-		reply.Alloc = alloc
-		if alloc != nil {
-			return alloc.ModifyIndex, nil
-		}
-		return store.Index("allocs"), nil
-	})
-	if err != nil {
-		return err
-	}
-	if reply.Alloc != nil && !aclObj.AllowNamespaceOperation(reply.Alloc.Namespace, acl.NamespaceCapabilityReadJob) {
-		// Name the namespace that was refused, the allocation's: the caller may read the one
-		// it asked in, so naming that would point at the wrong policy.
-		ns := reply.Alloc.Namespace
-		reply.Alloc = nil
-		return structs.PermissionDenied("read-job capability required in namespace %q", ns)
-	}
-	return nil
+	return allocGetAlloc.Call(a.srv, args, reply)
 }
+
+var allocListByJob = read("Alloc.ListByJob", spec[structs.JobSpecificRequest, structs.AllocListResponse]{
+	Prepare:   func(req *structs.JobSpecificRequest) error { nodeRowsDefaultNamespace(&req.QueryOptions); return nil },
+	Authorize: namespaceCap(acl.NamespaceCapabilityReadJob, func(req *structs.JobSpecificRequest) string { return req.Namespace }),
+	Serve: func(c *rpcCall, args *structs.JobSpecificRequest, reply *structs.AllocListResponse) error {
+		return c.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			allocs, err := store.AllocsByJob(ws, args.Namespace, args.JobID)
+			if err != nil {
+				return 0, err
+			}
+			job, err := store.JobByID(ws, args.Namespace, args.JobID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
+			for _, alloc := range allocs {
+				if !args.All && job != nil && alloc.Job != nil && alloc.Job.CreateIndex != job.CreateIndex {
+					continue
+				}
+				reply.Allocations = append(reply.Allocations, alloc.Stub())
+			}
+			return maxIndex(store, "allocs", "jobs"), nil
+		})
+	},
+})
 
 // ListByJob lists a job's allocations. Without args.All, only those of the job as registered
 // now: allocations of an earlier job with the same ID (purged and registered again) are left
 // out, as upstream does.
 func (a *Alloc) ListByJob(args *structs.JobSpecificRequest, reply *structs.AllocListResponse) error {
-	if done, err := a.srv.forwardRead("Alloc.ListByJob", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := a.srv.Endpoints.Job.authorizeRead(&args.QueryOptions); err != nil {
-		return err
-	}
-	return a.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		allocs, err := store.AllocsByJob(ws, args.Namespace, args.JobID)
-		if err != nil {
-			return 0, err
-		}
-		job, err := store.JobByID(ws, args.Namespace, args.JobID)
-		if err != nil {
-			return 0, err
-		}
-		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
-		for _, alloc := range allocs {
-			if !args.All && job != nil && alloc.Job != nil && alloc.Job.CreateIndex != job.CreateIndex {
-				continue
-			}
-			reply.Allocations = append(reply.Allocations, alloc.Stub())
-		}
-		return maxIndex(store, "allocs", "jobs"), nil
-	})
+	return allocListByJob.Call(a.srv, args, reply)
 }
+
+var allocListByEval = read("Alloc.ListByEval", spec[structs.EvalSpecificRequest, structs.AllocListResponse]{
+	Authorize: func(c *rpcCall, req *structs.EvalSpecificRequest) error {
+		eval, err := c.srv.State().EvalByID(nil, req.EvalID)
+		if err != nil {
+			return err
+		}
+		// An unknown evaluation placed nothing: an empty list, as upstream, for a caller who
+		// may read jobs in the request's namespace.
+		ns := req.Namespace
+		if ns == "" {
+			ns = structs.DefaultNamespace
+		}
+		if eval != nil {
+			ns = eval.Namespace
+		}
+		if !c.acl.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob) {
+			return structs.PermissionDenied("read-job capability required in namespace %q", ns)
+		}
+		return nil
+	},
+	Serve: func(c *rpcCall, args *structs.EvalSpecificRequest, reply *structs.AllocListResponse) error {
+		return c.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			allocs, err := store.AllocsByEval(ws, args.EvalID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
+			for _, alloc := range allocs {
+				reply.Allocations = append(reply.Allocations, alloc.Stub())
+			}
+			return store.Index("allocs"), nil
+		})
+	},
+})
 
 // ListByEval lists the allocations an evaluation placed; read-job in its namespace is needed.
 func (a *Alloc) ListByEval(args *structs.EvalSpecificRequest, reply *structs.AllocListResponse) error {
-	if done, err := a.srv.forwardRead("Alloc.ListByEval", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	eval, err := a.srv.State().EvalByID(nil, args.EvalID)
-	if err != nil {
-		return err
-	}
-	// An unknown evaluation placed nothing: an empty list, as upstream, for a caller who may
-	// read jobs in the request's namespace.
-	ns := args.Namespace
-	if ns == "" {
-		ns = structs.DefaultNamespace
-	}
-	if eval != nil {
-		ns = eval.Namespace
-	}
-	if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob) {
-		return structs.PermissionDenied("read-job capability required in namespace %q", ns)
-	}
-	return a.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		allocs, err := store.AllocsByEval(ws, args.EvalID)
-		if err != nil {
-			return 0, err
-		}
-		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
-		for _, alloc := range allocs {
-			reply.Allocations = append(reply.Allocations, alloc.Stub())
-		}
-		return store.Index("allocs"), nil
-	})
+	return allocListByEval.Call(a.srv, args, reply)
 }
+
+var allocStop = write("Alloc.Stop", spec[structs.AllocStopRequest, structs.AllocStopResponse]{
+	Prepare: func(req *structs.AllocStopRequest) error {
+		if req.AllocID == "" {
+			return structs.BadRequest("missing allocation ID")
+		}
+		if req.Namespace == "" {
+			req.Namespace = structs.DefaultNamespace
+		}
+		return nil
+	},
+	// The allocation's namespace decides, or the request's for an ID that does not exist, so
+	// that a caller with no access learns nothing.
+	Authorize: func(c *rpcCall, req *structs.AllocStopRequest) error {
+		ns := req.Namespace
+		if ns == "" {
+			ns = structs.DefaultNamespace
+		}
+		alloc, err := c.srv.State().AllocByID(nil, req.AllocID)
+		if err != nil {
+			return err
+		}
+		if alloc != nil {
+			ns = alloc.Namespace
+		}
+		if !c.acl.AllowNamespaceOperation(ns, acl.NamespaceCapabilityAllocLifecycle) {
+			return structs.PermissionDenied("%s capability required in namespace %q", acl.NamespaceCapabilityAllocLifecycle, ns)
+		}
+		return nil
+	},
+	Serve: func(c *rpcCall, args *structs.AllocStopRequest, reply *structs.AllocStopResponse) error {
+		store := c.srv.State()
+		alloc, err := store.AllocByID(nil, args.AllocID)
+		if err != nil {
+			return err
+		}
+		if alloc == nil {
+			return structs.NotFound(structs.ErrAllocNotFound)
+		}
+		// Authorize read the allocation a moment ago; one that appeared since is held to its
+		// own namespace.
+		if !c.acl.AllowNamespaceOperation(alloc.Namespace, acl.NamespaceCapabilityAllocLifecycle) {
+			return structs.PermissionDenied("%s capability required in namespace %q", acl.NamespaceCapabilityAllocLifecycle, alloc.Namespace)
+		}
+		job := alloc.Job
+		if current, err := store.JobByID(nil, alloc.Namespace, alloc.JobID); err != nil {
+			return err
+		} else if current != nil {
+			job = current
+		}
+		if job == nil {
+			return structs.BadRequest("allocation %s has no job to evaluate", alloc.ID)
+		}
+		t := now().UnixNano()
+		eval, err := newEval(job, structs.EvalTriggerAllocStop, 0, t)
+		if err != nil {
+			return err
+		}
+		migrate := true
+		tr := &api.DesiredTransition{Migrate: &migrate}
+		if args.NoShutdownDelay {
+			tr.NoShutdownDelay = &migrate
+		}
+		if args.Reschedule {
+			tr.Reschedule = &migrate
+		}
+		index, err := c.srv.raftApply(structs.AllocUpdateDesiredTransitionRequestType, &structs.AllocUpdateDesiredTransitionRequest{
+			Allocs: map[string]*api.DesiredTransition{alloc.ID: tr}, Evals: []*structs.Evaluation{eval}, UpdatedAt: t,
+		})
+		if err != nil {
+			return err
+		}
+		reply.EvalID = eval.ID
+		reply.Index = index
+		return nil
+	},
+})
 
 // Stop marks an allocation to migrate and creates an evaluation of its job in the same Raft
 // entry: the scheduler stops it and places a replacement, as upstream's alloc stop does.
 // alloc-lifecycle is needed in the allocation's namespace (and in the request's, for an ID
 // that does not exist, so a caller with no access learns nothing).
 func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopResponse) error {
-	if done, err := a.srv.forward("Alloc.Stop", args, reply); done {
-		return err
-	}
-	if args.AllocID == "" {
-		return structs.BadRequest("missing allocation ID")
-	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	aclObj, _, err := a.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	allow := func(ns string) error {
-		if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityAllocLifecycle) {
-			return structs.PermissionDenied("%s capability required in namespace %q", acl.NamespaceCapabilityAllocLifecycle, ns)
+	return allocStop.Call(a.srv, args, reply)
+}
+
+var allocUpdateFromClient = write("Alloc.UpdateFromClient", spec[structs.AllocUpdateRequest, structs.GenericResponse]{
+	Caller: callerNodeOrToken,
+	Prepare: func(req *structs.AllocUpdateRequest) error {
+		if req.NodeID == "" {
+			return structs.BadRequest("missing node ID for allocation update")
 		}
 		return nil
-	}
-	if err := a.srv.checkLeader(); err != nil {
-		return err
-	}
-	alloc, err := a.srv.State().AllocByID(nil, args.AllocID)
-	if err != nil {
-		return err
-	}
-	if alloc == nil {
-		if err := allow(args.Namespace); err != nil {
-			return err
+	},
+	Authorize: nodeOr(func(req *structs.AllocUpdateRequest) string { return req.NodeID }, nodeWriteRule[structs.AllocUpdateRequest]),
+	Validate: func(req *structs.AllocUpdateRequest) error {
+		if len(req.Alloc) == 0 {
+			return structs.BadRequest("must update at least one allocation")
 		}
-		return structs.NotFound(structs.ErrAllocNotFound)
-	}
-	if err := allow(alloc.Namespace); err != nil {
-		return err
-	}
-	job := alloc.Job
-	if current, err := a.srv.State().JobByID(nil, alloc.Namespace, alloc.JobID); err != nil {
-		return err
-	} else if current != nil {
-		job = current
-	}
-	if job == nil {
-		return structs.BadRequest("allocation %s has no job to evaluate", alloc.ID)
-	}
-	t := now().UnixNano()
-	eval, err := newEval(job, structs.EvalTriggerAllocStop, 0, t)
-	if err != nil {
-		return err
-	}
-	migrate := true
-	tr := &api.DesiredTransition{Migrate: &migrate}
-	if args.NoShutdownDelay {
-		tr.NoShutdownDelay = &migrate
-	}
-	if args.Reschedule {
-		tr.Reschedule = &migrate
-	}
-	index, err := a.srv.raftApply(structs.AllocUpdateDesiredTransitionRequestType, &structs.AllocUpdateDesiredTransitionRequest{
-		Allocs: map[string]*api.DesiredTransition{alloc.ID: tr}, Evals: []*structs.Evaluation{eval}, UpdatedAt: t,
-	})
-	if err != nil {
-		return err
-	}
-	reply.EvalID = eval.ID
-	reply.Index = index
-	return nil
-}
+		return nil
+	},
+	Serve: func(c *rpcCall, req *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+		return c.srv.Endpoints.Alloc.updateFromClient(req, reply)
+	},
+})
 
 // UpdateFromClient applies what a node's client reports about its allocations. Only the
 // node itself (its secret) or a caller with node write access may report, and only about
 // allocations placed on that node.
 func (a *Alloc) UpdateFromClient(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
-	if done, err := a.srv.forward("Alloc.UpdateFromClient", args, reply); done {
-		return err
-	}
-	if args.NodeID == "" {
-		return structs.BadRequest("missing node ID for allocation update")
-	}
-	if _, err := a.srv.authorizeNode(args.AuthToken, args.NodeID, true); err != nil {
-		return err
-	}
-	if len(args.Alloc) == 0 {
-		return structs.BadRequest("must update at least one allocation")
-	}
-	if err := a.srv.checkLeader(); err != nil {
-		return err
-	}
+	return allocUpdateFromClient.Call(a.srv, args, reply)
+}
+
+func (a *Alloc) updateFromClient(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
 	store := a.srv.State()
 	for _, update := range args.Alloc {
+		if update == nil {
+			return structs.BadRequest("missing allocation in update")
+		}
 		existing, err := store.AllocByID(nil, update.ID)
 		if err != nil {
 			return err
 		}
 		if existing != nil && existing.NodeID != args.NodeID {
-			return structs.PermissionDenied("allocation %s is not placed on node %s", update.ID, args.NodeID)
+			return errAllocNotOnNode(update.ID, args.NodeID)
 		}
 		if existing == nil {
 			// Its job may have been removed while it ran: the purge record keeps it, and the
-			// report of its end is still accepted from its own node.
+			// report of its end is still accepted from its own node. An ID nobody placed is
+			// refused like another node's: a node reports only what runs on it, and nothing
+			// it makes up reaches Raft.
 			rec, err := store.PurgeRecordByAllocID(update.ID)
 			if err != nil {
 				return err
 			}
-			if rec != nil && !purgedOnNode(rec, update.ID, args.NodeID) {
-				return structs.PermissionDenied("allocation %s is not placed on node %s", update.ID, args.NodeID)
+			if rec == nil || !purgedOnNode(rec, update.ID, args.NodeID) {
+				return errAllocNotOnNode(update.ID, args.NodeID)
 			}
 		}
 		switch update.ClientStatus {
@@ -292,6 +323,12 @@ func (a *Alloc) UpdateFromClient(args *structs.AllocUpdateRequest, reply *struct
 	}
 	reply.Index = index
 	return nil
+}
+
+// errAllocNotOnNode is the one answer to a node naming an allocation that is not placed on it,
+// whether another node's or none at all, so that the answer tells which IDs exist to nobody.
+func errAllocNotOnNode(allocID, nodeID string) error {
+	return structs.PermissionDenied("allocation %s is not placed on node %s", allocID, nodeID)
 }
 
 // purgedOnNode reports whether the record's allocation allocID was placed on nodeID.

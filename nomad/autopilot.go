@@ -29,7 +29,12 @@ func (c *Cluster) RaftStats(_ *HelloRequest, reply *structs.RaftStats) error {
 func (s *Server) localRaftStats() structs.RaftStats {
 	stats := s.raft.Stats()
 	term, _ := strconv.ParseUint(stats["last_log_term"], 10, 64)
-	return structs.RaftStats{LastContact: s.LastContact(), LastTerm: term, LastIndex: s.raft.LastIndex()}
+	out := structs.RaftStats{LastContact: s.LastContact(), LastTerm: term, LastIndex: s.raft.LastIndex()}
+	if sp, ok := s.DiskSpace(); ok {
+		out.DataDirFreeBytes = sp.FreeBytes
+		out.DiskWarning, _ = s.DiskHealth()
+	}
+	return out
 }
 
 // healthTracker remembers when each server's health last changed (StableSince).
@@ -98,6 +103,7 @@ func (s *Server) serverHealth() (*structs.OperatorHealthReply, error) {
 			statsOK = false
 		}
 		h.LastContact, h.LastTerm, h.LastIndex = stats.LastContact, stats.LastTerm, stats.LastIndex
+		h.DataDirFreeBytes, h.DiskWarning = stats.DataDirFreeBytes, stats.DiskWarning
 		h.Healthy = serfOK && statsOK &&
 			(h.Leader || stats.LastContact <= conf.LastContactThreshold) &&
 			stats.LastTerm == leaderStats.LastTerm &&

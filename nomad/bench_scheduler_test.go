@@ -15,7 +15,7 @@ func BenchmarkScheduleEndToEnd(b *testing.B) {
 	const nodes, count = 1000, 5000
 	for b.Loop() {
 		b.StopTimer()
-		srv := TestServer(b, func(c *Config) {
+		srv := testServer(b, func(c *Config) {
 			c.DataDir = b.TempDir()
 			c.NumSchedulers = 1
 			c.MinHeartbeatTTL = 10 * time.Minute // the nodes stay up without heartbeats

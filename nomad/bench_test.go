@@ -17,7 +17,7 @@ import (
 
 // benchServer is a server whose Raft log is raft-wal on disk, as in production.
 func benchServer(b *testing.B) *Server {
-	return TestServer(b, func(c *Config) {
+	return testServer(b, func(c *Config) {
 		c.DataDir = b.TempDir()
 		c.EventBufferSize = 100
 	})

@@ -33,6 +33,11 @@ type HelloResponse struct {
 // Cluster is the server-to-server endpoint that forms and grows the Raft cluster. It is only
 // reachable on the RPC port, never over HTTP: a caller has proved the cluster key or a
 // certificate from the CA before Hello is read, so an answer proves the same of the callee.
+//
+// Its methods are peer calls (peer_calls.go), not rows of the endpoint table: no token is
+// involved (the transport's server role is the whole check, which a row's rule cannot see),
+// and Hello and RaftStats must be answered by the server dialled, where a read row forwards
+// to the leader.
 type Cluster struct {
 	srv *Server
 }

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"testing"
@@ -104,6 +105,8 @@ func TestCluster_FormsReplicatesAndForwardsWrites(t *testing.T) {
 	err := follower.Endpoints.Job.Evaluate(&structs.JobEvaluateRequest{JobID: "missing",
 		WriteRequest: structs.WriteRequest{Namespace: "default"}}, &er)
 	must.Eq(t, 404, structs.ErrorCode(err))
+	// ... and its sentinel: errors.Is answers on the follower as on the leader.
+	must.True(t, errors.Is(err, structs.ErrJobNotFound), must.Sprintf("forwarded error %v", err))
 
 	// Losing the leader elects another; writes through the survivors keep working.
 	old := leaderOf(servers)

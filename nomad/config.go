@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -17,6 +19,9 @@ type Config struct {
 	Datacenter string
 	// DataDir holds the Raft log (raft-wal) and snapshots. Empty keeps everything in memory.
 	DataDir string
+	// RaftSegmentSize is the size raft-wal allocates each log segment with; 0 is raft-wal's
+	// default (64 MiB). Tests lower it to get several segments from a few writes.
+	RaftSegmentSize int
 	// RaftBindAddr is where the Raft transport listens (the RPC address). Empty with
 	// BootstrapExpect <= 1 uses an in-memory transport.
 	RaftBindAddr      string
@@ -41,6 +46,12 @@ type Config struct {
 	// TLS is tls { rpc = true }: nil leaves the RPC port to the cluster key alone. With it,
 	// servers present and require certificates from the CA and need no key to join.
 	TLS *RPCTLSConfig
+	// RPCMaxConnsPerClient caps the connections one IP address holds on the RPC port before
+	// it authenticates as a server (limits.rpc_max_conns_per_client; 0: unlimited).
+	// RPCHandshakeTimeout bounds an inbound peer's first byte and handshake
+	// (limits.rpc_handshake_timeout; 0: unbounded).
+	RPCMaxConnsPerClient int
+	RPCHandshakeTimeout  time.Duration
 
 	JobGCInterval  time.Duration
 	JobGCThreshold time.Duration
@@ -52,6 +63,10 @@ type Config struct {
 	// JobMaxCount bounds the sum of a job's group counts: a register, scale or revert above
 	// it is refused. Each allocation costs the scheduler, the state and every client.
 	JobMaxCount int
+	// JobMaxTotalSize bounds the encoded bytes of every stored version of one job together
+	// (server.job_max_total_size; 0 is structs.DefaultJobMaxTotalSize): a job is held in
+	// memory once per version, and in every snapshot.
+	JobMaxTotalSize int64
 	// SchedulerAlgorithm is how the scheduler ranks nodes that fit: "binpack" (fill the
 	// busiest; the default when empty) or "spread" (prefer the emptiest).
 	SchedulerAlgorithm string
@@ -91,6 +106,10 @@ type Config struct {
 	MinHeartbeatTTL time.Duration
 	HeartbeatGrace  time.Duration
 
+	// ClientIntroduction is server.client_introduction: how strictly a node the cluster does
+	// not know must be introduced, and the lifetimes of introduction tokens.
+	ClientIntroduction ClientIntroductionConfig
+
 	// FastRaft shortens Raft timeouts; for dev agents and tests on one machine.
 	FastRaft bool
 
@@ -114,6 +133,8 @@ func DefaultConfig() *Config {
 		EvalGCThreshold:          time.Hour,
 		JobTrackedVersions:       6,
 		JobMaxCount:              DefaultJobMaxCount,
+		RPCMaxConnsPerClient:     100,
+		RPCHandshakeTimeout:      5 * time.Second,
 		PurgeHistoryRetention:    720 * time.Hour,
 		ACLTokenMinExpirationTTL: time.Minute,
 		ACLTokenMaxExpirationTTL: 24 * time.Hour * 365,
@@ -123,7 +144,53 @@ func DefaultConfig() *Config {
 		MinHeartbeatTTL:          10 * time.Second,
 		HeartbeatGrace:           10 * time.Second,
 		PreemptionConfig:         structs.PreemptionConfig{SystemSchedulerEnabled: true},
+		ClientIntroduction: ClientIntroductionConfig{
+			Enforcement:        structs.NodeIntroductionEnforcementWarn,
+			DefaultIdentityTTL: structs.DefaultIntroductionTokenTTL,
+			MaxIdentityTTL:     structs.MaxIntroductionTokenTTL,
+		},
 	}
+}
+
+// ClientIntroductionConfig is server.client_introduction, with upstream's names and defaults.
+type ClientIntroductionConfig struct {
+	// Enforcement is none, warn (the default, so that existing clients keep joining while
+	// operators hand out tokens) or strict. Plain client connections under rpc_upgrade_mode
+	// are held to strict whatever it says.
+	Enforcement string
+	// DefaultIdentityTTL is the lifetime of a token whose request names none.
+	DefaultIdentityTTL time.Duration
+	// MaxIdentityTTL bounds the lifetime a request may ask for.
+	MaxIdentityTTL time.Duration
+}
+
+// withDefaults fills what a Config built without DefaultConfig leaves empty.
+func (c ClientIntroductionConfig) withDefaults() ClientIntroductionConfig {
+	if c.Enforcement == "" {
+		c.Enforcement = structs.NodeIntroductionEnforcementWarn
+	}
+	if c.DefaultIdentityTTL == 0 {
+		c.DefaultIdentityTTL = structs.DefaultIntroductionTokenTTL
+	}
+	if c.MaxIdentityTTL == 0 {
+		c.MaxIdentityTTL = max(structs.MaxIntroductionTokenTTL, c.DefaultIdentityTTL)
+	}
+	return c
+}
+
+// Validate reports the first setting that cannot work, by its configuration name.
+func (c ClientIntroductionConfig) Validate() error {
+	switch {
+	case !structs.ValidNodeIntroductionEnforcement(c.Enforcement):
+		return fmt.Errorf("client_introduction.enforcement: %q is not one of none, warn, strict", c.Enforcement)
+	case c.DefaultIdentityTTL <= 0:
+		return errors.New("client_introduction.default_identity_ttl must be greater than 0")
+	case c.MaxIdentityTTL <= 0:
+		return errors.New("client_introduction.max_identity_ttl must be greater than 0")
+	case c.MaxIdentityTTL < c.DefaultIdentityTTL:
+		return errors.New("client_introduction.max_identity_ttl must be at least default_identity_ttl")
+	}
+	return nil
 }
 
 // RPCTLSConfig is the agent's tls block as far as the RPC port is concerned.

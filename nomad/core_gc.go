@@ -156,53 +156,37 @@ type System struct {
 	srv *Server
 }
 
-// GarbageCollect forces a job GC and a node GC now, ignoring their thresholds but keeping
-// tagged and scaled-to-zero jobs and nodes that are not down. Management only.
+// systemGarbageCollect forces a job GC and a node GC now, ignoring their thresholds but
+// keeping tagged and scaled-to-zero jobs and nodes that are not down. Management only; the
+// forcing token is named in the purge records and events.
+var systemGarbageCollect = write("System.GarbageCollect", spec[structs.WriteRequest, structs.GenericResponse]{
+	Authorize: management[structs.WriteRequest]("force garbage collection"),
+	Serve: func(c *rpcCall, _ *structs.WriteRequest, reply *structs.GenericResponse) error {
+		if _, err := c.srv.runJobGC(true, c.actor); err != nil {
+			return err
+		}
+		if _, err := c.srv.runNodeGC(true); err != nil {
+			return err
+		}
+		reply.Index = c.srv.State().LatestIndex()
+		return nil
+	},
+})
+
+// systemReconcileSummaries recounts every job's summary from its allocations, through Raft.
+// Management only, as upstream.
+var systemReconcileSummaries = write("System.ReconcileSummaries", spec[structs.ReconcileJobSummariesRequest, structs.GenericResponse]{
+	Authorize: management[structs.ReconcileJobSummariesRequest]("reconcile job summaries"),
+	Fix:       func(c *rpcCall, req *structs.ReconcileJobSummariesRequest) { req.Actor = c.actor },
+	Message:   structs.ReconcileJobSummariesRequestType,
+})
+
+// GarbageCollect forces a job GC and a node GC now.
 func (sys *System) GarbageCollect(args *structs.WriteRequest, reply *structs.GenericResponse) error {
-	if done, err := sys.srv.forward("System.GarbageCollect", args, reply); done {
-		return err
-	}
-	aclObj, actor, err := sys.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if !aclObj.IsManagement() && !aclObj.IsDisabled() {
-		return structs.PermissionDenied("management token required to force garbage collection")
-	}
-	if err := sys.srv.checkLeader(); err != nil {
-		return err
-	}
-	if _, err := sys.srv.runJobGC(true, actor); err != nil {
-		return err
-	}
-	if _, err := sys.srv.runNodeGC(true); err != nil {
-		return err
-	}
-	reply.Index = sys.srv.State().LatestIndex()
-	return nil
+	return systemGarbageCollect.Call(sys.srv, args, reply)
 }
 
-// ReconcileSummaries recounts every job's summary from its allocations, through Raft.
-// Management only, as upstream.
+// ReconcileSummaries recounts every job's summary from its allocations.
 func (sys *System) ReconcileSummaries(args *structs.ReconcileJobSummariesRequest, reply *structs.GenericResponse) error {
-	if done, err := sys.srv.forward("System.ReconcileSummaries", args, reply); done {
-		return err
-	}
-	aclObj, actor, err := sys.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if !aclObj.IsManagement() && !aclObj.IsDisabled() {
-		return structs.PermissionDenied("management token required to reconcile job summaries")
-	}
-	if err := sys.srv.checkLeader(); err != nil {
-		return err
-	}
-	args.Actor = actor
-	index, err := sys.srv.raftApply(structs.ReconcileJobSummariesRequestType, args)
-	if err != nil {
-		return err
-	}
-	reply.Index = index
-	return nil
+	return systemReconcileSummaries.Call(sys.srv, args, reply)
 }

@@ -16,7 +16,7 @@ import (
 // JobBatchDeregistered event name both, through the Raft entry and the real FSM, and neither
 // carries the token's secret. A scheduled run names the GC alone.
 func TestSecurity_ForcedGCRecordsRequestingToken(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	token, err := srv.State().ACLTokenBySecretID(nil, mgmt)
 	must.NoError(t, err)
 	want := &structs.Actor{AccessorID: token.AccessorID, Name: token.Name, Type: structs.ACLManagementToken}
@@ -108,7 +108,7 @@ func TestNodeGCEligible(t *testing.T) {
 // The scheduled node GC keeps recently downed nodes; a forced GC removes every down node
 // through Raft, with a NodeDeregistration event, and never a ready one.
 func TestNodeGC_RemovesDownNodes(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NodeGCThreshold = time.Hour })
+	srv := testServer(t, func(c *Config) { c.NodeGCThreshold = time.Hour })
 	registerNode(t, srv, mock.Node("up"), "")
 	registerNode(t, srv, mock.Node("gone"), "")
 	var r structs.NodeUpdateResponse

@@ -15,138 +15,126 @@ type Deployment struct {
 	srv *Server
 }
 
-// List lists deployments of the namespace ("*": of the namespaces where the caller has
-// read-job), oldest first, or by ID with a prefix.
-func (d *Deployment) List(args *structs.DeploymentListRequest, reply *structs.DeploymentListResponse) error {
-	if done, err := d.srv.forwardRead("Deployment.List", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	visible, err := d.srv.namespaceReader(&args.QueryOptions, acl.NamespaceCapabilityReadJob)
-	if err != nil {
-		return err
-	}
-	return d.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		all, err := store.Deployments(ws, args.Namespace, args.Prefix)
-		if err != nil {
-			return 0, err
-		}
-		reply.Deployments, reply.NextToken, err = paginator.Page(all, args.QueryOptions,
-			paginator.Order[*structs.Deployment]{Key: func(x *structs.Deployment) paginator.Key {
-				return createIndexOrID(args.Prefix, x.CreateIndex, x.ID)
-			}},
-			func(x *structs.Deployment) bool { return visible(x.Namespace) },
-			func(x *structs.Deployment) (*structs.Deployment, error) { return x, nil })
-		if err != nil {
-			return 0, err
-		}
-		return maxIndex(store, "deployment"), nil
-	})
-}
+// deploymentList lists deployments of the namespace ("*": of the namespaces where the caller
+// has read-job), oldest first, or by ID with a prefix.
+var deploymentList = read("Deployment.List", spec[structs.DeploymentListRequest, structs.DeploymentListResponse]{
+	Prepare: func(req *structs.DeploymentListRequest) error {
+		opsDefaultQueryNamespace(&req.QueryOptions)
+		return nil
+	},
+	Authorize: opsNamespaceOrAll(acl.NamespaceCapabilityReadJob,
+		func(req *structs.DeploymentListRequest) string { return req.Namespace }),
+	Serve: func(c *rpcCall, req *structs.DeploymentListRequest, reply *structs.DeploymentListResponse) error {
+		visible := opsVisibleNamespaces(c, req.Namespace, acl.NamespaceCapabilityReadJob)
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			all, err := store.Deployments(ws, req.Namespace, req.Prefix)
+			if err != nil {
+				return 0, err
+			}
+			reply.Deployments, reply.NextToken, err = paginator.Page(all, req.QueryOptions,
+				paginator.Order[*structs.Deployment]{Key: func(x *structs.Deployment) paginator.Key {
+					return createIndexOrID(req.Prefix, x.CreateIndex, x.ID)
+				}},
+				func(x *structs.Deployment) bool { return visible(x.Namespace) },
+				func(x *structs.Deployment) (*structs.Deployment, error) { return x, nil })
+			if err != nil {
+				return 0, err
+			}
+			return maxIndex(store, "deployment"), nil
+		})
+	},
+})
 
-// GetDeployment reads one deployment; reply.Deployment is nil when unknown.
-func (d *Deployment) GetDeployment(args *structs.DeploymentSpecificRequest, reply *structs.SingleDeploymentResponse) error {
-	if done, err := d.srv.forwardRead("Deployment.GetDeployment", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, err := d.readACL(&args.QueryOptions)
-	if err != nil {
-		return err
-	}
-	err = d.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		dep, err := store.DeploymentByID(ws, args.DeploymentID)
-		if err != nil {
-			return 0, err
-		}
-		reply.Deployment = dep
-		if dep != nil {
-			return dep.ModifyIndex, nil
-		}
-		return maxIndex(store, "deployment"), nil
-	})
-	if err != nil {
-		return err
-	}
-	if reply.Deployment != nil && !aclObj.AllowNamespaceOperation(reply.Deployment.Namespace, acl.NamespaceCapabilityReadJob) {
-		ns := reply.Deployment.Namespace
-		reply.Deployment = nil
-		return structs.PermissionDenied("read-job capability required in namespace %q", ns)
-	}
+// deploymentByIDRule is read-job in the request's namespace ("*" passes); the deployment's
+// own namespace is checked once it is found.
+var deploymentByIDRule = opsNamespaceOrAll(acl.NamespaceCapabilityReadJob,
+	func(req *structs.DeploymentSpecificRequest) string { return req.Namespace })
+
+func deploymentByIDPrepare(req *structs.DeploymentSpecificRequest) error {
+	opsDefaultQueryNamespace(&req.QueryOptions)
 	return nil
 }
 
-// Allocations lists the allocations of a deployment.
-func (d *Deployment) Allocations(args *structs.DeploymentSpecificRequest, reply *structs.AllocListResponse) error {
-	if done, err := d.srv.forwardRead("Deployment.Allocations", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, err := d.readACL(&args.QueryOptions)
-	if err != nil {
-		return err
-	}
-	var namespace string
-	err = d.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		dep, err := store.DeploymentByID(ws, args.DeploymentID)
-		if err != nil || dep == nil {
-			reply.Allocations = []*structs.AllocListStub{}
-			return maxIndex(store, "deployment", "allocs"), err
-		}
-		namespace = dep.Namespace
-		allocs, err := store.AllocsByDeployment(ws, args.DeploymentID)
+// deploymentGet reads one deployment; reply.Deployment is nil when unknown.
+var deploymentGet = read("Deployment.GetDeployment", spec[structs.DeploymentSpecificRequest, structs.SingleDeploymentResponse]{
+	Prepare:   deploymentByIDPrepare,
+	Authorize: deploymentByIDRule,
+	Serve: func(c *rpcCall, req *structs.DeploymentSpecificRequest, reply *structs.SingleDeploymentResponse) error {
+		err := c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			dep, err := store.DeploymentByID(ws, req.DeploymentID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Deployment = dep
+			if dep != nil {
+				return dep.ModifyIndex, nil
+			}
+			return maxIndex(store, "deployment"), nil
+		})
 		if err != nil {
-			return 0, err
+			return err
 		}
-		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
-		for _, a := range allocs {
-			reply.Allocations = append(reply.Allocations, a.Stub())
+		if reply.Deployment != nil && !c.acl.AllowNamespaceOperation(reply.Deployment.Namespace, acl.NamespaceCapabilityReadJob) {
+			ns := reply.Deployment.Namespace
+			reply.Deployment = nil
+			return structs.PermissionDenied("read-job capability required in namespace %q", ns)
 		}
-		return maxIndex(store, "deployment", "allocs"), nil
-	})
-	if err != nil {
-		return err
-	}
-	if namespace != "" && !aclObj.AllowNamespaceOperation(namespace, acl.NamespaceCapabilityReadJob) {
-		reply.Allocations = nil
-		return structs.PermissionDenied("read-job capability required in namespace %q", namespace)
-	}
-	return nil
+		return nil
+	},
+})
+
+// deploymentAllocations lists the allocations of a deployment.
+var deploymentAllocations = read("Deployment.Allocations", spec[structs.DeploymentSpecificRequest, structs.AllocListResponse]{
+	Prepare:   deploymentByIDPrepare,
+	Authorize: deploymentByIDRule,
+	Serve: func(c *rpcCall, req *structs.DeploymentSpecificRequest, reply *structs.AllocListResponse) error {
+		var namespace string
+		err := c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			dep, err := store.DeploymentByID(ws, req.DeploymentID)
+			if err != nil || dep == nil {
+				reply.Allocations = []*structs.AllocListStub{}
+				return maxIndex(store, "deployment", "allocs"), err
+			}
+			namespace = dep.Namespace
+			allocs, err := store.AllocsByDeployment(ws, req.DeploymentID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
+			for _, a := range allocs {
+				reply.Allocations = append(reply.Allocations, a.Stub())
+			}
+			return maxIndex(store, "deployment", "allocs"), nil
+		})
+		if err != nil {
+			return err
+		}
+		if namespace != "" && !c.acl.AllowNamespaceOperation(namespace, acl.NamespaceCapabilityReadJob) {
+			reply.Allocations = nil
+			return structs.PermissionDenied("read-job capability required in namespace %q", namespace)
+		}
+		return nil
+	},
+})
+
+// deploymentWriteRule is submit-job in the request's namespace ("*" passes); deploymentWritable checks
+// the deployment's own.
+func deploymentWriteRule[Req any](wr func(*Req) *structs.WriteRequest) func(*rpcCall, *Req) error {
+	return opsNamespaceOrAll(acl.NamespaceCapabilitySubmitJob, func(req *Req) string { return wr(req).Namespace })
 }
 
-// readACL checks read-job in the request's namespace and returns the caller's ACL for the
-// check on the deployment's own.
-func (d *Deployment) readACL(opts *structs.QueryOptions) (*acl.ACL, error) {
-	aclObj, _, err := d.srv.resolveACL(opts.AuthToken)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Namespace == "" {
-		opts.Namespace = structs.DefaultNamespace
-	}
-	if opts.Namespace != structs.AllNamespacesSentinel && !aclObj.AllowNamespaceOperation(opts.Namespace, acl.NamespaceCapabilityReadJob) {
-		return nil, structs.PermissionDenied("read-job capability required in namespace %q", opts.Namespace)
-	}
-	return aclObj, nil
-}
-
-// writable is the write preamble after forwarding: submit-job in the request's namespace and
-// the deployment's, the deployment must exist and still be active.
-func (d *Deployment) writable(wr *structs.WriteRequest, id, verb string) (*structs.Deployment, *structs.Job, error) {
-	aclObj, _, err := d.srv.resolveACL(wr.AuthToken)
-	if err != nil {
-		return nil, nil, err
-	}
-	if wr.Namespace == "" {
-		wr.Namespace = structs.DefaultNamespace
-	}
-	if wr.Namespace != structs.AllNamespacesSentinel && !aclObj.AllowNamespaceOperation(wr.Namespace, acl.NamespaceCapabilitySubmitJob) {
-		return nil, nil, structs.PermissionDenied("submit-job capability required in namespace %q", wr.Namespace)
-	}
+// deploymentIDRequired refuses a deployment write that names no deployment.
+func deploymentIDRequired(id string) error {
 	if id == "" {
-		return nil, nil, structs.BadRequest("missing deployment ID")
+		return structs.BadRequest("missing deployment ID")
 	}
-	if err := d.srv.checkLeader(); err != nil {
-		return nil, nil, err
-	}
-	store := d.srv.State()
+	return nil
+}
+
+// deploymentWritable finds the deployment a write acts on, on the leader: it must exist, be in a
+// namespace where the caller has submit-job, and still be active; its job must exist.
+func deploymentWritable(c *rpcCall, id, verb string) (*structs.Deployment, *structs.Job, error) {
+	store := c.srv.State()
 	dep, err := store.DeploymentByID(nil, id)
 	if err != nil {
 		return nil, nil, err
@@ -154,7 +142,7 @@ func (d *Deployment) writable(wr *structs.WriteRequest, id, verb string) (*struc
 	if dep == nil {
 		return nil, nil, structs.NotFound(structs.ErrDeploymentNotFound)
 	}
-	if !aclObj.AllowNamespaceOperation(dep.Namespace, acl.NamespaceCapabilitySubmitJob) {
+	if !c.acl.AllowNamespaceOperation(dep.Namespace, acl.NamespaceCapabilitySubmitJob) {
 		return nil, nil, structs.PermissionDenied("submit-job capability required in namespace %q", dep.Namespace)
 	}
 	if !dep.Active() {
@@ -181,210 +169,288 @@ func deploymentEval(job *structs.Job, dep *structs.Deployment, t int64) (*struct
 	return eval, nil
 }
 
-func (d *Deployment) reply(reply *structs.DeploymentUpdateResponse, index uint64, eval *structs.Evaluation) {
+// deploymentReply fills a deployment write's answer from the index it was applied at.
+func deploymentReply(reply *structs.DeploymentUpdateResponse, index uint64, eval *structs.Evaluation) {
 	reply.Index, reply.DeploymentModifyIndex = index, index
 	if eval != nil {
 		reply.EvalID, reply.EvalCreateIndex = eval.ID, index
 	}
 }
 
-// Fail marks a running deployment failed. Unlike a failure the watcher finds, it never
-// reverts the job: an operator who wants a revert asks for one.
-func (d *Deployment) Fail(args *structs.DeploymentFailRequest, reply *structs.DeploymentUpdateResponse) error {
-	if done, err := d.srv.forward("Deployment.Fail", args, reply); done {
-		return err
-	}
-	dep, job, err := d.writable(&args.WriteRequest, args.DeploymentID, "fail")
-	if err != nil {
-		return err
-	}
-	t := now().UnixNano()
-	eval, err := deploymentEval(job, dep, t)
-	if err != nil {
-		return err
-	}
-	index, err := d.srv.raftApply(structs.DeploymentStatusUpdateRequestType, &structs.DeploymentStatusUpdateRequest{
-		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: dep.ID, Status: structs.DeploymentStatusFailed,
-			StatusDescription: structs.DeploymentDescFailedByUser},
-		Eval: eval, UpdatedAt: t,
-	})
-	if err != nil {
-		return err
-	}
-	d.reply(reply, index, eval)
+// deploymentFail marks a running deployment failed. Unlike a failure the watcher finds, it
+// never reverts the job: an operator who wants a revert asks for one.
+var deploymentFail = write("Deployment.Fail", spec[structs.DeploymentFailRequest, structs.DeploymentUpdateResponse]{
+	Prepare: func(req *structs.DeploymentFailRequest) error {
+		opsDefaultWriteNamespace(&req.WriteRequest)
+		return nil
+	},
+	Authorize: deploymentWriteRule(func(req *structs.DeploymentFailRequest) *structs.WriteRequest { return &req.WriteRequest }),
+	Validate:  func(req *structs.DeploymentFailRequest) error { return deploymentIDRequired(req.DeploymentID) },
+	Serve: func(c *rpcCall, req *structs.DeploymentFailRequest, reply *structs.DeploymentUpdateResponse) error {
+		dep, job, err := deploymentWritable(c, req.DeploymentID, "fail")
+		if err != nil {
+			return err
+		}
+		t := now().UnixNano()
+		eval, err := deploymentEval(job, dep, t)
+		if err != nil {
+			return err
+		}
+		index, err := c.srv.raftApply(structs.DeploymentStatusUpdateRequestType, &structs.DeploymentStatusUpdateRequest{
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: dep.ID, Status: structs.DeploymentStatusFailed,
+				StatusDescription: structs.DeploymentDescFailedByUser},
+			Eval: eval, UpdatedAt: t,
+		})
+		if err != nil {
+			return err
+		}
+		deploymentReply(reply, index, eval)
+		return nil
+	},
+})
+
+// deploymentPause pauses a running deployment, or resumes a paused one.
+var deploymentPause = write("Deployment.Pause", spec[structs.DeploymentPauseRequest, structs.DeploymentUpdateResponse]{
+	Prepare: func(req *structs.DeploymentPauseRequest) error {
+		opsDefaultWriteNamespace(&req.WriteRequest)
+		return nil
+	},
+	Authorize: deploymentWriteRule(func(req *structs.DeploymentPauseRequest) *structs.WriteRequest { return &req.WriteRequest }),
+	Validate:  func(req *structs.DeploymentPauseRequest) error { return deploymentIDRequired(req.DeploymentID) },
+	Serve: func(c *rpcCall, args *structs.DeploymentPauseRequest, reply *structs.DeploymentUpdateResponse) error {
+		verb := "resume"
+		if args.Pause {
+			verb = "pause"
+		}
+		dep, job, err := deploymentWritable(c, args.DeploymentID, verb)
+		if err != nil {
+			return err
+		}
+		t := now().UnixNano()
+		req := &structs.DeploymentStatusUpdateRequest{UpdatedAt: t,
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: dep.ID, Status: structs.DeploymentStatusPaused,
+				StatusDescription: structs.DeploymentDescPaused}}
+		if !args.Pause {
+			req.DeploymentUpdate.Status, req.DeploymentUpdate.StatusDescription = structs.DeploymentStatusRunning, structs.DeploymentDescRunning
+			if dep.RequiresPromotion() {
+				req.DeploymentUpdate.StatusDescription = structs.DeploymentDescRunningNeedsPromotion
+			}
+			// Resumed, it may place what waited.
+			if req.Eval, err = deploymentEval(job, dep, t); err != nil {
+				return err
+			}
+		}
+		index, err := c.srv.raftApply(structs.DeploymentStatusUpdateRequestType, req)
+		if err != nil {
+			return err
+		}
+		deploymentReply(reply, index, req.Eval)
+		return nil
+	},
+})
+
+// deploymentPromote promotes the canaries of the named groups (all with All). The state
+// refuses a group whose canaries are not all healthy. The groups are checked after the
+// deployment is found, as they always were.
+var deploymentPromote = write("Deployment.Promote", spec[structs.DeploymentPromoteRequest, structs.DeploymentUpdateResponse]{
+	Prepare: func(req *structs.DeploymentPromoteRequest) error {
+		opsDefaultWriteNamespace(&req.WriteRequest)
+		return nil
+	},
+	Authorize: deploymentWriteRule(func(req *structs.DeploymentPromoteRequest) *structs.WriteRequest { return &req.WriteRequest }),
+	Validate:  func(req *structs.DeploymentPromoteRequest) error { return deploymentIDRequired(req.DeploymentID) },
+	Serve: func(c *rpcCall, args *structs.DeploymentPromoteRequest, reply *structs.DeploymentUpdateResponse) error {
+		dep, job, err := deploymentWritable(c, args.DeploymentID, "promote")
+		if err != nil {
+			return err
+		}
+		if !args.All && len(args.Groups) == 0 {
+			return structs.BadRequest("must promote all groups or name at least one group")
+		}
+		t := now().UnixNano()
+		if args.Eval, err = deploymentEval(job, dep, t); err != nil {
+			return err
+		}
+		args.UpdatedAt = t
+		index, err := c.srv.raftApply(structs.DeploymentPromoteRequestType, args)
+		if err != nil {
+			return err
+		}
+		deploymentReply(reply, index, args.Eval)
+		return nil
+	},
+})
+
+// deploymentSetAllocHealth sets the health of allocations of a deployment by hand
+// (health_check "manual"); an unhealthy one fails the deployment through the watcher.
+var deploymentSetAllocHealth = write("Deployment.SetAllocHealth", spec[structs.DeploymentAllocHealthRequest, structs.DeploymentUpdateResponse]{
+	Prepare: func(req *structs.DeploymentAllocHealthRequest) error {
+		opsDefaultWriteNamespace(&req.WriteRequest)
+		return nil
+	},
+	Authorize: deploymentWriteRule(func(req *structs.DeploymentAllocHealthRequest) *structs.WriteRequest { return &req.WriteRequest }),
+	Validate:  func(req *structs.DeploymentAllocHealthRequest) error { return deploymentIDRequired(req.DeploymentID) },
+	Serve: func(c *rpcCall, args *structs.DeploymentAllocHealthRequest, reply *structs.DeploymentUpdateResponse) error {
+		dep, job, err := deploymentWritable(c, args.DeploymentID, "set health of allocations of a")
+		if err != nil {
+			return err
+		}
+		if len(args.HealthyAllocationIDs)+len(args.UnhealthyAllocationIDs) == 0 {
+			return structs.BadRequest("must specify at least one healthy or unhealthy allocation ID")
+		}
+		t := now().UnixNano()
+		if args.Eval, err = deploymentEval(job, dep, t); err != nil {
+			return err
+		}
+		args.Timestamp, args.UpdatedAt = t, t
+		args.DeploymentUpdate, args.Job = nil, nil
+		index, err := c.srv.raftApply(structs.DeploymentAllocHealthRequestType, args)
+		if err != nil {
+			return err
+		}
+		deploymentReply(reply, index, args.Eval)
+		return nil
+	},
+})
+
+// deploymentByJobRule is read-job in the job's namespace.
+var deploymentByJobRule = namespaceCap(acl.NamespaceCapabilityReadJob, func(req *structs.JobSpecificRequest) string { return req.Namespace })
+
+func deploymentByJobPrepare(req *structs.JobSpecificRequest) error {
+	opsDefaultQueryNamespace(&req.QueryOptions)
 	return nil
+}
+
+// deploymentByJob lists a job's deployments, newest first; without All, only those of the
+// job as registered now.
+var deploymentByJob = read("Deployment.ByJob", spec[structs.JobSpecificRequest, structs.DeploymentListResponse]{
+	Prepare:   deploymentByJobPrepare,
+	Authorize: deploymentByJobRule,
+	Serve: func(c *rpcCall, req *structs.JobSpecificRequest, reply *structs.DeploymentListResponse) error {
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			all, err := store.DeploymentsByJob(ws, req.Namespace, req.JobID)
+			if err != nil {
+				return 0, err
+			}
+			job, err := store.JobByID(ws, req.Namespace, req.JobID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Deployments = make([]*structs.Deployment, 0, len(all))
+			for _, dep := range all {
+				if !req.All && job != nil && dep.JobCreateIndex != job.CreateIndex {
+					continue
+				}
+				reply.Deployments = append(reply.Deployments, dep)
+			}
+			return maxIndex(store, "deployment", "jobs"), nil
+		})
+	},
+})
+
+// deploymentLatestByJob reads a job's newest deployment; nil when it has none.
+var deploymentLatestByJob = read("Deployment.LatestByJob", spec[structs.JobSpecificRequest, structs.SingleDeploymentResponse]{
+	Prepare:   deploymentByJobPrepare,
+	Authorize: deploymentByJobRule,
+	Serve: func(c *rpcCall, req *structs.JobSpecificRequest, reply *structs.SingleDeploymentResponse) error {
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			dep, err := store.LatestDeploymentByJob(ws, req.Namespace, req.JobID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Deployment = dep
+			return maxIndex(store, "deployment", "jobs"), nil
+		})
+	},
+})
+
+// deploymentUnblock answers for a deployment of one region: only multiregion deployments
+// are ever blocked, and this server runs none.
+var deploymentUnblock = write("Deployment.Unblock", spec[structs.DeploymentFailRequest, structs.DeploymentUpdateResponse]{
+	Prepare: func(req *structs.DeploymentFailRequest) error {
+		opsDefaultWriteNamespace(&req.WriteRequest)
+		return nil
+	},
+	Authorize: deploymentWriteRule(func(req *structs.DeploymentFailRequest) *structs.WriteRequest { return &req.WriteRequest }),
+	Validate:  func(req *structs.DeploymentFailRequest) error { return deploymentIDRequired(req.DeploymentID) },
+	Serve: func(c *rpcCall, req *structs.DeploymentFailRequest, _ *structs.DeploymentUpdateResponse) error {
+		dep, _, err := deploymentWritable(c, req.DeploymentID, "unblock")
+		if err != nil {
+			return err
+		}
+		return structs.BadRequest("deployment %s is not multiregion: only a multiregion deployment can be unblocked", dep.ID)
+	},
+})
+
+// deploymentPromoteJob promotes the canaries of the job's newest deployment, through
+// Deployment.Promote's own row.
+var deploymentPromoteJob = write("Deployment.PromoteJob", spec[structs.JobPromoteRequest, structs.DeploymentUpdateResponse]{
+	Prepare:   func(req *structs.JobPromoteRequest) error { opsDefaultWriteNamespace(&req.WriteRequest); return nil },
+	Authorize: namespaceCap(acl.NamespaceCapabilitySubmitJob, func(req *structs.JobPromoteRequest) string { return req.Namespace }),
+	Serve: func(c *rpcCall, req *structs.JobPromoteRequest, reply *structs.DeploymentUpdateResponse) error {
+		dep, err := c.srv.State().LatestDeploymentByJob(nil, req.Namespace, req.JobID)
+		if err != nil {
+			return err
+		}
+		if dep == nil {
+			return structs.NewErrCode(404, "job %q has no deployment", req.JobID)
+		}
+		return deploymentPromote.Call(c.srv, &structs.DeploymentPromoteRequest{DeploymentID: dep.ID, All: req.All,
+			Groups: req.Groups, WriteRequest: req.WriteRequest}, reply)
+	},
+})
+
+// List lists deployments.
+func (d *Deployment) List(args *structs.DeploymentListRequest, reply *structs.DeploymentListResponse) error {
+	return deploymentList.Call(d.srv, args, reply)
+}
+
+// GetDeployment reads one deployment; reply.Deployment is nil when unknown.
+func (d *Deployment) GetDeployment(args *structs.DeploymentSpecificRequest, reply *structs.SingleDeploymentResponse) error {
+	return deploymentGet.Call(d.srv, args, reply)
+}
+
+// Allocations lists the allocations of a deployment.
+func (d *Deployment) Allocations(args *structs.DeploymentSpecificRequest, reply *structs.AllocListResponse) error {
+	return deploymentAllocations.Call(d.srv, args, reply)
+}
+
+// Fail marks a running deployment failed.
+func (d *Deployment) Fail(args *structs.DeploymentFailRequest, reply *structs.DeploymentUpdateResponse) error {
+	return deploymentFail.Call(d.srv, args, reply)
 }
 
 // Pause pauses a running deployment, or resumes a paused one.
 func (d *Deployment) Pause(args *structs.DeploymentPauseRequest, reply *structs.DeploymentUpdateResponse) error {
-	if done, err := d.srv.forward("Deployment.Pause", args, reply); done {
-		return err
-	}
-	verb := "resume"
-	if args.Pause {
-		verb = "pause"
-	}
-	dep, job, err := d.writable(&args.WriteRequest, args.DeploymentID, verb)
-	if err != nil {
-		return err
-	}
-	t := now().UnixNano()
-	req := &structs.DeploymentStatusUpdateRequest{UpdatedAt: t,
-		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: dep.ID, Status: structs.DeploymentStatusPaused,
-			StatusDescription: structs.DeploymentDescPaused}}
-	if !args.Pause {
-		req.DeploymentUpdate.Status, req.DeploymentUpdate.StatusDescription = structs.DeploymentStatusRunning, structs.DeploymentDescRunning
-		if dep.RequiresPromotion() {
-			req.DeploymentUpdate.StatusDescription = structs.DeploymentDescRunningNeedsPromotion
-		}
-		// Resumed, it may place what waited.
-		if req.Eval, err = deploymentEval(job, dep, t); err != nil {
-			return err
-		}
-	}
-	index, err := d.srv.raftApply(structs.DeploymentStatusUpdateRequestType, req)
-	if err != nil {
-		return err
-	}
-	d.reply(reply, index, req.Eval)
-	return nil
+	return deploymentPause.Call(d.srv, args, reply)
 }
 
-// Promote promotes the canaries of the named groups (all with args.All). The state refuses a
-// group whose canaries are not all healthy.
+// Promote promotes the canaries of the named groups.
 func (d *Deployment) Promote(args *structs.DeploymentPromoteRequest, reply *structs.DeploymentUpdateResponse) error {
-	if done, err := d.srv.forward("Deployment.Promote", args, reply); done {
-		return err
-	}
-	dep, job, err := d.writable(&args.WriteRequest, args.DeploymentID, "promote")
-	if err != nil {
-		return err
-	}
-	if !args.All && len(args.Groups) == 0 {
-		return structs.BadRequest("must promote all groups or name at least one group")
-	}
-	t := now().UnixNano()
-	if args.Eval, err = deploymentEval(job, dep, t); err != nil {
-		return err
-	}
-	args.UpdatedAt = t
-	index, err := d.srv.raftApply(structs.DeploymentPromoteRequestType, args)
-	if err != nil {
-		return err
-	}
-	d.reply(reply, index, args.Eval)
-	return nil
+	return deploymentPromote.Call(d.srv, args, reply)
 }
 
-// SetAllocHealth sets the health of allocations of a deployment by hand (health_check
-// "manual"); an unhealthy one fails the deployment through the watcher.
+// SetAllocHealth sets the health of allocations of a deployment by hand.
 func (d *Deployment) SetAllocHealth(args *structs.DeploymentAllocHealthRequest, reply *structs.DeploymentUpdateResponse) error {
-	if done, err := d.srv.forward("Deployment.SetAllocHealth", args, reply); done {
-		return err
-	}
-	dep, job, err := d.writable(&args.WriteRequest, args.DeploymentID, "set health of allocations of a")
-	if err != nil {
-		return err
-	}
-	if len(args.HealthyAllocationIDs)+len(args.UnhealthyAllocationIDs) == 0 {
-		return structs.BadRequest("must specify at least one healthy or unhealthy allocation ID")
-	}
-	t := now().UnixNano()
-	if args.Eval, err = deploymentEval(job, dep, t); err != nil {
-		return err
-	}
-	args.Timestamp, args.UpdatedAt = t, t
-	args.DeploymentUpdate, args.Job = nil, nil
-	index, err := d.srv.raftApply(structs.DeploymentAllocHealthRequestType, args)
-	if err != nil {
-		return err
-	}
-	d.reply(reply, index, args.Eval)
-	return nil
+	return deploymentSetAllocHealth.Call(d.srv, args, reply)
 }
 
-// ByJob lists a job's deployments, newest first; without args.All, only those of the job as
-// registered now.
+// ByJob lists a job's deployments, newest first.
 func (d *Deployment) ByJob(args *structs.JobSpecificRequest, reply *structs.DeploymentListResponse) error {
-	if done, err := d.srv.forwardRead("Deployment.ByJob", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := d.srv.Endpoints.Job.authorizeRead(&args.QueryOptions); err != nil {
-		return err
-	}
-	return d.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		all, err := store.DeploymentsByJob(ws, args.Namespace, args.JobID)
-		if err != nil {
-			return 0, err
-		}
-		job, err := store.JobByID(ws, args.Namespace, args.JobID)
-		if err != nil {
-			return 0, err
-		}
-		reply.Deployments = make([]*structs.Deployment, 0, len(all))
-		for _, dep := range all {
-			if !args.All && job != nil && dep.JobCreateIndex != job.CreateIndex {
-				continue
-			}
-			reply.Deployments = append(reply.Deployments, dep)
-		}
-		return maxIndex(store, "deployment", "jobs"), nil
-	})
+	return deploymentByJob.Call(d.srv, args, reply)
 }
 
 // LatestByJob reads a job's newest deployment; nil when it has none.
 func (d *Deployment) LatestByJob(args *structs.JobSpecificRequest, reply *structs.SingleDeploymentResponse) error {
-	if done, err := d.srv.forwardRead("Deployment.LatestByJob", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := d.srv.Endpoints.Job.authorizeRead(&args.QueryOptions); err != nil {
-		return err
-	}
-	return d.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		dep, err := store.LatestDeploymentByJob(ws, args.Namespace, args.JobID)
-		if err != nil {
-			return 0, err
-		}
-		reply.Deployment = dep
-		return maxIndex(store, "deployment", "jobs"), nil
-	})
+	return deploymentLatestByJob.Call(d.srv, args, reply)
 }
 
-// Unblock answers for a deployment of one region: only multiregion deployments are ever
-// blocked, and this server runs none.
+// Unblock answers for a deployment of one region, which is never blocked.
 func (d *Deployment) Unblock(args *structs.DeploymentFailRequest, reply *structs.DeploymentUpdateResponse) error {
-	if done, err := d.srv.forward("Deployment.Unblock", args, reply); done {
-		return err
-	}
-	dep, _, err := d.writable(&args.WriteRequest, args.DeploymentID, "unblock")
-	if err != nil {
-		return err
-	}
-	return structs.BadRequest("deployment %s is not multiregion: only a multiregion deployment can be unblocked", dep.ID)
+	return deploymentUnblock.Call(d.srv, args, reply)
 }
 
 // PromoteJob promotes the canaries of the job's newest deployment.
 func (d *Deployment) PromoteJob(args *structs.JobPromoteRequest, reply *structs.DeploymentUpdateResponse) error {
-	if done, err := d.srv.forward("Deployment.PromoteJob", args, reply); done {
-		return err
-	}
-	aclObj, _, err := d.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if args.Namespace == "" {
-		args.Namespace = structs.DefaultNamespace
-	}
-	if !aclObj.AllowNamespaceOperation(args.Namespace, acl.NamespaceCapabilitySubmitJob) {
-		return structs.PermissionDenied("submit-job capability required in namespace %q", args.Namespace)
-	}
-	dep, err := d.srv.State().LatestDeploymentByJob(nil, args.Namespace, args.JobID)
-	if err != nil {
-		return err
-	}
-	if dep == nil {
-		return structs.NewErrCode(404, "job %q has no deployment", args.JobID)
-	}
-	return d.Promote(&structs.DeploymentPromoteRequest{DeploymentID: dep.ID, All: args.All, Groups: args.Groups,
-		WriteRequest: args.WriteRequest}, reply)
+	return deploymentPromoteJob.Call(d.srv, args, reply)
 }

@@ -15,110 +15,148 @@ type Eval struct {
 	srv *Server
 }
 
+// evalGet needs read-job in the evaluation's own namespace, whichever the request names. An
+// evaluation unknown when the call arrives is refused only to a caller who may read jobs
+// nowhere (it could read no evaluation at all); one that appears while the call blocks is
+// checked once found.
+var evalGet = read("Eval.GetEval", spec[structs.EvalSpecificRequest, structs.SingleEvalResponse]{
+	Authorize: func(c *rpcCall, req *structs.EvalSpecificRequest) error {
+		eval, err := c.srv.State().EvalByID(nil, req.EvalID)
+		if err != nil {
+			return err
+		}
+		if eval != nil {
+			return evalReadAllowed(c, eval.Namespace)
+		}
+		if !c.acl.AllowAnyNamespaceOperation(acl.NamespaceCapabilityReadJob) {
+			ns := req.Namespace
+			if ns == "" {
+				ns = structs.DefaultNamespace
+			}
+			return structs.PermissionDenied("read-job capability required in namespace %q", ns)
+		}
+		return nil
+	},
+	Serve: func(c *rpcCall, req *structs.EvalSpecificRequest, reply *structs.SingleEvalResponse) error {
+		err := c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			eval, err := store.EvalByID(ws, req.EvalID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Eval = eval
+			if eval != nil {
+				if req.IncludeRelated {
+					withRelated := eval.Copy()
+					if withRelated.RelatedEvals, err = relatedEvals(ws, store, eval); err != nil {
+						return 0, err
+					}
+					reply.Eval = withRelated
+				}
+				return eval.ModifyIndex, nil
+			}
+			return store.Index("evals"), nil
+		})
+		if err != nil {
+			return err
+		}
+		if reply.Eval != nil {
+			if err := evalReadAllowed(c, reply.Eval.Namespace); err != nil {
+				reply.Eval = nil
+				return err
+			}
+		}
+		return nil
+	},
+})
+
+// evalReadAllowed is read-job in the namespace of an evaluation found.
+func evalReadAllowed(c *rpcCall, namespace string) error {
+	if c.acl.AllowNamespaceOperation(namespace, acl.NamespaceCapabilityReadJob) {
+		return nil
+	}
+	return structs.PermissionDenied("read-job capability required in namespace %q", namespace)
+}
+
+// evalListRule is read-job in the request's namespace; with "*" the answer holds only the
+// evaluations of namespaces where the caller has it.
+var evalListRule = opsNamespaceOrAll(acl.NamespaceCapabilityReadJob, func(req *structs.EvalListRequest) string { return req.Namespace })
+
+var evalList = read("Eval.List", spec[structs.EvalListRequest, structs.EvalListResponse]{
+	Prepare:   func(req *structs.EvalListRequest) error { opsDefaultQueryNamespace(&req.QueryOptions); return nil },
+	Authorize: evalListRule,
+	Serve: func(c *rpcCall, req *structs.EvalListRequest, reply *structs.EvalListResponse) error {
+		visible := opsVisibleNamespaces(c, req.Namespace, acl.NamespaceCapabilityReadJob)
+		// Index 0 while no evaluation was ever written, as upstream.
+		return c.srv.blockingRPCZero(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			evals, err := store.Evals(ws, req.Namespace, req.Prefix)
+			if err != nil {
+				return 0, err
+			}
+			reply.Evaluations, reply.NextToken, err = paginator.Page(evals, req.QueryOptions,
+				paginator.Order[*structs.Evaluation]{Key: func(ev *structs.Evaluation) paginator.Key {
+					return createIndexOrID(req.Prefix, ev.CreateIndex, ev.ID)
+				}},
+				func(ev *structs.Evaluation) bool {
+					return (req.JobID == "" || ev.JobID == req.JobID) &&
+						(req.Status == "" || ev.Status == req.Status) && visible(ev.Namespace)
+				},
+				func(ev *structs.Evaluation) (*structs.Evaluation, error) { return ev, nil })
+			if err != nil {
+				return 0, err
+			}
+			return store.Index("evals"), nil
+		})
+	},
+})
+
+// evalCount counts the evaluations that Eval.List would return across every page: those in
+// the request's namespace (or every readable one with "*") that match its prefix and filter.
+var evalCount = read("Eval.Count", spec[structs.EvalListRequest, structs.EvalCountResponse]{
+	Prepare:   func(req *structs.EvalListRequest) error { opsDefaultQueryNamespace(&req.QueryOptions); return nil },
+	Authorize: evalListRule,
+	Serve: func(c *rpcCall, req *structs.EvalListRequest, reply *structs.EvalCountResponse) error {
+		visible := opsVisibleNamespaces(c, req.Namespace, acl.NamespaceCapabilityReadJob)
+		filter, err := paginator.NewFilter(req.Filter)
+		if err != nil {
+			return err
+		}
+		return c.srv.blockingRPCZero(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			evals, err := store.Evals(ws, req.Namespace, req.Prefix)
+			if err != nil {
+				return 0, err
+			}
+			count := 0
+			for _, ev := range evals {
+				if !visible(ev.Namespace) {
+					continue
+				}
+				ok, err := filter.Match(ev)
+				if err != nil {
+					return 0, structs.BadRequest("invalid filter: %v", err)
+				}
+				if ok {
+					count++
+				}
+			}
+			reply.Count = count
+			return store.Index("evals"), nil
+		})
+	},
+})
+
 // GetEval reads one evaluation; read-job in its namespace is needed.
 func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleEvalResponse) error {
-	if done, err := e.srv.forwardRead("Eval.GetEval", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, _, err := e.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	err = e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		eval, err := store.EvalByID(ws, args.EvalID)
-		if err != nil {
-			return 0, err
-		}
-		reply.Eval = eval
-		if eval != nil {
-			if args.IncludeRelated {
-				c := eval.Copy()
-				if c.RelatedEvals, err = relatedEvals(ws, store, eval); err != nil {
-					return 0, err
-				}
-				reply.Eval = c
-			}
-			return eval.ModifyIndex, nil
-		}
-		return store.Index("evals"), nil
-	})
-	if err != nil {
-		return err
-	}
-	if reply.Eval != nil && !aclObj.AllowNamespaceOperation(reply.Eval.Namespace, acl.NamespaceCapabilityReadJob) {
-		ns := reply.Eval.Namespace
-		reply.Eval = nil
-		return structs.PermissionDenied("read-job capability required in namespace %q", ns)
-	}
-	return nil
+	return evalGet.Call(e.srv, args, reply)
 }
 
 // List lists evaluations in the namespace ("*": those the caller may read).
 func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListResponse) error {
-	if done, err := e.srv.forwardRead("Eval.List", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	visible, err := e.srv.namespaceReader(&args.QueryOptions, acl.NamespaceCapabilityReadJob)
-	if err != nil {
-		return err
-	}
-	// Index 0 while no evaluation was ever written, as upstream.
-	return e.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		evals, err := store.Evals(ws, args.Namespace, args.Prefix)
-		if err != nil {
-			return 0, err
-		}
-		reply.Evaluations, reply.NextToken, err = paginator.Page(evals, args.QueryOptions,
-			paginator.Order[*structs.Evaluation]{Key: func(ev *structs.Evaluation) paginator.Key {
-				return createIndexOrID(args.Prefix, ev.CreateIndex, ev.ID)
-			}},
-			func(ev *structs.Evaluation) bool {
-				return (args.JobID == "" || ev.JobID == args.JobID) &&
-					(args.Status == "" || ev.Status == args.Status) && visible(ev.Namespace)
-			},
-			func(ev *structs.Evaluation) (*structs.Evaluation, error) { return ev, nil })
-		if err != nil {
-			return 0, err
-		}
-		return store.Index("evals"), nil
-	})
+	return evalList.Call(e.srv, args, reply)
 }
 
-// Count counts the evaluations that List would return across every page: those in the
-// request's namespace (or every readable one with "*") that match its prefix and filter.
+// Count counts the evaluations List would return across every page.
 func (e *Eval) Count(args *structs.EvalListRequest, reply *structs.EvalCountResponse) error {
-	if done, err := e.srv.forwardRead("Eval.Count", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	visible, err := e.srv.namespaceReader(&args.QueryOptions, acl.NamespaceCapabilityReadJob)
-	if err != nil {
-		return err
-	}
-	filter, err := paginator.NewFilter(args.Filter)
-	if err != nil {
-		return err
-	}
-	return e.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		evals, err := store.Evals(ws, args.Namespace, args.Prefix)
-		if err != nil {
-			return 0, err
-		}
-		count := 0
-		for _, ev := range evals {
-			if !visible(ev.Namespace) {
-				continue
-			}
-			ok, err := filter.Match(ev)
-			if err != nil {
-				return 0, structs.BadRequest("invalid filter: %v", err)
-			}
-			if ok {
-				count++
-			}
-		}
-		reply.Count = count
-		return store.Index("evals"), nil
-	})
+	return evalCount.Call(e.srv, args, reply)
 }
 
 // maxRelatedEvals bounds the evaluations one answer lists as related.

@@ -9,7 +9,7 @@ import (
 )
 
 func TestEventSubscribe_TopicKeyPairsAreBounded(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	keys := make([]string, structs.EventStreamMaxTopicKeys+1)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("k%d", i)

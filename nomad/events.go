@@ -43,7 +43,7 @@ func (s *Server) onCommit(txn *state.Txn, changes memdb.Changes) {
 	}
 	if aclChanged {
 		// The check resolves tokens against the store, which this transaction just changed;
-		// run it off the FSM goroutine so apply never waits on subscribers.
-		go s.broker.CheckSubscriptionsAgainst(s.subscriptionAllowed)
+		// it runs off the FSM goroutine so apply never waits on subscribers.
+		s.aclRecheck.request()
 	}
 }

@@ -12,8 +12,9 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// commandHandler applies one decoded Raft entry in one write transaction. It returns nil or a
-// domain error, which becomes the apply's response; it never reads clocks or makes IDs.
+// commandHandler applies one decoded Raft entry in one write transaction. It returns nil, a
+// domain error or the write's answer (handleAnswer), which becomes the apply's response; it
+// never reads clocks or makes IDs.
 type commandHandler func(buf []byte, index uint64) any
 
 // FSM applies the Raft log to the state store through a dispatch table.
@@ -54,6 +55,53 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerServiceRegistrationCommands()
 	f.registerSystemCommands()
 	return f, nil
+}
+
+// handle registers the handler of message type t, which it names once: the entry decodes
+// into a fresh T (a corrupt entry panics, naming type and index), and write applies it in the
+// entry's one write transaction, committed only when write succeeds. A write whose events
+// credit an actor sets txn.Meta (read when the transaction commits).
+func handle[T any](f *FSM, t structs.MessageType, write func(s *state.StateStore, txn *state.Txn, req *T) error) {
+	f.registerCommand(t, func(buf []byte, index uint64) any {
+		req := new(T)
+		decode(buf, req, t, index)
+		store := f.State()
+		txn := store.WriteTxn(t, index, nil)
+		defer txn.Abort()
+		if err := write(store, txn, req); err != nil {
+			return err
+		}
+		txn.Commit()
+		return nil
+	})
+}
+
+// handleApply registers the handler of message type t whose whole transaction is a state
+// method (compound writes live in state/, where tests exercise the same code).
+func handleApply[T any](f *FSM, t structs.MessageType, apply func(s *state.StateStore, index uint64, req *T) error) {
+	f.registerCommand(t, func(buf []byte, index uint64) any {
+		req := new(T)
+		decode(buf, req, t, index)
+		if err := apply(f.State(), index, req); err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// handleAnswer registers the handler of message type t whose state method answers the caller
+// (a check-and-set's outcome, the row written): the apply's response is that answer, or the
+// domain error.
+func handleAnswer[T, R any](f *FSM, t structs.MessageType, apply func(s *state.StateStore, index uint64, req *T) (R, error)) {
+	f.registerCommand(t, func(buf []byte, index uint64) any {
+		req := new(T)
+		decode(buf, req, t, index)
+		answer, err := apply(f.State(), index, req)
+		if err != nil {
+			return err
+		}
+		return answer
+	})
 }
 
 func (f *FSM) registerCommand(t structs.MessageType, h commandHandler) {

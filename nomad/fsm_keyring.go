@@ -6,46 +6,16 @@ import (
 )
 
 func (f *FSM) registerKeyringCommands() {
-	f.registerCommand(structs.KeyringUpsertRootKeyRequestType, f.applyKeyringUpsertRootKey)
-	f.registerCommand(structs.KeyringRotateRootKeyRequestType, f.applyKeyringRotateRootKey)
-	f.registerCommand(structs.KeyringDeleteRootKeyRequestType, f.applyKeyringDeleteRootKey)
-}
-
-func (f *FSM) applyKeyringUpsertRootKey(buf []byte, index uint64) any {
-	var req structs.KeyringUpsertRootKeyRequest
-	decode(buf, &req, structs.KeyringUpsertRootKeyRequestType, index)
-	store := f.State()
-	txn := store.WriteTxn(structs.KeyringUpsertRootKeyRequestType, index, &state.TxnMeta{Actor: structs.ActorKeyring})
-	defer txn.Abort()
-	if err := store.UpsertRootKeyTxn(txn, req.RootKey); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
-}
-
-func (f *FSM) applyKeyringRotateRootKey(buf []byte, index uint64) any {
-	var req structs.KeyringRotateRootKeyRequest
-	decode(buf, &req, structs.KeyringRotateRootKeyRequestType, index)
-	store := f.State()
-	txn := store.WriteTxn(structs.KeyringRotateRootKeyRequestType, index, &state.TxnMeta{Actor: structs.ActorKeyring})
-	defer txn.Abort()
-	if err := store.RotateRootKeyTxn(txn, req.RootKey); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
-}
-
-func (f *FSM) applyKeyringDeleteRootKey(buf []byte, index uint64) any {
-	var req structs.KeyringDeleteRootKeyRequest
-	decode(buf, &req, structs.KeyringDeleteRootKeyRequestType, index)
-	store := f.State()
-	txn := store.WriteTxn(structs.KeyringDeleteRootKeyRequestType, index, &state.TxnMeta{Actor: structs.ActorKeyring})
-	defer txn.Abort()
-	if err := store.DeleteRootKeyTxn(txn, req.KeyID); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
+	handle(f, structs.KeyringUpsertRootKeyRequestType, func(s *state.StateStore, txn *state.Txn, req *structs.KeyringUpsertRootKeyRequest) error {
+		txn.Meta.Actor = structs.ActorKeyring
+		return s.UpsertRootKeyTxn(txn, req.RootKey)
+	})
+	handle(f, structs.KeyringRotateRootKeyRequestType, func(s *state.StateStore, txn *state.Txn, req *structs.KeyringRotateRootKeyRequest) error {
+		txn.Meta.Actor = structs.ActorKeyring
+		return s.RotateRootKeyTxn(txn, req.RootKey)
+	})
+	handle(f, structs.KeyringDeleteRootKeyRequestType, func(s *state.StateStore, txn *state.Txn, req *structs.KeyringDeleteRootKeyRequest) error {
+		txn.Meta.Actor = structs.ActorKeyring
+		return s.DeleteRootKeyTxn(txn, req.KeyID)
+	})
 }

@@ -6,32 +6,12 @@ import (
 )
 
 func (f *FSM) registerNodePoolCommands() {
-	f.registerCommand(structs.NodePoolUpsertRequestType, f.applyNodePoolUpsert)
-	f.registerCommand(structs.NodePoolDeleteRequestType, f.applyNodePoolDelete)
-}
-
-func (f *FSM) applyNodePoolUpsert(buf []byte, index uint64) any {
-	var req structs.NodePoolUpsertRequest
-	decode(buf, &req, structs.NodePoolUpsertRequestType, index)
-	store := f.State()
-	txn := store.WriteTxn(structs.NodePoolUpsertRequestType, index, &state.TxnMeta{Actor: req.Actor})
-	defer txn.Abort()
-	if err := store.UpsertNodePoolsTxn(txn, req.NodePools); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
-}
-
-func (f *FSM) applyNodePoolDelete(buf []byte, index uint64) any {
-	var req structs.NodePoolDeleteRequest
-	decode(buf, &req, structs.NodePoolDeleteRequestType, index)
-	store := f.State()
-	txn := store.WriteTxn(structs.NodePoolDeleteRequestType, index, &state.TxnMeta{Actor: req.Actor})
-	defer txn.Abort()
-	if err := store.DeleteNodePoolsTxn(txn, req.Names); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
+	handle(f, structs.NodePoolUpsertRequestType, func(s *state.StateStore, txn *state.Txn, req *structs.NodePoolUpsertRequest) error {
+		txn.Meta.Actor = req.Actor
+		return s.UpsertNodePoolsTxn(txn, req.NodePools)
+	})
+	handle(f, structs.NodePoolDeleteRequestType, func(s *state.StateStore, txn *state.Txn, req *structs.NodePoolDeleteRequest) error {
+		txn.Meta.Actor = req.Actor
+		return s.DeleteNodePoolsTxn(txn, req.Names)
+	})
 }

@@ -6,18 +6,8 @@ import (
 )
 
 func (f *FSM) registerSystemCommands() {
-	f.registerCommand(structs.ReconcileJobSummariesRequestType, f.applyReconcileJobSummaries)
-}
-
-func (f *FSM) applyReconcileJobSummaries(buf []byte, index uint64) any {
-	var req structs.ReconcileJobSummariesRequest
-	decode(buf, &req, structs.ReconcileJobSummariesRequestType, index)
-	store := f.State()
-	txn := store.WriteTxn(structs.ReconcileJobSummariesRequestType, index, &state.TxnMeta{Actor: req.Actor})
-	defer txn.Abort()
-	if err := store.ReconcileJobSummariesTxn(txn); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
+	handle(f, structs.ReconcileJobSummariesRequestType, func(s *state.StateStore, txn *state.Txn, req *structs.ReconcileJobSummariesRequest) error {
+		txn.Meta.Actor = req.Actor
+		return s.ReconcileJobSummariesTxn(txn)
+	})
 }

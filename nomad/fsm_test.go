@@ -130,3 +130,26 @@ func TestFSM_SnapshotRestoreRoundTrip(t *testing.T) {
 	must.True(t, got.Stop)
 	must.Eq(t, uint64(1), got.Version)
 }
+
+// The answering writes return their answer, not nil, as the apply's response: the endpoints
+// read the check-and-set outcome and the written row from it. A domain error is the response.
+func TestFSM_AnswersReachTheCaller(t *testing.T) {
+	f := testFSM(t)
+	must.Eq[any](t, false, applyEntry(t, f, 10, structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{
+		Config: structs.SchedulerConfiguration{ModifyIndex: 5}, CAS: true}))
+	must.Eq[any](t, true, applyEntry(t, f, 11, structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{}))
+	must.Eq[any](t, true, applyEntry(t, f, 12, structs.AutopilotRequestType, &structs.AutopilotSetConfigRequest{}))
+
+	resp := applyEntry(t, f, 13, structs.VarApplyStateRequestType, &structs.VarApplyStateRequest{Op: structs.VarOpSet,
+		Var: &structs.VariableEncrypted{VariableMetadata: structs.VariableMetadata{Namespace: structs.DefaultNamespace, Path: "a"},
+			VariableData: structs.VariableData{Data: []byte("sealed"), KeyID: "key-1"}}})
+	written, ok := resp.(*structs.VarApplyStateResponse)
+	must.True(t, ok, must.Sprintf("response %#v", resp))
+	must.NotNil(t, written.Written)
+	must.Eq(t, uint64(13), written.Written.ModifyIndex)
+
+	resp = applyEntry(t, f, 14, structs.VarApplyStateRequestType, &structs.VarApplyStateRequest{Op: structs.VarOpSet})
+	err, ok := resp.(error)
+	must.True(t, ok, must.Sprintf("response %#v", resp))
+	must.Eq(t, 400, structs.ErrorCode(err))
+}

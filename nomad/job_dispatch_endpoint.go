@@ -8,28 +8,36 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// Dispatch creates a child of a parameterized job: the parent's spec under
+func jobDispatchWrite(req *structs.JobDispatchRequest) *structs.WriteRequest {
+	return &req.WriteRequest
+}
+
+// jobDispatch creates a child of a parameterized job: the parent's spec under
 // "<parent>/dispatch-[<prefix>-]<unix>-<8 hex>" with the request's payload and meta, and its
 // evaluation, in one Raft entry. dispatch-job in the job's namespace is needed. A request
 // carrying an idempotency token that a live (not stopped) child of the parent was dispatched
 // with answers with that child and writes nothing.
+var jobDispatch = write("Job.Dispatch", spec[structs.JobDispatchRequest, structs.JobDispatchResponse]{
+	Prepare:   jobWriteDefaultNamespace(jobDispatchWrite),
+	Authorize: jobRegistrationRule(jobDispatchWrite, acl.NamespaceCapabilityDispatchJob),
+	Validate: func(req *structs.JobDispatchRequest) error {
+		if req.JobID == "" {
+			return structs.BadRequest("missing parameterized job ID")
+		}
+		return nil
+	},
+	Serve: func(c *rpcCall, req *structs.JobDispatchRequest, reply *structs.JobDispatchResponse) error {
+		return c.srv.Endpoints.Job.dispatch(req, c.actor, reply)
+	},
+})
+
+// Dispatch creates a child of a parameterized job.
 func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispatchResponse) error {
-	if done, err := j.srv.forward("Job.Dispatch", args, reply); done {
-		return err
-	}
-	aclObj, actor, err := j.authorizeJobWrite(&args.WriteRequest, acl.NamespaceCapabilityDispatchJob)
-	if err != nil {
-		return err
-	}
-	if err := j.srv.registrationRejected(aclObj); err != nil {
-		return err
-	}
-	if args.JobID == "" {
-		return structs.BadRequest("missing parameterized job ID")
-	}
-	if err := j.srv.checkLeader(); err != nil {
-		return err
-	}
+	return jobDispatch.Call(j.srv, args, reply)
+}
+
+// dispatch makes the child of an authorized, valid dispatch request, on the leader.
+func (j *Job) dispatch(args *structs.JobDispatchRequest, actor *structs.Actor, reply *structs.JobDispatchResponse) error {
 	store := j.srv.State()
 	parent, err := store.JobByID(nil, args.Namespace, args.JobID)
 	if err != nil {
@@ -39,6 +47,9 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 		return structs.NotFound(structs.ErrJobNotFound)
 	}
 	if err := structs.ValidateDispatch(parent, args); err != nil {
+		return err
+	}
+	if err := j.checkDispatchNamespace(parent); err != nil {
 		return err
 	}
 	if found, err := j.dispatchedWithToken(parent, args.IdempotencyToken, reply); err != nil || found {
@@ -53,6 +64,9 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	child := parent.DispatchChild(id, t, args.Payload, args.Meta, args.IdempotencyToken)
 	if args.Priority != 0 {
 		child.Priority = args.Priority
+	}
+	if err := j.srv.checkJobTotalSize(store, nil, child); err != nil {
+		return err
 	}
 	if actor != nil {
 		child.NomadTokenID = actor.AccessorID

@@ -37,7 +37,7 @@ func clientToken(t *testing.T, srv *Server, mgmt, name, rules string) *structs.A
 }
 
 func TestJobEndpoint_DeregisterACL(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	policies := map[string]string{
 		"deployer": `namespace "default" { capabilities = ["list-jobs", "read-job", "submit-job", "scale-job"] }`,
 		"stopper":  `namespace "default" { capabilities = ["deregister-job"] }`,
@@ -99,7 +99,7 @@ func TestJobEndpoint_DeregisterACL(t *testing.T) {
 }
 
 func TestJobEndpoint_DeniedPurgeNamesCapability(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	tok := clientToken(t, srv, mgmt, "deployer", `namespace "default" { capabilities = ["submit-job"] }`)
 	registerJob(t, srv, mgmt, mock.Job())
 	var reply structs.JobDeregisterResponse
@@ -111,7 +111,7 @@ func TestJobEndpoint_DeniedPurgeNamesCapability(t *testing.T) {
 }
 
 func TestJobEndpoint_UnknownAndExpiredTokens(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	registerJob(t, srv, mgmt, mock.Job())
 	var reply structs.SingleJobResponse
 	err := srv.Endpoints.Job.GetJob(&structs.JobSpecificRequest{JobID: "web",
@@ -121,7 +121,7 @@ func TestJobEndpoint_UnknownAndExpiredTokens(t *testing.T) {
 }
 
 func TestJobEndpoint_StopThenPurgeEvents(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	purger := clientToken(t, srv, mgmt, "purger", `namespace "default" { capabilities = ["purge-job", "submit-job"] }`)
 	sub, err := srv.Endpoints.Event.Subscribe(&EventStreamRequest{
 		Topics: map[structs.Topic][]string{structs.TopicJob: {"web"}}, Namespace: "default",
@@ -158,7 +158,7 @@ func TestJobEndpoint_StopThenPurgeEvents(t *testing.T) {
 }
 
 func TestJobEndpoint_ScaleToZeroKeepsJobAndGCKeepsIt(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerJob(t, srv, "", mock.Job())
 	zero := int64(0)
 	var reply structs.JobRegisterResponse
@@ -173,7 +173,7 @@ func TestJobEndpoint_ScaleToZeroKeepsJobAndGCKeepsIt(t *testing.T) {
 }
 
 func TestJobGC_RemovesStoppedJobsWithRecordsButKeepsTagged(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.JobGCThreshold = time.Hour })
+	srv := testServer(t, func(c *Config) { c.JobGCThreshold = time.Hour })
 	for _, id := range []string{"stopped", "tagged", "running"} {
 		registerJob(t, srv, "", mock.JobWithID(id))
 	}
@@ -221,7 +221,7 @@ func TestJobGC_RemovesStoppedJobsWithRecordsButKeepsTagged(t *testing.T) {
 }
 
 func TestPurgeHistory_RestoreAndConflict(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerJob(t, srv, "", mock.Job())
 	var dr structs.JobDeregisterResponse
 	must.NoError(t, srv.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: "web", Purge: true,
@@ -243,7 +243,7 @@ func TestPurgeHistory_RestoreAndConflict(t *testing.T) {
 }
 
 func TestPurgeHistory_Retention(t *testing.T) {
-	srv := TestServer(t, func(c *Config) {
+	srv := testServer(t, func(c *Config) {
 		c.PurgeHistoryRetention = 50 * time.Millisecond
 		c.ReapInterval = 20 * time.Millisecond
 	})
@@ -258,7 +258,7 @@ func TestPurgeHistory_Retention(t *testing.T) {
 }
 
 func TestACL_ExpiredTokenRefusedThenReaped(t *testing.T) {
-	srv, mgmt := TestACLServer(t, func(c *Config) {
+	srv, mgmt := testACLServer(t, func(c *Config) {
 		c.ACLTokenMinExpirationTTL = time.Millisecond
 		c.ReapInterval = 20 * time.Millisecond
 	})

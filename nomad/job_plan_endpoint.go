@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/hashicorp/nomad/api"
@@ -11,32 +12,41 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// Plan answers what registering args.Job would do: the scheduler runs against one
-// point-in-time view of the state, as an evaluation of the registration would, and nothing is
-// written. plan-job (which submit-job implies) in the job's namespace is needed.
+// jobPlan answers what registering Job would do: the scheduler runs against one point-in-time
+// view of the state, on the same input an evaluation of the registration would get
+// (schedulerInput), and nothing is written. plan-job (which submit-job implies) in the job's
+// namespace is needed.
+var jobPlan = write("Job.Plan", spec[structs.JobPlanRequest, structs.JobPlanResponse]{
+	Prepare: func(req *structs.JobPlanRequest) error { return jobPrepareSubmitted(req.Job) },
+	Authorize: func(c *rpcCall, req *structs.JobPlanRequest) error {
+		return jobAnyCapIn(c, jobSubmittedNamespace(req.Job, req.Namespace), acl.NamespaceCapabilityPlanJob)
+	},
+	Validate: func(req *structs.JobPlanRequest) error {
+		if req.Job == nil {
+			return structs.BadRequest("Job must be specified")
+		}
+		if err := checkSubmittedJob(req.Job); err != nil {
+			return err
+		}
+		if err := req.Job.Validate(); err != nil {
+			return structs.BadRequest("%s", err.Error())
+		}
+		return nil
+	},
+	Serve: func(c *rpcCall, req *structs.JobPlanRequest, reply *structs.JobPlanResponse) error {
+		return c.srv.Endpoints.Job.plan(req, reply)
+	},
+})
+
+// Plan answers what registering args.Job would do, writing nothing.
 func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse) error {
-	if done, err := j.srv.forward("Job.Plan", args, reply); done {
-		return err
-	}
-	if args.Job == nil {
-		return structs.BadRequest("Job must be specified")
-	}
-	args.Job.Canonicalize()
+	return jobPlan.Call(j.srv, args, reply)
+}
+
+// plan runs the scheduler on an authorized, valid plan request, on the leader.
+func (j *Job) plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse) error {
 	ns := args.Job.Namespace
-	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityPlanJob) {
-		return structs.PermissionDenied("plan-job capability required in namespace %q", ns)
-	}
-	if err := args.Job.Validate(); err != nil {
-		return structs.BadRequest("%s", err.Error())
-	}
 	if err := args.Job.CheckMaxCount(j.srv.jobMaxCount()); err != nil {
-		return err
-	}
-	if err := j.srv.checkLeader(); err != nil {
 		return err
 	}
 	store := j.srv.State().PointInTime()
@@ -44,6 +54,8 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 		return err
 	} else if namespace == nil {
 		return structs.BadRequest("namespace %q does not exist", ns)
+	} else if err := checkNamespaceCapabilities(namespace, args.Job); err != nil {
+		return err
 	}
 	existing, err := store.JobByID(nil, ns, args.Job.ID)
 	if err != nil {
@@ -71,6 +83,7 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 			return err
 		}
 	}
+	reply.Warnings = strings.Join(job.Warnings(), "\n")
 	reply.Annotations = &api.PlanAnnotations{DesiredTGUpdates: map[string]*api.DesiredUpdates{}}
 	reply.Index = store.LatestIndex()
 	if job.IsPeriodicActive() {
@@ -79,11 +92,15 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 			return structs.BadRequest("%s", err.Error())
 		}
 	}
-	if job.IsPeriodic() || job.IsParameterized() {
-		// Such a job is not placed itself; its children are.
-		return nil
-	}
-	in, err := j.srv.schedulerInput(store, job, ns, job.ID, 0)
+	// A periodic or parameterized job is not placed itself, its children are; upstream's
+	// plan still runs the scheduler on it and so reports the placements each child will
+	// ask for (and `job plan` exits 1), which deploy pipelines rely on. The blocked
+	// evaluation below is left out for them: their registration makes none.
+	placesItself := !job.IsPeriodic() && !job.IsParameterized()
+	// Neither a placement bound (the plan shows every placement the job asks for) nor a
+	// deployment ID and time (nothing is created; an unknown allocation is judged as still
+	// within its disconnect window).
+	in, err := j.srv.schedulerInput(store, job, ns, job.ID)
 	if err != nil {
 		return err
 	}
@@ -92,6 +109,13 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 		return err
 	}
 	reply.Annotations.DesiredTGUpdates = desiredUpdates(job, in.Allocs, plan)
+	// Placements that fit nowhere are still placements the job asks for; FailedTGAllocs
+	// says why they would wait.
+	for group, n := range plan.Queued {
+		if u := reply.Annotations.DesiredTGUpdates[group]; u != nil && n > 0 {
+			u.Place += uint64(n)
+		}
+	}
 	for _, v := range plan.Preempted() {
 		reply.Annotations.PreemptedAllocs = append(reply.Annotations.PreemptedAllocs, preemptedStub(v))
 	}
@@ -107,7 +131,7 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	for _, q := range plan.Queued {
 		queued += q
 	}
-	if queued > 0 {
+	if queued > 0 && placesItself {
 		// The registration's evaluation would leave a blocked one to place the rest.
 		blocked, err := newEval(job, structs.EvalTriggerQueuedAllocs, 0, now().UnixNano())
 		if err != nil {
@@ -207,25 +231,36 @@ func updateCounts(u *api.DesiredUpdates) map[string]uint64 {
 	return out
 }
 
-// Validate reports whether args.Job would be accepted by a registration: every problem found,
+// jobValidate reports whether Job would be accepted by a registration: every problem found,
 // not an error. read-job in the job's namespace is needed, as upstream.
+var jobValidate = write("Job.Validate", spec[structs.JobValidateRequest, structs.JobValidateResponse]{
+	Prepare: func(req *structs.JobValidateRequest) error { return jobPrepareSubmitted(req.Job) },
+	Authorize: func(c *rpcCall, req *structs.JobValidateRequest) error {
+		return jobAnyCapIn(c, jobSubmittedNamespace(req.Job, req.Namespace), acl.NamespaceCapabilityReadJob)
+	},
+	Serve: func(c *rpcCall, req *structs.JobValidateRequest, reply *structs.JobValidateResponse) error {
+		return c.srv.Endpoints.Job.validate(req, reply)
+	},
+})
+
+// Validate reports whether args.Job would be accepted by a registration.
 func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValidateResponse) error {
-	if args.Job == nil {
-		return structs.BadRequest("Job must be specified")
-	}
-	args.Job.Canonicalize()
+	return jobValidate.Call(j.srv, args, reply)
+}
+
+// validate lists what is wrong with an authorized validate request's job.
+func (j *Job) validate(args *structs.JobValidateRequest, reply *structs.JobValidateResponse) error {
 	ns := args.Job.Namespace
-	aclObj, _, err := j.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if !aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob) {
-		return structs.PermissionDenied("read-job capability required in namespace %q", ns)
-	}
 	reply.DriverConfigValidated = false
 	reply.ValidationErrors = []string{}
+	reply.Warnings = strings.Join(args.Job.Warnings(), "\n")
 	var errs error = args.Job.Validate()
 	if err := args.Job.CheckMaxCount(j.srv.jobMaxCount()); err != nil {
+		errs = multierror.Append(errs, err)
+	}
+	if namespace, err := j.srv.State().NamespaceByName(nil, ns); err != nil {
+		return err
+	} else if err := checkNamespaceCapabilities(namespace, args.Job); err != nil {
 		errs = multierror.Append(errs, err)
 	}
 	if errs == nil {

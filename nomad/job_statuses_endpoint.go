@@ -19,16 +19,29 @@ const maxJobStatusesJobs = 1000
 // most recently modified first. Child jobs of periodic and parameterized jobs are left out
 // unless IncludeChildren; a parent lists their statuses instead. It needs read-job in each
 // namespace answered for.
+var jobStatuses = read("Job.Statuses", spec[structs.JobStatusesRequest, structs.JobStatusesResponse]{
+	Prepare:   jobQueryDefaultNamespace[structs.JobStatusesRequest],
+	Authorize: jobListingRule[structs.JobStatusesRequest](acl.NamespaceCapabilityReadJob),
+	Validate: func(req *structs.JobStatusesRequest) error {
+		if len(req.Jobs) > maxJobStatusesJobs {
+			return structs.BadRequest("Jobs: at most %d jobs per request, got %d", maxJobStatusesJobs, len(req.Jobs))
+		}
+		return nil
+	},
+	Serve: func(c *rpcCall, req *structs.JobStatusesRequest, reply *structs.JobStatusesResponse) error {
+		return c.srv.Endpoints.Job.statuses(c, req, reply)
+	},
+})
+
+// Statuses answers /v1/jobs/statuses.
 func (j *Job) Statuses(args *structs.JobStatusesRequest, reply *structs.JobStatusesResponse) error {
-	if done, err := j.srv.forwardRead("Job.Statuses", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if len(args.Jobs) > maxJobStatusesJobs {
-		return structs.BadRequest("Jobs: at most %d jobs per request, got %d", maxJobStatusesJobs, len(args.Jobs))
-	}
-	visible, err := j.srv.namespaceReader(&args.QueryOptions, acl.NamespaceCapabilityReadJob)
-	if err != nil {
-		return err
+	return jobStatuses.Call(j.srv, args, reply)
+}
+
+// statuses serves an authorized, valid Statuses request.
+func (j *Job) statuses(c *rpcCall, args *structs.JobStatusesRequest, reply *structs.JobStatusesResponse) error {
+	visible := func(ns string) bool {
+		return jobVisibleIn(c, &args.QueryOptions, acl.NamespaceCapabilityReadJob, ns)
 	}
 	filter, err := paginator.NewFilter(args.Filter)
 	if err != nil {

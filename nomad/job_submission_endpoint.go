@@ -6,24 +6,27 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// GetJobSubmission reads the source one version of a job was registered from; read-job in the
+// jobGetSubmission reads the source one version of a job was registered from; read-job in the
 // request's namespace is needed.
+var jobGetSubmission = read("Job.GetJobSubmission", spec[structs.JobSubmissionRequest, structs.JobSubmissionResponse]{
+	Prepare:   jobQueryDefaultNamespace[structs.JobSubmissionRequest],
+	Authorize: jobReadRule[structs.JobSubmissionRequest],
+	Serve: func(c *rpcCall, req *structs.JobSubmissionRequest, reply *structs.JobSubmissionResponse) error {
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			sub, err := store.JobSubmission(ws, req.Namespace, req.JobID, req.Version)
+			if err != nil {
+				return 0, err
+			}
+			reply.Submission = sub
+			if sub != nil {
+				return sub.ModifyIndex, nil
+			}
+			return store.Index("job_submission"), nil
+		})
+	},
+})
+
+// GetJobSubmission reads the source one version of a job was registered from.
 func (j *Job) GetJobSubmission(args *structs.JobSubmissionRequest, reply *structs.JobSubmissionResponse) error {
-	if done, err := j.srv.forwardRead("Job.GetJobSubmission", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.authorizeRead(&args.QueryOptions); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		sub, err := store.JobSubmission(ws, args.Namespace, args.JobID, args.Version)
-		if err != nil {
-			return 0, err
-		}
-		reply.Submission = sub
-		if sub != nil {
-			return sub.ModifyIndex, nil
-		}
-		return store.Index("job_submission"), nil
-	})
+	return jobGetSubmission.Call(j.srv, args, reply)
 }

@@ -19,24 +19,31 @@ type Keyring struct {
 	srv *Server
 }
 
-// ListPublic returns the public half of every root key, for /.well-known/jwks.json. Like
-// upstream, it needs no token: public keys are meant to be fetched by anyone verifying a
-// workload identity.
+// keyringListPublic answers the public half of every root key, for /.well-known/jwks.json.
+// Like upstream, it needs no token: public keys are meant to be fetched by anyone verifying a
+// workload identity, so a token the caller sends is set aside, whatever it is.
+var keyringListPublic = read("Keyring.ListPublic", spec[structs.KeyringListPublicRequest, structs.KeyringListPublicResponse]{
+	Caller:    callerAnyone,
+	Prepare:   func(req *structs.KeyringListPublicRequest) error { req.AuthToken = ""; return nil },
+	Authorize: anyone[structs.KeyringListPublicRequest],
+	Serve: func(c *rpcCall, req *structs.KeyringListPublicRequest, reply *structs.KeyringListPublicResponse) error {
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			keys, err := store.RootKeys(ws)
+			if err != nil {
+				return 0, err
+			}
+			reply.PublicKeys = make([]*structs.RootKeyPublic, 0, len(keys))
+			for _, key := range keys {
+				reply.PublicKeys = append(reply.PublicKeys, key.Public())
+			}
+			return store.Index("root_keys"), nil
+		})
+	},
+})
+
+// ListPublic returns the public half of every root key; it needs no token.
 func (k *Keyring) ListPublic(args *structs.KeyringListPublicRequest, reply *structs.KeyringListPublicResponse) error {
-	if done, err := k.srv.forwardRead("Keyring.ListPublic", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	return k.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		keys, err := store.RootKeys(ws)
-		if err != nil {
-			return 0, err
-		}
-		reply.PublicKeys = make([]*structs.RootKeyPublic, 0, len(keys))
-		for _, key := range keys {
-			reply.PublicKeys = append(reply.PublicKeys, key.Public())
-		}
-		return store.Index("root_keys"), nil
-	})
+	return keyringListPublic.Call(k.srv, args, reply)
 }
 
 // initializeKeyring makes the cluster's first root key when there is none. It runs on the
@@ -92,99 +99,90 @@ func newRootKey(now time.Time) (*structs.RootKey, error) {
 	}, nil
 }
 
-// authorizeKeyring is the keyring management check: a management token, as upstream.
-func (k *Keyring) authorizeKeyring(secret string) error {
-	aclObj, _, err := k.srv.resolveACL(secret)
-	if err != nil {
-		return err
-	}
-	if !aclObj.IsManagement() && !aclObj.IsDisabled() {
-		return structs.PermissionDenied("management token required to manage the keyring")
-	}
-	return nil
-}
+// The keyring's management rows need a management token, as upstream.
+
+// keyringList lists the root keys' metadata, oldest first; never key material.
+var keyringList = read("Keyring.List", spec[structs.KeyringListRequest, structs.KeyringListResponse]{
+	Authorize: management[structs.KeyringListRequest]("manage the keyring"),
+	Serve: func(c *rpcCall, req *structs.KeyringListRequest, reply *structs.KeyringListResponse) error {
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			keys, err := store.RootKeys(ws)
+			if err != nil {
+				return 0, err
+			}
+			reply.Keys = make([]*structs.RootKeyMeta, 0, len(keys))
+			for _, key := range keys {
+				reply.Keys = append(reply.Keys, key.Meta())
+			}
+			return store.Index("root_keys"), nil
+		})
+	},
+})
+
+// keyringRotate makes a new active root key; the active one becomes inactive in the same
+// entry.
+var keyringRotate = write("Keyring.Rotate", spec[structs.KeyringRotateRootKeyRequest, structs.KeyringRotateRootKeyResponse]{
+	Authorize: management[structs.KeyringRotateRootKeyRequest]("manage the keyring"),
+	Serve: func(c *rpcCall, req *structs.KeyringRotateRootKeyRequest, reply *structs.KeyringRotateRootKeyResponse) error {
+		key, err := newRootKey(now())
+		if err != nil {
+			return err
+		}
+		req.RootKey = key
+		index, err := c.srv.raftApply(structs.KeyringRotateRootKeyRequestType, req)
+		if err != nil {
+			return err
+		}
+		stored := *key
+		stored.CreateIndex, stored.ModifyIndex = index, index
+		reply.Key = stored.Meta()
+		reply.Index = index
+		// The key ID only: never the key.
+		c.srv.logger.Info("rotated the root key", "key_id", key.KeyID)
+		return nil
+	},
+})
+
+// keyringDelete removes an inactive root key: an unknown key is a 404, the active one a 400.
+var keyringDelete = write("Keyring.Delete", spec[structs.KeyringDeleteRootKeyRequest, structs.GenericResponse]{
+	Authorize: management[structs.KeyringDeleteRootKeyRequest]("manage the keyring"),
+	Serve: func(c *rpcCall, req *structs.KeyringDeleteRootKeyRequest, reply *structs.GenericResponse) error {
+		keys, err := c.srv.State().RootKeys(nil)
+		if err != nil {
+			return err
+		}
+		var found *structs.RootKey
+		for _, key := range keys {
+			if key.KeyID == req.KeyID {
+				found = key
+			}
+		}
+		if found == nil {
+			return structs.NotFound(structs.ErrRootKeyNotFound)
+		}
+		if found.State == structs.RootKeyStateActive {
+			return structs.BadRequest("active root key %s cannot be deleted: rotate first", req.KeyID)
+		}
+		index, err := c.srv.raftApply(structs.KeyringDeleteRootKeyRequestType, req)
+		if err != nil {
+			return err
+		}
+		reply.Index = index
+		return nil
+	},
+})
 
 // List lists the root keys' metadata, oldest first; never key material.
 func (k *Keyring) List(args *structs.KeyringListRequest, reply *structs.KeyringListResponse) error {
-	if done, err := k.srv.forwardRead("Keyring.List", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := k.authorizeKeyring(args.AuthToken); err != nil {
-		return err
-	}
-	return k.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		keys, err := store.RootKeys(ws)
-		if err != nil {
-			return 0, err
-		}
-		reply.Keys = make([]*structs.RootKeyMeta, 0, len(keys))
-		for _, key := range keys {
-			reply.Keys = append(reply.Keys, key.Meta())
-		}
-		return store.Index("root_keys"), nil
-	})
+	return keyringList.Call(k.srv, args, reply)
 }
 
-// Rotate makes a new active root key; the active one becomes inactive in the same entry.
+// Rotate makes a new active root key.
 func (k *Keyring) Rotate(args *structs.KeyringRotateRootKeyRequest, reply *structs.KeyringRotateRootKeyResponse) error {
-	if done, err := k.srv.forward("Keyring.Rotate", args, reply); done {
-		return err
-	}
-	if err := k.authorizeKeyring(args.AuthToken); err != nil {
-		return err
-	}
-	if err := k.srv.checkLeader(); err != nil {
-		return err
-	}
-	key, err := newRootKey(now())
-	if err != nil {
-		return err
-	}
-	args.RootKey = key
-	index, err := k.srv.raftApply(structs.KeyringRotateRootKeyRequestType, args)
-	if err != nil {
-		return err
-	}
-	stored := *key
-	stored.CreateIndex, stored.ModifyIndex = index, index
-	reply.Key = stored.Meta()
-	reply.Index = index
-	// The key ID only: never the key.
-	k.srv.logger.Info("rotated the root key", "key_id", key.KeyID)
-	return nil
+	return keyringRotate.Call(k.srv, args, reply)
 }
 
-// Delete removes an inactive root key: an unknown key is a 404, the active one a 400.
+// Delete removes an inactive root key.
 func (k *Keyring) Delete(args *structs.KeyringDeleteRootKeyRequest, reply *structs.GenericResponse) error {
-	if done, err := k.srv.forward("Keyring.Delete", args, reply); done {
-		return err
-	}
-	if err := k.authorizeKeyring(args.AuthToken); err != nil {
-		return err
-	}
-	if err := k.srv.checkLeader(); err != nil {
-		return err
-	}
-	keys, err := k.srv.State().RootKeys(nil)
-	if err != nil {
-		return err
-	}
-	var found *structs.RootKey
-	for _, key := range keys {
-		if key.KeyID == args.KeyID {
-			found = key
-		}
-	}
-	if found == nil {
-		return structs.NotFound(structs.ErrRootKeyNotFound)
-	}
-	if found.State == structs.RootKeyStateActive {
-		return structs.BadRequest("active root key %s cannot be deleted: rotate first", args.KeyID)
-	}
-	index, err := k.srv.raftApply(structs.KeyringDeleteRootKeyRequestType, args)
-	if err != nil {
-		return err
-	}
-	reply.Index = index
-	return nil
+	return keyringDelete.Call(k.srv, args, reply)
 }

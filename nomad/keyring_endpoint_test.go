@@ -25,7 +25,7 @@ func waitRootKeys(t *testing.T, srv *Server, n int) []*structs.RootKey {
 }
 
 func TestKeyring_FirstLeaderCreatesOneKey(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	keys := waitRootKeys(t, srv, 1)
 	key := keys[0]
 	must.Eq(t, structs.RootKeyAlgorithm, key.Algorithm)
@@ -49,7 +49,7 @@ func TestKeyring_FirstLeaderCreatesOneKey(t *testing.T) {
 // A restarted leader finds the key its predecessor replicated and makes no second one.
 func TestKeyring_RestartKeepsTheKey(t *testing.T) {
 	dir := t.TempDir()
-	srv := TestServer(t, func(c *Config) { c.DataDir = dir })
+	srv := testServer(t, func(c *Config) { c.DataDir = dir })
 	first := waitRootKeys(t, srv, 1)[0]
 	must.NoError(t, srv.Shutdown())
 

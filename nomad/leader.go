@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/nomadfork/nomad/nomad/deploymentwatcher"
 	"github.com/nomadfork/nomad/nomad/drainer"
 	"github.com/nomadfork/nomad/nomad/periodic"
@@ -65,7 +66,10 @@ func newNotReady() *chan struct{} {
 // a store that has not replayed its log yet.
 func (s *Server) establishLeadership(ctx context.Context, ready chan struct{}) {
 	for {
-		err := s.raft.Barrier(raftApplyTimeout).Error()
+		err := waitFuture(ctx, s.raft.Barrier(raftApplyTimeout))
+		if ctx.Err() != nil {
+			return
+		}
 		if err == nil {
 			break
 		}
@@ -87,6 +91,22 @@ func (s *Server) establishLeadership(ctx context.Context, ready chan struct{}) {
 	// ready belongs to this term only: losing leadership installs a fresh channel.
 	close(ready)
 	s.leaderLoop(ctx)
+}
+
+// waitFuture waits for f, or until ctx ends. Raft does not always answer a future it was
+// given just before it stepped down or shut down, and a term that ends (leadership lost, the
+// server stopping) must not wait on one: monitorLeadership and Shutdown wait for the term.
+// The goroutine that reads f ends when raft answers it; one raft never answers lives on until
+// the process ends, which only a server being shut down leaves behind.
+func waitFuture(ctx context.Context, f raft.Future) error {
+	answer := make(chan error, 1)
+	go func() { answer <- f.Error() }()
+	select {
+	case err := <-answer:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // leaderCaughtUp reports, without waiting, whether this leader has applied the whole log, so

@@ -26,7 +26,7 @@ func waitUntil(t *testing.T, cond func() bool) {
 // waits in a blocked evaluation with its allocation queued. Then room appears elsewhere and
 // the second is placed there.
 func TestWorkers_ParallelNeverOverCommit(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 2 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 2 })
 	registerNode(t, srv, sizedNode("n1", 1000), "")
 	defer keepAlive(srv, "n1")()
 	a, b := memJob("a", 1, 600), memJob("b", 1, 600)
@@ -52,7 +52,7 @@ func TestWorkers_ParallelNeverOverCommit(t *testing.T) {
 // TestWorkers_ParallelPlaceManyJobs: two workers place several jobs, each completely, each
 // evaluation complete.
 func TestWorkers_ParallelPlaceManyJobs(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 2 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 2 })
 	for i := range 3 {
 		id := fmt.Sprintf("n%d", i)
 		registerNode(t, srv, sizedNode(id, 4000), "")
@@ -73,7 +73,7 @@ func TestWorkers_ParallelPlaceManyJobs(t *testing.T) {
 // TestWorkers_ConfigChangeAtRuntime: from 0 workers (evaluations wait in the broker) to 2
 // through the agent's configuration, the waiting evaluation is processed.
 func TestWorkers_ConfigChangeAtRuntime(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerNode(t, srv, sizedNode("n1", 4000), "")
 	defer keepAlive(srv, "n1")()
 	reply := registerJob(t, srv, "", memJob("web", 2, 100))
@@ -86,7 +86,7 @@ func TestWorkers_ConfigChangeAtRuntime(t *testing.T) {
 // TestEvalBroker_DeliveryLimitFailsWithFollowup: an evaluation nacked up to the delivery
 // limit is marked failed by the leader, with a delayed follow-up that the broker holds.
 func TestEvalBroker_DeliveryLimitFailsWithFollowup(t *testing.T) {
-	srv := TestServer(t, func(c *Config) {
+	srv := testServer(t, func(c *Config) {
 		c.EvalBroker = evalbroker.Config{DeliveryLimit: 2, InitialNackDelay: -1, SubsequentNackDelay: -1}
 		c.EvalFailedFollowupDelay = time.Hour
 	})
@@ -127,7 +127,7 @@ func TestEvalBroker_DeliveryLimitFailsWithFollowup(t *testing.T) {
 // can find them).
 func TestEvalBroker_FilledOnLeadershipAndEmptiedOnLoss(t *testing.T) {
 	dir := t.TempDir()
-	srv := TestServer(t, func(c *Config) { c.DataDir = dir })
+	srv := testServer(t, func(c *Config) { c.DataDir = dir })
 	// The term's duties start just after the leader is ready.
 	waitUntil(t, srv.evalBroker.Enabled)
 	reply := registerJob(t, srv, "", mock.Job())
@@ -136,7 +136,7 @@ func TestEvalBroker_FilledOnLeadershipAndEmptiedOnLoss(t *testing.T) {
 	must.False(t, srv.evalBroker.Enabled())
 	must.Eq(t, 0, srv.evalBroker.Stats().TotalReady)
 
-	again := TestServer(t, func(c *Config) { c.DataDir = dir })
+	again := testServer(t, func(c *Config) { c.DataDir = dir })
 	waitUntil(t, func() bool { return again.evalBroker.Stats().TotalReady == 1 })
 	e, token, err := again.evalBroker.Dequeue(context.Background(), DefaultEnabledSchedulers, time.Second)
 	must.NoError(t, err)
@@ -148,7 +148,7 @@ func TestEvalBroker_FilledOnLeadershipAndEmptiedOnLoss(t *testing.T) {
 // TestEvalBroker_PausedBySchedulerConfig: PauseEvalBroker disables the broker (no worker
 // takes anything) and clearing it enables and refills it.
 func TestEvalBroker_PausedBySchedulerConfig(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	set := func(pause bool) {
 		var reply structs.SchedulerSetConfigurationResponse
 		must.NoError(t, srv.Endpoints.Operator.SchedulerSetConfiguration(&structs.SchedulerSetConfigRequest{
@@ -176,7 +176,7 @@ func TestWorkers_SchedulerErrorFailsOnlyThatEvaluation(t *testing.T) {
 		}
 		return orig(in)
 	}
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 2 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 2 })
 	registerNode(t, srv, sizedNode("n1", 4000), "")
 	defer keepAlive(srv, "n1")()
 	bad := registerJob(t, srv, "", memJob("bad", 1, 100))
@@ -196,7 +196,7 @@ func TestWorkers_SchedulerErrorFailsOnlyThatEvaluation(t *testing.T) {
 // the worker refreshes its snapshot and plans again, and the allocation lands on the other
 // node; the evaluation completes once, with nothing queued.
 func TestWorker_RefusedPlanIsReplannedOnFresherState(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerNode(t, srv, sizedNode("n1", 1000), "")
 	registerNode(t, srv, sizedNode("n2", 1000), "")
 	filler := memJob("filler", 1, 900)
@@ -216,7 +216,7 @@ func TestWorker_RefusedPlanIsReplannedOnFresherState(t *testing.T) {
 			if calls == 1 && len(p.Place) == 1 {
 				// Another worker's plan, committed between this one's snapshot and its submit.
 				raced = p.Place[0].NodeID
-				TestPlaceAllocs(t, srv, filler, &structs.Allocation{ID: "filler-1", NodeID: raced, TaskGroup: "web"})
+				testPlaceAllocs(t, srv, filler, &structs.Allocation{ID: "filler-1", NodeID: raced, TaskGroup: "web"})
 			}
 		}
 		return p
@@ -250,7 +250,7 @@ func TestEvalBroker_Metrics(t *testing.T) {
 	must.NoError(t, err)
 	t.Cleanup(func() { _, _ = metrics.NewGlobal(metrics.DefaultConfig(""), &metrics.BlackholeSink{}) })
 
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	registerNode(t, srv, sizedNode("n1", 4000), "")
 	defer keepAlive(srv, "n1")()
 	evalDone(t, srv, registerJob(t, srv, "", memJob("web", 1, 100)).EvalID)

@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"crypto/subtle"
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -18,108 +17,72 @@ type Node struct {
 	srv *Server
 }
 
-// authorizeNode lets a call about a node through when token is that node's own secret, or
-// an ACL token with node read (or write) access. It returns the ACL of a token caller, nil for
-// the node itself. Secrets are compared in constant time, and none appears in an error.
-func (s *Server) authorizeNode(token, nodeID string, write bool) (*acl.ACL, error) {
-	if token != "" && nodeID != "" {
-		node, err := s.State().NodeByID(nil, nodeID)
-		if err != nil {
-			return nil, err
-		}
-		if node != nil && subtle.ConstantTimeCompare([]byte(node.SecretID), []byte(token)) == 1 {
-			return nil, nil
-		}
-		// The node's identity is as good as its secret for its own calls.
-		if node != nil && looksLikeJWT(token) && s.verifyNodeIdentity(s.State(), token, nodeID, now()) {
-			return nil, nil
-		}
+// nodeRegisterSpec is a registration row. The caller must be the node itself (its stored
+// secret), the agent's own client registering its node for the first time, a node introduced
+// over a client connection (self), or have node write access.
+func nodeRegisterSpec(self bool) spec[structs.NodeRegisterRequest, structs.NodeUpdateResponse] {
+	return spec[structs.NodeRegisterRequest, structs.NodeUpdateResponse]{
+		Caller: callerNodeOrToken,
+		Prepare: func(req *structs.NodeRegisterRequest) error {
+			if req.Node == nil {
+				return structs.BadRequest("missing node for client registration")
+			}
+			return nil
+		},
+		Authorize: nodeRegisterRule(self),
+		Validate: func(req *structs.NodeRegisterRequest) error {
+			node := req.Node
+			switch {
+			case node.ID == "":
+				return structs.BadRequest("missing node ID for client registration")
+			case node.SecretID == "":
+				return structs.BadRequest("missing node secret ID for client registration")
+			case node.Datacenter == "":
+				return structs.BadRequest("missing datacenter for client registration")
+			case node.Name == "":
+				return structs.BadRequest("missing node name for client registration")
+			case strings.ContainsAny(node.ID, "/ \t\n"):
+				return structs.BadRequest("invalid node ID %q", node.ID)
+			case node.Status != "" && !structs.ValidNodeStatus(node.Status):
+				return structs.BadRequest("invalid node status %q", node.Status)
+			}
+			return nil
+		},
+		Serve: func(c *rpcCall, req *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+			return c.srv.Endpoints.Node.register(req, reply)
+		},
 	}
-	aclObj, _, err := s.resolveACL(token)
-	if err != nil {
-		return nil, err
-	}
-	if write && !aclObj.AllowNodeWrite() {
-		return nil, structs.PermissionDenied("node write access required")
-	}
-	if !write && !aclObj.AllowNodeRead() {
-		return nil, structs.PermissionDenied("node read access required")
-	}
-	return aclObj, nil
 }
 
-// authorizeRegister is authorizeNode for a registration. A node ID keeps the secret it was
-// first registered with, whoever asks: a record with another secret would hand the node to
-// whoever made it up. A node not yet known may register itself with its own secret when it
-// comes over a client agent's connection (self) or is the agent's own client; otherwise an
-// operator token with node write access is needed.
-func (s *Server) authorizeRegister(token string, node *structs.Node, self bool) error {
-	existing, err := s.State().NodeByID(nil, node.ID)
-	if err != nil {
-		return err
-	}
-	if existing != nil && !secretsEqual(existing.SecretID, node.SecretID) {
-		return structs.PermissionDenied("node %s is registered with another secret", node.ID)
-	}
-	if existing == nil && node.ID != "" && secretsEqual(node.SecretID, token) && (self || s.isLocalNodeSecret(token)) {
-		return nil
-	}
-	_, err = s.authorizeNode(token, node.ID, true)
-	return err
-}
+var nodeRegister = write("Node.Register", nodeRegisterSpec(false))
 
-// Register registers a node, or registers it again after a restart. The caller must be the
-// node itself (its stored secret), the agent's own client registering its node for the first
-// time, or have node write access.
-func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
-	return n.register("Node.Register", args, reply, false)
-}
-
-// RegisterClient is Register for a client agent's connection, which reaches it through
+// nodeRegisterClient is Register for a client agent's connection, which reaches it through
 // rpc_client_conn.go after checking the node's secret (and servers forward it to the leader):
 // a node not yet known registers itself with its own secret, no ACL token needed, as
 // upstream's clients do.
-func (n *Node) RegisterClient(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
-	return n.register("Node.RegisterClient", args, reply, true)
+var nodeRegisterClient = write("Node.RegisterClient", nodeRegisterSpec(true))
+
+// Register registers a node, or registers it again after a restart.
+func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	return nodeRegister.Call(n.srv, args, reply)
 }
 
-func (n *Node) register(method string, args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse, self bool) error {
-	if done, err := n.srv.forward(method, args, reply); done {
-		return err
-	}
-	if args.Node == nil {
-		return structs.BadRequest("missing node for client registration")
-	}
-	if err := n.srv.authorizeRegister(args.AuthToken, args.Node, self); err != nil {
-		return err
-	}
+// RegisterClient is Register for a node that came over a client agent's connection.
+func (n *Node) RegisterClient(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	return nodeRegisterClient.Call(n.srv, args, reply)
+}
+
+// register writes an authorised, valid registration on the leader.
+func (n *Node) register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
 	node := args.Node
-	switch {
-	case node.ID == "":
-		return structs.BadRequest("missing node ID for client registration")
-	case node.SecretID == "":
-		return structs.BadRequest("missing node secret ID for client registration")
-	case node.Datacenter == "":
-		return structs.BadRequest("missing datacenter for client registration")
-	case node.Name == "":
-		return structs.BadRequest("missing node name for client registration")
-	case strings.ContainsAny(node.ID, "/ \t\n"):
-		return structs.BadRequest("invalid node ID %q", node.ID)
-	}
 	if node.Status == "" {
 		node.Status = structs.NodeStatusInit
-	}
-	if !structs.ValidNodeStatus(node.Status) {
-		return structs.BadRequest("invalid node status %q", node.Status)
 	}
 	if node.SchedulingEligibility == "" {
 		node.SchedulingEligibility = structs.NodeSchedulingEligible
 	}
 	if node.NodePool == "" {
 		node.NodePool = structs.DefaultNodePool
-	}
-	if err := n.srv.checkLeader(); err != nil {
-		return err
 	}
 	store := n.srv.State()
 	existing, err := store.NodeByID(nil, node.ID)
@@ -143,6 +106,8 @@ func (n *Node) register(method string, args *structs.NodeRegisterRequest, reply 
 			return err
 		}
 	}
+	// The introduction was checked; its token is a secret and stays out of the log.
+	args.IntroToken, args.PlainConn = "", false
 	index, err := n.srv.raftApply(structs.NodeRegisterRequestType, args)
 	if err != nil {
 		return err
@@ -156,24 +121,34 @@ func (n *Node) register(method string, args *structs.NodeRegisterRequest, reply 
 	return nil
 }
 
+var nodeUpdateStatus = write("Node.UpdateStatus", spec[structs.NodeUpdateStatusRequest, structs.NodeUpdateResponse]{
+	Caller: callerNodeOrToken,
+	Prepare: func(req *structs.NodeUpdateStatusRequest) error {
+		if req.NodeID == "" {
+			return structs.BadRequest("missing node ID for client status update")
+		}
+		return nil
+	},
+	Authorize: nodeOr(func(req *structs.NodeUpdateStatusRequest) string { return req.NodeID },
+		nodeWriteRule[structs.NodeUpdateStatusRequest]),
+	Validate: func(req *structs.NodeUpdateStatusRequest) error {
+		if !structs.ValidNodeStatus(req.Status) {
+			return structs.BadRequest("invalid node status %q", req.Status)
+		}
+		return nil
+	},
+	Serve: func(c *rpcCall, req *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+		return c.srv.Endpoints.Node.updateStatus(req, reply)
+	},
+})
+
 // UpdateStatus is the client's heartbeat: it resets the node's heartbeat deadline and, only
 // when the status changes, writes the change (with the evaluations it needs) through Raft.
 func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
-	if done, err := n.srv.forward("Node.UpdateStatus", args, reply); done {
-		return err
-	}
-	if args.NodeID == "" {
-		return structs.BadRequest("missing node ID for client status update")
-	}
-	if _, err := n.srv.authorizeNode(args.AuthToken, args.NodeID, true); err != nil {
-		return err
-	}
-	if !structs.ValidNodeStatus(args.Status) {
-		return structs.BadRequest("invalid node status %q", args.Status)
-	}
-	if err := n.srv.checkLeader(); err != nil {
-		return err
-	}
+	return nodeUpdateStatus.Call(n.srv, args, reply)
+}
+
+func (n *Node) updateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
 	node, err := n.srv.State().NodeByID(nil, args.NodeID)
 	if err != nil {
 		return err
@@ -213,77 +188,84 @@ func (n *Node) fillReply(reply *structs.NodeUpdateResponse, evals []*structs.Eva
 	n.srv.setQueryMeta(&reply.QueryMeta)
 }
 
-// GetNode reads one node, without its secret; node read access is needed.
+var nodeGetNode = read("Node.GetNode", spec[structs.NodeSpecificRequest, structs.SingleNodeResponse]{
+	Caller:    callerNodeOrToken,
+	Authorize: nodeOr(func(req *structs.NodeSpecificRequest) string { return req.NodeID }, nodeReadRule[structs.NodeSpecificRequest]),
+	Serve: func(c *rpcCall, req *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			node, err := store.NodeByID(ws, req.NodeID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Node = node.Sanitized()
+			if node != nil {
+				return node.ModifyIndex, nil
+			}
+			return store.Index("nodes"), nil
+		})
+	},
+})
+
+// GetNode reads one node, without its secret; the node itself or node read access.
 func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
-	if done, err := n.srv.forwardRead("Node.GetNode", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if _, err := n.srv.authorizeNode(args.AuthToken, args.NodeID, false); err != nil {
-		return err
-	}
-	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		node, err := store.NodeByID(ws, args.NodeID)
-		if err != nil {
-			return 0, err
-		}
-		reply.Node = node.Sanitized()
-		if node != nil {
-			return node.ModifyIndex, nil
-		}
-		return store.Index("nodes"), nil
-	})
+	return nodeGetNode.Call(n.srv, args, reply)
 }
+
+var nodeList = read("Node.List", spec[structs.NodeListRequest, structs.NodeListResponse]{
+	Authorize: nodeReadRule[structs.NodeListRequest],
+	Serve: func(c *rpcCall, req *structs.NodeListRequest, reply *structs.NodeListResponse) error {
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			nodes, err := store.Nodes(ws, req.Prefix)
+			if err != nil {
+				return 0, err
+			}
+			reply.Nodes, reply.NextToken, err = paginator.Page(nodes, req.QueryOptions,
+				paginator.Order[*structs.Node]{Key: func(n *structs.Node) paginator.Key { return paginator.ByID(n.ID) }},
+				nil, func(n *structs.Node) (*structs.NodeListStub, error) {
+					return n.Stub(req.WithOS, req.WithResources), nil
+				})
+			if err != nil {
+				return 0, err
+			}
+			return store.Index("nodes"), nil
+		})
+	},
+})
 
 // List lists nodes; node read access is needed.
 func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListResponse) error {
-	if done, err := n.srv.forwardRead("Node.List", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if _, err := n.srv.authorizeNode(args.AuthToken, "", false); err != nil {
-		return err
-	}
-	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		nodes, err := store.Nodes(ws, args.Prefix)
-		if err != nil {
-			return 0, err
-		}
-		reply.Nodes, reply.NextToken, err = paginator.Page(nodes, args.QueryOptions,
-			paginator.Order[*structs.Node]{Key: func(n *structs.Node) paginator.Key { return paginator.ByID(n.ID) }},
-			nil, func(n *structs.Node) (*structs.NodeListStub, error) {
-				return n.Stub(args.WithOS, args.WithResources), nil
-			})
-		if err != nil {
-			return 0, err
-		}
-		return store.Index("nodes"), nil
-	})
+	return nodeList.Call(n.srv, args, reply)
 }
+
+var nodeGetAllocs = read("Node.GetAllocs", spec[structs.NodeSpecificRequest, structs.NodeAllocsResponse]{
+	Caller:    callerNodeOrToken,
+	Authorize: nodeOr(func(req *structs.NodeSpecificRequest) string { return req.NodeID }, nodeReadRule[structs.NodeSpecificRequest]),
+	Serve: func(c *rpcCall, req *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
+		// The node itself (whose secret is no ACL token, so c.acl is nil, or ACLs are off)
+		// sees all of them; an operator those of the namespaces where it has read-job.
+		tokenACL := c.acl
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			allocs, err := store.AllocsByNode(ws, req.NodeID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Allocs = make([]*structs.Allocation, 0, len(allocs))
+			for _, a := range allocs {
+				if tokenACL != nil && !tokenACL.AllowNamespaceOperation(a.Namespace, acl.NamespaceCapabilityReadJob) {
+					continue
+				}
+				reply.Allocs = append(reply.Allocs, a)
+			}
+			// The table index, not the newest allocation's: a purge deletes allocations, and
+			// the client must see the answer change.
+			return store.Index("allocs"), nil
+		})
+	},
+})
 
 // GetAllocs reads the allocations placed on a node, with their jobs. The node's own client
 // reads them with its secret and sees all of them; an operator needs node read access and
 // sees those of the namespaces where it has read-job.
 func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
-	if done, err := n.srv.forwardRead("Node.GetAllocs", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, err := n.srv.authorizeNode(args.AuthToken, args.NodeID, false)
-	if err != nil {
-		return err
-	}
-	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		allocs, err := store.AllocsByNode(ws, args.NodeID)
-		if err != nil {
-			return 0, err
-		}
-		reply.Allocs = make([]*structs.Allocation, 0, len(allocs))
-		for _, a := range allocs {
-			if aclObj != nil && !aclObj.AllowNamespaceOperation(a.Namespace, acl.NamespaceCapabilityReadJob) {
-				continue
-			}
-			reply.Allocs = append(reply.Allocs, a)
-		}
-		// The table index, not the newest allocation's: a purge deletes allocations, and the
-		// client must see the answer change.
-		return store.Index("allocs"), nil
-	})
+	return nodeGetAllocs.Call(n.srv, args, reply)
 }

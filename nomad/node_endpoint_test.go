@@ -13,7 +13,7 @@ import (
 // as the agent's own client), then authenticates with its secret; reads need node read and
 // never show the secret; a node reports only on its own allocations.
 func TestNodeEndpoint_Auth(t *testing.T) {
-	srv, root := TestACLServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv, root := testACLServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	reader := clientToken(t, srv, root, "node-reader", `node { policy = "read" }`)
 	writer := clientToken(t, srv, root, "node-writer", `node { policy = "write" }`)
 	jobs := clientToken(t, srv, root, "jobs", `namespace "default" { policy = "write" }`)

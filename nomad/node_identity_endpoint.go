@@ -3,40 +3,45 @@ package nomad
 import (
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
 
+var nodeSignIdentity = read("Node.SignIdentity", spec[structs.NodeIdentitySignRequest, structs.NodeIdentitySignResponse]{
+	Caller:    callerNode,
+	Authorize: nodeSecret(func(req *structs.NodeIdentitySignRequest) string { return req.NodeID }),
+	Serve: func(c *rpcCall, req *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
+		store := c.srv.State()
+		node, err := store.NodeByID(nil, req.NodeID)
+		if err != nil {
+			return err
+		}
+		if node == nil {
+			return structs.NotFound(structs.ErrNodeNotFound)
+		}
+		ttl := structs.DefaultNodeIdentityTTL
+		if pool, err := store.NodePoolByName(nil, node.NodePool); err != nil {
+			return err
+		} else if pool != nil && pool.NodeIdentityTTL > 0 {
+			ttl = pool.NodeIdentityTTL
+		}
+		token, exp, err := c.srv.signNodeIdentity(store, node, ttl, now())
+		if err != nil {
+			return err
+		}
+		reply.JWT, reply.Expiration = token, exp
+		reply.Index = store.Index("nodes")
+		return nil
+	},
+})
+
 // SignIdentity signs a fresh identity for the calling node, valid for its node pool's
 // NodeIdentityTTL (DefaultNodeIdentityTTL when the pool sets none). Only the node itself asks:
-// its secret, or the identity it holds now. Any server signs, with its own copy of the keyring.
+// its secret, or the identity it holds now. Any server signs, with its own copy of the keyring:
+// clients ask with AllowStale, so the call stays on the server it reached.
 func (n *Node) SignIdentity(args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
-	if err := n.srv.authenticateNode(args.NodeID, args.AuthToken); err != nil {
-		return err
-	}
-	store := n.srv.State()
-	node, err := store.NodeByID(nil, args.NodeID)
-	if err != nil {
-		return err
-	}
-	if node == nil {
-		return structs.NotFound(structs.ErrNodeNotFound)
-	}
-	ttl := structs.DefaultNodeIdentityTTL
-	if pool, err := store.NodePoolByName(nil, node.NodePool); err != nil {
-		return err
-	} else if pool != nil && pool.NodeIdentityTTL > 0 {
-		ttl = pool.NodeIdentityTTL
-	}
-	token, exp, err := n.srv.signNodeIdentity(store, node, ttl, now())
-	if err != nil {
-		return err
-	}
-	reply.JWT, reply.Expiration = token, exp
-	reply.Index = store.Index("nodes")
-	return nil
+	return nodeSignIdentity.Call(n.srv, args, reply)
 }
 
 func (s *Server) signNodeIdentity(store *state.StateStore, node *structs.Node, ttl time.Duration, now time.Time) (string, int64, error) {
@@ -62,30 +67,12 @@ func (s *Server) signNodeIdentity(store *state.StateStore, node *structs.Node, t
 // root key of the keyring, not expired, for that node, and with the audience of node
 // identities (so no workload identity passes for one).
 func (s *Server) verifyNodeIdentity(store *state.StateStore, token, nodeID string, now time.Time) bool {
-	parsed, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.RS256})
-	if err != nil || len(parsed.Headers) != 1 || parsed.Headers[0].KeyID == "" {
+	var claims structs.NodeIdentityClaims
+	if err := s.verifySignedClaims(store, token, &claims); err != nil {
 		return false
 	}
-	keys, err := store.RootKeys(nil)
-	if err != nil {
+	if err := claims.Claims.ValidateWithLeeway(jwt.Expected{Time: now, AnyAudience: jwt.Audience{structs.NodeIdentityAudience}}, identityLeeway); err != nil {
 		return false
 	}
-	for _, key := range keys {
-		if key.KeyID != parsed.Headers[0].KeyID {
-			continue
-		}
-		pub, err := s.rootKeys.public(key)
-		if err != nil {
-			return false
-		}
-		var claims structs.NodeIdentityClaims
-		if err := parsed.Claims(pub, &claims); err != nil {
-			return false
-		}
-		if err := claims.Claims.ValidateWithLeeway(jwt.Expected{Time: now, AnyAudience: jwt.Audience{structs.NodeIdentityAudience}}, identityLeeway); err != nil {
-			return false
-		}
-		return claims.NodeID != "" && claims.NodeID == nodeID
-	}
-	return false
+	return claims.NodeID != "" && claims.NodeID == nodeID
 }

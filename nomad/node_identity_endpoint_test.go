@@ -21,7 +21,7 @@ func signNode(srv *Server, nodeID, secret string) (*structs.NodeIdentitySignResp
 
 // A node's identity names the node, and stands for its secret in the node's own calls only.
 func TestSecurity_NodeIdentity(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	node, other := mock.Node("n1"), mock.Node("n2")
 	node.NodeClass = "fast"
 	registerNode(t, srv, node, mgmt)
@@ -44,8 +44,9 @@ func TestSecurity_NodeIdentity(t *testing.T) {
 
 	// It authenticates the node's own calls, as its secret does, and renews itself.
 	must.NoError(t, srv.authenticateNode(node.ID, reply.JWT))
-	_, err = srv.authorizeNode(reply.JWT, node.ID, true)
-	must.NoError(t, err)
+	var status structs.NodeUpdateResponse
+	must.NoError(t, srv.Endpoints.Node.UpdateStatus(&structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusReady,
+		WriteRequest: structs.WriteRequest{AuthToken: reply.JWT}}, &status))
 	_, err = signNode(srv, node.ID, reply.JWT)
 	must.NoError(t, err)
 
@@ -54,7 +55,10 @@ func TestSecurity_NodeIdentity(t *testing.T) {
 		fn   func() error
 	}{
 		{"another node's calls", func() error { return srv.authenticateNode(other.ID, reply.JWT) }},
-		{"another node's reads", func() error { _, err := srv.authorizeNode(reply.JWT, other.ID, false); return err }},
+		{"another node's reads", func() error {
+			return srv.Endpoints.Node.GetAllocs(&structs.NodeSpecificRequest{NodeID: other.ID,
+				QueryOptions: structs.QueryOptions{AuthToken: reply.JWT}}, &structs.NodeAllocsResponse{})
+		}},
 		{"as an API token", func() error { _, _, err := srv.resolveACL(reply.JWT); return err }},
 		{"signing for another node", func() error { _, err := signNode(srv, other.ID, reply.JWT); return err }},
 		{"another node's secret", func() error { _, err := signNode(srv, node.ID, other.SecretID); return err }},
@@ -83,7 +87,7 @@ func TestSecurity_NodeIdentity(t *testing.T) {
 
 // A node pool's NodeIdentityTTL sets the identity's lifetime.
 func TestNodeIdentity_PoolTTL(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	var gr structs.GenericResponse
 	must.NoError(t, srv.Endpoints.NodePool.UpsertNodePools(&structs.NodePoolUpsertRequest{
 		NodePools: []*structs.NodePool{{Name: "short", NodeIdentityTTL: time.Hour}}}, &gr))

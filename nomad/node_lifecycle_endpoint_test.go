@@ -78,12 +78,12 @@ func holdDrain(t *testing.T, srv *Server, token, nodeID string) {
 	registerJob(t, srv, token, job)
 	stored, err := srv.State().JobByID(nil, job.Namespace, job.ID)
 	must.NoError(t, err)
-	TestPlaceAllocs(t, srv, stored, &structs.Allocation{ID: "hold-" + nodeID, Name: job.ID + ".web[0]", TaskGroup: "web",
+	testPlaceAllocs(t, srv, stored, &structs.Allocation{ID: "hold-" + nodeID, Name: job.ID + ".web[0]", TaskGroup: "web",
 		NodeID: nodeID, ClientStatus: structs.AllocClientStatusRunning})
 }
 
 func TestNode_UpdateDrain(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerNode(t, srv, mock.Node("n1"), "")
 	holdDrain(t, srv, "", "n1")
 
@@ -140,7 +140,7 @@ func TestNode_UpdateDrain(t *testing.T) {
 }
 
 func TestNode_UpdateEligibility(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerNode(t, srv, mock.Node("n1"), "")
 	sys := mock.SystemJob("sys")
 	registerJob(t, srv, "", sys)
@@ -191,14 +191,14 @@ func TestNode_UpdateEligibility(t *testing.T) {
 
 // A purge removes the node; what ran there is lost and its job evaluated again.
 func TestNode_Deregister(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerNode(t, srv, mock.Node("n1"), "")
 	job := mock.Job()
 	registerJob(t, srv, "", job)
 	stored, err := srv.State().JobByID(nil, job.Namespace, job.ID)
 	must.NoError(t, err)
 	alloc := &structs.Allocation{ID: "a1", Name: "web.web[0]", TaskGroup: "web", NodeID: "n1", ClientStatus: structs.AllocClientStatusRunning}
-	TestPlaceAllocs(t, srv, stored, alloc)
+	testPlaceAllocs(t, srv, stored, alloc)
 
 	var reply structs.NodeUpdateResponse
 	events := nodeEventsOf(t, srv, func() error {
@@ -222,7 +222,7 @@ func TestNode_Deregister(t *testing.T) {
 }
 
 func TestNode_Evaluate(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerNode(t, srv, mock.Node("n1"), "")
 
 	// Nothing on the node: nothing written.
@@ -236,7 +236,7 @@ func TestNode_Evaluate(t *testing.T) {
 	registerJob(t, srv, "", job)
 	stored, err := srv.State().JobByID(nil, job.Namespace, job.ID)
 	must.NoError(t, err)
-	TestPlaceAllocs(t, srv, stored, &structs.Allocation{ID: "a1", Name: "web.web[0]", TaskGroup: "web", NodeID: "n1"})
+	testPlaceAllocs(t, srv, stored, &structs.Allocation{ID: "a1", Name: "web.web[0]", TaskGroup: "web", NodeID: "n1"})
 	must.NoError(t, srv.Endpoints.Node.Evaluate(&structs.NodeEvaluateRequest{NodeID: "n1"}, &reply))
 	must.SliceLen(t, 1, reply.EvalIDs)
 	eval, err := srv.State().EvalByID(nil, reply.EvalIDs[0])
@@ -250,7 +250,7 @@ func TestNode_Evaluate(t *testing.T) {
 
 // Node write is needed for every lifecycle call, and a node's own secret is not enough.
 func TestNode_LifecycleACL(t *testing.T) {
-	srv, root := TestACLServer(t, nil)
+	srv, root := testACLServer(t, nil)
 	registerNode(t, srv, mock.Node("n1"), root)
 	holdDrain(t, srv, root, "n1")
 	reader := clientToken(t, srv, root, "node-reader", `node { policy = "read" }`)
@@ -292,7 +292,7 @@ func TestNode_LifecycleACL(t *testing.T) {
 
 // A client registering again keeps the drain and eligibility the operator set.
 func TestNode_ReregisterKeepsDrainAndEligibility(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerNode(t, srv, mock.Node("n1"), "")
 	registerNode(t, srv, mock.Node("n2"), "")
 	holdDrain(t, srv, "", "n1")
@@ -317,7 +317,7 @@ func TestNode_ReregisterKeepsDrainAndEligibility(t *testing.T) {
 // Registration, drain and eligibility leave node events, at most MaxNodeEvents of them, newest
 // last; a registration again keeps them.
 func TestNode_Events(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerNode(t, srv, mock.Node("n1"), "")
 	holdDrain(t, srv, "", "n1")
 	messages := func() []string {

@@ -8,21 +8,21 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
+var nodePoolListJobs = read("NodePool.ListJobs", spec[structs.NodePoolJobsRequest, structs.JobListResponse]{
+	Authorize: nodePoolCap(acl.NodePoolCapabilityRead, func(req *structs.NodePoolJobsRequest) string { return req.Name }),
+	Serve:     nodePoolServeJobs,
+})
+
 // ListJobs lists the jobs whose node_pool is the pool, in the namespaces where the caller
 // may list jobs. The caller needs read on the pool.
 func (n *NodePool) ListJobs(args *structs.NodePoolJobsRequest, reply *structs.JobListResponse) error {
-	if done, err := n.srv.forwardRead("NodePool.ListJobs", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, _, err := n.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if !aclObj.AllowNodePoolOperation(args.Name, acl.NodePoolCapabilityRead) {
-		return structs.PermissionDenied("read capability required on node pool %q", args.Name)
-	}
+	return nodePoolListJobs.Call(n.srv, args, reply)
+}
+
+func nodePoolServeJobs(c *rpcCall, args *structs.NodePoolJobsRequest, reply *structs.JobListResponse) error {
+	aclObj := c.acl
 	namespace := requestNamespace("", args.Namespace)
-	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+	return c.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		if p, err := store.NodePoolByName(ws, args.Name); err != nil {
 			return 0, err
 		} else if p == nil {
@@ -51,20 +51,24 @@ func (n *NodePool) ListJobs(args *structs.NodePoolJobsRequest, reply *structs.Jo
 	})
 }
 
+var nodePoolListNodes = read("NodePool.ListNodes", spec[structs.NodePoolNodesRequest, structs.NodeListResponse]{
+	Authorize: func(c *rpcCall, req *structs.NodePoolNodesRequest) error {
+		if !c.acl.AllowNodePoolOperation(req.Name, acl.NodePoolCapabilityRead) || !c.acl.AllowNodeRead() {
+			return structs.PermissionDenied("read capability on node pool %q and node read required", req.Name)
+		}
+		return nil
+	},
+	Serve: nodePoolServeNodes,
+})
+
 // ListNodes lists the nodes of the pool (every node for "all"). The caller needs read on the
 // pool and node read.
 func (n *NodePool) ListNodes(args *structs.NodePoolNodesRequest, reply *structs.NodeListResponse) error {
-	if done, err := n.srv.forwardRead("NodePool.ListNodes", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, _, err := n.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if !aclObj.AllowNodePoolOperation(args.Name, acl.NodePoolCapabilityRead) || !aclObj.AllowNodeRead() {
-		return structs.PermissionDenied("read capability on node pool %q and node read required", args.Name)
-	}
-	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+	return nodePoolListNodes.Call(n.srv, args, reply)
+}
+
+func nodePoolServeNodes(c *rpcCall, args *structs.NodePoolNodesRequest, reply *structs.NodeListResponse) error {
+	return c.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 		if p, err := store.NodePoolByName(ws, args.Name); err != nil {
 			return 0, err
 		} else if p == nil {

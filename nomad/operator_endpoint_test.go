@@ -9,7 +9,7 @@ import (
 )
 
 func TestOperator_SchedulerConfiguration(t *testing.T) {
-	srv, mgmt := TestACLServer(t, func(c *Config) { c.SchedulerAlgorithm = "spread" })
+	srv, mgmt := testACLServer(t, func(c *Config) { c.SchedulerAlgorithm = "spread" })
 	get := func(token string) (*structs.SchedulerConfiguration, error) {
 		var reply structs.SchedulerConfigurationResponse
 		err := srv.Endpoints.Operator.SchedulerGetConfiguration(&structs.QueryOptions{AuthToken: token}, &reply)

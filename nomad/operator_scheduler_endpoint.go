@@ -7,71 +7,62 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// SchedulerGetConfiguration answers the stored scheduler configuration, or, while none was
-// set, the server's default_scheduler_config at index 0.
-func (o *Operator) SchedulerGetConfiguration(args *structs.QueryOptions, reply *structs.SchedulerConfigurationResponse) error {
-	if done, err := o.srv.forwardRead("Operator.SchedulerGetConfiguration", args, args, reply); done {
-		return err
-	}
-	aclObj, _, err := o.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if !aclObj.AllowOperatorRead() {
-		return structs.PermissionDenied("operator read required")
-	}
-	return o.srv.blockingRPC(args, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		config, err := store.SchedulerConfig(ws)
-		if err != nil {
-			return 0, err
-		}
-		if config == nil {
-			config = o.srv.defaultSchedulerConfig()
-		}
-		reply.SchedulerConfig = config
-		return max(store.Index(tableSchedulerConfigName), 1), nil
-	})
-}
+// operatorSchedulerGetConfiguration answers the stored scheduler configuration, or, while
+// none was set, the server's default_scheduler_config at index 0.
+var operatorSchedulerGetConfiguration = read("Operator.SchedulerGetConfiguration", spec[structs.QueryOptions, structs.SchedulerConfigurationResponse]{
+	Authorize: opsOperatorRead[structs.QueryOptions]("operator read required"),
+	Serve: func(c *rpcCall, req *structs.QueryOptions, reply *structs.SchedulerConfigurationResponse) error {
+		return c.srv.blockingRPC(req, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			config, err := store.SchedulerConfig(ws)
+			if err != nil {
+				return 0, err
+			}
+			if config == nil {
+				config = c.srv.defaultSchedulerConfig()
+			}
+			reply.SchedulerConfig = config
+			return max(store.Index(tableSchedulerConfigName), 1), nil
+		})
+	},
+})
 
 // tableSchedulerConfigName is the state table whose index answers configuration reads.
 const tableSchedulerConfigName = "scheduler_config"
 
-// SchedulerSetConfiguration stores a scheduler configuration (check-and-set with CAS).
+// operatorSchedulerSetConfiguration stores a scheduler configuration (check-and-set with CAS).
+var operatorSchedulerSetConfiguration = write("Operator.SchedulerSetConfiguration", spec[structs.SchedulerSetConfigRequest, structs.SchedulerSetConfigurationResponse]{
+	Authorize: opsOperatorWrite[structs.SchedulerSetConfigRequest]("operator write required"),
+	Validate:  func(req *structs.SchedulerSetConfigRequest) error { return req.Config.Validate() },
+	Serve: func(c *rpcCall, req *structs.SchedulerSetConfigRequest, reply *structs.SchedulerSetConfigurationResponse) error {
+		req.Actor = c.actor
+		index, resp, err := c.srv.raftApplyResponse(structs.SchedulerConfigRequestType, req)
+		if err != nil {
+			return err
+		}
+		reply.Updated, _ = resp.(bool)
+		reply.Index = index
+		conf := req.Config
+		// Stored and answered as given, but these change nothing yet: say so where an operator
+		// looks (README "Not yet built" lists them too).
+		// (PauseEvalBroker is acted on: the leader disables its evaluation broker while it is set.)
+		if conf.MemoryOversubscriptionEnabled || conf.NodeLimitForFeasibilityChecks != 0 ||
+			conf.PreemptionConfig != (structs.PreemptionConfig{}) {
+			c.srv.logger.Warn("scheduler configuration stored with settings this version does not act on",
+				"memory_oversubscription", conf.MemoryOversubscriptionEnabled,
+				"preemption", conf.PreemptionConfig != (structs.PreemptionConfig{}), "node_limit", conf.NodeLimitForFeasibilityChecks)
+		}
+		return nil
+	},
+})
+
+// SchedulerGetConfiguration answers the scheduler configuration in force.
+func (o *Operator) SchedulerGetConfiguration(args *structs.QueryOptions, reply *structs.SchedulerConfigurationResponse) error {
+	return operatorSchedulerGetConfiguration.Call(o.srv, args, reply)
+}
+
+// SchedulerSetConfiguration stores a scheduler configuration.
 func (o *Operator) SchedulerSetConfiguration(args *structs.SchedulerSetConfigRequest, reply *structs.SchedulerSetConfigurationResponse) error {
-	if done, err := o.srv.forward("Operator.SchedulerSetConfiguration", args, reply); done {
-		return err
-	}
-	aclObj, actor, err := o.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	if !aclObj.AllowOperatorWrite() {
-		return structs.PermissionDenied("operator write required")
-	}
-	if err := args.Config.Validate(); err != nil {
-		return err
-	}
-	if err := o.srv.checkLeader(); err != nil {
-		return err
-	}
-	args.Actor = actor
-	index, resp, err := o.srv.raftApplyResponse(structs.SchedulerConfigRequestType, args)
-	if err != nil {
-		return err
-	}
-	reply.Updated, _ = resp.(bool)
-	reply.Index = index
-	c := args.Config
-	// Stored and answered as given, but these change nothing yet: say so where an operator
-	// looks (README "Not yet built" lists them too).
-	// (PauseEvalBroker is acted on: the leader disables its evaluation broker while it is set.)
-	if c.MemoryOversubscriptionEnabled || c.NodeLimitForFeasibilityChecks != 0 ||
-		c.PreemptionConfig != (structs.PreemptionConfig{}) {
-		o.srv.logger.Warn("scheduler configuration stored with settings this version does not act on",
-			"memory_oversubscription", c.MemoryOversubscriptionEnabled,
-			"preemption", c.PreemptionConfig != (structs.PreemptionConfig{}), "node_limit", c.NodeLimitForFeasibilityChecks)
-	}
-	return nil
+	return operatorSchedulerSetConfiguration.Call(o.srv, args, reply)
 }
 
 // defaultSchedulerConfig is the server's default_scheduler_config.

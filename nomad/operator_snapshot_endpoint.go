@@ -16,73 +16,76 @@ import (
 // management token as upstream's. The archive travels whole in one RPC so a follower can
 // forward either call to the leader; structs.MaxSnapshotSize bounds it.
 
+// operatorSnapshotSave takes a Raft snapshot of the FSM and answers it as an archive.
+var operatorSnapshotSave = read("Operator.SnapshotSave", spec[structs.SnapshotSaveRequest, structs.SnapshotSaveResponse]{
+	Authorize: management[structs.SnapshotSaveRequest]("save a snapshot"),
+	Serve: func(c *rpcCall, _ *structs.SnapshotSaveRequest, reply *structs.SnapshotSaveResponse) error {
+		future := c.srv.raft.Snapshot()
+		if err := future.Error(); err != nil {
+			return err
+		}
+		meta, rc, err := future.Open()
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		if meta.Size > structs.MaxSnapshotSize {
+			return structs.NewErrCode(500, "snapshot of %d bytes is past the limit of %d bytes", meta.Size, structs.MaxSnapshotSize)
+		}
+		var buf bytes.Buffer
+		if err := raftutil.WriteSnapshotArchive(&buf, meta, rc); err != nil {
+			return err
+		}
+		sum := sha256.Sum256(buf.Bytes())
+		reply.Archive = buf.Bytes()
+		reply.SHA256 = base64.StdEncoding.EncodeToString(sum[:])
+		reply.Index = meta.Index
+		return nil
+	},
+})
+
+// operatorSnapshotRestore replaces the cluster state with an archive's through Raft's user
+// restore, which installs it on the leader and ships it to the followers. Everything that can
+// be checked is checked first (the archive's framing and checksums, and every row decoding
+// into this binary's tables), so a refused archive leaves Raft and the state untouched. The
+// checks are in Serve and not Validate: decoding the state needs the server's configuration,
+// and an archive of up to structs.MaxSnapshotSize is read once.
+var operatorSnapshotRestore = write("Operator.SnapshotRestore", spec[structs.SnapshotRestoreRequest, structs.GenericResponse]{
+	Authorize: management[structs.SnapshotRestoreRequest]("restore a snapshot"),
+	Serve: func(c *rpcCall, req *structs.SnapshotRestoreRequest, reply *structs.GenericResponse) error {
+		if len(req.Archive) == 0 {
+			return structs.BadRequest("snapshot: the request body is empty; send a snapshot archive")
+		}
+		arch, err := raftutil.ReadSnapshotArchive(bytes.NewReader(req.Archive), structs.MaxSnapshotSize)
+		if err != nil {
+			return structs.BadRequest("snapshot: %v", err)
+		}
+		if v := arch.Meta.Version; v < raft.SnapshotVersionMin || v > raft.SnapshotVersionMax {
+			return structs.BadRequest("snapshot: version %d is not one this server reads (%d to %d)", v, raft.SnapshotVersionMin, raft.SnapshotVersionMax)
+		}
+		if _, err := state.Restore(state.Config{JobTrackedVersions: c.srv.config.JobTrackedVersions}, bytes.NewReader(arch.State)); err != nil {
+			return structs.BadRequest("snapshot: state does not decode: %v", err)
+		}
+		if err := c.srv.raft.Restore(&arch.Meta, bytes.NewReader(arch.State), raftApplyTimeout); err != nil {
+			if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+				return structs.NotLeader()
+			}
+			return err
+		}
+		reply.Index = c.srv.raft.AppliedIndex()
+		c.srv.rearmAfterRestore()
+		return nil
+	},
+})
+
 // SnapshotSave takes a Raft snapshot of the FSM and answers it as an archive.
 func (o *Operator) SnapshotSave(args *structs.SnapshotSaveRequest, reply *structs.SnapshotSaveResponse) error {
-	if done, err := o.srv.forwardRead("Operator.SnapshotSave", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := o.requireManagement(args.AuthToken, "save a snapshot"); err != nil {
-		return err
-	}
-	future := o.srv.raft.Snapshot()
-	if err := future.Error(); err != nil {
-		return err
-	}
-	meta, rc, err := future.Open()
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	if meta.Size > structs.MaxSnapshotSize {
-		return structs.NewErrCode(500, "snapshot of %d bytes is past the limit of %d bytes", meta.Size, structs.MaxSnapshotSize)
-	}
-	var buf bytes.Buffer
-	if err := raftutil.WriteSnapshotArchive(&buf, meta, rc); err != nil {
-		return err
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	reply.Archive = buf.Bytes()
-	reply.SHA256 = base64.StdEncoding.EncodeToString(sum[:])
-	reply.Index = meta.Index
-	return nil
+	return operatorSnapshotSave.Call(o.srv, args, reply)
 }
 
-// SnapshotRestore replaces the cluster state with an archive's through Raft's user restore,
-// which installs it on the leader and ships it to the followers. Everything that can be
-// checked is checked first (the archive's framing and checksums, and every row decoding into
-// this binary's tables), so a refused archive leaves Raft and the state untouched.
+// SnapshotRestore replaces the cluster state with an archive's.
 func (o *Operator) SnapshotRestore(args *structs.SnapshotRestoreRequest, reply *structs.GenericResponse) error {
-	if done, err := o.srv.forward("Operator.SnapshotRestore", args, reply); done {
-		return err
-	}
-	if err := o.requireManagement(args.AuthToken, "restore a snapshot"); err != nil {
-		return err
-	}
-	if len(args.Archive) == 0 {
-		return structs.BadRequest("snapshot: the request body is empty; send a snapshot archive")
-	}
-	arch, err := raftutil.ReadSnapshotArchive(bytes.NewReader(args.Archive), structs.MaxSnapshotSize)
-	if err != nil {
-		return structs.BadRequest("snapshot: %v", err)
-	}
-	if v := arch.Meta.Version; v < raft.SnapshotVersionMin || v > raft.SnapshotVersionMax {
-		return structs.BadRequest("snapshot: version %d is not one this server reads (%d to %d)", v, raft.SnapshotVersionMin, raft.SnapshotVersionMax)
-	}
-	if _, err := state.Restore(state.Config{JobTrackedVersions: o.srv.config.JobTrackedVersions}, bytes.NewReader(arch.State)); err != nil {
-		return structs.BadRequest("snapshot: state does not decode: %v", err)
-	}
-	if err := o.srv.checkLeader(); err != nil {
-		return err
-	}
-	if err := o.srv.raft.Restore(&arch.Meta, bytes.NewReader(arch.State), raftApplyTimeout); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-			return structs.NewErrCode(500, "%s", errNotLeaderMsg)
-		}
-		return err
-	}
-	reply.Index = o.srv.raft.AppliedIndex()
-	o.srv.rearmAfterRestore()
-	return nil
+	return operatorSnapshotRestore.Call(o.srv, args, reply)
 }
 
 // rearmAfterRestore gives the leader's in-memory duties the restored state: every node not
@@ -114,20 +117,14 @@ func (s *Server) rearmAfterRestore() {
 	}
 }
 
-// AuthorizeSnapshotRestore lets the HTTP agent refuse a caller before it reads an upload of
-// up to structs.MaxSnapshotSize; SnapshotRestore checks again on the server that restores.
+// AuthorizeSnapshotRestore lets the HTTP agent refuse a caller, by the restore row's own
+// rule, before it reads an upload of up to structs.MaxSnapshotSize; SnapshotRestore checks
+// again on the server that restores.
 func (o *Operator) AuthorizeSnapshotRestore(secret string) error {
-	return o.requireManagement(secret, "restore a snapshot")
-}
-
-// requireManagement refuses any caller without a management token (ACLs off allows all).
-func (o *Operator) requireManagement(secret, what string) error {
-	aclObj, _, err := o.srv.resolveACL(secret)
+	aclObj, actor, err := o.srv.resolveACL(secret)
 	if err != nil {
 		return err
 	}
-	if !aclObj.IsManagement() && !aclObj.IsDisabled() {
-		return structs.PermissionDenied("management token required to %s", what)
-	}
-	return nil
+	return operatorSnapshotRestore.spec.Authorize(&rpcCall{srv: o.srv, acl: aclObj, actor: actor, token: secret},
+		&structs.SnapshotRestoreRequest{})
 }

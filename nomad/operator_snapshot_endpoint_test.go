@@ -55,7 +55,7 @@ func TestOperatorSnapshot_ThroughFollowers(t *testing.T) {
 // After a restore the leader tracks the restored nodes' heartbeats (a node that never comes
 // back is marked down) and schedules the restored pending evaluations.
 func TestOperatorSnapshot_RestoreRearmsTheLeader(t *testing.T) {
-	a := TestServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	a := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
 	registerNode(t, a, mock.Node("n1"), "")
 	var reg structs.JobRegisterResponse
 	must.NoError(t, a.Endpoints.Job.Register(&structs.JobRegisterRequest{Job: mock.Job(),
@@ -63,7 +63,7 @@ func TestOperatorSnapshot_RestoreRearmsTheLeader(t *testing.T) {
 	var saved structs.SnapshotSaveResponse
 	must.NoError(t, a.Endpoints.Operator.SnapshotSave(&structs.SnapshotSaveRequest{}, &saved))
 
-	b := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	b := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	var restored structs.GenericResponse
 	must.NoError(t, b.Endpoints.Operator.SnapshotRestore(&structs.SnapshotRestoreRequest{Archive: saved.Archive}, &restored))
 	b.heartbeats.mu.Lock()

@@ -16,7 +16,7 @@ import (
 // job plan showed it would; the victim names its preemptor, and its job is evaluated again
 // and waits for room.
 func TestWorker_SystemJobPreempts(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	registerNode(t, srv, sizedNode("n1", 1000), "")
 	defer keepAlive(srv, "n1")()
 	low := memJob("low", 2, 400)
@@ -67,7 +67,7 @@ func TestWorker_SystemJobPreempts(t *testing.T) {
 // TestWorker_SystemJobPreemptionDisabled: with preemption off for system jobs, the system
 // job's allocation waits instead.
 func TestWorker_SystemJobPreemptionDisabled(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	var cfgReply structs.SchedulerSetConfigurationResponse
 	must.NoError(t, srv.Endpoints.Operator.SchedulerSetConfiguration(&structs.SchedulerSetConfigRequest{
 		Config: structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmBinpack}}, &cfgReply))
@@ -133,7 +133,7 @@ func nodeStatus(srv *Server, id string) string {
 // (count 1) placed, and returns the allocation, its node's heartbeater and the other node.
 func disconnectServer(t *testing.T, job *structs.Job) (*Server, *structs.Allocation, *heartbeater, string) {
 	t.Helper()
-	srv := TestServer(t, func(c *Config) {
+	srv := testServer(t, func(c *Config) {
 		c.NumSchedulers = 1
 		c.MinHeartbeatTTL = 100 * time.Millisecond
 		c.HeartbeatGrace = 100 * time.Millisecond
@@ -250,7 +250,7 @@ func TestWorker_DisconnectLostAfterPasses(t *testing.T) {
 
 // TestJobRegister_BadDisconnectRefused: a bad disconnect block is a 400 naming the field.
 func TestJobRegister_BadDisconnectRefused(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	cases := []struct {
 		name    string
 		block   *api.DisconnectStrategy

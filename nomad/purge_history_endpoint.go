@@ -15,100 +15,120 @@ type PurgeHistory struct {
 	srv *Server
 }
 
-// List lists records newest first, filtered by namespace ("*" = every namespace the caller may
-// read), job ID prefix and time.
+// purgeHistoryList lists records newest first, filtered by namespace ("*" = every namespace
+// the caller may read), job ID prefix and time. read-job is needed in the namespace, or with
+// "*" in at least one.
+var purgeHistoryList = read("PurgeHistory.List", spec[structs.PurgeRecordListRequest, structs.PurgeRecordListResponse]{
+	Prepare: func(req *structs.PurgeRecordListRequest) error {
+		if req.Namespace == "" {
+			req.Namespace = structs.DefaultNamespace
+		}
+		return nil
+	},
+	Authorize: restCapHereOrAnywhere(acl.NamespaceCapabilityReadJob, func(req *structs.PurgeRecordListRequest) string {
+		return req.Namespace
+	}),
+	Serve: func(c *rpcCall, req *structs.PurgeRecordListRequest, reply *structs.PurgeRecordListResponse) error {
+		all := req.Namespace == structs.AllNamespacesSentinel
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			records, err := store.PurgeRecords(ws)
+			if err != nil {
+				return 0, err
+			}
+			// Newest first (reverse gives oldest first), paged by create index and ID.
+			reply.Records, reply.NextToken, err = paginator.Page(records, req.QueryOptions,
+				paginator.Order[*structs.PurgeRecord]{Descending: true, Key: func(r *structs.PurgeRecord) paginator.Key {
+					return paginator.ByCreateIndexID(r.CreateIndex, r.ID)
+				}},
+				func(r *structs.PurgeRecord) bool {
+					return (all || r.Namespace == req.Namespace) &&
+						c.acl.AllowNamespaceOperation(r.Namespace, acl.NamespaceCapabilityReadJob) &&
+						(req.Prefix == "" || hasPrefix(r.JobID, req.Prefix)) &&
+						(req.Since == 0 || r.PurgeTime >= req.Since)
+				},
+				func(r *structs.PurgeRecord) (*structs.PurgeRecordStub, error) { return r.Stub(), nil })
+			if err != nil {
+				return 0, err
+			}
+			return store.Index("purge_history"), nil
+		})
+	},
+})
+
+// purgeHistoryGetRecord reads one record with its job; read-job in the record's namespace is
+// needed. A caller without read-job anywhere is refused before the lookup, unknown ID or not.
+var purgeHistoryGetRecord = read("PurgeHistory.GetRecord", spec[structs.PurgeRecordSpecificRequest, structs.SinglePurgeRecordResponse]{
+	Authorize: restCapAnywhere[structs.PurgeRecordSpecificRequest](acl.NamespaceCapabilityReadJob),
+	Serve: func(c *rpcCall, req *structs.PurgeRecordSpecificRequest, reply *structs.SinglePurgeRecordResponse) error {
+		rec, err := c.srv.State().PurgeRecordByID(nil, req.ID)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return structs.NewErrCode(404, "purge record not found")
+		}
+		if !c.acl.AllowNamespaceOperation(rec.Namespace, acl.NamespaceCapabilityReadJob) {
+			return structs.PermissionDenied("read-job capability required in namespace %q", rec.Namespace)
+		}
+		reply.Record = rec
+		reply.Index = c.srv.State().Index("purge_history")
+		c.srv.setQueryMeta(&reply.QueryMeta)
+		return nil
+	},
+})
+
+// purgeHistoryRestore registers a record's job again as a new job: a normal register whose
+// actor is the restorer. It conflicts with a job of the same ID in the namespace. submit-job
+// in the record's namespace is needed; a caller without it anywhere is refused before the
+// lookup.
+var purgeHistoryRestore = write("PurgeHistory.Restore", spec[structs.PurgeRecordRestoreRequest, structs.JobRegisterResponse]{
+	Authorize: restCapAnywhere[structs.PurgeRecordRestoreRequest](acl.NamespaceCapabilitySubmitJob),
+	Serve: func(c *rpcCall, args *structs.PurgeRecordRestoreRequest, reply *structs.JobRegisterResponse) error {
+		store := c.srv.State()
+		rec, err := store.PurgeRecordByID(nil, args.ID)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return structs.NewErrCode(404, "purge record not found")
+		}
+		if !c.acl.AllowNamespaceOperation(rec.Namespace, acl.NamespaceCapabilitySubmitJob) {
+			return structs.PermissionDenied("submit-job capability required in namespace %q", rec.Namespace)
+		}
+		existing, err := store.JobByID(nil, rec.Namespace, rec.JobID)
+		if err != nil {
+			return err
+		}
+		if existing != nil {
+			return structs.Conflict("job %q already exists in namespace %q", rec.JobID, rec.Namespace)
+		}
+		job := rec.Job.Copy()
+		job.Stop = false
+		job.VersionTag = nil
+		job.Stable = false
+		if err := c.srv.checkJobIdentity(c.acl, job); err != nil {
+			return err
+		}
+		// EnforceIndex with 0 makes the FSM refuse if a job with this ID appeared meanwhile.
+		req := &structs.JobRegisterRequest{Job: job, EnforceIndex: true, JobModifyIndex: 0,
+			WriteRequest: structs.WriteRequest{Namespace: rec.Namespace, Region: args.Region, AuthToken: args.AuthToken}}
+		return c.srv.Endpoints.Job.register(req, c.actor, reply)
+	},
+})
+
+// List lists purge records newest first.
 func (p *PurgeHistory) List(args *structs.PurgeRecordListRequest, reply *structs.PurgeRecordListResponse) error {
-	if done, err := p.srv.forwardRead("PurgeHistory.List", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	visible, err := p.srv.namespaceReader(&args.QueryOptions, acl.NamespaceCapabilityReadJob)
-	if err != nil {
-		return err
-	}
-	all := args.Namespace == structs.AllNamespacesSentinel
-	return p.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		records, err := store.PurgeRecords(ws)
-		if err != nil {
-			return 0, err
-		}
-		// Newest first (reverse gives oldest first), paged by create index and ID.
-		reply.Records, reply.NextToken, err = paginator.Page(records, args.QueryOptions,
-			paginator.Order[*structs.PurgeRecord]{Descending: true, Key: func(r *structs.PurgeRecord) paginator.Key {
-				return paginator.ByCreateIndexID(r.CreateIndex, r.ID)
-			}},
-			func(r *structs.PurgeRecord) bool {
-				return (all || r.Namespace == args.Namespace) && visible(r.Namespace) &&
-					(args.Prefix == "" || hasPrefix(r.JobID, args.Prefix)) &&
-					(args.Since == 0 || r.PurgeTime >= args.Since)
-			},
-			func(r *structs.PurgeRecord) (*structs.PurgeRecordStub, error) { return r.Stub(), nil })
-		if err != nil {
-			return 0, err
-		}
-		return store.Index("purge_history"), nil
-	})
+	return purgeHistoryList.Call(p.srv, args, reply)
 }
 
-// GetRecord reads one record with its job; read-job in the record's namespace is needed.
+// GetRecord reads one purge record with its job.
 func (p *PurgeHistory) GetRecord(args *structs.PurgeRecordSpecificRequest, reply *structs.SinglePurgeRecordResponse) error {
-	if done, err := p.srv.forwardRead("PurgeHistory.GetRecord", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, _, err := p.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	rec, err := p.srv.State().PurgeRecordByID(nil, args.ID)
-	if err != nil {
-		return err
-	}
-	if rec == nil {
-		return structs.NewErrCode(404, "purge record not found")
-	}
-	if !aclObj.AllowNamespaceOperation(rec.Namespace, acl.NamespaceCapabilityReadJob) {
-		return structs.PermissionDenied("read-job capability required in namespace %q", rec.Namespace)
-	}
-	reply.Record = rec
-	reply.Index = p.srv.State().Index("purge_history")
-	p.srv.setQueryMeta(&reply.QueryMeta)
-	return nil
+	return purgeHistoryGetRecord.Call(p.srv, args, reply)
 }
 
-// Restore registers a record's job again as a new job: a normal register whose actor is the
-// restorer. It conflicts with a job of the same ID in the namespace.
+// Restore registers a purge record's job again as a new job.
 func (p *PurgeHistory) Restore(args *structs.PurgeRecordRestoreRequest, reply *structs.JobRegisterResponse) error {
-	if done, err := p.srv.forward("PurgeHistory.Restore", args, reply); done {
-		return err
-	}
-	aclObj, actor, err := p.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	rec, err := p.srv.State().PurgeRecordByID(nil, args.ID)
-	if err != nil {
-		return err
-	}
-	if rec == nil {
-		return structs.NewErrCode(404, "purge record not found")
-	}
-	if !aclObj.AllowNamespaceOperation(rec.Namespace, acl.NamespaceCapabilitySubmitJob) {
-		return structs.PermissionDenied("submit-job capability required in namespace %q", rec.Namespace)
-	}
-	existing, err := p.srv.State().JobByID(nil, rec.Namespace, rec.JobID)
-	if err != nil {
-		return err
-	}
-	if existing != nil {
-		return structs.Conflict("job %q already exists in namespace %q", rec.JobID, rec.Namespace)
-	}
-	job := rec.Job.Copy()
-	job.Stop = false
-	job.VersionTag = nil
-	job.Stable = false
-	// EnforceIndex with 0 makes the FSM refuse if a job with this ID appeared meanwhile.
-	req := &structs.JobRegisterRequest{Job: job, EnforceIndex: true, JobModifyIndex: 0,
-		WriteRequest: structs.WriteRequest{Namespace: rec.Namespace, Region: args.Region, AuthToken: args.AuthToken}}
-	return p.srv.Endpoints.Job.register(req, actor, reply)
+	return purgeHistoryRestore.Call(p.srv, args, reply)
 }
 
 // reapPurgeHistory deletes records older than the retention through Raft.

@@ -25,7 +25,7 @@ func deepConfig(levels int) map[string]any {
 // panics on it at every start. Before the leader's round trip this register was applied and
 // the FSM panicked.
 func TestSecurity_RaftApplyRefusesEntriesTheFSMCannotDecode(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 
 	deep := mock.Job()
 	deep.TaskGroups[0].Tasks[0].Config = deepConfig(structs.LogCodecMaxDepth + 10)

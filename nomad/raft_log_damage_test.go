@@ -27,7 +27,7 @@ const victimActor = "victim-actor-zz"
 func writtenDataDir(t *testing.T) (string, uint64) {
 	t.Helper()
 	dir := t.TempDir()
-	srv := TestServer(t, func(c *Config) { c.DataDir = dir })
+	srv := testServer(t, func(c *Config) { c.DataDir = dir })
 	victim, err := srv.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{
 		Job: mock.JobWithID("victim"), Actor: &structs.Actor{Name: victimActor}})
 	must.NoError(t, err)
@@ -167,7 +167,7 @@ func waitForJob(t *testing.T, srv *Server, id string) {
 // but, with no other snapshot, fails with "failed to load any existing snapshots" and no file.
 func TestSecurity_DamagedSnapshotRefusesToStartNamingFile(t *testing.T) {
 	dir := t.TempDir()
-	srv := TestServer(t, func(c *Config) { c.DataDir = dir })
+	srv := testServer(t, func(c *Config) { c.DataDir = dir })
 	_, err := srv.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mock.Job()})
 	must.NoError(t, err)
 	must.NoError(t, srv.raft.Snapshot().Error())

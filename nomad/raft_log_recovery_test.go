@@ -26,7 +26,7 @@ import (
 func poisonedDataDir(t *testing.T) (string, uint64) {
 	t.Helper()
 	dir := t.TempDir()
-	srv := TestServer(t, func(c *Config) { c.DataDir = dir })
+	srv := testServer(t, func(c *Config) { c.DataDir = dir })
 	_, err := srv.raftApply(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mock.JobWithID("before")})
 	must.NoError(t, err)
 	must.NoError(t, srv.Shutdown())
@@ -67,7 +67,7 @@ func appendToLog(t *testing.T, dir string, entries [][]byte) uint64 {
 // entries; a server of this version verifies and applies them.
 func TestRaftLog_LegacyEntriesFromOlderVersionsStillApply(t *testing.T) {
 	dir := t.TempDir()
-	srv := TestServer(t, func(c *Config) { c.DataDir = dir })
+	srv := testServer(t, func(c *Config) { c.DataDir = dir })
 	must.NoError(t, srv.Shutdown())
 	var entries [][]byte
 	for _, id := range []string{"old-1", "old-2"} {
@@ -173,7 +173,7 @@ func TestSecurity_PoisonedDataDirIsRecoveredByOperatorCommands(t *testing.T) {
 
 func TestRaftLog_OfflineToolsRefuseARunningAgentsDataDir(t *testing.T) {
 	dir := t.TempDir()
-	TestServer(t, func(c *Config) { c.DataDir = dir })
+	testServer(t, func(c *Config) { c.DataDir = dir })
 	start := time.Now()
 	_, err := raftutil.OpenOffline(dir, 200*time.Millisecond)
 	must.ErrorIs(t, err, raftutil.ErrDataDirInUse)

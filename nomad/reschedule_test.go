@@ -15,7 +15,7 @@ import (
 // its delay and the worker writes one delayed follow-up evaluation, which is processed only
 // once due and places a replacement that names the failed allocation.
 func TestReschedule_FailedAllocationAfterItsDelay(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	registerNode(t, srv, testNode("n1"), "")
 	job := mock.Job()
 	delay := structs.RescheduleMinDelay

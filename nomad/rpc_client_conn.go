@@ -58,6 +58,8 @@ var clientMethods = map[string]clientMethod{
 		if err := cs.srv.authenticateRegister(args); err != nil {
 			return err
 		}
+		// Whatever the client sent: only this server knows how the connection came in.
+		args.PlainConn = cs.plain
 		return cs.srv.Endpoints.Node.RegisterClient(args, reply)
 	}),
 	"Node.UpdateStatus": clientCall(func(cs *clientSession, args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
@@ -177,10 +179,13 @@ type clientSession struct {
 	sess *yamux.Session
 	// streams holds a slot per stream open towards the client.
 	streams chan struct{}
+	// plain: no TLS although the server has it on (rpc_upgrade_mode); a new node must then be
+	// introduced whatever client_introduction.enforcement says.
+	plain bool
 }
 
 // serveClientConn serves one client connection until it closes or the server stops.
-func (s *Server) serveClientConn(conn net.Conn) {
+func (s *Server) serveClientConn(conn net.Conn, plain bool) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Time{})
 	if !s.clientSessions.admit() {
@@ -191,7 +196,7 @@ func (s *Server) serveClientConn(conn net.Conn) {
 	if err != nil {
 		return
 	}
-	cs := &clientSession{srv: s, sess: sess, streams: make(chan struct{}, maxStreamsToClient)}
+	cs := &clientSession{srv: s, sess: sess, streams: make(chan struct{}, maxStreamsToClient), plain: plain}
 	var calls sync.WaitGroup
 	defer func() {
 		s.clientSessions.remove(cs)
@@ -243,7 +248,7 @@ func (cs *clientSession) dispatch(req *rpcRequest) *rpcResponse {
 	}
 	reply, err := m(cs, req.Body)
 	if err != nil {
-		return &rpcResponse{Code: structs.ErrorCode(err), Error: err.Error()}
+		return errorResponse(err)
 	}
 	body, err := encodeBody(reply)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 // connections need none.
 func rpcServer(t *testing.T, cb func(*Config)) *Server {
 	t.Helper()
-	return TestServer(t, func(c *Config) {
+	return testServer(t, func(c *Config) {
 		c.RaftBindAddr = freeAddr(t)
 		if cb != nil {
 			cb(c)
@@ -204,7 +204,7 @@ func TestSecurity_ClientRPC_StealNodeID(t *testing.T) {
 // secret alone, as upstream's do; the same call in-process without the client path needs a
 // token.
 func TestClientRPC_RegisterWithACLs(t *testing.T) {
-	srv, _ := TestACLServer(t, func(c *Config) { c.RaftBindAddr = freeAddr(t) })
+	srv, _ := testACLServer(t, func(c *Config) { c.RaftBindAddr = freeAddr(t) })
 	sess := clientConn(t, srv)
 	node := testNode("n1")
 	must.NoError(t, registerOverConn(t, sess, node, node.SecretID))

@@ -102,6 +102,8 @@ func TestSecurity_ClientAgentsNeedTLSWhenTheRPCPortHasIt(t *testing.T) {
 	}
 }
 
+// TestSecurity_ClientAgentsPlainOnlyInUpgradeMode: rpc_upgrade_mode still serves plain client
+// connections.
 func TestSecurity_ClientAgentsPlainOnlyInUpgradeMode(t *testing.T) {
 	ca := tlstest.NewCA(t, "cluster")
 	srv := rpcServer(t, func(c *Config) {
@@ -109,7 +111,11 @@ func TestSecurity_ClientAgentsPlainOnlyInUpgradeMode(t *testing.T) {
 		c.TLS = tlsFor(ca, ca.Issue(t, "s1", []string{"server.global.nomad"}), true)
 		c.TLS.RPCUpgradeMode = true
 	})
+	// A node registered before the upgrade keeps working over plain TCP while it moves to
+	// TLS; a new one needs an introduction token there (node_introduction_test.go).
 	node := testNode("migrating")
+	var reply structs.NodeUpdateResponse
+	must.NoError(t, srv.Endpoints.Node.Register(&structs.NodeRegisterRequest{Node: node.Copy()}, &reply))
 	must.NoError(t, registerOverConn(t, clientConn(t, srv), node, node.SecretID))
 }
 

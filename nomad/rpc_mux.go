@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	"github.com/nomadfork/nomad/internal/connlimit"
 	"github.com/nomadfork/nomad/nomad/serverauth"
 )
 
@@ -21,12 +22,23 @@ const (
 	connRPC  byte = 0x02
 )
 
-// handshakeTimeout bounds how long an unauthenticated peer may hold a connection open.
+// handshakeTimeout bounds the handshakes this server runs as the dialing side, towards peers
+// it chose. What an inbound peer is allowed is limits.rpc_handshake_timeout (rpcLimits).
 const handshakeTimeout = 10 * time.Second
 
-// maxPendingHandshakes bounds the connections that have not yet proved the key, so a stranger
-// opening connections in a loop costs a bounded number of goroutines and buffers.
-const maxPendingHandshakes = 64
+// rpcLimits bound what one source address may hold on the RPC port. A global cap on
+// connections being authenticated used to stand here: 64 silent connections from one
+// stranger filled it and closed the port to every server and client, Raft included. Counting
+// per address (and bounding the handshake) keeps a stranger to its own share.
+type rpcLimits struct {
+	// maxConnsPerClient caps the connections one IP address holds (0: unlimited). A
+	// connection that authenticates as a server stops counting: servers open one connection
+	// per forwarded call, and a follower forwarding many blocking queries must not be cut off.
+	maxConnsPerClient int
+	// handshakeTimeout bounds reading the first byte and completing the TLS or cluster-key
+	// handshake (0: no bound).
+	handshakeTimeout time.Duration
+}
 
 // rpcListener accepts on the RPC port. Only peers that prove the cluster key or present a
 // certificate from the CA (tls.rpc) get through; with neither (a lone server with nothing to
@@ -39,8 +51,10 @@ type rpcListener struct {
 	raftConns chan net.Conn
 	serveRPC  func(net.Conn)
 	// serveClient serves client agents' connections (nomad/rpc_client_conn.go).
-	serveClient func(net.Conn)
-	pending     chan struct{}
+	// plain is true for a connection without TLS on a server that has TLS on (rpc_upgrade_mode).
+	serveClient func(conn net.Conn, plain bool)
+	perClient   *connlimit.Limiter
+	limits      rpcLimits
 	lastWarn    atomic.Int64
 	// refused counts connections closed because they did not authenticate (a metric to come).
 	refused   atomic.Uint64
@@ -53,15 +67,16 @@ type rpcListener struct {
 	conns   map[net.Conn]struct{}
 }
 
-func newRPCListener(addr string, key *serverauth.Key, tlsConf *rpcTLS, logger hclog.Logger, serveRPC, serveClient func(net.Conn)) (*rpcListener, error) {
+func newRPCListener(addr string, key *serverauth.Key, tlsConf *rpcTLS, limits rpcLimits, logger hclog.Logger, serveRPC func(net.Conn), serveClient func(net.Conn, bool)) (*rpcListener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	l := &rpcListener{
 		ln: ln, key: key, tls: tlsConf, logger: logger, serveRPC: serveRPC, serveClient: serveClient,
+		perClient: connlimit.New(limits.maxConnsPerClient),
+		limits:    limits,
 		raftConns: make(chan net.Conn, 16),
-		pending:   make(chan struct{}, maxPendingHandshakes),
 		closed:    make(chan struct{}),
 		conns:     map[net.Conn]struct{}{},
 	}
@@ -91,18 +106,26 @@ func (l *rpcListener) acceptLoop() {
 			}
 			continue
 		}
-		select {
-		case l.pending <- struct{}{}:
-			if !l.track(conn) {
-				<-l.pending
-				return
-			}
-			l.wg.Add(1)
-			go l.route(conn)
-		default:
-			l.refuse(conn, "too many connections are authenticating")
+		release, ok := l.perClient.Acquire(conn.RemoteAddr())
+		if !ok {
+			l.refuse(conn, fmt.Sprintf("this address already holds %d connections (limits.rpc_max_conns_per_client)", l.perClient.Max()))
+			continue
 		}
+		if !l.track(conn) {
+			release()
+			return
+		}
+		l.wg.Add(1)
+		go l.route(conn, release)
 	}
+}
+
+// handshakeDeadline is when an inbound peer must have authenticated; zero is no bound.
+func (l *rpcListener) handshakeDeadline() time.Time {
+	if l.limits.handshakeTimeout <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(l.limits.handshakeTimeout)
 }
 
 // refuse closes conn and logs why, at most every few seconds so a flood cannot fill the log.
@@ -119,18 +142,15 @@ func (l *rpcListener) refuse(conn net.Conn, why string) {
 
 // route reads the first byte, which says how the peer authenticates, runs that handshake,
 // then hands the authenticated stream to serve. Anything else closes this connection only.
-func (l *rpcListener) route(conn net.Conn) {
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			<-l.pending
-		}
-	}
+// release gives back the connection's slot of its address; it is held until the connection
+// ends, or until the peer proves itself a server.
+func (l *rpcListener) route(conn net.Conn, release func()) {
 	defer release()
 	defer l.wg.Done()
 	defer l.untrack(conn)
-	_ = conn.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	// One deadline for the first byte and the handshake after it, not one each.
+	deadline := l.handshakeDeadline()
+	_ = conn.SetReadDeadline(deadline)
 	var first [1]byte
 	if _, err := conn.Read(first[:]); err != nil {
 		conn.Close()
@@ -143,8 +163,7 @@ func (l *rpcListener) route(conn net.Conn) {
 			l.refuse(conn, "a client agent connected without TLS and this server requires it (tls.rpc)")
 			return
 		}
-		release()
-		l.serveClient(conn)
+		l.serveClient(conn, l.tls != nil)
 		return
 	}
 	if l.key == nil && l.tls == nil {
@@ -159,9 +178,9 @@ func (l *rpcListener) route(conn net.Conn) {
 	)
 	switch first[0] {
 	case connTLS:
-		secure, kind, role, err = l.acceptTLS(conn)
+		secure, kind, role, err = l.acceptTLS(conn, deadline)
 	case serverauth.ConnAuthenticated:
-		secure, kind, role, err = l.acceptKey(conn)
+		secure, kind, role, err = l.acceptKey(conn, deadline)
 	default:
 		// The bare Raft (0x01) and RPC (0x02) bytes of old land here too: never accepted.
 		err = fmt.Errorf("unknown or unauthenticated connection byte 0x%02x", first[0])
@@ -170,7 +189,9 @@ func (l *rpcListener) route(conn net.Conn) {
 		l.refuse(conn, err.Error())
 		return
 	}
-	release()
+	if role == roleServer {
+		release()
+	}
 	l.serve(conn, secure, kind, role)
 }
 
@@ -204,7 +225,7 @@ func (l *rpcListener) serve(raw, secure net.Conn, kind byte, role peerRole) {
 			l.refuse(secure, fmt.Sprintf("a %s certificate may not connect as a client agent", role))
 			return
 		}
-		l.serveClient(secure)
+		l.serveClient(secure, false)
 	default:
 		l.refuse(secure, fmt.Sprintf("unknown stream kind 0x%02x", kind))
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"reflect"
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
@@ -23,38 +22,14 @@ type rpcResponse struct {
 	Code  int
 	Error string
 	Body  []byte
+	// Kind names the sentinel Error refines (structs.ErrorKind), so that the caller's
+	// errors.Is works as on this side; empty from peers that predate it.
+	Kind string
 }
 
-// rpcMethod is one callable endpoint method: func(args *A, reply *R) error.
-type rpcMethod struct {
-	fn        reflect.Value
-	argsType  reflect.Type
-	replyType reflect.Type
-}
-
-var errorType = reflect.TypeFor[error]()
-
-// rpcMethods collects, by reflection, every method of the endpoint structs with the shape
-// func(*A, *R) error, named "Endpoint.Method". New endpoint methods are callable across
-// servers without registration.
-func rpcMethods(endpoints map[string]any) map[string]rpcMethod {
-	out := map[string]rpcMethod{}
-	for name, ep := range endpoints {
-		v := reflect.ValueOf(ep)
-		t := v.Type()
-		for i := 0; i < t.NumMethod(); i++ {
-			m := t.Method(i)
-			mt := m.Type
-			if mt.NumIn() != 3 || mt.NumOut() != 1 || mt.Out(0) != errorType {
-				continue
-			}
-			if mt.In(1).Kind() != reflect.Pointer || mt.In(2).Kind() != reflect.Pointer {
-				continue
-			}
-			out[name+"."+m.Name] = rpcMethod{fn: v.Method(i), argsType: mt.In(1).Elem(), replyType: mt.In(2).Elem()}
-		}
-	}
-	return out
+// errorResponse is the answer carrying err: its status, text and sentinel kind.
+func errorResponse(err error) *rpcResponse {
+	return &rpcResponse{Code: structs.ErrorCode(err), Error: err.Error(), Kind: structs.ErrorKind(err)}
 }
 
 // serveRPC answers calls on one connection until it closes.
@@ -85,20 +60,22 @@ func (s *Server) dispatchRPC(req *rpcRequest) *rpcResponse {
 	if !s.raftStarted.Load() {
 		return &rpcResponse{Code: 503, Error: "server is starting"}
 	}
-	m, ok := s.rpcMethods[req.Method]
-	if !ok {
+	var call endpointCall
+	if row, ok := routeTable[req.Method]; ok {
+		call = row
+	} else if p, ok := peerTable[req.Method]; ok {
+		call = p
+	} else {
 		return &rpcResponse{Code: 400, Error: fmt.Sprintf("unknown RPC method %q", req.Method)}
 	}
-	args := reflect.New(m.argsType)
-	if err := structs.Decode(req.Body, args.Interface()); err != nil {
+	args, reply := call.newArgs(), call.newReply()
+	if err := structs.Decode(req.Body, args); err != nil {
 		return &rpcResponse{Code: 400, Error: fmt.Sprintf("decoding %s arguments: %v", req.Method, err)}
 	}
-	reply := reflect.New(m.replyType)
-	out := m.fn.Call([]reflect.Value{args, reply})
-	if err, _ := out[0].Interface().(error); err != nil {
-		return &rpcResponse{Code: structs.ErrorCode(err), Error: err.Error()}
+	if err := call.callAny(s, args, reply); err != nil {
+		return errorResponse(err)
 	}
-	body, err := encodeBody(reply.Interface())
+	body, err := encodeBody(reply)
 	if err != nil {
 		return &rpcResponse{Code: 500, Error: err.Error()}
 	}
@@ -141,7 +118,7 @@ func (s *Server) rpcCallTimeout(addr, method string, args, reply any, timeout ti
 		return fmt.Errorf("reading %s answer from %s: %w", method, addr, err)
 	}
 	if resp.Error != "" {
-		return &structs.CodedError{Code: resp.Code, Msg: resp.Error}
+		return structs.WireError(resp.Code, resp.Kind, resp.Error)
 	}
 	return structs.Decode(resp.Body, reply)
 }
@@ -180,9 +157,8 @@ func (s *Server) forwardTimeout(method string, args, reply any, timeout time.Dur
 		leader := s.Leader()
 		if leader != "" && leader != s.RaftAddr() {
 			err := s.rpcCallTimeout(leader, method, args, reply, timeout)
-			var notLeader *structs.CodedError
 			// The leader changed between the lookup and the call: try the new one.
-			if errors.As(err, &notLeader) && notLeader.Msg == errNotLeaderMsg && time.Now().Before(deadline) {
+			if errors.Is(err, structs.ErrNotLeader) && time.Now().Before(deadline) {
 				time.Sleep(50 * time.Millisecond)
 				continue
 			}
@@ -192,10 +168,8 @@ func (s *Server) forwardTimeout(method string, args, reply any, timeout time.Dur
 			return false, nil
 		}
 		if time.Now().After(deadline) {
-			return true, structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
+			return true, structs.NoLeader()
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
-const errNotLeaderMsg = "not the leader"

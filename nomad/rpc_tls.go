@@ -121,15 +121,14 @@ func (t *rpcTLS) role(cert *x509.Certificate) peerRole {
 // acceptTLS runs the TLS handshake on conn (whose first byte, connTLS, is read), requiring a
 // client certificate from the CA, then reads the stream kind. It returns the TLS connection,
 // the kind and the peer's role; nothing the peer sends is read before its certificate checks.
-func (l *rpcListener) acceptTLS(conn net.Conn) (net.Conn, byte, peerRole, error) {
+func (l *rpcListener) acceptTLS(conn net.Conn, deadline time.Time) (net.Conn, byte, peerRole, error) {
 	if l.tls == nil {
 		return nil, 0, roleNone, errors.New("TLS is not enabled on this server's RPC port (tls.rpc)")
 	}
 	tc := tls.Server(conn, l.tls.w.IncomingConfig(true))
-	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
-	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
-	defer cancel()
-	if err := tc.HandshakeContext(ctx); err != nil {
+	// The deadline covers the TLS handshake and the stream kind that follows it.
+	_ = conn.SetDeadline(deadline)
+	if err := tc.HandshakeContext(context.Background()); err != nil {
 		return nil, 0, roleNone, fmt.Errorf("TLS handshake: %w", err)
 	}
 	state := tc.ConnectionState()
@@ -146,14 +145,20 @@ func (l *rpcListener) acceptTLS(conn net.Conn) (net.Conn, byte, peerRole, error)
 
 // acceptKey runs the cluster-key handshake on conn (whose first byte is read). With TLS on
 // it is accepted only in rpc_upgrade_mode.
-func (l *rpcListener) acceptKey(conn net.Conn) (net.Conn, byte, peerRole, error) {
+func (l *rpcListener) acceptKey(conn net.Conn, deadline time.Time) (net.Conn, byte, peerRole, error) {
 	if l.key == nil {
 		return nil, 0, roleNone, errors.New("this server has no cluster key (server.encrypt)")
 	}
 	if l.tls != nil && !l.tls.upgrade {
 		return nil, 0, roleNone, errors.New("this server requires TLS on the RPC port (tls.rpc); the cluster key is accepted only with tls.rpc_upgrade_mode")
 	}
-	secure, kind, err := l.key.Server(conn, handshakeTimeout)
+	// Server takes a duration, where 0 means no bound: a deadline already past must still
+	// be one.
+	var timeout time.Duration
+	if !deadline.IsZero() {
+		timeout = max(time.Until(deadline), time.Nanosecond)
+	}
+	secure, kind, err := l.key.Server(conn, timeout)
 	if err != nil {
 		return nil, 0, roleNone, err
 	}

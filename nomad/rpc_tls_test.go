@@ -151,7 +151,7 @@ func TestSecurity_TLSRefusesPeersWithoutAServerCertificate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := TestServer(t, func(c *Config) {
+			srv := testServer(t, func(c *Config) {
 				c.RaftBindAddr = freeAddr(t)
 				// The key is set to show that, without rpc_upgrade_mode, it opens nothing.
 				c.EncryptKey = testClusterKey
@@ -267,7 +267,7 @@ func TestSecurity_GossipStrangerNeitherHoldsUpNorJoinsTheBootstrap(t *testing.T)
 
 func TestSecurity_TLSUpgradeModeAcceptsTheKeyButNeverBareBytes(t *testing.T) {
 	ca := tlstest.NewCA(t, "cluster")
-	srv := TestServer(t, func(c *Config) {
+	srv := testServer(t, func(c *Config) {
 		c.RaftBindAddr = freeAddr(t)
 		c.EncryptKey = testClusterKey
 		c.TLS = tlsFor(ca, ca.Issue(t, "server", []string{"server.global.nomad"}), true)
@@ -286,7 +286,7 @@ func TestSecurity_TLSUpgradeModeAcceptsTheKeyButNeverBareBytes(t *testing.T) {
 
 func TestSecurity_GarbageFirstByteClosesOnlyThatConnection(t *testing.T) {
 	ca := tlstest.NewCA(t, "cluster")
-	srv := TestServer(t, func(c *Config) {
+	srv := testServer(t, func(c *Config) {
 		c.RaftBindAddr = freeAddr(t)
 		c.TLS = tlsFor(ca, ca.Issue(t, "server", []string{"server.global.nomad"}), true)
 	})

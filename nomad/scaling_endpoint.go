@@ -45,36 +45,37 @@ func (s *Server) assignScalingPolicyIDs(job *structs.Job) error {
 	return nil
 }
 
+// scalingListPolicies lists the policies of the namespaces the caller may list them in.
+var scalingListPolicies = read("Scaling.ListPolicies", spec[structs.ScalingPolicyListRequest, structs.ScalingPolicyListResponse]{
+	Prepare:   jobQueryDefaultNamespace[structs.ScalingPolicyListRequest],
+	Authorize: scalingListPoliciesRule,
+	Validate: func(req *structs.ScalingPolicyListRequest) error {
+		if req.Type != "" && req.Type != structs.ScalingPolicyTypeHorizontal {
+			return structs.BadRequest("invalid type %q: only %q policies exist", req.Type, structs.ScalingPolicyTypeHorizontal)
+		}
+		return nil
+	},
+	Serve: func(c *rpcCall, req *structs.ScalingPolicyListRequest, reply *structs.ScalingPolicyListResponse) error {
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			all, err := store.ScalingPolicies(ws, req.Namespace, req.Job)
+			if err != nil {
+				return 0, err
+			}
+			reply.Policies, reply.NextToken, err = paginator.Page(all, req.QueryOptions,
+				paginator.Order[*structs.ScalingPolicy]{Key: func(p *structs.ScalingPolicy) paginator.Key { return paginator.ByID(p.ID) }},
+				func(p *structs.ScalingPolicy) bool { return allowListScalingPolicies(c.acl, p.Namespace) },
+				func(p *structs.ScalingPolicy) (*structs.ScalingPolicyListStub, error) { return p.Stub(), nil })
+			if err != nil {
+				return 0, err
+			}
+			return max(store.Index(tableScalingPoliciesName), 1), nil
+		})
+	},
+})
+
 // ListPolicies lists the policies of the namespaces the caller may list them in.
 func (sc *Scaling) ListPolicies(args *structs.ScalingPolicyListRequest, reply *structs.ScalingPolicyListResponse) error {
-	if done, err := sc.srv.forwardRead("Scaling.ListPolicies", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, _, err := sc.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	namespace := requestNamespace("", args.Namespace)
-	if namespace != structs.AllNamespacesSentinel && !allowListScalingPolicies(aclObj, namespace) {
-		return structs.PermissionDenied("list-scaling-policies capability required in namespace %q", namespace)
-	}
-	if args.Type != "" && args.Type != structs.ScalingPolicyTypeHorizontal {
-		return structs.BadRequest("invalid type %q: only %q policies exist", args.Type, structs.ScalingPolicyTypeHorizontal)
-	}
-	return sc.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		all, err := store.ScalingPolicies(ws, namespace, args.Job)
-		if err != nil {
-			return 0, err
-		}
-		reply.Policies, reply.NextToken, err = paginator.Page(all, args.QueryOptions,
-			paginator.Order[*structs.ScalingPolicy]{Key: func(p *structs.ScalingPolicy) paginator.Key { return paginator.ByID(p.ID) }},
-			func(p *structs.ScalingPolicy) bool { return allowListScalingPolicies(aclObj, p.Namespace) },
-			func(p *structs.ScalingPolicy) (*structs.ScalingPolicyListStub, error) { return p.Stub(), nil })
-		if err != nil {
-			return 0, err
-		}
-		return max(store.Index(tableScalingPoliciesName), 1), nil
-	})
+	return scalingListPolicies.Call(sc.srv, args, reply)
 }
 
 // tableScalingPoliciesName is the state table whose index answers policy reads.
@@ -88,35 +89,35 @@ func allowListScalingPolicies(aclObj *acl.ACL, namespace string) bool {
 			aclObj.AllowNamespaceOperation(namespace, acl.NamespaceCapabilityReadJob))
 }
 
-// GetPolicy reads one policy; reply.Policy is nil when unknown. The caller needs
+// scalingGetPolicy reads one policy; Policy is nil when unknown. The caller needs
 // read-scaling-policy (or read-job) in the policy's namespace; for an unknown ID, in the
 // request's namespace.
+var scalingGetPolicy = read("Scaling.GetPolicy", spec[structs.ScalingPolicySpecificRequest, structs.SingleScalingPolicyResponse]{
+	Prepare:   jobQueryDefaultNamespace[structs.ScalingPolicySpecificRequest],
+	Authorize: scalingGetPolicyRule,
+	Serve: func(c *rpcCall, req *structs.ScalingPolicySpecificRequest, reply *structs.SingleScalingPolicyResponse) error {
+		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			reply.Policy = nil
+			p, err := store.ScalingPolicyByID(ws, req.ID)
+			if err != nil {
+				return 0, err
+			}
+			ns := req.Namespace
+			if p != nil {
+				ns = p.Namespace
+			}
+			// Again on every pass: a blocking read may be answered with a policy that appeared
+			// (in another namespace) while it waited.
+			if !scalingPolicyReadable(c, ns) {
+				return 0, structs.PermissionDenied("read-scaling-policy capability required in namespace %q", ns)
+			}
+			reply.Policy = p
+			return max(store.Index(tableScalingPoliciesName), 1), nil
+		})
+	},
+})
+
+// GetPolicy reads one policy.
 func (sc *Scaling) GetPolicy(args *structs.ScalingPolicySpecificRequest, reply *structs.SingleScalingPolicyResponse) error {
-	if done, err := sc.srv.forwardRead("Scaling.GetPolicy", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, _, err := sc.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	allowed := func(ns string) bool {
-		return aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadScalingPolicy) ||
-			aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob)
-	}
-	return sc.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		reply.Policy = nil
-		p, err := store.ScalingPolicyByID(ws, args.ID)
-		if err != nil {
-			return 0, err
-		}
-		ns := requestNamespace("", args.Namespace)
-		if p != nil {
-			ns = p.Namespace
-		}
-		if !allowed(ns) {
-			return 0, structs.PermissionDenied("read-scaling-policy capability required in namespace %q", ns)
-		}
-		reply.Policy = p
-		return max(store.Index(tableScalingPoliciesName), 1), nil
-	})
+	return scalingGetPolicy.Call(sc.srv, args, reply)
 }

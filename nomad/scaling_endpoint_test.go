@@ -10,7 +10,7 @@ import (
 )
 
 func TestScaling_PolicyIDsAreTheLeaders(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	max := int64(10)
 	job := mock.JobWithID("scaled")
 	job.TaskGroups[0].Scaling = &api.ScalingPolicy{Max: &max}

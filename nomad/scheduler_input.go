@@ -7,9 +7,12 @@ import (
 )
 
 // schedulerInput reads what the scheduler decides job from, all from store (one point-in-time
-// view): the job's allocations, every node and what runs on each. maxPlace bounds the
-// placements of one plan (0: no bound).
-func (s *Server) schedulerInput(store *state.StateStore, job *structs.Job, namespace, jobID string, maxPlace int) (scheduler.Input, error) {
+// view): the job's allocations and latest deployment, every node and what runs on each, and the
+// scheduler configuration in force for the job's node pool. The worker and Job.Plan both build
+// their input here, so that a plan places as the evaluation of the registration will; each
+// adds only what belongs to its run (the placement bound, a new deployment's ID and time, the
+// evaluation's priority). job is nil for a purged job, which has only allocations to stop.
+func (s *Server) schedulerInput(store *state.StateStore, job *structs.Job, namespace, jobID string) (scheduler.Input, error) {
 	allocs, err := store.AllocsByJob(nil, namespace, jobID)
 	if err != nil {
 		return scheduler.Input{}, err
@@ -31,7 +34,15 @@ func (s *Server) schedulerInput(store *state.StateStore, job *structs.Job, names
 			}
 		}
 	}
-	return scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
-		MaxPlacements: maxPlace, Algorithm: s.config.SchedulerAlgorithm,
-		Preemption: s.schedulerConfigIn(store).PreemptionConfig}, nil
+	latest, err := store.LatestDeploymentByJob(nil, namespace, jobID)
+	if err != nil {
+		return scheduler.Input{}, err
+	}
+	// A purged job has no pool to take an algorithm from: the cluster's is used.
+	pool := ""
+	if job != nil {
+		pool = job.NodePool
+	}
+	return scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes, Deployment: latest,
+		Algorithm: s.schedulerAlgorithm(store, pool), Preemption: s.schedulerConfigIn(store).PreemptionConfig}, nil
 }

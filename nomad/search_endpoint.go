@@ -51,117 +51,144 @@ type searchCandidate struct {
 	scope     []string
 }
 
+// searchPrefix answers the IDs that start with Prefix.
+var searchPrefix = read("Search.PrefixSearch", spec[structs.SearchRequest, structs.SearchResponse]{
+	Caller: callerAnyone,
+	Authorize: func(c *rpcCall, req *structs.SearchRequest) error {
+		return searchContextRule(c, req.Namespace, req.Context, prefixContexts)
+	},
+	Validate: func(req *structs.SearchRequest) error { return validateSearchContext(req.Context, prefixContexts) },
+	Serve: func(c *rpcCall, args *structs.SearchRequest, reply *structs.SearchResponse) error {
+		namespace := requestNamespace("", args.Namespace)
+		contexts := searchContexts(c.acl, namespace, args.Context, prefixContexts)
+		return c.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			reply.Matches = map[structs.SearchContext][]string{}
+			reply.Truncations = map[structs.SearchContext]bool{}
+			for _, ctx := range contexts {
+				cands, err := searchCandidates(store, c.acl, namespace, ctx, false)
+				if err != nil {
+					return 0, err
+				}
+				ids := []string{}
+				for _, cand := range cands {
+					if strings.HasPrefix(cand.id, args.Prefix) {
+						ids = append(ids, cand.id)
+					}
+				}
+				slices.Sort(ids)
+				ids = slices.Compact(ids)
+				reply.Truncations[ctx] = len(ids) > structs.SearchLimit
+				reply.Matches[ctx] = ids[:min(len(ids), structs.SearchLimit)]
+			}
+			return store.LatestIndex(), nil
+		})
+	},
+})
+
+// searchFuzzy answers the objects whose name contains Text, ignoring case: exact matches
+// first, then prefixes, then the rest, each by name.
+var searchFuzzy = read("Search.FuzzySearch", spec[structs.FuzzySearchRequest, structs.FuzzySearchResponse]{
+	Caller: callerAnyone,
+	Authorize: func(c *rpcCall, req *structs.FuzzySearchRequest) error {
+		return searchContextRule(c, req.Namespace, req.Context, fuzzyContexts)
+	},
+	Validate: func(req *structs.FuzzySearchRequest) error {
+		if err := validateSearchContext(req.Context, fuzzyContexts); err != nil {
+			return err
+		}
+		_, err := structs.ParseFuzzyText(req.Text)
+		return err
+	},
+	Serve: func(c *rpcCall, args *structs.FuzzySearchRequest, reply *structs.FuzzySearchResponse) error {
+		namespace := requestNamespace("", args.Namespace)
+		contexts := searchContexts(c.acl, namespace, args.Context, fuzzyContexts)
+		text, err := structs.ParseFuzzyText(args.Text)
+		if err != nil {
+			return err
+		}
+		return c.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+			reply.Matches = map[structs.SearchContext][]structs.FuzzyMatch{}
+			reply.Truncations = map[structs.SearchContext]bool{}
+			for _, ctx := range contexts {
+				cands, err := searchCandidates(store, c.acl, namespace, ctx, true)
+				if err != nil {
+					return 0, err
+				}
+				type ranked struct {
+					rank int
+					c    searchCandidate
+				}
+				var hits []ranked
+				for _, cand := range cands {
+					if r := structs.FuzzyRank(cand.name, text); r > 0 {
+						hits = append(hits, ranked{r, cand})
+					}
+				}
+				slices.SortStableFunc(hits, func(a, b ranked) int {
+					return cmp.Or(cmp.Compare(a.rank, b.rank), strings.Compare(a.c.name, b.c.name),
+						strings.Compare(strings.Join(a.c.scope, "\x00"), strings.Join(b.c.scope, "\x00")))
+				})
+				matches := []structs.FuzzyMatch{}
+				for _, h := range hits[:min(len(hits), structs.SearchLimit)] {
+					matches = append(matches, structs.FuzzyMatch{ID: h.c.name, Scope: h.c.scope})
+				}
+				reply.Matches[ctx] = matches
+				reply.Truncations[ctx] = len(hits) > structs.SearchLimit
+			}
+			return store.LatestIndex(), nil
+		})
+	},
+})
+
 // PrefixSearch answers the IDs that start with Prefix.
 func (s *Search) PrefixSearch(args *structs.SearchRequest, reply *structs.SearchResponse) error {
-	if done, err := s.srv.forwardRead("Search.PrefixSearch", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, _, err := s.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	namespace := requestNamespace("", args.Namespace)
-	contexts, err := searchContexts(aclObj, namespace, args.Context, prefixContexts)
-	if err != nil {
-		return err
-	}
-	return s.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		reply.Matches = map[structs.SearchContext][]string{}
-		reply.Truncations = map[structs.SearchContext]bool{}
-		for _, ctx := range contexts {
-			cands, err := s.candidates(store, aclObj, namespace, ctx, false)
-			if err != nil {
-				return 0, err
-			}
-			ids := []string{}
-			for _, c := range cands {
-				if strings.HasPrefix(c.id, args.Prefix) {
-					ids = append(ids, c.id)
-				}
-			}
-			slices.Sort(ids)
-			ids = slices.Compact(ids)
-			reply.Truncations[ctx] = len(ids) > structs.SearchLimit
-			reply.Matches[ctx] = ids[:min(len(ids), structs.SearchLimit)]
-		}
-		return store.LatestIndex(), nil
-	})
+	return searchPrefix.Call(s.srv, args, reply)
 }
 
-// FuzzySearch answers the objects whose name contains Text, ignoring case: exact matches
-// first, then prefixes, then the rest, each by name.
+// FuzzySearch answers the objects whose name contains Text.
 func (s *Search) FuzzySearch(args *structs.FuzzySearchRequest, reply *structs.FuzzySearchResponse) error {
-	if done, err := s.srv.forwardRead("Search.FuzzySearch", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	aclObj, _, err := s.srv.resolveACL(args.AuthToken)
-	if err != nil {
-		return err
-	}
-	namespace := requestNamespace("", args.Namespace)
-	contexts, err := searchContexts(aclObj, namespace, args.Context, fuzzyContexts)
-	if err != nil {
-		return err
-	}
-	text, err := structs.ParseFuzzyText(args.Text)
-	if err != nil {
-		return err
-	}
-	return s.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-		reply.Matches = map[structs.SearchContext][]structs.FuzzyMatch{}
-		reply.Truncations = map[structs.SearchContext]bool{}
-		for _, ctx := range contexts {
-			cands, err := s.candidates(store, aclObj, namespace, ctx, true)
-			if err != nil {
-				return 0, err
-			}
-			type ranked struct {
-				rank int
-				c    searchCandidate
-			}
-			var hits []ranked
-			for _, c := range cands {
-				if r := structs.FuzzyRank(c.name, text); r > 0 {
-					hits = append(hits, ranked{r, c})
-				}
-			}
-			slices.SortStableFunc(hits, func(a, b ranked) int {
-				return cmp.Or(cmp.Compare(a.rank, b.rank), strings.Compare(a.c.name, b.c.name),
-					strings.Compare(strings.Join(a.c.scope, "\x00"), strings.Join(b.c.scope, "\x00")))
-			})
-			matches := []structs.FuzzyMatch{}
-			for _, h := range hits[:min(len(hits), structs.SearchLimit)] {
-				matches = append(matches, structs.FuzzyMatch{ID: h.c.name, Scope: h.c.scope})
-			}
-			reply.Matches[ctx] = matches
-			reply.Truncations[ctx] = len(hits) > structs.SearchLimit
-		}
-		return store.LatestIndex(), nil
-	})
+	return searchFuzzy.Call(s.srv, args, reply)
 }
 
-// searchContexts resolves the asked context to the contexts to search. A context named
-// outright that the caller cannot read in the namespace is a 403; "all" keeps the readable.
-func searchContexts(aclObj *acl.ACL, namespace string, asked structs.SearchContext, all []structs.SearchContext) ([]structs.SearchContext, error) {
+// searchContextRule refuses a context named outright that the caller cannot read in the
+// namespace. Search needs no capability as such: "all" keeps the contexts the caller can
+// read, each filtered row by row, so a caller who can read nothing gets empty matches, as
+// upstream. A context that is not searchable is no question of access: Validate refuses it.
+func searchContextRule(c *rpcCall, reqNS string, asked structs.SearchContext, all []structs.SearchContext) error {
+	if asked == structs.SearchAll || !slices.Contains(all, asked) {
+		return nil
+	}
+	namespace := requestNamespace("", reqNS)
+	if !searchContextAllowed(c.acl, namespace, asked) {
+		return structs.PermissionDenied("no read access to search context %q in namespace %q", asked, namespace)
+	}
+	return nil
+}
+
+// validateSearchContext refuses a context that is empty or not one of the searchable ones.
+func validateSearchContext(asked structs.SearchContext, all []structs.SearchContext) error {
 	if asked == "" {
-		return nil, structs.BadRequest("invalid Context: must not be empty")
+		return structs.BadRequest("invalid Context: must not be empty")
 	}
-	if asked == structs.SearchAll {
-		var out []structs.SearchContext
-		for _, ctx := range all {
-			if searchContextAllowed(aclObj, namespace, ctx) {
-				out = append(out, ctx)
-			}
+	if asked != structs.SearchAll && !slices.Contains(all, asked) {
+		return structs.BadRequest("invalid Context %q", asked)
+	}
+	return nil
+}
+
+// searchContexts resolves an authorised, valid context to the contexts to search: "all"
+// keeps those the caller can read.
+func searchContexts(aclObj *acl.ACL, namespace string, asked structs.SearchContext, all []structs.SearchContext) []structs.SearchContext {
+	if asked != structs.SearchAll {
+		return []structs.SearchContext{asked}
+	}
+	var out []structs.SearchContext
+	for _, ctx := range all {
+		if searchContextAllowed(aclObj, namespace, ctx) {
+			out = append(out, ctx)
 		}
-		return out, nil
 	}
-	if !slices.Contains(all, asked) {
-		return nil, structs.BadRequest("invalid Context %q", asked)
-	}
-	if !searchContextAllowed(aclObj, namespace, asked) {
-		return nil, structs.PermissionDenied("no read access to search context %q in namespace %q", asked, namespace)
-	}
-	return []structs.SearchContext{asked}, nil
+	return out
 }
 
 // searchContextAllowed is the coarse check: could the caller read anything of ctx here?
@@ -181,9 +208,9 @@ func searchContextAllowed(aclObj *acl.ACL, namespace string, ctx structs.SearchC
 	return aclObj != nil
 }
 
-// candidates lists what the caller may see of one context. fuzzy adds the contexts whose
+// searchCandidates lists what the caller may see of one context. fuzzy adds the contexts whose
 // objects live inside jobs (groups, tasks, services, images, commands) and node classes.
-func (s *Search) candidates(store *state.StateStore, aclObj *acl.ACL, namespace string, ctx structs.SearchContext, fuzzy bool) ([]searchCandidate, error) {
+func searchCandidates(store *state.StateStore, aclObj *acl.ACL, namespace string, ctx structs.SearchContext, fuzzy bool) ([]searchCandidate, error) {
 	readJob := func(ns string) bool { return aclObj.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob) }
 	var out []searchCandidate
 	switch ctx {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestSearch_OnlyWhatTheTokenMayRead(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	var gr structs.GenericResponse
 	must.NoError(t, srv.Endpoints.Namespace.Upsert(&structs.NamespaceUpsertRequest{
 		Namespaces: []*structs.Namespace{{Name: "secret"}}, WriteRequest: structs.WriteRequest{AuthToken: mgmt}}, &gr))

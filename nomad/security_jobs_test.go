@@ -79,7 +79,7 @@ func pendingEvals(t *testing.T, srv *Server) []*structs.Evaluation {
 // stop cancels the follow-up, and no worker (this one, or a new one as after a restart)
 // places anything for the job again.
 func TestSecurity_StoppedJobPlacesNothing(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerNode(t, srv, testNode("n1"), "")
 	job := mock.Job()
 	job.TaskGroups[0].Count = new(2500)
@@ -127,7 +127,7 @@ func TestSecurity_StoppedJobPlacesNothing(t *testing.T) {
 
 // Without a stop, follow-ups go on until the count is reached, a batch per evaluation.
 func TestSecurity_HugeJobPlacedInBatches(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	registerNode(t, srv, testNode("n1"), "")
 	job := mock.Job()
 	job.TaskGroups[0].Count = new(2500)
@@ -145,7 +145,7 @@ func TestSecurity_HugeJobPlacedInBatches(t *testing.T) {
 // A job stored above job_max_count (before the limit existed, or was lowered) is not placed:
 // its evaluation fails, saying why, and stopping it still stops what it runs.
 func TestSecurity_StoredJobAboveMaxCountNotPlaced(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.JobMaxCount = 10 })
+	srv := testServer(t, func(c *Config) { c.JobMaxCount = 10 })
 	registerNode(t, srv, testNode("n1"), "")
 	job := mock.Job()
 	job.TaskGroups[0].Count = new(99_999_999_999)

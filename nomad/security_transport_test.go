@@ -97,7 +97,7 @@ func TestSecurity_ForgedRaftAppendEntriesRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := TestServer(t, func(c *Config) {
+			srv := testServer(t, func(c *Config) {
 				c.RaftBindAddr = freeAddr(t)
 				c.EncryptKey = tc.key
 			})
@@ -147,7 +147,7 @@ func TestSecurity_UnauthenticatedClusterJoinRefused(t *testing.T) {
 			name = "keyed server"
 		}
 		t.Run(name, func(t *testing.T) {
-			srv := TestServer(t, func(c *Config) {
+			srv := testServer(t, func(c *Config) {
 				c.RaftBindAddr = freeAddr(t)
 				c.EncryptKey = key
 			})

@@ -53,7 +53,7 @@ func TestParseServerMember(t *testing.T) {
 
 func TestRetryJoin_GivesUpAfterRetryMax(t *testing.T) {
 	logs := &lockedBuffer{}
-	srv := TestServer(t, func(c *Config) {
+	srv := testServer(t, func(c *Config) {
 		c.RaftBindAddr = freeAddr(t)
 		c.SerfBindAddr = freeAddr(t)
 		c.EncryptKey = testClusterKey

@@ -14,8 +14,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-uuid"
 	"github.com/hashicorp/raft"
-	wal "github.com/hashicorp/raft-wal"
-	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/hashicorp/serf/serf"
 	"github.com/nomadfork/nomad/nomad/evalbroker"
 	"github.com/nomadfork/nomad/nomad/serverauth"
@@ -37,20 +35,28 @@ type Server struct {
 	leaderTerm atomic.Uint64
 	config     *Config
 	logger     hclog.Logger
+	// jobSizes remembers the encoded size of stored job versions for job_max_total_size.
+	jobSizes jobSizeCache
 
 	fsm       *FSM
 	raft      *raft.Raft
 	transport raft.Transport
-	walStore  *wal.WAL
-	walMeta   *metadb.BoltMetaDB
-	raftAddr  raft.ServerAddress
+	// logStore is the on-disk log and stable store, and disk the guard over data_dir's free
+	// space; both nil without a data dir.
+	logStore *diskLogStore
+	disk     *diskGuard
+	// diskHandOff guards diskHandOffAt, when leadership was last handed off for a full disk.
+	diskHandOff   sync.Mutex
+	diskHandOffAt time.Time
+	// applied records how far the FSM got; nil without a data dir.
+	applied  *raftutil.AppliedRecord
+	raftAddr raft.ServerAddress
 
 	// rpcListener serves Raft and server-to-server RPC on the RPC port; nil for a server
 	// that keeps Raft in memory.
 	rpcListener *rpcListener
 	clusterKey  *serverauth.Key
 	rpcTLS      *rpcTLS
-	rpcMethods  map[string]rpcMethod
 	raftStarted atomic.Bool
 
 	// serf is the gossip pool (nil without a serf address); membership makes Raft follow it.
@@ -61,6 +67,8 @@ type Server struct {
 
 	broker   *stream.EventBroker
 	aclCache *aclCache
+	// aclRecheck re-checks open subscriptions after ACL writes; nil without a broker.
+	aclRecheck *aclSubscriptionRecheck
 	// rootKeys holds parsed root keys for signing and verifying workload identities.
 	rootKeys rootKeyCache
 
@@ -70,6 +78,8 @@ type Server struct {
 
 	heartbeats *heartbeats
 	localNodes *localNodeSecrets
+	// introWarn spaces client introduction warnings (node_introduction.go).
+	introWarn introWarnLimiter
 
 	// clientSessions are the client agents connected to this server; localDialer reaches the
 	// client of this server's own agent.
@@ -124,6 +134,10 @@ func NewServer(config *Config) (*Server, error) {
 		}
 		config.NodeID = id
 	}
+	config.ClientIntroduction = config.ClientIntroduction.withDefaults()
+	if err := config.ClientIntroduction.Validate(); err != nil {
+		return nil, err
+	}
 	key, err := clusterKey(config)
 	if err != nil {
 		return nil, err
@@ -148,6 +162,9 @@ func NewServer(config *Config) (*Server, error) {
 		s.broker = stream.NewEventBroker(ctx, stream.EventBrokerConfig{
 			EventBufferSize: config.EventBufferSize,
 			Logger:          s.logger.Named("events"),
+		})
+		s.aclRecheck = newACLSubscriptionRecheck(func() {
+			s.broker.CheckSubscriptionsAgainst(s.subscriptionAllowed)
 		})
 	}
 	for _, w := range transportWarnings(config) {
@@ -189,14 +206,6 @@ func NewServer(config *Config) (*Server, error) {
 		Volume:      &Volume{srv: s},
 		Services:    &ServiceRegistration{srv: s},
 	}
-	s.rpcMethods = rpcMethods(map[string]any{
-		"Job": s.Endpoints.Job, "Eval": s.Endpoints.Eval, "Namespace": s.Endpoints.Namespace,
-		"ACL": s.Endpoints.ACL, "PurgeHistory": s.Endpoints.PurgeRecord, "System": s.Endpoints.System,
-		"Cluster": &Cluster{srv: s}, "Node": s.Endpoints.Node, "Alloc": s.Endpoints.Alloc,
-		"Keyring": s.Endpoints.Keyring, "Deployment": s.Endpoints.Deployment, "Operator": s.Endpoints.Operator,
-		"Variables": s.Endpoints.Variables, "NodePool": s.Endpoints.NodePool, "Search": s.Endpoints.Search,
-		"Scaling": s.Endpoints.Scaling, "ServiceRegistration": s.Endpoints.Services,
-	})
 	s.membership = newMembership(s)
 	s.serfEvents = make(chan serf.Event, serfEventBuffer)
 	if err := s.setupRaft(); err != nil {
@@ -212,6 +221,21 @@ func NewServer(config *Config) (*Server, error) {
 	}
 	s.leaderWG.Add(1)
 	go s.monitorLeadership()
+	if s.aclRecheck != nil {
+		// Started after Raft: re-checks the log replay asked for wait here until now.
+		s.leaderWG.Add(1)
+		go func() {
+			defer s.leaderWG.Done()
+			s.aclRecheck.run(ctx)
+		}()
+	}
+	if s.disk != nil {
+		s.leaderWG.Add(1)
+		go func() {
+			defer s.leaderWG.Done()
+			s.disk.runMetrics(ctx)
+		}()
+	}
 	if s.serf != nil {
 		s.leaderWG.Add(2)
 		go s.runSerfEvents(ctx)
@@ -276,46 +300,17 @@ func (s *Server) setupRaft() error {
 	var logs raft.LogStore
 	var stable raft.StableStore
 	var snaps raft.SnapshotStore
+	var fsm raft.FSM = s.fsm
 	if s.config.DataDir == "" {
 		mem := raft.NewInmemStore()
 		logs, stable = mem, mem
 		snaps = raft.NewInmemSnapshotStore()
 	} else {
-		dir := raftutil.RaftDir(s.config.DataDir)
-		walDir := raftutil.WALDir(s.config.DataDir)
-		if err := os.MkdirAll(walDir, 0o700); err != nil {
-			return fmt.Errorf("creating raft dir: %w", err)
+		var err error
+		if snaps, fsm, err = s.openDiskRaft(); err != nil {
+			return err
 		}
-		// Snapshot files carry raft's CRC-64 of their state, which raft's file snapshot store
-		// verifies when it opens one; checking the newest here names the file when it fails.
-		fss, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, s.logger.Named("snapshots"))
-		if err != nil {
-			return fmt.Errorf("opening snapshot store: %w", err)
-		}
-		snaps = fss
-		if err := raftutil.CheckNewestSnapshot(fss, dir); err != nil {
-			return refuseDamagedLog(s.config.DataDir, err)
-		}
-		metas, err := fss.List()
-		if err != nil {
-			return fmt.Errorf("listing snapshots: %w", err)
-		}
-		// Every entry is read and decoded once before Raft starts, so damage is one clear
-		// refusal here rather than a panic in the FSM seconds after an election, or entries
-		// raft-wal drops without a word. The WAL does not close its metadata DB on Close,
-		// and that DB holds a file lock: keep our own handle so Shutdown can release it (a
-		// server restarted in the same process on the same data dir would otherwise wait
-		// for the lock forever).
-		var snapshotIndex uint64
-		if len(metas) > 0 {
-			snapshotIndex = metas[0].Index
-		}
-		w, meta, err := raftutil.OpenVerified(walDir, s.logger.Named("wal"), snapshotIndex, 0)
-		if err != nil {
-			return refuseDamagedLog(s.config.DataDir, err)
-		}
-		s.walStore, s.walMeta = w, meta
-		logs, stable = w, w
+		logs, stable = s.logStore, s.logStore
 	}
 
 	if s.config.RaftBindAddr == "" {
@@ -330,7 +325,8 @@ func (s *Server) setupRaft() error {
 		if err != nil {
 			return fmt.Errorf("resolving raft advertise address %q: %w", advertise, err)
 		}
-		ln, err := newRPCListener(s.config.RaftBindAddr, s.clusterKey, s.rpcTLS, s.logger.Named("rpc"), s.serveRPC, s.serveClientConn)
+		limits := rpcLimits{maxConnsPerClient: s.config.RPCMaxConnsPerClient, handshakeTimeout: s.config.RPCHandshakeTimeout}
+		ln, err := newRPCListener(s.config.RaftBindAddr, s.clusterKey, s.rpcTLS, limits, s.logger.Named("rpc"), s.serveRPC, s.serveClientConn)
 		if err != nil {
 			return fmt.Errorf("listening on RPC address %s: %w", s.config.RaftBindAddr, err)
 		}
@@ -360,7 +356,7 @@ func (s *Server) setupRaft() error {
 	if err := s.recoverPeers(rc, logs, stable, snaps); err != nil {
 		return err
 	}
-	r, err := raft.NewRaft(rc, s.fsm, logs, stable, snaps, s.transport)
+	r, err := raft.NewRaft(rc, fsm, logs, stable, snaps, s.transport)
 	if err != nil {
 		return fmt.Errorf("starting raft: %w", err)
 	}
@@ -376,10 +372,15 @@ func refuseDamagedLog(dataDir string, err error) error {
 }
 
 func (s *Server) closeWAL() {
-	if s.walStore != nil {
-		_ = s.walStore.Close()
-		_ = s.walMeta.Close()
-		s.walStore, s.walMeta = nil, nil
+	if s.logStore != nil {
+		s.logStore.Close()
+		s.logStore = nil
+	}
+	if s.applied != nil {
+		if err := s.applied.Close(); err != nil {
+			s.logger.Error("could not sync the record of the last applied index", "file", s.applied.Path(), "error", err)
+		}
+		s.applied = nil
 	}
 }
 
@@ -450,10 +451,18 @@ func (s *Server) raftApplyResponse(t structs.MessageType, msg any) (uint64, any,
 	if err != nil {
 		return 0, nil, err
 	}
+	// Refused before Raft sees it: a write the log could not store would make the leader
+	// step down, and a full disk would then keep it from leading at all.
+	if s.disk != nil {
+		if err := s.disk.checkWrite(); err != nil {
+			s.handOffLeadershipForDisk()
+			return 0, nil, err
+		}
+	}
 	future := s.raft.Apply(buf, raftApplyTimeout)
 	if err := future.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-			return 0, nil, structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
+			return 0, nil, structs.NoLeader()
 		}
 		return 0, nil, err
 	}
@@ -488,11 +497,23 @@ func (s *Server) checkLeader() error {
 		return nil
 	}
 	if s.Leader() == "" {
-		return structs.NewErrCode(500, "%s", structs.ErrNoLeader.Error())
+		return s.noLeaderError()
 	}
 	// Writes that reach a follower are forwarded before this check; getting here means the
 	// leadership moved during the call.
-	return structs.NewErrCode(500, "%s", errNotLeaderMsg)
+	return structs.NotLeader()
+}
+
+// noLeaderError says why there is no leader when this server knows: a full disk here (a
+// server of one that cannot store its own election entry) is the disk's refusal, not "No
+// cluster leader".
+func (s *Server) noLeaderError() error {
+	if s.disk != nil {
+		if err := s.disk.checkWrite(); err != nil {
+			return err
+		}
+	}
+	return structs.NoLeader()
 }
 
 // WaitForLeader blocks until the cluster has a leader or ctx ends.

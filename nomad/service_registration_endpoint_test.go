@@ -12,7 +12,7 @@ import (
 // and a2 on n2 (no scheduler runs).
 func serviceTestServer(t *testing.T) (*Server, string) {
 	t.Helper()
-	srv, root := TestACLServer(t, nil)
+	srv, root := testACLServer(t, nil)
 	for _, id := range []string{"n1", "n2"} {
 		srv.TrustLocalNode("secret-" + id)
 		registerNode(t, srv, testNode(id), "secret-"+id)
@@ -20,7 +20,7 @@ func serviceTestServer(t *testing.T) (*Server, string) {
 	registerJob(t, srv, root, mock.Job())
 	stored, err := srv.State().JobByID(nil, structs.DefaultNamespace, "web")
 	must.NoError(t, err)
-	TestPlaceAllocs(t, srv, stored,
+	testPlaceAllocs(t, srv, stored,
 		&structs.Allocation{ID: "a1", Name: "web.web[0]", TaskGroup: "web", NodeID: "n1"},
 		&structs.Allocation{ID: "a2", Name: "web.web[1]", TaskGroup: "web", NodeID: "n2"})
 	return srv, root
@@ -67,7 +67,7 @@ func TestServiceRegistrationEndpoint_UpsertAuth(t *testing.T) {
 		{name: "another node's allocation", nodeID: "n2", token: "secret-n2", svc: svcOf("a1", "api", 1), code: 403},
 		{name: "naming another node", nodeID: "n1", token: "secret-n1",
 			svc: func() *structs.ServiceRegistration { s := svcOf("a1", "api", 1); s.NodeID = "n2"; return s }(), code: 403},
-		{name: "unknown allocation", nodeID: "n1", token: "secret-n1", svc: svcOf("a9", "api", 1), code: 404},
+		{name: "unknown allocation", nodeID: "n1", token: "secret-n1", svc: svcOf("a9", "api", 1), code: 403},
 		{name: "missing node ID", nodeID: "", token: "secret-n1", svc: svcOf("a1", "api", 1), code: 400},
 		{name: "bad port", nodeID: "n1", token: "secret-n1", svc: svcOf("a1", "api", 70000), code: 400},
 		{name: "ID of another allocation", nodeID: "n1", token: "secret-n1",
@@ -212,7 +212,7 @@ func TestSecurity_ClientRPC_ServiceRegistration(t *testing.T) {
 	registerJob(t, srv, "", mock.Job())
 	stored, err := srv.State().JobByID(nil, structs.DefaultNamespace, "web")
 	must.NoError(t, err)
-	TestPlaceAllocs(t, srv, stored, &structs.Allocation{ID: "a1", Name: "web.web[0]", TaskGroup: "web", NodeID: "n1"})
+	testPlaceAllocs(t, srv, stored, &structs.Allocation{ID: "a1", Name: "web.web[0]", TaskGroup: "web", NodeID: "n1"})
 	svc := svcOf("a1", "api", 8080)
 	upsert := func(token string) error {
 		var reply structs.GenericResponse

@@ -24,7 +24,7 @@ func newVar(path string, items map[string]string) *structs.VariableDecrypted {
 // The items are ciphertext in the Raft entry's result, the state store and the snapshot;
 // only the endpoint's answers hold them in clear.
 func TestVariables_EncryptedAtRest(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	const secret = "hunter2-very-secret"
 	out, err := putVariable(srv, "", structs.VarOpSet, newVar("app/db", map[string]string{"password": secret}))
 	must.NoError(t, err)
@@ -65,7 +65,7 @@ func TestVariables_EncryptedAtRest(t *testing.T) {
 }
 
 func TestVariables_ACL(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	_, err := putVariable(srv, mgmt, structs.VarOpSet, newVar("app/db", map[string]string{"k": "v"}))
 	must.NoError(t, err)
 	_, err = putVariable(srv, mgmt, structs.VarOpSet, newVar("ops/db", map[string]string{"k": "v"}))
@@ -141,7 +141,7 @@ func TestVariables_ACL(t *testing.T) {
 }
 
 func TestVariables_LockLifecycle(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	out, err := putVariable(srv, "", structs.VarOpLockAcquire, newVar("lock/a", map[string]string{"k": "v"}))
 	must.NoError(t, err)
 	must.NotNil(t, out.Output.Lock)

@@ -177,46 +177,19 @@ func (w *worker) process(ctx context.Context, store *state.StateStore, eval *str
 			return nil, w.failEval(eval, "not scheduled: "+err.Error()+"; scale the job down or stop it")
 		}
 	}
-	allocs, err := store.AllocsByJob(nil, eval.Namespace, eval.JobID)
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := store.Nodes(nil, "")
-	if err != nil {
-		return nil, err
-	}
-	// What runs on each node uses its resources, whatever job it belongs to.
-	onNodes := map[string][]*structs.Allocation{}
-	for _, n := range nodes {
-		onNode, err := store.AllocsByNode(nil, n.ID)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range onNode {
-			if !a.TerminalStatus() {
-				onNodes[n.ID] = append(onNodes[n.ID], a)
-			}
-		}
-	}
-	latest, err := store.LatestDeploymentByJob(nil, eval.Namespace, eval.JobID)
+	in, err := w.srv.schedulerInput(store, job, eval.Namespace, eval.JobID)
 	if err != nil {
 		return nil, err
 	}
 	// The ID and time a deployment created by this plan takes, fixed here so that the
 	// scheduler stays a function of its input.
-	deploymentID, err := uuid.GenerateUUID()
-	if err != nil {
+	if in.DeploymentID, err = uuid.GenerateUUID(); err != nil {
 		return nil, err
 	}
-	// A purged job (nil) only has allocations to stop: no pool to take an algorithm from.
-	pool := ""
-	if job != nil {
-		pool = job.NodePool
-	}
-	plan, err := computePlan(scheduler.Input{Job: job, Allocs: allocs, Nodes: nodes, NodeAllocs: onNodes,
-		MaxPlacements: maxPlacementsPerPlan, Algorithm: w.srv.schedulerAlgorithm(store, pool),
-		Deployment: latest, DeploymentID: deploymentID, Now: now(), EvalPriority: eval.Priority,
-		Preemption: w.srv.schedulerConfigIn(store).PreemptionConfig})
+	in.Now = now()
+	in.MaxPlacements = maxPlacementsPerPlan
+	in.EvalPriority = eval.Priority
+	plan, err := computePlan(in)
 	if err != nil {
 		// Retrying would fail the same way on the same state: fail this evaluation only, and
 		// let the worker go on with the others.

@@ -58,7 +58,7 @@ func evalDone(t *testing.T, srv *Server, id string) *structs.Evaluation {
 // exhausted dimension and leaves a blocked evaluation, which places the other 2 when a node
 // joins.
 func TestWorker_MemoryExhaustedBlocksThenNodeJoins(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	registerNode(t, srv, sizedNode("n1", 1000), "")
 	defer keepAlive(srv, "n1")()
 	reply := registerJob(t, srv, "", memJob("web", 4, 400))
@@ -95,7 +95,7 @@ func TestWorker_MemoryExhaustedBlocksThenNodeJoins(t *testing.T) {
 // TestWorker_BlockedUnblocksWhenAllocationStops: room freed by another job's allocation that
 // finishes is given to the blocked evaluation, without any node changing.
 func TestWorker_BlockedUnblocksWhenAllocationStops(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	registerNode(t, srv, sizedNode("n1", 1000), "")
 	defer keepAlive(srv, "n1")()
 	evalDone(t, srv, registerJob(t, srv, "", memJob("big", 2, 450)).EvalID)
@@ -119,7 +119,7 @@ func TestWorker_BlockedUnblocksWhenAllocationStops(t *testing.T) {
 // TestWorker_ConstraintFiltered is the second example: a job for plan9 places nothing
 // on a Linux node and the evaluation says which constraint filtered it.
 func TestWorker_ConstraintFiltered(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	registerNode(t, srv, sizedNode("n1", 1000), "")
 	defer keepAlive(srv, "n1")()
 	job := memJob("web", 1, 100)
@@ -143,7 +143,7 @@ func TestSecurity_SchedulerPanicFailsOneEvaluation(t *testing.T) {
 		}
 		return orig(in)
 	}
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	registerNode(t, srv, sizedNode("n1", 1000), "")
 	defer keepAlive(srv, "n1")()
 	bad := registerJob(t, srv, "", memJob("poison", 1, 100))
@@ -162,7 +162,7 @@ func TestWorker_SchedulerAlgorithm(t *testing.T) {
 	cases := []struct{ algorithm, want string }{{"", "n1"}, {"binpack", "n1"}, {"spread", "n2"}}
 	for _, tc := range cases {
 		t.Run("algorithm "+tc.algorithm, func(t *testing.T) {
-			srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1; c.SchedulerAlgorithm = tc.algorithm })
+			srv := testServer(t, func(c *Config) { c.NumSchedulers = 1; c.SchedulerAlgorithm = tc.algorithm })
 			registerNode(t, srv, sizedNode("n1", 1000), "")
 			defer keepAlive(srv, "n1")()
 			evalDone(t, srv, registerJob(t, srv, "", memJob("first", 1, 500)).EvalID)

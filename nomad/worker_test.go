@@ -64,7 +64,7 @@ func liveAllocs(t *testing.T, srv *Server, jobID string) []*structs.Allocation {
 // allocations queued in a blocked evaluation, as upstream; the first node to register
 // unblocks it and they are placed.
 func TestWorker_NoNodesQueuesThenPlaces(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	job := mock.Job()
 	job.TaskGroups[0].Count = new(2)
 	reply := registerJob(t, srv, "", job)
@@ -103,7 +103,7 @@ func TestWorker_NoNodesQueuesThenPlaces(t *testing.T) {
 // TestWorker_LostNodeAllocationsAreReplaced: a node that stops heartbeating is marked down,
 // its allocation becomes lost and is replaced on the node that still heartbeats.
 func TestWorker_LostNodeAllocationsAreReplaced(t *testing.T) {
-	srv := TestServer(t, func(c *Config) {
+	srv := testServer(t, func(c *Config) {
 		c.NumSchedulers = 1
 		c.MinHeartbeatTTL = 100 * time.Millisecond
 		c.HeartbeatGrace = 100 * time.Millisecond
@@ -172,7 +172,7 @@ func TestJobGCEligible_NeedsFinishedAllocations(t *testing.T) {
 // the completion are separate entries, one Evaluation event each, as the official client's
 // event stream test expects of upstream.
 func TestWorker_NoNodeOneEvaluationEventPerEntry(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	sub, err := srv.EventBroker().Subscribe(&stream.SubscribeRequest{
 		Topics:    map[structs.Topic][]string{structs.TopicEvaluation: {"*"}},
 		Namespace: structs.AllNamespacesSentinel,
@@ -197,7 +197,7 @@ func TestWorker_NoNodeOneEvaluationEventPerEntry(t *testing.T) {
 // the worker schedules it (nothing to place, no pool to read an algorithm from) without
 // failing.
 func TestWorker_PurgedJobEvaluationCompletes(t *testing.T) {
-	srv := TestServer(t, func(c *Config) { c.NumSchedulers = 1 })
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	registerNode(t, srv, testNode("n1"), "")
 	registerJob(t, srv, "", mock.Job())
 	waitFor(t, 5*time.Second, func() bool { return len(liveAllocs(t, srv, "web")) == 1 })

@@ -218,7 +218,8 @@ func (s *Server) verifyWorkloadIdentity(store *state.StateStore, token string, n
 // resolveWorkloadIdentity is resolveACL for a workload identity: the policies attached to its
 // job, group or task (ACLPolicy.JobACL) plus read and list of its job's variables at
 // nomad/jobs, nomad/jobs/<job>, nomad/jobs/<job>/<group> and nomad/jobs/<job>/<group>/<task>,
-// as upstream grants them. Its actor names the identity's subject; it has no accessor.
+// as upstream grants them. Its actor names the identity's subject and allocation, and the
+// token it acts on behalf of; it has no accessor of its own.
 func (s *Server) resolveWorkloadIdentity(store *state.StateStore, token string) (*acl.ACL, *structs.Actor, error) {
 	claims, alloc, err := s.verifyWorkloadIdentity(store, token, now())
 	if err != nil {
@@ -242,7 +243,29 @@ func (s *Server) resolveWorkloadIdentity(store *state.StateStore, token string) 
 	job := base + "/" + claims.JobID
 	group := job + "/" + alloc.TaskGroup
 	aclObj = aclObj.WithWorkloadVariables(claims.Namespace, base, job, group, group+"/"+claims.TaskName)
-	return aclObj, &structs.Actor{Type: structs.ActorTypeWorkloadIdentity, Name: claims.Subject}, nil
+	actor := &structs.Actor{Type: structs.ActorTypeWorkloadIdentity, Name: claims.Subject, AllocID: alloc.ID,
+		OnBehalfOf: onBehalfOf(store, alloc.Job)}
+	return aclObj, actor, nil
+}
+
+// onBehalfOf is the token that registered the job version an allocation runs. A version
+// stored before versions recorded SubmittedBy still names its token's accessor
+// (NomadTokenID); its name is then read from the token if it still exists.
+func onBehalfOf(store *state.StateStore, job *structs.Job) *structs.OnBehalfOf {
+	switch {
+	case job == nil:
+		return nil
+	case job.SubmittedBy != nil:
+		o := *job.SubmittedBy
+		return &o
+	case job.NomadTokenID != "":
+		o := &structs.OnBehalfOf{AccessorID: job.NomadTokenID}
+		if token, err := store.ACLTokenByAccessorID(nil, job.NomadTokenID); err == nil && token != nil {
+			o.Name = token.Name
+		}
+		return o
+	}
+	return nil
 }
 
 // jobACLMatches reports whether a policy's job binding covers a task: same namespace and

@@ -36,7 +36,7 @@ func placeIdentityAlloc(t *testing.T, srv *Server, token string, node *structs.N
 	stored, err := srv.State().JobByID(nil, job.Namespace, job.ID)
 	must.NoError(t, err)
 	alloc := &structs.Allocation{ID: allocID, Name: job.ID + ".web[0]", NodeID: node.ID, TaskGroup: "web", Job: stored}
-	TestPlaceAllocs(t, srv, stored, alloc)
+	testPlaceAllocs(t, srv, stored, alloc)
 	return alloc
 }
 
@@ -62,7 +62,7 @@ func signOne(t *testing.T, srv *Server, node *structs.Node, allocID, identity st
 // The identity is a JWT signed by the active root key, named in its kid header, that verifies
 // against the public key the JWKS publishes, with upstream's claims.
 func TestWorkloadIdentity_SignedClaims(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	node := mock.Node("n1")
 	alloc := placeIdentityAlloc(t, srv, "", node, identityJob("web"), "a1000000-0000-0000-0000-000000000001")
 
@@ -112,7 +112,7 @@ func TestWorkloadIdentity_SignedClaims(t *testing.T) {
 
 // A node gets identities only for its own allocations, and only with its own secret.
 func TestSecurity_WorkloadIdentity_OnlyOwnNode(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	node := mock.Node("n1")
 	other := mock.Node("n2")
 	alloc := placeIdentityAlloc(t, srv, mgmt, node, identityJob("web"), "a1000000-0000-0000-0000-000000000002")
@@ -142,7 +142,7 @@ func TestSecurity_WorkloadIdentity_OnlyOwnNode(t *testing.T) {
 }
 
 func TestWorkloadIdentity_Rejections(t *testing.T) {
-	srv := TestServer(t, nil)
+	srv := testServer(t, nil)
 	node := mock.Node("n1")
 	alloc := placeIdentityAlloc(t, srv, "", node, identityJob("web"), "a1000000-0000-0000-0000-000000000003")
 	cases := []struct {
@@ -199,7 +199,7 @@ func readVar(srv *Server, token, namespace, path string) (*structs.VariablesRead
 // working once its allocation is terminal. A tampered token or one signed by another
 // keyring is refused.
 func TestSecurity_WorkloadIdentity_AuthenticatesToAPI(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	node := mock.Node("n1")
 	alloc := placeIdentityAlloc(t, srv, mgmt, node, identityJob("web"), "a1000000-0000-0000-0000-000000000004")
 	for _, p := range []string{"nomad/jobs", "nomad/jobs/web", "nomad/jobs/web/web", "nomad/jobs/web/web/server",
@@ -296,7 +296,7 @@ func TestSecurity_WorkloadIdentity_AuthenticatesToAPI(t *testing.T) {
 		must.ErrorContains(t, err, "Permission denied")
 
 		// And an identity of another server's keyring entirely.
-		other := TestServer(t, nil)
+		other := testServer(t, nil)
 		otherNode := mock.Node("n1")
 		otherAlloc := placeIdentityAlloc(t, other, "", otherNode, identityJob("web"), alloc.ID)
 		foreign := signOne(t, other, otherNode, otherAlloc.ID, "default").JWT
@@ -326,7 +326,7 @@ func TestSecurity_WorkloadIdentity_AuthenticatesToAPI(t *testing.T) {
 // Policies bound to the job through JobACL are the identity's too, with the group and task
 // bounds upstream gives them.
 func TestWorkloadIdentity_JobACLPolicies(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	node := mock.Node("n1")
 	alloc := placeIdentityAlloc(t, srv, mgmt, node, identityJob("web"), "a1000000-0000-0000-0000-000000000005")
 	_, err := putVariable(srv, mgmt, structs.VarOpSet, newVar("shared/db", map[string]string{"k": "v"}))
@@ -371,9 +371,10 @@ func TestWorkloadIdentity_JobACLPolicies(t *testing.T) {
 }
 
 // A write made with a workload identity names it in the event: an actor of type
-// workload-identity with its subject, no accessor, and never the JWT.
+// workload-identity with its subject and allocation, no accessor of its own, the token that
+// registered its job version as on-behalf-of, and never the JWT.
 func TestWorkloadIdentity_ActorInEvents(t *testing.T) {
-	srv, mgmt := TestACLServer(t, nil)
+	srv, mgmt := testACLServer(t, nil)
 	node := mock.Node("n1")
 	alloc := placeIdentityAlloc(t, srv, mgmt, node, identityJob("web"), "a1000000-0000-0000-0000-000000000006")
 	registerJob(t, srv, mgmt, mock.JobWithID("other"))
@@ -403,7 +404,10 @@ func TestWorkloadIdentity_ActorInEvents(t *testing.T) {
 	must.SliceNotEmpty(t, batch.Events)
 	payload, ok := batch.Events[0].Payload.(*structs.JobEvent)
 	must.True(t, ok, must.Sprintf("%T", batch.Events[0].Payload))
-	must.Eq(t, &structs.Actor{Type: structs.ActorTypeWorkloadIdentity, Name: "global:default:web:web:server:default"}, payload.Actor)
+	token, err := srv.State().ACLTokenBySecretID(nil, mgmt)
+	must.NoError(t, err)
+	must.Eq(t, &structs.Actor{Type: structs.ActorTypeWorkloadIdentity, Name: "global:default:web:web:server:default",
+		AllocID: alloc.ID, OnBehalfOf: &structs.OnBehalfOf{AccessorID: token.AccessorID, Name: token.Name}}, payload.Actor)
 	raw, err := json.Marshal(batch)
 	must.NoError(t, err)
 	must.StrNotContains(t, string(raw), wi)

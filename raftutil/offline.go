@@ -30,6 +30,8 @@ type Offline struct {
 	Damages []*Damage
 	// Snapshots are the snapshots on disk, newest first.
 	Snapshots []raft.SnapshotMeta
+	// Applied is the server's record of the last index it applied (0 when unknown).
+	Applied uint64
 
 	meta  *metadb.BoltMetaDB
 	segs  []types.SegmentInfo
@@ -75,7 +77,13 @@ func OpenOffline(dataDir string, lockTimeout time.Duration) (*Offline, error) {
 		return nil, fmt.Errorf("%w: %s stayed locked for %s; stop the agent first", ErrDataDirInUse, filepath.Join(walDir, metadb.FileName), lockTimeout)
 	}
 	o := &Offline{DataDir: dataDir, WALDir: walDir, meta: meta, segs: st.Segments}
-	o.Damages = segmentDamages(walDir, st.Segments)
+	applied, appliedErr := ReadApplied(AppliedFile(dataDir))
+	if appliedErr != nil {
+		o.Damages = append(o.Damages, &Damage{File: AppliedFile(dataDir), Reason: appliedErr.Error() +
+			"; if the log is otherwise intact, remove the file (the server then starts without comparing its log against it)"})
+	}
+	o.Applied = applied
+	o.Damages = append(o.Damages, segmentDamages(walDir, st.Segments, applied)...)
 	filer := segment.NewFiler(walDir, fs.New())
 	for i, info := range st.Segments {
 		s := openSegment{info: info, file: segmentPath(walDir, info), first: info.MinIndex}
@@ -103,17 +111,27 @@ func OpenOffline(dataDir string, lockTimeout time.Duration) (*Offline, error) {
 		return nil, err
 	}
 	o.Snapshots = snaps
+	var snapIndex uint64
+	if len(snaps) > 0 {
+		snapIndex = snaps[0].Index
+	}
+	_, last := o.Range()
+	var d *Damage
+	if errors.As(CheckApplied(walDir, st.Segments, last, snapIndex, applied, AppliedFile(dataDir)), &d) {
+		o.Damages = append(o.Damages, d)
+	}
 	return o, nil
 }
 
 // segmentDamages is every file-level finding, one per segment at most.
-func segmentDamages(walDir string, segs []types.SegmentInfo) []*Damage {
+func segmentDamages(walDir string, segs []types.SegmentInfo, applied uint64) []*Damage {
 	var out []*Damage
 	for i := range segs {
 		// CheckSegmentFiles treats the last segment as the tail only in its own position.
-		if err := CheckSegmentFiles(walDir, segs[:i+1]); err != nil {
+		if err := CheckSegmentFiles(walDir, segs[:i+1], applied); err != nil {
 			var d *Damage
 			if errors.As(err, &d) && d.File == segmentPath(walDir, segs[i]) {
+				_ = withLostRange(d, walDir, segs, applied, "the applied-index record")
 				out = append(out, d)
 			}
 		}

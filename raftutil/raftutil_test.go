@@ -50,7 +50,7 @@ func testLog(t *testing.T, n int) (string, []string) {
 }
 
 func openVerified(dir string) error {
-	w, meta, err := OpenVerified(WALDir(dir), hclog.NewNullLogger(), 0, testSegmentSize)
+	w, meta, err := OpenVerified(WALDir(dir), hclog.NewNullLogger(), Progress{}, testSegmentSize)
 	if err == nil {
 		_ = w.Close()
 		_ = meta.Close()
@@ -297,7 +297,7 @@ func TestVerify_LogMustContinueFromTheSnapshot(t *testing.T) {
 		{name: "older snapshot", snapshot: 50, wantErr: "the log starts at index 101 but the newest snapshot reaches only index 50"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, meta, err := OpenVerified(WALDir(dir), hclog.NewNullLogger(), tc.snapshot, testSegmentSize)
+			w, meta, err := OpenVerified(WALDir(dir), hclog.NewNullLogger(), Progress{SnapshotIndex: tc.snapshot}, testSegmentSize)
 			if tc.wantErr == "" {
 				must.NoError(t, err)
 				_ = w.Close()

@@ -22,6 +22,17 @@ type Repair struct {
 	Backup string
 	// First and Last are the new log's range (0, 0 when empty).
 	First, Last uint64
+	// AppliedLowered says the record of the applied index was lowered to the new log's end
+	// (its old copy is in the backup directory).
+	AppliedLowered bool
+}
+
+func copyFile(from, to string) error {
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, raw, 0o600)
 }
 
 // Skip rewrites the log with the entry at index replaced by a Raft no-op, which the FSM never
@@ -174,6 +185,23 @@ func (o *Offline) rewrite(first, last uint64, replace map[uint64]*raft.Log, now 
 	rep := &Repair{Backup: backup}
 	if len(batch) > 0 {
 		rep.First, rep.Last = batch[0].Index, batch[len(batch)-1].Index
+	}
+	// A repair that drops applied entries does so on the operator's word: the record of the
+	// applied index comes down to what is left, or the server would refuse the repaired log.
+	// The old record stays with the backup, so moving the backup back restores both.
+	var snapIndex uint64
+	if len(o.Snapshots) > 0 {
+		snapIndex = o.Snapshots[0].Index
+	}
+	if covered := max(rep.Last, snapIndex); o.Applied > covered {
+		path := AppliedFile(o.DataDir)
+		if err := copyFile(path, filepath.Join(backup, AppliedFileName)); err != nil {
+			return nil, fmt.Errorf("keeping the applied-index record with the backup: %w", err)
+		}
+		if err := WriteApplied(path, covered); err != nil {
+			return nil, fmt.Errorf("lowering the applied-index record %s to %d: %w", path, covered, err)
+		}
+		rep.AppliedLowered = true
 	}
 	return rep, nil
 }

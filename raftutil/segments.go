@@ -24,12 +24,45 @@ func RaftDir(dataDir string) string { return filepath.Join(dataDir, "server", "r
 // file), the first index it affects, and what is wrong. The server refuses to start with it;
 // the operator commands print it.
 type Damage struct {
-	File   string
-	Index  uint64
-	Reason string
+	File  string
+	Index uint64
+	// Through is the last index of a lost range when the damage is known to reach past Index
+	// (from the record of the applied index); 0 otherwise.
+	Through uint64
+	Reason  string
+	// entriesIntact marks damage that loses no entry (a segment raft cannot read but a
+	// rewrite recovers whole), so no lost range is named for it.
+	entriesIntact bool
+}
+
+// withLostRange names the range a file-level finding loses. A sealed segment's range is in the
+// metadata; for the tail, the record of the applied index says how far it reached: everything
+// from the damage to that index was applied, so acknowledged, and is gone with the file.
+func withLostRange(err error, walDir string, segs []types.SegmentInfo, applied uint64, recordPath string) error {
+	var d *Damage
+	if !errors.As(err, &d) || d.entriesIntact || d.Through != 0 || d.Index == 0 {
+		return err
+	}
+	for _, s := range segs {
+		if segmentPath(walDir, s) != d.File || s.SealTime.IsZero() || s.MaxIndex < d.Index {
+			continue
+		}
+		d.Through = s.MaxIndex
+		d.Reason += fmt.Sprintf("; the metadata lists entries %d to %d in it: they are lost", d.Index, s.MaxIndex)
+		return d
+	}
+	if applied < d.Index {
+		return err
+	}
+	d.Through = applied
+	d.Reason += fmt.Sprintf("; this server had applied up to index %d (recorded in %s): entries %d to %d are lost", applied, recordPath, d.Index, applied)
+	return d
 }
 
 func (d *Damage) Error() string {
+	if d.Index == 0 {
+		return fmt.Sprintf("raft data damaged in %s: %s", d.File, d.Reason)
+	}
 	return fmt.Sprintf("raft log damaged at index %d in %s: %s", d.Index, d.File, d.Reason)
 }
 
@@ -72,7 +105,14 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // because raft-wal recovers a missing, emptied or damaged tail segment as an empty or shorter
 // one without a word: the entries in it would be lost silently and the server would come up
 // with no configuration ("no known peers") or with acknowledged writes gone.
-func CheckSegmentFiles(walDir string, segs []types.SegmentInfo) error {
+//
+// applied is the recorded applied index (0 when unknown): a tail segment past it that holds no
+// frame at all is one raft-wal could not allocate (a full disk), not damage; see
+// UnallocatedTail.
+func CheckSegmentFiles(walDir string, segs []types.SegmentInfo, applied uint64) error {
+	if UnallocatedTail(walDir, segs, applied) != "" {
+		segs = segs[:len(segs)-1]
+	}
 	for i, s := range segs {
 		path := segmentPath(walDir, s)
 		tail := i == len(segs)-1 && s.SealTime.IsZero()
@@ -93,7 +133,7 @@ func CheckSegmentFiles(walDir string, segs []types.SegmentInfo) error {
 			// raft-wal v0.4.0 marks the tail sealed on a tail truncation without writing its
 			// index block (hashicorp/raft-wal#31), so after a restart none of its entries can
 			// be read and raft panics. The entries are intact: a rewrite keeps them all.
-			return &Damage{File: path, Index: s.MinIndex, Reason: "the segment was sealed by a log truncation without an index block (raft-wal issue #31), so raft cannot read it; " +
+			return &Damage{File: path, Index: s.MinIndex, entriesIntact: true, Reason: "the segment was sealed by a log truncation without an index block (raft-wal issue #31), so raft cannot read it; " +
 				"its entries are intact, and 'nomad operator raft truncate -from=N' with N past the last index (see 'nomad operator raft logs') rewrites the log keeping all of them"}
 		}
 		if err := checkHeader(path, s); err != nil {
@@ -152,6 +192,21 @@ func checkTail(path string, s types.SegmentInfo, size int64) error {
 	if err != nil {
 		return &Damage{File: path, Index: s.MinIndex, Reason: err.Error()}
 	}
+	if w.stoppedAt == 0 && w.commits == 0 && w.entries == 0 {
+		// Zeros where the first frame should be: an empty segment, or a zeroed head that
+		// hides what follows (raft-wal would read it as empty and overwrite it on the next
+		// append). Two committed batches behind it tell them apart even without the record
+		// of the applied index (a data dir from before it existed).
+		later, err := committedBatchAfter(f, size, fileHeaderLen)
+		if err != nil {
+			return &Damage{File: path, Index: s.MinIndex, Reason: err.Error()}
+		}
+		if later {
+			return &Damage{File: path, Index: s.MinIndex, Reason: fmt.Sprintf(
+				"the segment's first frame is zeroed but committed batches follow it: raft-wal would read the segment as empty and drop the entries from index %d on", s.MinIndex)}
+		}
+		return nil
+	}
 	if w.stoppedAt == 0 {
 		return nil
 	}
@@ -175,6 +230,42 @@ func checkTail(path string, s types.SegmentInfo, size int64) error {
 	return nil
 }
 
+// UnallocatedTail returns the path of the tail segment when it is a file raft-wal created but
+// could not allocate or write (ENOSPC while rotating to a new segment): shorter than its size
+// limit, not one frame in it, and based past the recorded applied index, so no entry this
+// server applied, nor any it could have acknowledged, was ever in it. A shortened or zeroed
+// segment that held applied entries starts at or below that index and stays damage. It
+// returns "" otherwise, and always when the applied index is unknown (0).
+func UnallocatedTail(walDir string, segs []types.SegmentInfo, applied uint64) string {
+	if applied == 0 || len(segs) == 0 {
+		return ""
+	}
+	s := segs[len(segs)-1]
+	if !s.SealTime.IsZero() || s.BaseIndex <= applied {
+		return ""
+	}
+	path := segmentPath(walDir, s)
+	fi, err := os.Stat(path)
+	if err != nil || (s.SizeLimit > 0 && fi.Size() >= int64(s.SizeLimit)) {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	w, err := walkTail(f, fi.Size(), s)
+	if err != nil || w.commits > 0 || w.stoppedAt > 0 || w.entries > 0 {
+		return ""
+	}
+	// A zeroed head hides the frames after it from the walk; committed batches behind it
+	// mean the segment was written.
+	if later, err := committedBatchAfter(f, fi.Size(), fileHeaderLen); err != nil || later {
+		return ""
+	}
+	return path
+}
+
 type tailWalk struct {
 	// stoppedAt is the offset of the first frame header that does not parse; 0 when the walk
 	// ended on zeros or at the end of the file.
@@ -182,6 +273,7 @@ type tailWalk struct {
 	// firstLost is the index of the first entry after the last commit frame read.
 	firstLost uint64
 	commits   int
+	entries   uint64
 }
 
 func walkTail(f io.ReaderAt, size int64, s types.SegmentInfo) (tailWalk, error) {
@@ -205,6 +297,7 @@ func walkTail(f io.ReaderAt, size int64, s types.SegmentInfo) (tailWalk, error) 
 			}
 			if hdr[0] == frameEntry {
 				entries++
+				w.entries++
 			}
 			off = next
 			continue
@@ -227,6 +320,9 @@ func pad(n int64) int64 { return (frameHeaderLen - n%frameHeaderLen) % frameHead
 // a commit frame whose CRC matches the bytes since an earlier commit frame that also lies
 // after from. Bytes a crash left behind hold at most one batch, never such a pair.
 func committedBatchAfter(f io.ReaderAt, size, from int64) (bool, error) {
+	if size <= from {
+		return false, nil
+	}
 	buf := make([]byte, size-from)
 	if _, err := f.ReadAt(buf, from); err != nil && !errors.Is(err, io.EOF) {
 		return false, err

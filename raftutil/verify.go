@@ -3,6 +3,7 @@ package raftutil
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/hashicorp/go-hclog"
@@ -120,12 +121,23 @@ func VerifyLog(walDir string, segs []types.SegmentInfo, logs raft.LogStore, stab
 	return nil
 }
 
+// Progress is what a server knows of how far it had got, to compare its log against.
+type Progress struct {
+	// SnapshotIndex is the newest snapshot's index, 0 for none.
+	SnapshotIndex uint64
+	// Applied is the recorded applied index (0 when unknown) and AppliedPath the record's file.
+	Applied     uint64
+	AppliedPath string
+}
+
 // OpenVerified opens the WAL in walDir the way a server must (segmentSize 0 is raft-wal's
-// default): the segment files are checked
-// against the metadata before raft-wal opens them (it would recover a damaged tail as a
-// shorter log without a word), and every entry is checked after. The metadata DB is returned
-// too because the WAL does not close it, and it holds a file lock. On error nothing stays open.
-func OpenVerified(walDir string, logger hclog.Logger, snapshotIndex uint64, segmentSize int) (*wal.WAL, *metadb.BoltMetaDB, error) {
+// default): the segment files are checked against the metadata before raft-wal opens them (it
+// would recover a damaged tail as a shorter log without a word), every entry is checked
+// after, and the log must reach the recorded applied index. A tail segment that a full disk
+// kept raft-wal from allocating is removed first, so raft-wal creates it again. The metadata
+// DB is returned too because the WAL does not close it, and it holds a file lock. On error
+// nothing stays open.
+func OpenVerified(walDir string, logger hclog.Logger, p Progress, segmentSize int) (*wal.WAL, *metadb.BoltMetaDB, error) {
 	if segmentSize == 0 {
 		segmentSize = wal.DefaultSegmentSize
 	}
@@ -135,19 +147,36 @@ func OpenVerified(walDir string, logger hclog.Logger, snapshotIndex uint64, segm
 		_ = meta.Close()
 		return nil, nil, fmt.Errorf("opening raft log metadata in %s: %w", walDir, err)
 	}
-	if err := CheckSegmentFiles(walDir, persisted.Segments); err != nil {
+	if err := CheckSegmentFiles(walDir, persisted.Segments, p.Applied); err != nil {
 		_ = meta.Close()
-		return nil, nil, err
+		return nil, nil, withLostRange(err, walDir, persisted.Segments, p.Applied, p.AppliedPath)
+	}
+	if empty := UnallocatedTail(walDir, persisted.Segments, p.Applied); empty != "" {
+		if err := os.Remove(empty); err != nil {
+			_ = meta.Close()
+			return nil, nil, fmt.Errorf("removing the log segment %s a full disk left unallocated: %w", empty, err)
+		}
+		logger.Warn("removed a log segment that could not be allocated (the disk was full); raft-wal creates it again", "file", empty)
 	}
 	w, err := wal.Open(walDir, wal.WithLogger(logger), wal.WithMetaStore(meta), wal.WithSegmentSize(segmentSize))
 	if err != nil {
 		_ = meta.Close()
 		return nil, nil, fmt.Errorf("opening raft log in %s: %w", walDir, err)
 	}
-	if err := VerifyLog(walDir, persisted.Segments, w, w, snapshotIndex); err != nil {
+	fail := func(err error) (*wal.WAL, *metadb.BoltMetaDB, error) {
 		_ = w.Close()
 		_ = meta.Close()
 		return nil, nil, err
+	}
+	if err := VerifyLog(walDir, persisted.Segments, w, w, p.SnapshotIndex); err != nil {
+		return fail(err)
+	}
+	last, err := w.LastIndex()
+	if err != nil {
+		return fail(fmt.Errorf("reading the last log index in %s: %w", walDir, err))
+	}
+	if err := CheckApplied(walDir, persisted.Segments, last, p.SnapshotIndex, p.Applied, p.AppliedPath); err != nil {
+		return fail(err)
 	}
 	return w, meta, nil
 }

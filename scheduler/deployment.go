@@ -148,8 +148,7 @@ func (g *group) rollOut(destructive []*structs.Allocation, canaries int, infligh
 		if limit <= 0 {
 			break
 		}
-		g.st.stop(a, ReasonReplaced)
-		g.onNode[a.NodeID]--
+		g.replaceDestructively(a)
 		missing = append(missing, a.Index())
 		limit--
 	}

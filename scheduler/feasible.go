@@ -3,13 +3,18 @@ package scheduler
 import (
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
 )
 
 // Keys of ConstraintFiltered for the checks that are not constraints, as upstream's.
-const filterMissingDrivers = "missing drivers"
+const (
+	filterMissingDrivers = "missing drivers"
+	filterMissingDevices = "missing devices"
+	filterHostVolumes    = "missing compatible host volumes"
+)
 
 // candidate is a node that passed the group's static checks, with what ranking reads of it
 // that does not change while the plan is made.
@@ -132,6 +137,14 @@ func (g *group) infeasible(n *structs.Node) string {
 			return filterMissingDrivers
 		}
 	}
+	for _, task := range g.tg.Tasks {
+		if task != nil && task.Resources != nil && !hasDevices(n, task.Resources.Devices) {
+			return filterMissingDevices
+		}
+	}
+	if !hasHostVolumes(n, g.tg.Volumes) {
+		return filterHostVolumes
+	}
 	for _, c := range g.constraints {
 		if !g.st.match.matches(c.Operand, c.LTarget, c.RTarget, n) {
 			return constraintKey(c)
@@ -209,4 +222,81 @@ func inDatacenters(patterns []string, dc string) bool {
 		}
 	}
 	return false
+}
+
+// hasDevices reports whether node has, for every request, a device group whose
+// vendor/type/name the request names (by type, vendor/type or vendor/type/name) with at
+// least as many healthy instances as asked. A request with constraints or affinities on the
+// device's attributes is satisfied by no node: those are not evaluated here, and a task that
+// asks for a particular device must never land beside a different one. Instances are not
+// counted across allocations either; no client here fingerprints devices, so in practice a
+// device request fails placement, naming "missing devices", as the workloads need.
+func hasDevices(n *structs.Node, requests []*api.RequestedDevice) bool {
+	for _, req := range requests {
+		if req == nil {
+			continue
+		}
+		if len(req.Constraints) > 0 || len(req.Affinities) > 0 {
+			return false
+		}
+		want := uint64(1)
+		if req.Count != nil {
+			want = *req.Count
+		}
+		if want == 0 {
+			continue
+		}
+		if n.NodeResources == nil || healthyDevices(n.NodeResources.Devices, req.Name) < want {
+			return false
+		}
+	}
+	return true
+}
+
+func healthyDevices(groups []*api.NodeDeviceResource, name string) uint64 {
+	var best uint64
+	for _, d := range groups {
+		if d == nil || !deviceNameMatches(d, name) {
+			continue
+		}
+		var healthy uint64
+		for _, inst := range d.Instances {
+			if inst != nil && inst.Healthy {
+				healthy++
+			}
+		}
+		best = max(best, healthy)
+	}
+	return best
+}
+
+func deviceNameMatches(d *api.NodeDeviceResource, name string) bool {
+	parts := strings.Split(name, "/")
+	switch len(parts) {
+	case 1:
+		return d.Type == parts[0]
+	case 2:
+		return d.Vendor == parts[0] && d.Type == parts[1]
+	case 3:
+		return d.Vendor == parts[0] && d.Type == parts[1] && d.Name == parts[2]
+	}
+	return false
+}
+
+// hasHostVolumes reports whether node has every host volume the group asks for (by source),
+// writable where the request is. CSI volumes are not placed here: no node has any.
+func hasHostVolumes(n *structs.Node, requests map[string]*api.VolumeRequest) bool {
+	for _, req := range requests {
+		if req == nil {
+			continue
+		}
+		if req.Type != "" && req.Type != "host" {
+			return false
+		}
+		vol := n.HostVolumes[req.Source]
+		if vol == nil || (vol.ReadOnly && !req.ReadOnly) {
+			return false
+		}
+	}
+	return true
 }

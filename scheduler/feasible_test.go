@@ -285,3 +285,93 @@ func TestFeasible_SystemJobExhausted(t *testing.T) {
 	must.Eq(t, 1, p.Queued["web"])
 	must.Eq(t, map[string]int{"memory": 1}, p.Failed["web"].DimensionExhausted)
 }
+
+// A task that asks for a device is placed only on a node with enough healthy instances of
+// it; elsewhere the failure names the missing devices.
+func TestFeasible_Devices(t *testing.T) {
+	gpuNode := func(id string, healthy ...bool) *structs.Node {
+		n := resNode(id, 4000, 4000)
+		d := &api.NodeDeviceResource{Vendor: "nvidia", Type: "gpu", Name: "T4"}
+		for i, h := range healthy {
+			d.Instances = append(d.Instances, &api.NodeDevice{ID: fmt.Sprintf("%s-%d", id, i), Healthy: h})
+		}
+		n.NodeResources.Devices = []*api.NodeDeviceResource{d}
+		return n
+	}
+	cases := []struct {
+		name      string
+		request   api.RequestedDevice
+		nodes     []*structs.Node
+		wantPlace string // node placed on, "" when none
+	}{
+		{name: "no node has devices", request: api.RequestedDevice{Name: "nvidia/gpu"},
+			nodes: []*structs.Node{resNode("plain", 4000, 4000)}},
+		{name: "by type", request: api.RequestedDevice{Name: "gpu"},
+			nodes: []*structs.Node{resNode("plain", 4000, 4000), gpuNode("g", true)}, wantPlace: "g"},
+		{name: "by vendor/type/name", request: api.RequestedDevice{Name: "nvidia/gpu/T4", Count: new(uint64(2))},
+			nodes: []*structs.Node{gpuNode("one", true), gpuNode("two", true, true)}, wantPlace: "two"},
+		{name: "unhealthy instances do not count", request: api.RequestedDevice{Name: "nvidia/gpu", Count: new(uint64(2))},
+			nodes: []*structs.Node{gpuNode("half", true, false)}},
+		{name: "another model", request: api.RequestedDevice{Name: "nvidia/gpu/A100"},
+			nodes: []*structs.Node{gpuNode("g", true)}},
+		{name: "device constraints are not evaluated, so nothing qualifies",
+			request: api.RequestedDevice{Name: "gpu", Constraints: []*api.Constraint{{LTarget: "${device.attr.memory}", RTarget: "16 GiB", Operand: ">="}}},
+			nodes:   []*structs.Node{gpuNode("g", true)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := sized(1, 100, 100)
+			req := tc.request
+			j.TaskGroups[0].Tasks[0].Resources.Devices = []*api.RequestedDevice{&req}
+			p := Compute(Input{Job: j, Nodes: tc.nodes})
+			if tc.wantPlace != "" {
+				must.Eq(t, map[string]int{tc.wantPlace: 1}, placedOn(p))
+				return
+			}
+			must.Len(t, 0, p.Place)
+			must.Positive(t, p.Failed["web"].ConstraintFiltered["missing devices"])
+		})
+	}
+}
+
+// A group that asks for a host volume is placed only on a node that has it (by source), and
+// writable when the request is; elsewhere the failure names the missing volumes. A CSI
+// volume fits no node here.
+func TestFeasible_HostVolumes(t *testing.T) {
+	withVolumes := func(id string, vols map[string]*api.HostVolumeInfo) *structs.Node {
+		n := resNode(id, 4000, 4000)
+		n.HostVolumes = vols
+		return n
+	}
+	cases := []struct {
+		name      string
+		request   api.VolumeRequest
+		nodes     []*structs.Node
+		wantPlace string
+	}{
+		{name: "only the node with the volume", request: api.VolumeRequest{Type: "host", Source: "data"},
+			nodes: []*structs.Node{resNode("plain", 4000, 4000), withVolumes("has", map[string]*api.HostVolumeInfo{"data": {Path: "/srv/data"}})}, wantPlace: "has"},
+		{name: "no node has it", request: api.VolumeRequest{Type: "host", Source: "data"},
+			nodes: []*structs.Node{withVolumes("other", map[string]*api.HostVolumeInfo{"logs": {Path: "/srv/logs"}})}},
+		{name: "a read-only volume does not serve a writer", request: api.VolumeRequest{Type: "host", Source: "data"},
+			nodes: []*structs.Node{withVolumes("ro", map[string]*api.HostVolumeInfo{"data": {Path: "/srv/data", ReadOnly: true}})}},
+		{name: "a read-only volume serves a reader", request: api.VolumeRequest{Type: "host", Source: "data", ReadOnly: true},
+			nodes: []*structs.Node{withVolumes("ro", map[string]*api.HostVolumeInfo{"data": {Path: "/srv/data", ReadOnly: true}})}, wantPlace: "ro"},
+		{name: "csi fits nowhere", request: api.VolumeRequest{Type: "csi", Source: "data"},
+			nodes: []*structs.Node{withVolumes("has", map[string]*api.HostVolumeInfo{"data": {Path: "/srv/data"}})}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := sized(1, 100, 100)
+			req := tc.request
+			j.TaskGroups[0].Volumes = map[string]*api.VolumeRequest{"v": &req}
+			p := Compute(Input{Job: j, Nodes: tc.nodes})
+			if tc.wantPlace != "" {
+				must.Eq(t, map[string]int{tc.wantPlace: 1}, placedOn(p))
+				return
+			}
+			must.Len(t, 0, p.Place)
+			must.Positive(t, p.Failed["web"].ConstraintFiltered["missing compatible host volumes"])
+		})
+	}
+}

@@ -358,6 +358,20 @@ func (g *group) placeOrCount(idx, left int) bool {
 		g.queue(left, copyMetric(g.metric))
 		return false
 	}
+	if prev := g.destroyed[idx]; prev != nil {
+		// A sticky disk stays where its data is, when the node still takes the group.
+		for _, c := range g.cands {
+			if c.node.ID != prev.NodeID {
+				continue
+			}
+			a := &attempt{}
+			if g.try(a, c) && a.best != nil {
+				g.place(idx, a)
+				return true
+			}
+			break
+		}
+	}
 	// Without spreads or affinities, a placement ranks the first rankLimit nodes that fit,
 	// scanning on from where the last placement stopped, as upstream limits its search: the
 	// cost of a placement then does not grow with the cluster. With spreads (and no
@@ -479,6 +493,10 @@ func (g *group) place(idx int, a *attempt) {
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
 	})
+	if prev := g.destroyed[idx]; prev != nil {
+		g.plan.Place[len(g.plan.Place)-1].PreviousAllocation = prev.ID
+		delete(g.destroyed, idx)
+	}
 	if prev := g.disconnected[idx]; prev != nil {
 		g.plan.Place[len(g.plan.Place)-1].PreviousAllocation = prev.ID
 		delete(g.disconnected, idx)

@@ -242,6 +242,11 @@ type group struct {
 	// replaces while their node is disconnected: the replacement names them as its previous
 	// allocation, so that the reconcile strategy finds the pair should they come back.
 	disconnected map[int]*structs.Allocation
+	// destroyed are the allocations a destructive update of this plan replaces, by name
+	// index: with a sticky or migrating ephemeral disk the replacement goes to the same node
+	// when it fits there and names them as its previous allocation, so that the client hands
+	// their alloc/data over.
+	destroyed map[int]*structs.Allocation
 }
 
 func (g *group) system() bool {
@@ -405,8 +410,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		case g.strategy != nil:
 			destructive = append(destructive, a)
 		default:
-			g.st.stop(a, ReasonReplaced)
-			g.onNode[a.NodeID]--
+			g.replaceDestructively(a)
 			missing = append(missing, a.Index())
 		}
 	}
@@ -416,8 +420,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			// Not part of a deployment (its version's deployment finished without it):
 			// replaced at once, as without an update block.
 			for _, a := range destructive {
-				g.st.stop(a, ReasonReplaced)
-				g.onNode[a.NodeID]--
+				g.replaceDestructively(a)
 				missing = append(missing, a.Index())
 			}
 		} else {
@@ -480,9 +483,28 @@ func (g *group) updateOrReplace(a *structs.Allocation) bool {
 		g.plan.Update = append(g.plan.Update, a)
 		return true
 	}
+	g.replaceDestructively(a)
+	return false
+}
+
+// replaceDestructively stops a for a replacement of the job's current version, which the
+// caller places, and remembers it for a sticky disk's placement.
+func (g *group) replaceDestructively(a *structs.Allocation) {
 	g.st.stop(a, ReasonReplaced)
 	g.onNode[a.NodeID]--
-	return false
+	if g.keepsDisk() {
+		if g.destroyed == nil {
+			g.destroyed = map[int]*structs.Allocation{}
+		}
+		g.destroyed[a.Index()] = a
+	}
+}
+
+// keepsDisk reports whether the group's ephemeral disk follows its allocations across
+// updates (sticky or migrate).
+func (g *group) keepsDisk() bool {
+	d := g.tg.EphemeralDisk
+	return d != nil && ((d.Sticky != nil && *d.Sticky) || (d.Migrate != nil && *d.Migrate))
 }
 
 // reconcileSystem keeps one allocation of the group on every feasible node.

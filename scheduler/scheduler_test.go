@@ -297,3 +297,38 @@ func TestCompute_Deterministic(t *testing.T) {
 	must.Eq(t, first, viewOf(Compute(Input{Job: job, Nodes: nodes, Allocs: allocs})))
 	must.Eq(t, []string{"web[1]@n3", "web[2]@n1", "web[4]@n2"}, first.Place)
 }
+
+// A group with a sticky (or migrating) ephemeral disk replaces an allocation on a
+// destructive update on the same node when it fits there, naming it as the previous
+// allocation so that the client hands its alloc/data over; without, the replacement goes
+// where ranking puts it and names nothing.
+func TestCompute_StickyDiskStaysOnItsNode(t *testing.T) {
+	running := structs.AllocClientStatusRunning
+	nodes := []*structs.Node{node("n1", "dc1", "raw_exec"), node("n2", "dc1", "raw_exec")}
+	for _, tc := range []struct {
+		name     string
+		disk     *api.EphemeralDisk
+		wantNode string
+		wantPrev bool
+	}{
+		{name: "sticky", disk: &api.EphemeralDisk{Sticky: ptr(true)}, wantNode: "n2", wantPrev: true},
+		{name: "migrate", disk: &api.EphemeralDisk{Migrate: ptr(true)}, wantNode: "n2", wantPrev: true},
+		{name: "neither", disk: &api.EphemeralDisk{}, wantNode: "n1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v0 := testJob(structs.JobTypeService, 1, "raw_exec")
+			v0.TaskGroups[0].EphemeralDisk = tc.disk
+			v1 := nextVersion(v0, 1, true)
+			old := alloc(v0, 0, "n2", running)
+			// n2 is the busier node, so ranking alone prefers n1.
+			p := Compute(Input{Job: v1, Nodes: nodes, Allocs: []*structs.Allocation{old}, NodeLoad: map[string]int{"n2": 3}})
+			must.Len(t, 1, p.Place)
+			must.Eq(t, tc.wantNode, p.Place[0].NodeID)
+			if tc.wantPrev {
+				must.Eq(t, old.ID, p.Place[0].PreviousAllocation)
+			} else {
+				must.Eq(t, "", p.Place[0].PreviousAllocation)
+			}
+		})
+	}
+}

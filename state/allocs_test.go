@@ -413,3 +413,29 @@ func TestAllocAndNodeEvents(t *testing.T) {
 	must.Eq(t, "a1", topics[structs.TopicAllocation].Key)
 	must.MapContainsKeys(t, topics, []structs.Topic{structs.TopicJob, structs.TopicPurgeRecord})
 }
+
+// job stop -no-shutdown-delay: the stop marks the job's live allocations, in the same
+// transaction, so that the clients skip their tasks' shutdown_delay when the stop reaches
+// them; a plain stop leaves them alone.
+func TestStateStore_StopWithoutShutdownDelayMarksAllocations(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		s := testStateStore(t)
+		mustApply(t, s, structs.NodeRegisterRequestType, 5, nil, func(txn *Txn) error { return s.UpsertNodeTxn(txn, mockNode("n1")) })
+		must.NoError(t, applyRegister(s, 10, nil, mockJob("web"), nil))
+		job := currentJob(t, s, "web")
+		applyPlan(t, s, 11, &structs.ApplyPlanResultsRequest{Job: job, AllocsPlaced: []*structs.Allocation{mockAlloc("a1", job, "n1", 0)}})
+		must.NoError(t, s.ApplyJobDeregister(12, &structs.JobDeregisterRequest{
+			JobID: "web", NoShutdownDelay: skip, StopTime: 12_000_000_000,
+			WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace},
+		}))
+		a, err := s.AllocByID(nil, "a1")
+		must.NoError(t, err)
+		if skip {
+			must.NotNil(t, a.DesiredTransition.NoShutdownDelay)
+			must.True(t, *a.DesiredTransition.NoShutdownDelay)
+			must.Eq(t, uint64(12), a.ModifyIndex)
+		} else {
+			must.Nil(t, a.DesiredTransition.NoShutdownDelay)
+		}
+	}
+}

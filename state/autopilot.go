@@ -54,3 +54,17 @@ func (s *StateStore) SetAutopilotConfigTxn(txn *Txn, config *structs.AutopilotCo
 	}
 	return true, txn.bumpIndex(tableAutopilot)
 }
+
+// ApplyAutopilotSetConfig is the autopilot configuration write of the Raft log, one
+// transaction. It answers whether the configuration was stored: a lost check-and-set is an
+// answer (false), not an error.
+func (s *StateStore) ApplyAutopilotSetConfig(index uint64, req *structs.AutopilotSetConfigRequest) (bool, error) {
+	txn := s.WriteTxn(structs.AutopilotRequestType, index, &TxnMeta{Actor: req.Actor})
+	defer txn.Abort()
+	updated, err := s.SetAutopilotConfigTxn(txn, &req.Config, req.CAS)
+	if err != nil {
+		return false, err
+	}
+	txn.Commit()
+	return updated, nil
+}

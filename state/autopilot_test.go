@@ -31,19 +31,13 @@ func TestAutopilotConfig_SetAndCAS(t *testing.T) {
 			must.Nil(t, conf)
 			must.Zero(t, idx)
 			if tc.stored {
-				mustApply(t, s, structs.AutopilotRequestType, 10, &TxnMeta{}, func(txn *Txn) error {
-					_, err := s.SetAutopilotConfigTxn(txn, &structs.AutopilotConfig{MaxTrailingLogs: 1}, false)
-					return err
-				})
+				_, err := s.ApplyAutopilotSetConfig(10, &structs.AutopilotSetConfigRequest{Config: structs.AutopilotConfig{MaxTrailingLogs: 1}})
+				must.NoError(t, err)
 			}
-			var updated bool
-			mustApply(t, s, structs.AutopilotRequestType, 11, &TxnMeta{}, func(txn *Txn) error {
-				var err error
-				updated, err = s.SetAutopilotConfigTxn(txn, &structs.AutopilotConfig{
-					MaxTrailingLogs: 2, LastContactThreshold: time.Second, ModifyIndex: tc.casIndex,
-				}, tc.cas)
-				return err
-			})
+			updated, err := s.ApplyAutopilotSetConfig(11, &structs.AutopilotSetConfigRequest{Config: structs.AutopilotConfig{
+				MaxTrailingLogs: 2, LastContactThreshold: time.Second, ModifyIndex: tc.casIndex,
+			}, CAS: tc.cas})
+			must.NoError(t, err)
 			must.Eq(t, tc.wantUpdated, updated)
 			idx, conf, err = s.AutopilotConfig(nil)
 			must.NoError(t, err)

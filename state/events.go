@@ -14,7 +14,7 @@ type eventConverter func(txn *Txn, change memdb.Change) []structs.Event
 var eventConverters = map[string]eventConverter{
 	tableIndex:         nil, // bookkeeping, not an object
 	tableJobs:          jobEvents,
-	tableJobVersion:    nil, // a version is visible through the job event of the same change
+	tableJobVersion:    jobVersionEvents,
 	tableJobSummary:    nil, // derived counts; the Job and Allocation events carry the cause
 	tableJobSubmission: nil, // a job's source, read on demand; the Job event marks the change
 	tableScalingEvents: nil, // read through the scale status; the Job event marks a count change

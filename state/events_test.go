@@ -63,6 +63,8 @@ func payloadView(payload any) any {
 		return roleEventView{ID: p.ACLRole.ID, Name: p.ACLRole.Name}
 	case *structs.NamespaceEvent:
 		return namespaceEventView{Name: p.Namespace.Name, Description: p.Namespace.Description}
+	case *structs.JobVersionEvent:
+		return versionView(p)
 	case *structs.PurgeRecordEvent:
 		r := p.PurgeRecord
 		return purgeRecordEventView{ID: r.ID, JobID: r.JobID, JobVersion: r.JobVersion, Reason: r.Reason, Actor: r.Actor}

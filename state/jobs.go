@@ -49,6 +49,8 @@ func (s *StateStore) UpsertJobTxn(txn *Txn, job *structs.Job) error {
 			job.VersionTag = prev.VersionTag
 			job.Stable = prev.Stable
 			job.SubmitTime = prev.SubmitTime
+			// The version is the one its first registrant put there.
+			job.SubmittedBy = prev.SubmittedBy
 		}
 	} else {
 		job.CreateIndex = txn.Index
@@ -86,7 +88,7 @@ func (s *StateStore) UpsertJobTxn(txn *Txn, job *structs.Job) error {
 // differ.
 var serverManagedFields = []string{
 	"Status", "StatusDescription", "Stable", "Version", "SubmitTime", "CreateIndex",
-	"ModifyIndex", "JobModifyIndex", "VersionTag", "NomadTokenID",
+	"ModifyIndex", "JobModifyIndex", "VersionTag", "NomadTokenID", "SubmittedBy",
 }
 
 // SpecChanged reports whether b's user-supplied spec differs from a's.
@@ -243,6 +245,10 @@ func (s *StateStore) DeleteJobTxn(txn *Txn, namespace, id string) error {
 	if err := txn.Delete(tableJobs, existing); err != nil {
 		return fmt.Errorf("state: job delete: %w", err)
 	}
+	if txn.removedJobs == nil {
+		txn.removedJobs = map[jobKey]bool{}
+	}
+	txn.removedJobs[jobKey{namespace, id}] = true
 	// Not DeleteAll on the prefix index: it would also match jobs whose ID extends this one
 	// ("web" and "web2"); jobVersionsTxn keeps only exact matches.
 	versions, err := jobVersionsTxn(txn.Txn, nil, namespace, id)

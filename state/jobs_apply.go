@@ -1,6 +1,7 @@
 package state
 
 import (
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -109,6 +110,24 @@ func (s *StateStore) ApplyJobDeregister(index uint64, req *structs.JobDeregister
 		}
 		if err := s.UpsertJobTxn(txn, stopped); err != nil {
 			return err
+		}
+		if req.NoShutdownDelay {
+			// job stop -no-shutdown-delay: the allocations the deregister's evaluation
+			// stops carry it to their clients, as an alloc stop's does.
+			allocs, err := allocsByJobTxn(txn.Txn, nil, req.Namespace, req.JobID)
+			if err != nil {
+				return err
+			}
+			skip := true
+			transitions := map[string]*api.DesiredTransition{}
+			for _, a := range allocs {
+				if !a.TerminalStatus() {
+					transitions[a.ID] = &api.DesiredTransition{NoShutdownDelay: &skip}
+				}
+			}
+			if err := s.UpdateAllocsDesiredTransitionTxn(txn, transitions, req.StopTime); err != nil {
+				return err
+			}
 		}
 	}
 	if req.Eval != nil {

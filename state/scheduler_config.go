@@ -48,3 +48,19 @@ func (s *StateStore) SchedulerConfig(ws memdb.WatchSet) (*structs.SchedulerConfi
 	c := *row.Config
 	return &c, nil
 }
+
+// ApplySchedulerSetConfig is the scheduler configuration write of the Raft log, one
+// transaction, committed only when the configuration was stored. It answers whether it was:
+// a lost check-and-set is an answer (false), not an error.
+func (s *StateStore) ApplySchedulerSetConfig(index uint64, req *structs.SchedulerSetConfigRequest) (bool, error) {
+	txn := s.WriteTxn(structs.SchedulerConfigRequestType, index, &TxnMeta{Actor: req.Actor})
+	defer txn.Abort()
+	updated, err := s.SetSchedulerConfigTxn(txn, &req.Config, req.CAS)
+	if err != nil {
+		return false, err
+	}
+	if updated {
+		txn.Commit()
+	}
+	return updated, nil
+}

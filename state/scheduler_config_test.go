@@ -9,13 +9,9 @@ import (
 
 func TestSchedulerConfig_CheckAndSet(t *testing.T) {
 	set := func(s *StateStore, index uint64, algorithm string, cas bool, check uint64) bool {
-		txn := s.WriteTxn(structs.SchedulerConfigRequestType, index, &TxnMeta{})
-		defer txn.Abort()
-		ok, err := s.SetSchedulerConfigTxn(txn, &structs.SchedulerConfiguration{SchedulerAlgorithm: algorithm, ModifyIndex: check}, cas)
+		ok, err := s.ApplySchedulerSetConfig(index, &structs.SchedulerSetConfigRequest{
+			Config: structs.SchedulerConfiguration{SchedulerAlgorithm: algorithm, ModifyIndex: check}, CAS: cas})
 		must.NoError(t, err)
-		if ok {
-			txn.Commit()
-		}
 		return ok
 	}
 	cases := []struct {

@@ -78,7 +78,12 @@ type Txn struct {
 	Index   uint64
 	MsgType structs.MessageType
 	Meta    TxnMeta
+	// removedJobs are the jobs this transaction deleted whole: their version rows go with
+	// them, and the job's own event tells of it, so they are not published as pruned.
+	removedJobs map[jobKey]bool
 }
+
+type jobKey struct{ namespace, id string }
 
 // WriteTxn opens a write transaction for one Raft entry. It tracks changes so the commit can
 // derive events from them.

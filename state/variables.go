@@ -165,3 +165,18 @@ func (s *StateStore) Variables(ws memdb.WatchSet, namespace, prefix string) ([]*
 	}
 	return out, nil
 }
+
+// ApplyVariable is the variable write of the Raft log, one transaction, committed only when
+// no check failed. It stores what the leader encrypted; the store never sees items in clear.
+func (s *StateStore) ApplyVariable(index uint64, req *structs.VarApplyStateRequest) (*structs.VarApplyStateResponse, error) {
+	txn := s.WriteTxn(structs.VarApplyStateRequestType, index, &TxnMeta{Actor: req.Actor})
+	defer txn.Abort()
+	resp, err := s.ApplyVariableTxn(txn, req.Op, req.Var)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Conflict == nil {
+		txn.Commit()
+	}
+	return resp, nil
+}

@@ -21,16 +21,11 @@ func withLock(v *structs.VariableEncrypted, id string) *structs.VariableEncrypte
 	return v
 }
 
-// applyVar runs one variable write the way the FSM does: commit unless a check failed.
+// applyVar runs one variable write through the method the FSM calls.
 func applyVar(t *testing.T, s *StateStore, index uint64, op structs.VarOp, v *structs.VariableEncrypted) *structs.VarApplyStateResponse {
 	t.Helper()
-	txn := s.WriteTxn(structs.VarApplyStateRequestType, index, &TxnMeta{Actor: actorAlice})
-	defer txn.Abort()
-	resp, err := s.ApplyVariableTxn(txn, op, v)
+	resp, err := s.ApplyVariable(index, &structs.VarApplyStateRequest{Op: op, Var: v, Actor: actorAlice})
 	must.NoError(t, err)
-	if resp.Conflict == nil {
-		txn.Commit()
-	}
 	return resp
 }
 

@@ -40,6 +40,8 @@ const (
 	TaskEventSetup         = "Task Setup"
 	TaskEventSetupFailure  = "Setup Failure"
 	TaskEventDriverFailure = "Driver Failure"
+	// TaskEventDriverMessage is a driver's progress on starting a task (pulling its image).
+	TaskEventDriverMessage = "Driver"
 	TaskEventStarted       = "Started"
 	TaskEventTerminated    = "Terminated"
 	TaskEventKilling       = "Killing"
@@ -48,6 +50,12 @@ const (
 	TaskEventNotRestarting = "Not Restarting"
 	TaskEventSignaling     = "Signaling"
 	TaskEventRestartSignal = "Restart Signaled"
+	// TaskEventWaitingShutdownDelay is upstream's event while a stopping task waits out its
+	// shutdown_delay.
+	TaskEventWaitingShutdownDelay = "Waiting for shutdown delay"
+	// TaskEventHookMessage and TaskEventHookFailed report a template's change script.
+	TaskEventHookMessage = "Task hook message"
+	TaskEventHookFailed  = "Task hook failed"
 )
 
 // Allocation is one placement of a task group of a job on a node. The servers own the desired

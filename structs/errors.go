@@ -22,11 +22,17 @@ var (
 	ErrJobSourceNotFound = errors.New("job source not found")
 	ErrNotFound          = errors.New("not found")
 	ErrNoLeader          = errors.New("No cluster leader")
-	ErrACLDisabled       = errors.New("ACL support disabled")
+	// ErrNotLeader: the server asked stopped being the leader during the call; a forwarder
+	// retries on the new one.
+	ErrNotLeader   = errors.New("not the leader")
+	ErrACLDisabled = errors.New("ACL support disabled")
 	// ErrPeriodicLaunched: a periodic launch not later than the one recorded (state refuses it).
 	ErrPeriodicLaunched = errors.New("periodic job already launched")
 	// ErrDispatchTokenUsed: a live child of the parent was dispatched with the same token.
 	ErrDispatchTokenUsed = errors.New("idempotency token already used")
+	// ErrDiskFull: a write could not be made durable because the filesystem holding a server's
+	// data_dir is (nearly) full. It crosses the wire as a 507 (Insufficient Storage).
+	ErrDiskFull = errors.New("no space left on device")
 )
 
 // CodedError carries an HTTP status across the RPC boundary. Its message is what the client
@@ -71,6 +77,78 @@ func NotFound(sentinel error) error {
 	return &CodedError{Code: http.StatusNotFound, Msg: sentinel.Error(), Err: sentinel}
 }
 
+// DiskFull is the refusal of a write a server cannot make durable: it names the full
+// filesystem's path and what is left, so the operator knows what to free.
+func DiskFull(path string, free, needed uint64) error {
+	return &CodedError{
+		Code: http.StatusInsufficientStorage,
+		Msg: fmt.Sprintf("%s: the server's data_dir filesystem at %s has %d bytes free, below the %d its Raft log needs to store a write; the write was not stored (free space on that disk; the server takes writes again by itself)",
+			ErrDiskFull.Error(), path, free, needed),
+		Err: ErrDiskFull,
+	}
+}
+
+// NoLeader is the refusal of a call no leader can serve now: a 500 that errors.Is matches
+// with ErrNoLeader, on this server and across the wire.
+func NoLeader() error {
+	return &CodedError{Code: http.StatusInternalServerError, Msg: ErrNoLeader.Error(), Err: ErrNoLeader}
+}
+
+// NotLeader is the refusal of a write by a server that lost the leadership during the call.
+func NotLeader() error {
+	return &CodedError{Code: http.StatusInternalServerError, Msg: ErrNotLeader.Error(), Err: ErrNotLeader}
+}
+
+// errorKinds names every sentinel on the wire. An RPC answer carries the kind of its error
+// beside its code and text, and the caller rebuilds the error around the same sentinel, so
+// errors.Is answers alike on both sides of a forward (TestErrorKinds_EverySentinelHasAKind
+// fails when a sentinel is added without a row).
+var errorKinds = []struct {
+	kind string
+	err  error
+}{
+	{"permission-denied", ErrPermissionDenied},
+	{"token-not-found", ErrTokenNotFound},
+	{"token-expired", ErrTokenExpired},
+	{"job-not-found", ErrJobNotFound},
+	{"eval-not-found", ErrEvalNotFound},
+	{"alloc-not-found", ErrAllocNotFound},
+	{"node-not-found", ErrNodeNotFound},
+	{"deployment-not-found", ErrDeploymentNotFound},
+	{"root-key-not-found", ErrRootKeyNotFound},
+	{"job-source-not-found", ErrJobSourceNotFound},
+	{"not-found", ErrNotFound},
+	{"no-leader", ErrNoLeader},
+	{"not-leader", ErrNotLeader},
+	{"acl-disabled", ErrACLDisabled},
+	{"periodic-launched", ErrPeriodicLaunched},
+	{"dispatch-token-used", ErrDispatchTokenUsed},
+	{"disk-full", ErrDiskFull},
+}
+
+// ErrorKind is the wire name of the first sentinel err matches, "" for none.
+func ErrorKind(err error) string {
+	for _, k := range errorKinds {
+		if errors.Is(err, k.err) {
+			return k.kind
+		}
+	}
+	return ""
+}
+
+// WireError rebuilds an error an RPC answer carried: its code and text as sent, and the
+// sentinel its kind names (an unknown kind, from a newer peer, keeps code and text only).
+func WireError(code int, kind, msg string) error {
+	e := &CodedError{Code: code, Msg: msg}
+	for _, k := range errorKinds {
+		if k.kind == kind {
+			e.Err = k.err
+			break
+		}
+	}
+	return e
+}
+
 // ErrorCode reports the HTTP status an error should produce; 500 when it carries none.
 func ErrorCode(err error) int {
 	var coded *CodedError
@@ -83,6 +161,8 @@ func ErrorCode(err error) int {
 	case errors.Is(err, ErrJobNotFound), errors.Is(err, ErrEvalNotFound), errors.Is(err, ErrNotFound),
 		errors.Is(err, ErrAllocNotFound), errors.Is(err, ErrNodeNotFound), errors.Is(err, ErrDeploymentNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, ErrDiskFull):
+		return http.StatusInsufficientStorage
 	}
 	return http.StatusInternalServerError
 }

@@ -113,6 +113,30 @@ type JobEvent struct {
 	ForcedBy *Actor `json:",omitempty"`
 }
 
+// Event types of a job version leaving history's protection or history itself (ours: upstream
+// publishes neither). They are on TopicJob with the job's ID as Key, so a subscription to a
+// job sees them beside its JobRegistered events.
+const (
+	// TypeJobVersionUntagged: a version lost its tag, and with it the exemption from the
+	// version limit.
+	TypeJobVersionUntagged = "JobVersionUntagged"
+	// TypeJobVersionPruned: a version left the tracked window (job_tracked_versions) and is
+	// no longer stored.
+	TypeJobVersionPruned = "JobVersionPruned"
+)
+
+// JobVersionEvent is the payload of TypeJobVersionUntagged and TypeJobVersionPruned events.
+type JobVersionEvent struct {
+	// Job is the version: after the change for an untag, as it was last stored for a prune,
+	// so a subscriber keeps what the servers no longer do.
+	Job *Job
+	// RemovedTag is the tag the version lost; omitted when it had none.
+	RemovedTag *JobVersionTag `json:",omitempty"`
+	// Actor is who made the write that untagged or pruned the version (the untag, or the
+	// registration that pushed it out); omitted when ACLs are disabled.
+	Actor *Actor `json:",omitempty"`
+}
+
 // EvaluationEvent is the payload of events on TopicEvaluation.
 type EvaluationEvent struct {
 	Evaluation *Evaluation

@@ -67,6 +67,11 @@ type Job struct {
 	JobModifyIndex           uint64
 	UI                       *api.JobUIConfig
 	VersionTag               *JobVersionTag
+	// SubmittedBy is the token that registered this version's code, set by the leader
+	// (never taken from a request): whom a workload identity of the version acts on behalf
+	// of. A scale keeps it; a child of a periodic or parameterized job carries its parent's.
+	// Our extension, omitted when unknown, so upstream's key list is unchanged without ACLs.
+	SubmittedBy *OnBehalfOf `json:",omitempty"`
 }
 
 // JobVersionTag names a version so that it is kept by pruning and protects its job from GC.

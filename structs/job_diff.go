@@ -49,6 +49,7 @@ var jobDiffIgnored = map[string]bool{
 	"JobModifyIndex":    true,
 	"VersionTag":        true,
 	"NomadTokenID":      true,
+	"SubmittedBy":       true,
 	"Payload":           true,
 }
 

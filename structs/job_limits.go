@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
 )
 
 // MaxFreeformDepth bounds how deeply a free-form value (task config, scaling policy,
@@ -101,4 +103,29 @@ func nests(t reflect.Type) bool {
 		return true
 	}
 	return false
+}
+
+// DefaultJobMaxTotalSize is server.job_max_total_size when unset: every stored version of one
+// job together, as encoded in the Raft log and snapshots. Six versions of a job near the
+// largest log entry (LogEntryMaxSize) would hold about 50 MiB of server memory per job ID.
+const DefaultJobMaxTotalSize = 32 << 20
+
+// JobVersionTagMaxDescription bounds a version tag's description, in bytes.
+const JobVersionTagMaxDescription = 1024
+
+// EncodedSize is how many bytes j takes encoded as the log and snapshots store it, counted
+// without keeping the encoding.
+func (j *Job) EncodedSize() (int64, error) {
+	var w countingWriter
+	if err := codec.NewEncoder(&w, MsgpackHandle).Encode(j); err != nil {
+		return 0, fmt.Errorf("measuring job %q: %w", j.ID, err)
+	}
+	return int64(w), nil
+}
+
+type countingWriter int64
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
 }

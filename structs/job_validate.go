@@ -2,6 +2,7 @@ package structs
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -107,7 +108,11 @@ func (j *Job) Validate() error {
 		for _, msg := range scalingProblems(tg) {
 			add("group %q: scaling: %s", name, msg)
 		}
-		if len(tg.Tasks) == 0 {
+		connect := connectServices(tg)
+		for _, svc := range connect {
+			add("group %q: service %q: connect: Consul Connect (sidecars, gateways, native) is not supported by this cluster", name, svc)
+		}
+		if len(tg.Tasks) == 0 && len(connect) == 0 {
 			add("group %q: missing tasks", name)
 		}
 		for _, msg := range checkMigrate(tg.Migrate) {
@@ -136,12 +141,22 @@ func (j *Job) Validate() error {
 			if task.Driver == "" {
 				add("group %q: task %q: missing driver", name, task.Name)
 			}
+			if task.Vault != nil {
+				// Carried from the job file so the refusal names it, rather than a task
+				// that starts without the secrets it expects.
+				add("group %q: task %q: vault: this cluster has no Vault integration; remove the vault block", name, task.Name)
+			}
 			if r := task.Resources; r != nil {
 				if r.CPU != nil && *r.CPU < 0 {
 					add("group %q: task %q: resources: cpu must not be negative", name, task.Name)
 				}
 				if r.MemoryMB != nil && *r.MemoryMB < 0 {
 					add("group %q: task %q: resources: memory must not be negative", name, task.Name)
+				}
+			}
+			for i, a := range task.Artifacts {
+				for _, msg := range checkArtifact(a) {
+					add("group %q: task %q: artifact %d: %s", name, task.Name, i+1, msg)
 				}
 			}
 			if dp := task.DispatchPayload; dp != nil && dp.File != "" {
@@ -179,6 +194,29 @@ func (j *Job) Validate() error {
 		add("parameterized: only batch and sysbatch jobs may be parameterized")
 	}
 	return errs.ErrorOrNil()
+}
+
+// checkArtifact reports what is wrong with an artifact block before a client tries it. The
+// destination may reach the shared alloc directory ("../alloc/...") as upstream allows, but
+// not leave the allocation; what ${...} gives is checked again on the client.
+func checkArtifact(a *api.TaskArtifact) []string {
+	if a == nil {
+		return []string{"must not be null"}
+	}
+	var msgs []string
+	if a.GetterSource == nil || strings.TrimSpace(*a.GetterSource) == "" {
+		msgs = append(msgs, "source is required")
+	}
+	if m := a.GetterMode; m != nil && *m != "" && *m != "any" && *m != "file" && *m != "dir" {
+		msgs = append(msgs, fmt.Sprintf("mode %q must be any, file or dir", *m))
+	}
+	if d := a.RelativeDest; d != nil && *d != "" {
+		clean := path.Clean(path.Join("task", *d))
+		if path.IsAbs(*d) || clean == ".." || strings.HasPrefix(clean, "../") {
+			msgs = append(msgs, fmt.Sprintf("destination %q escapes the allocation directory", *d))
+		}
+	}
+	return msgs
 }
 
 // checkMigrate reports what is wrong with a group's migrate block, which the drainer follows.
@@ -380,4 +418,27 @@ func (j *Job) CopyTaskGroups() {
 		groups[i] = &c
 	}
 	j.TaskGroups = groups
+}
+
+// connectServices names the group's and its tasks' services with a connect block. They are
+// refused by name: a gateway group has no task of its own, and "missing tasks" would hide
+// that the feature itself is what is missing.
+func connectServices(tg *api.TaskGroup) []string {
+	var out []string
+	for _, svc := range tg.Services {
+		if svc != nil && svc.Connect != nil {
+			out = append(out, svc.Name)
+		}
+	}
+	for _, task := range tg.Tasks {
+		if task == nil {
+			continue
+		}
+		for _, svc := range task.Services {
+			if svc != nil && svc.Connect != nil {
+				out = append(out, svc.Name)
+			}
+		}
+	}
+	return out
 }

@@ -173,3 +173,60 @@ func TestJobValidate_Migrate(t *testing.T) {
 		})
 	}
 }
+
+// A vault block is carried from the job file to the server and refused there by name:
+// without a Vault integration the task would start without the secrets it expects.
+func TestJobValidate_VaultIsRefusedByName(t *testing.T) {
+	j := validJob()
+	must.NoError(t, j.Validate())
+	j.TaskGroups[0].Tasks[0].Vault = &api.Vault{Policies: []string{"read"}}
+	must.ErrorContains(t, j.Validate(), `task "`+j.TaskGroups[0].Tasks[0].Name+`": vault: this cluster has no Vault integration`)
+}
+
+func TestJobValidate_ConnectIsRefusedPlainly(t *testing.T) {
+	gateway := validJob()
+	gateway.TaskGroups[0].Tasks = nil
+	gateway.TaskGroups[0].Services = []*api.Service{{Name: "ingress", Connect: &api.ConsulConnect{Gateway: &api.ConsulGateway{}}}}
+	err := gateway.Validate()
+	must.ErrorContains(t, err, `service "ingress": connect: Consul Connect (sidecars, gateways, native) is not supported`)
+	must.StrNotContains(t, err.Error(), "missing tasks")
+
+	sidecar := validJob()
+	sidecar.TaskGroups[0].Tasks[0].Services = []*api.Service{{Name: "api", Connect: &api.ConsulConnect{SidecarService: &api.ConsulSidecarService{}}}}
+	must.ErrorContains(t, sidecar.Validate(), `service "api": connect: Consul Connect`)
+
+	empty := validJob()
+	empty.TaskGroups[0].Tasks = nil
+	must.ErrorContains(t, empty.Validate(), "missing tasks")
+}
+
+func TestJobValidate_Artifact(t *testing.T) {
+	src := "https://example.com/app.tgz"
+	cases := []struct {
+		name     string
+		artifact *api.TaskArtifact
+		wantErr  string // "" when valid
+	}{
+		{name: "source only", artifact: &api.TaskArtifact{GetterSource: &src}},
+		{name: "shared alloc directory", artifact: &api.TaskArtifact{GetterSource: &src, RelativeDest: new("../alloc/data")}},
+		{name: "no source", artifact: &api.TaskArtifact{}, wantErr: `task "t": artifact 1: source is required`},
+		{name: "unknown mode", artifact: &api.TaskArtifact{GetterSource: &src, GetterMode: new("tree")}, wantErr: `mode "tree" must be any, file or dir`},
+		{name: "absolute destination", artifact: &api.TaskArtifact{GetterSource: &src, RelativeDest: new("/etc/cron.d")},
+			wantErr: `destination "/etc/cron.d" escapes the allocation directory`},
+		{name: "destination past the allocation", artifact: &api.TaskArtifact{GetterSource: &src, RelativeDest: new("../../other-alloc")},
+			wantErr: `destination "../../other-alloc" escapes the allocation directory`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := validJob()
+			j.TaskGroups[0].Tasks[0].Artifacts = []*api.TaskArtifact{tc.artifact}
+			err := j.Validate()
+			if tc.wantErr == "" {
+				must.NoError(t, err)
+				must.SliceEmpty(t, j.Warnings())
+				return
+			}
+			must.ErrorContains(t, err, tc.wantErr)
+		})
+	}
+}

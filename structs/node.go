@@ -174,6 +174,14 @@ type NodeStreamEvent struct {
 type NodeRegisterRequest struct {
 	Node  *Node
 	Evals []*Evaluation
+	// IntroToken introduces a node the servers do not know yet: a client introduction token,
+	// or an identity the servers signed for this node before. It is a secret: the leader
+	// clears it before the request reaches Raft.
+	IntroToken string `codec:"IntroToken" json:"-"`
+	// PlainConn says the registration came over a client connection without TLS while the
+	// server has TLS on (rpc_upgrade_mode). The server that took the connection sets it,
+	// whatever the client sent, and it travels to the leader with the forwarded call.
+	PlainConn bool `codec:"PlainConn" json:"-"`
 	WriteRequest
 }
 

@@ -47,16 +47,36 @@ type NodeIdentitySignResponse struct {
 }
 
 // Client introduction tokens: JWTs an operator hands to a new client so that it can introduce
-// its node to the cluster. The servers sign them; they do not require them yet.
+// its node to the cluster. How strictly the servers require them is
+// server.client_introduction.enforcement.
 const (
-	// DefaultIntroductionTokenTTL is the lifetime of a token whose request names none.
+	// DefaultIntroductionTokenTTL is client_introduction.default_identity_ttl when unset.
 	DefaultIntroductionTokenTTL = 5 * time.Minute
-	// MaxIntroductionTokenTTL bounds the lifetime a request may ask for.
-	MaxIntroductionTokenTTL = 24 * time.Hour
+	// MaxIntroductionTokenTTL is client_introduction.max_identity_ttl when unset.
+	MaxIntroductionTokenTTL = 30 * time.Minute
 	// IntroductionTokenAudience is the audience of introduction tokens, so that no other
 	// identity passes for one.
 	IntroductionTokenAudience = "nomadproject.io/client-introduction"
 )
+
+// Enforcement levels of client_introduction, upstream's names.
+const (
+	// NodeIntroductionEnforcementNone registers a new node without a token, silently.
+	NodeIntroductionEnforcementNone = "none"
+	// NodeIntroductionEnforcementWarn registers it and logs a warning naming the node.
+	NodeIntroductionEnforcementWarn = "warn"
+	// NodeIntroductionEnforcementStrict refuses it.
+	NodeIntroductionEnforcementStrict = "strict"
+)
+
+// ValidNodeIntroductionEnforcement reports whether s names an enforcement level.
+func ValidNodeIntroductionEnforcement(s string) bool {
+	switch s {
+	case NodeIntroductionEnforcementNone, NodeIntroductionEnforcementWarn, NodeIntroductionEnforcementStrict:
+		return true
+	}
+	return false
+}
 
 // ClientIntroductionClaims are the claims of an introduction token.
 type ClientIntroductionClaims struct {

@@ -36,6 +36,10 @@ type RaftStats struct {
 	LastContact time.Duration
 	LastTerm    uint64
 	LastIndex   uint64
+	// DataDirFreeBytes is the free space under the server's data_dir (0 without one), and
+	// DiskWarning a sentence when it is low or writes are refused for it ("" otherwise).
+	DataDirFreeBytes uint64
+	DiskWarning      string
 }
 
 // ServerHealth is one server's health as the leader sees it.
@@ -52,6 +56,9 @@ type ServerHealth struct {
 	Healthy     bool
 	Voter       bool
 	StableSince time.Time
+	// DataDirFreeBytes and DiskWarning are the server's RaftStats fields of the same names.
+	DataDirFreeBytes uint64
+	DiskWarning      string
 }
 
 // OperatorHealthRequest reads the servers' health.

@@ -40,12 +40,53 @@ type WriteMeta struct {
 	Index uint64
 }
 
+// QueryOpts gives the server's read pipeline the options of any request that embeds them.
+func (q *QueryOptions) QueryOpts() *QueryOptions { return q }
+
+// RequestToken gives the server's write pipeline the caller's token.
+func (q *QueryOptions) RequestToken() string { return q.AuthToken }
+
+// RequestToken gives the server's write pipeline the caller's token.
+func (w *WriteRequest) RequestToken() string { return w.AuthToken }
+
+// SetIndex records the index a write was applied at.
+func (m *WriteMeta) SetIndex(index uint64) { m.Index = index }
+
 // Actor identifies who caused a write. The RPC endpoint resolves it from the caller's token and
 // writes it into the Raft entry so that every server derives identical events and records.
 type Actor struct {
 	AccessorID string `json:",omitempty"`
 	Name       string `json:",omitempty"`
 	Type       string `json:",omitempty"`
+	// AllocID is, for a workload identity, the allocation whose task made the request.
+	AllocID string `json:",omitempty"`
+	// OnBehalfOf is, for a workload identity, the token that registered the job version the
+	// allocation runs: an identity borrows its power from whoever put the code there, so an
+	// audit of what it did must reach that person. Nil when that version records no token
+	// (ACLs were off, or it was registered before versions recorded it).
+	OnBehalfOf *OnBehalfOf `json:",omitempty"`
+}
+
+// OnBehalfOf names a token by its accessor and name, never its secret.
+type OnBehalfOf struct {
+	AccessorID string `json:",omitempty"`
+	Name       string `json:",omitempty"`
+}
+
+// Submitter is the person a write by a registrant of a job version answers to: the token
+// itself, or, when a workload identity registered the version, the token behind that
+// identity, so a chain of jobs registering jobs still ends at a token. Nil without one.
+func (a *Actor) Submitter() *OnBehalfOf {
+	switch {
+	case a == nil:
+		return nil
+	case a.AccessorID != "":
+		return &OnBehalfOf{AccessorID: a.AccessorID, Name: a.Name}
+	case a.OnBehalfOf != nil:
+		o := *a.OnBehalfOf
+		return &o
+	}
+	return nil
 }
 
 // Actor types beyond the token types "client" and "management".

@@ -2,6 +2,7 @@ package structs
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/hashicorp/nomad/api"
@@ -40,10 +41,28 @@ func IdentitySubject(region, namespace, job, group, task, identity string) strin
 // IdentityJobID is the job ID an allocation's identities carry: the parent's for a dispatched
 // or periodic child, as upstream, so the children share their parent's variables.
 func IdentityJobID(a *Allocation) string {
-	if a.Job != nil && a.Job.ParentID != "" {
-		return a.Job.ParentID
+	if a.Job == nil {
+		return a.JobID
 	}
-	return a.JobID
+	return IdentityJobIDOf(a.Job)
+}
+
+// IdentityJobIDOf is the job ID the identities of job's tasks carry. A job names its parent
+// only when the server launched it as a child: ParentID is refused from submitters, and the
+// parent is honoured only together with the ID shape the server gives children
+// ("<parent>/periodic-…", "<parent>/dispatch-…"), so a ParentID stored before submitters were
+// refused cannot lend another job's identity (and every policy bound to it).
+func IdentityJobIDOf(job *Job) string {
+	if job.ParentID != "" && IsChildOf(job.ID, job.ParentID) {
+		return job.ParentID
+	}
+	return job.ID
+}
+
+// IsChildOf reports whether id has the shape of a child the server launched from parent.
+func IsChildOf(id, parent string) bool {
+	rest, ok := strings.CutPrefix(id, parent)
+	return ok && (strings.HasPrefix(rest, PeriodicLaunchSuffix) || strings.HasPrefix(rest, DispatchLaunchSuffix))
 }
 
 // TaskIdentities are the identities of a task: the default one (the task's unnamed identity

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"github.com/nomadfork/nomad/command/agent"
+	"github.com/nomadfork/nomad/command/agent/agenttest"
 	"github.com/shoenig/test/must"
 )
 
@@ -19,7 +19,7 @@ import (
 // (ms/render). `make ui-bench` runs it.
 func BenchmarkUI_JobsPage5000(b *testing.B) {
 	const jobs = 5000
-	ta := agent.NewTestAgent(b, nil)
+	ta := agenttest.NewAgent(b, nil)
 	c := ta.Client("")
 	var wg sync.WaitGroup
 	errs := make(chan error, jobs)
@@ -77,7 +77,7 @@ func BenchmarkUI_JobsPage5000(b *testing.B) {
 
 // TestUI_JobsPages: a long list is shown a page at a time, and the pager walks it.
 func TestUI_JobsPages(t *testing.T) {
-	ta := agent.NewTestAgent(t, nil)
+	ta := agenttest.NewAgent(t, nil)
 	c := ta.Client("")
 	for i := 0; i < 230; i++ {
 		_, _, err := c.Jobs().Register(testJob(fmt.Sprintf("job-%03d", i)), nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/command/agent"
+	"github.com/nomadfork/nomad/command/agent/agenttest"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 )
@@ -19,7 +20,7 @@ import (
 // the shell gets a real TTY (its own `tty` answers a device, and the size the page sent), what
 // is typed is echoed by the shell itself, and the exit code is shown when it ends.
 func TestUI_ExecTerminal(t *testing.T) {
-	ta, root := agent.NewTestACLAgent(t, func(cfg *agent.Config) {
+	ta, root := agenttest.NewACLAgent(t, func(cfg *agent.Config) {
 		cfg.Client.Enabled = true
 		cfg.Server.NumSchedulers = 1
 		cfg.Plugins = append(cfg.Plugins, &agent.PluginConfig{Name: "raw_exec", Config: map[string]any{"enabled": true}})

@@ -13,7 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/hashicorp/nomad/api"
-	"github.com/nomadfork/nomad/command/agent"
+	"github.com/nomadfork/nomad/command/agent/agenttest"
 	"github.com/shoenig/test/must"
 )
 
@@ -130,12 +130,12 @@ func testJob(id string) *api.Job {
 // cluster is an ACL agent with a management client and helpers to mint tokens.
 type cluster struct {
 	t    *testing.T
-	ta   *agent.TestAgent
+	ta   *agenttest.Agent
 	mgmt *api.Client
 }
 
 func newCluster(t *testing.T) *cluster {
-	ta, root := agent.NewTestACLAgent(t, nil)
+	ta, root := agenttest.NewACLAgent(t, nil)
 	return &cluster{t: t, ta: ta, mgmt: ta.Client(root)}
 }
 

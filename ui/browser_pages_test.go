@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/command/agent"
+	"github.com/nomadfork/nomad/command/agent/agenttest"
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 )
@@ -16,7 +17,7 @@ import (
 // TestUI_DeploymentsAndVariables: the job page lists the job's deployments, and the variables
 // page lists paths without ever showing an item.
 func TestUI_DeploymentsAndVariables(t *testing.T) {
-	ta := agent.NewTestAgent(t, func(c *agent.Config) { c.Server.NumSchedulers = 1 })
+	ta := agenttest.NewAgent(t, func(c *agent.Config) { c.Server.NumSchedulers = 1 })
 	c := ta.Client("")
 	_, _, err := c.Jobs().Register(testJob("web"), nil)
 	must.NoError(t, err)

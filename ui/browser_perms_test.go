@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/nomadfork/nomad/acl"
-	"github.com/nomadfork/nomad/command/agent"
+	"github.com/nomadfork/nomad/command/agent/agenttest"
 	"github.com/shoenig/test/must"
 )
 
@@ -150,7 +150,7 @@ func TestUI_PermissionsAgreeWithServerACL(t *testing.T) {
 	must.NoError(t, err)
 	nsJSON, _ := json.Marshal(permNamespaces)
 
-	ta := agent.NewTestAgent(t, nil)
+	ta := agenttest.NewAgent(t, nil)
 	ctx := newBrowser(t)
 	var out struct {
 		Names   []string

@@ -83,3 +83,28 @@ func OpenFile(root, path string, flag int, perm os.FileMode) (*os.File, error) {
 	defer r.Close()
 	return r.OpenFile(rel, flag, perm)
 }
+
+// Overlaps says whether a and b are the same directory or one lies inside the other, after
+// following the links of whichever exist: a host path shared with tasks must do neither with
+// the agent's data directory, whose client state and allocation secrets (workload identity
+// tokens among them) would then be readable by tasks of other allocations.
+func Overlaps(a, b string) bool {
+	a, b = realPath(a), realPath(b)
+	return a == b || within(a, b) || within(b, a)
+}
+
+func within(dir, p string) bool {
+	_, err := Rel(dir, p)
+	return err == nil
+}
+
+// realPath is path made absolute and clean, with its links followed when it exists.
+func realPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}

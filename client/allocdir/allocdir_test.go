@@ -97,3 +97,32 @@ func TestSecurity_AllocDirLinksStayInside(t *testing.T) {
 	must.NoError(t, f.Close())
 	must.ErrorIs(t, MkdirAll(root, filepath.Join(base, "x"), 0o755), ErrEscapes)
 }
+
+func TestSecurity_AllocDirOverlaps(t *testing.T) {
+	base := t.TempDir()
+	data := filepath.Join(base, "data")
+	must.NoError(t, os.MkdirAll(filepath.Join(data, "alloc"), 0o755))
+	must.NoError(t, os.MkdirAll(filepath.Join(base, "shared"), 0o755))
+	must.NoError(t, os.Symlink(filepath.Join(data, "alloc"), filepath.Join(base, "link-to-alloc")))
+	cases := []struct {
+		name string
+		path string
+		want bool
+	}{
+		{name: "data dir itself", path: data, want: true},
+		{name: "inside the data dir", path: filepath.Join(data, "alloc"), want: true},
+		{name: "not yet created inside the data dir", path: filepath.Join(data, "later"), want: true},
+		{name: "containing the data dir", path: base, want: true},
+		{name: "root", path: "/", want: true},
+		{name: "unclean path into the data dir", path: filepath.Join(base, "shared", "..", "data"), want: true},
+		{name: "link into the data dir", path: filepath.Join(base, "link-to-alloc"), want: true},
+		{name: "sibling", path: filepath.Join(base, "shared")},
+		{name: "sibling sharing a name prefix", path: data + "2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.Eq(t, tc.want, Overlaps(tc.path, data))
+			must.Eq(t, tc.want, Overlaps(data, tc.path), must.Sprint("symmetric"))
+		})
+	}
+}

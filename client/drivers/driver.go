@@ -35,6 +35,23 @@ type TaskConfig struct {
 	// Ports are the ports of the task's group network, with their host values: those the
 	// scheduler allocated, else the group's static ports.
 	Ports []PortMapping
+	// Event, when set, records a message as a task event while Start runs (a driver's
+	// progress on slow work such as pulling an image). Drivers call it from any goroutine,
+	// never after Start returned, and rate-limit it themselves.
+	Event func(message string)
+}
+
+// Emit records message through cfg.Event when the client gave one.
+func (cfg *TaskConfig) Emit(message string) {
+	if cfg != nil && cfg.Event != nil {
+		cfg.Event(message)
+	}
+}
+
+// Shutdowner is a driver with background work of its own (timers, caches) that the client
+// stops when it shuts down. Tasks are not stopped by it.
+type Shutdowner interface {
+	Shutdown()
 }
 
 // TaskResources are the limits a task asked for; 0 is unset.

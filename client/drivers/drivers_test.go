@@ -175,3 +175,56 @@ func TestExitResult_String(t *testing.T) {
 		})
 	}
 }
+
+// TestRawExec_KillSignal: a stop sends the task's kill_signal first, so a task that exits
+// cleanly on it (here SIGINT, trapped) ends with its own exit code, not a SIGKILL.
+func TestRawExec_KillSignal(t *testing.T) {
+	cfg := taskConfig(t, map[string]any{"command": "/bin/sh", "args": []string{"-c", `trap 'echo got-int; exit 7' INT; echo ready > ready; while :; do sleep 0.05; done`}})
+	cfg.KillSignal = "SIGINT"
+	h, err := RawExec{}.Start(cfg)
+	must.NoError(t, err)
+	readPIDFile := filepath.Join(cfg.TaskDir, "ready")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat(readPIDFile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("task never got ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	must.NoError(t, h.Kill(10*time.Second))
+	res := waitResult(t, h, 10*time.Second)
+	must.Eq(t, 7, res.ExitCode, must.Sprintf("result %s", res))
+	out, err := os.ReadFile(cfg.StdoutPath)
+	must.NoError(t, err)
+	must.StrContains(t, string(out), "got-int")
+
+	bad := taskConfig(t, map[string]any{"command": "/bin/true"})
+	bad.KillSignal = "SIGNOPE"
+	_, err = RawExec{}.Start(bad)
+	must.ErrorContains(t, err, "kill_signal")
+}
+
+// TestRawExec_User: the task runs as its `user`; the shim (the agent's user) still records
+// its exit beside it.
+func TestRawExec_User(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a task as another user needs root")
+	}
+	cfg := taskConfig(t, map[string]any{"command": "/bin/sh", "args": []string{"-c", "id -u; id -g; exit 4"}})
+	cfg.User = "nobody"
+	h, err := RawExec{}.Start(cfg)
+	must.NoError(t, err)
+	res := waitResult(t, h, 10*time.Second)
+	must.Eq(t, 4, res.ExitCode, must.Sprintf("result %s", res))
+	out, err := os.ReadFile(cfg.StdoutPath)
+	must.NoError(t, err)
+	must.StrHasPrefix(t, "65534\n", string(out))
+
+	bad := taskConfig(t, map[string]any{"command": "/bin/true"})
+	bad.User = "no-such-user-here"
+	_, err = RawExec{}.Start(bad)
+	must.ErrorContains(t, err, `raw_exec: user "no-such-user-here"`)
+}

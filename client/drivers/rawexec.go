@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -76,6 +78,12 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 		_ = stderr.Close()
 		return nil, fmt.Errorf("raw_exec: starting %q: %w", command, err)
 	}
+	killSig, err := rawExecKillSignal(cfg)
+	if err != nil {
+		_ = stdout.Close()
+		_ = stderr.Close()
+		return nil, err
+	}
 	exitFile := filepath.Join(cfg.TaskDir, exitFileName)
 	_ = os.Remove(exitFile) // an earlier run's
 	cmd, err := shimCommand(append([]string{path}, args...))
@@ -86,6 +94,16 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 	}
 	cmd.Dir = cfg.TaskDir
 	cmd.Env = append(taskEnv(cfg), shimEnv+"="+exitFile, argv0Env+"="+command)
+	if cfg.User != "" {
+		// As upstream: raw_exec runs the task as its `user` (the agent must be root to).
+		cred, err := lookupCredential(cfg.User)
+		if err != nil {
+			_ = stdout.Close()
+			_ = stderr.Close()
+			return nil, fmt.Errorf("raw_exec: user %q: %w", cfg.User, err)
+		}
+		cmd.Env = append(cmd.Env, userEnv+"="+cred)
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -93,7 +111,7 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 		_ = stderr.Close()
 		return nil, fmt.Errorf("raw_exec: starting %q: %w", command, err)
 	}
-	h := &rawExecHandle{cmd: cmd, exitFile: exitFile, waitCh: make(chan *ExitResult, 1), done: make(chan struct{})}
+	h := &rawExecHandle{cmd: cmd, exitFile: exitFile, killSignal: killSig, waitCh: make(chan *ExitResult, 1), done: make(chan struct{})}
 	go h.wait(stdout, stderr)
 	return h, nil
 }
@@ -116,9 +134,24 @@ type rawExecHandle struct {
 	cmd *exec.Cmd
 	// exitFile is where the shim records how the task ended.
 	exitFile string
-	waitCh   chan *ExitResult
-	done     chan struct{}
-	once     sync.Once
+	// killSignal is the task's kill_signal, SIGTERM by default.
+	killSignal syscall.Signal
+	waitCh     chan *ExitResult
+	done       chan struct{}
+	once       sync.Once
+}
+
+// rawExecKillSignal is the signal a stop sends first: the task's kill_signal, else SIGTERM.
+// The shim catches every signal, so any of them reaches the task while the shim waits.
+func rawExecKillSignal(cfg *TaskConfig) (syscall.Signal, error) {
+	if cfg == nil || cfg.KillSignal == "" {
+		return syscall.SIGTERM, nil
+	}
+	sig, err := ParseSignal(cfg.KillSignal)
+	if err != nil {
+		return 0, fmt.Errorf("raw_exec: kill_signal: %w", err)
+	}
+	return syscall.Signal(sig), nil
 }
 
 func (h *rawExecHandle) wait(files ...*os.File) {
@@ -162,20 +195,20 @@ func (h *rawExecHandle) Signal(sig syscall.Signal) error {
 		return errors.New("raw_exec: task is not running")
 	default:
 	}
-	child := taskChild(h.cmd.Process.Pid)
+	child := taskChild(h.cmd.Process.Pid, h.exitFile)
 	if child == 0 {
 		return errors.New("raw_exec: task is not running")
 	}
 	return syscall.Kill(child, sig)
 }
 
-// Kill sends SIGTERM to the task's process group, then SIGKILL if it is still there after
-// timeout.
+// Kill sends the task's kill_signal (SIGTERM by default) to its process group, then SIGKILL
+// if it is still there after timeout.
 func (h *rawExecHandle) Kill(timeout time.Duration) error {
 	var err error
 	h.once.Do(func() {
 		pgid := h.cmd.Process.Pid
-		if e := syscall.Kill(-pgid, syscall.SIGTERM); e != nil && !errors.Is(e, syscall.ESRCH) {
+		if e := syscall.Kill(-pgid, h.killSignal); e != nil && !errors.Is(e, syscall.ESRCH) {
 			err = fmt.Errorf("raw_exec: signalling task: %w", e)
 		}
 		go func() {
@@ -189,4 +222,18 @@ func (h *rawExecHandle) Kill(timeout time.Duration) error {
 		}()
 	})
 	return err
+}
+
+// lookupCredential is "uid:gid" of a user name or numeric uid known to the host.
+func lookupCredential(name string) (string, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		if _, numErr := strconv.ParseUint(name, 10, 32); numErr != nil {
+			return "", err
+		}
+		if u, err = user.LookupId(name); err != nil {
+			return "", err
+		}
+	}
+	return u.Uid + ":" + u.Gid, nil
 }

@@ -75,11 +75,15 @@ func (h *rawExecHandle) HandleState() *HandleState {
 // until it ends; its exit file then says how the task ended. A task that ended while no agent
 // ran is known by its exit file alone. Its output already goes straight to its log files,
 // which it holds open itself.
-func (RawExec) Recover(_ *TaskConfig, st *HandleState) (TaskHandle, error) {
+func (RawExec) Recover(cfg *TaskConfig, st *HandleState) (TaskHandle, error) {
 	if st == nil {
 		return nil, ErrTaskNotFound
 	}
-	h := &recoveredProc{pid: st.PID, start: st.StartTime, exitFile: st.ExitFile,
+	killSig, err := rawExecKillSignal(cfg)
+	if err != nil {
+		killSig = syscall.SIGTERM // it started with this kill_signal; a stop must still work
+	}
+	h := &recoveredProc{pid: st.PID, start: st.StartTime, exitFile: st.ExitFile, killSignal: killSig,
 		waitCh: make(chan *ExitResult, 1), done: make(chan struct{})}
 	if st.PID <= 0 || st.StartTime == 0 || !procAlive(st.PID, st.StartTime) {
 		res, ok := readExit(st.ExitFile)
@@ -100,9 +104,11 @@ type recoveredProc struct {
 	pid      int
 	start    uint64
 	exitFile string
-	waitCh   chan *ExitResult
-	done     chan struct{}
-	once     sync.Once
+	// killSignal is the task's kill_signal, SIGTERM by default.
+	killSignal syscall.Signal
+	waitCh     chan *ExitResult
+	done       chan struct{}
+	once       sync.Once
 }
 
 // watch polls the process until it ends; it is the goroutine's only exit, as cmd.Wait is
@@ -139,7 +145,7 @@ func (h *recoveredProc) HandleState() *HandleState {
 func (h *recoveredProc) Signal(sig syscall.Signal) error {
 	child := 0
 	if procAlive(h.pid, h.start) {
-		child = taskChild(h.pid)
+		child = taskChild(h.pid, h.exitFile)
 	}
 	if child == 0 {
 		return errors.New("raw_exec: task is not running")
@@ -147,15 +153,16 @@ func (h *recoveredProc) Signal(sig syscall.Signal) error {
 	return syscall.Kill(child, sig)
 }
 
-// Kill sends SIGTERM to the task's process group, then SIGKILL after timeout; the PID is
-// checked first, so that a process that took the number since is never signalled.
+// Kill sends the task's kill_signal (SIGTERM by default) to its process group, then SIGKILL
+// after timeout; the PID is checked first, so that a process that took the number since is
+// never signalled.
 func (h *recoveredProc) Kill(timeout time.Duration) error {
 	var err error
 	h.once.Do(func() {
 		if !procAlive(h.pid, h.start) {
 			return
 		}
-		if e := syscall.Kill(-h.pid, syscall.SIGTERM); e != nil && !errors.Is(e, syscall.ESRCH) {
+		if e := syscall.Kill(-h.pid, h.killSignal); e != nil && !errors.Is(e, syscall.ESRCH) {
 			err = fmt.Errorf("raw_exec: signalling task: %w", e)
 		}
 		go func() {

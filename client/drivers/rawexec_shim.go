@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -25,6 +27,9 @@ import (
 const (
 	shimEnv  = "NOMADFORK_RAW_EXEC_EXIT_FILE"
 	argv0Env = "NOMADFORK_RAW_EXEC_ARGV0"
+	// userEnv carries "uid:gid" of the task's `user`: the shim stays the agent's user (it
+	// writes the exit file beside the task) and starts the task as that user.
+	userEnv = "NOMADFORK_RAW_EXEC_USER"
 )
 
 // ShimName is the shim's argv[0]: what the process list shows, and how resource usage
@@ -62,8 +67,10 @@ func (e *shimExit) result() *ExitResult {
 // child's code (128 plus the signal for a signalled child, as shells do).
 func runShim(exitFile string, argv []string) int {
 	argv0 := os.Getenv(argv0Env)
+	asUser := os.Getenv(userEnv)
 	_ = os.Unsetenv(shimEnv)
 	_ = os.Unsetenv(argv0Env)
+	_ = os.Unsetenv(userEnv)
 	// Caught, not ignored: a caught signal's handler does not survive the child's exec, an
 	// ignored one would.
 	sigs := make(chan os.Signal, 64)
@@ -81,10 +88,22 @@ func runShim(exitFile string, argv []string) int {
 		cmd.Args[0] = argv0
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if asUser != "" {
+		cred, err := parseCredential(asUser)
+		if err != nil {
+			writeExit(exitFile, &shimExit{ExitCode: 127, Err: "raw_exec: user: " + err.Error()})
+			return 127
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	if err := cmd.Start(); err != nil {
 		writeExit(exitFile, &shimExit{ExitCode: 127, Err: "raw_exec: starting " + strconv.Quote(argv[0]) + ": " + err.Error()})
 		return 127
 	}
+	// The task's PID is named in a file: the shim may have other children for a moment (Go's
+	// runtime probes clone with a child of its own before the first start), so "the shim's
+	// child" alone could name one that is not the task.
+	writeFileWhole(exitFile+taskPIDSuffix, []byte(strconv.Itoa(cmd.Process.Pid)))
 	err := cmd.Wait()
 	e := &shimExit{}
 	var exitErr *exec.ExitError
@@ -106,12 +125,20 @@ func runShim(exitFile string, argv []string) int {
 	return e.ExitCode
 }
 
-// writeExit writes the exit file whole or not at all (a temporary file renamed over it).
+// taskPIDSuffix names, after the exit file's path, the file where the shim records its task's PID.
+const taskPIDSuffix = ".pid"
+
+// writeExit writes the exit file whole or not at all.
 func writeExit(path string, e *shimExit) {
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return
 	}
+	writeFileWhole(path, raw)
+}
+
+// writeFileWhole writes a file whole or not at all (a temporary file renamed over it).
+func writeFileWhole(path string, raw []byte) {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
 		return
@@ -148,33 +175,33 @@ func shimCommand(argv []string) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// taskChild is the task process under the shim shimPID: the shim's child. 0 when there is
-// none (the task ended).
-func taskChild(shimPID int) int {
-	entries, err := os.ReadDir("/proc")
+// taskChild is the task process under the shim shimPID, as the shim recorded it beside
+// exitFile; 0 when the shim has not started it yet or it has ended. The recorded PID counts
+// only while it is still the shim's live child, so a number the kernel gave to another
+// process since is never signalled.
+func taskChild(shimPID int, exitFile string) int {
+	raw, err := os.ReadFile(exitFile + taskPIDSuffix)
 	if err != nil {
 		return 0
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		end := bytes.LastIndexByte(raw, ')')
-		if end < 0 {
-			continue
-		}
-		f := bytes.Fields(raw[end+1:])
-		// After the command name: state(3) ppid(4).
-		if len(f) > 1 && string(f[1]) == strconv.Itoa(shimPID) {
-			return pid
-		}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || pid <= 0 {
+		return 0
 	}
-	return 0
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0
+	}
+	f := bytes.Fields(stat[end+1:])
+	// After the command name: state(3) ppid(4).
+	if len(f) < 2 || f[0][0] == 'Z' || f[0][0] == 'X' || string(f[1]) != strconv.Itoa(shimPID) {
+		return 0
+	}
+	return pid
 }
 
 // WriteExitFile records how a task ended, for a shim of another driver (exec) that outlives
@@ -189,3 +216,14 @@ func WriteExitFile(path string, res *ExitResult) {
 
 // ReadExitFile reads what WriteExitFile wrote; false when there is nothing (yet).
 func ReadExitFile(path string) (*ExitResult, bool) { return readExit(path) }
+
+// parseCredential reads "uid:gid"; the task gets no supplementary groups of the agent's.
+func parseCredential(s string) (*syscall.Credential, error) {
+	u, g, ok := strings.Cut(s, ":")
+	uid, err1 := strconv.ParseUint(u, 10, 32)
+	gid, err2 := strconv.ParseUint(g, 10, 32)
+	if !ok || err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("bad uid:gid %q", s)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+}

@@ -3,6 +3,7 @@ package drivers
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func startShimmed(t *testing.T, cfg *TaskConfig) TaskHandle {
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = h.Kill(0) })
 	deadline := time.Now().Add(5 * time.Second)
-	for taskChild(h.PID()) == 0 {
+	for taskChild(h.PID(), filepath.Join(cfg.TaskDir, exitFileName)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the shim never started the task")
 		}
@@ -117,4 +118,19 @@ func TestRawExec_RecoverExitLost(t *testing.T) {
 	must.ErrorIs(t, res.Err, ErrExitCodeLost)
 	_, err = RawExec{}.Recover(cfg, st)
 	must.ErrorIs(t, err, ErrTaskNotFound)
+}
+
+// TestTaskChild: the task is the PID the shim recorded, and only while that process is still
+// the shim's child; without a record (the shim is starting it, or a probe child of Go's
+// runtime is the shim's only child) there is no task to signal.
+func TestTaskChild(t *testing.T) {
+	exitFile := filepath.Join(t.TempDir(), exitFileName)
+	must.Zero(t, taskChild(os.Getppid(), exitFile), must.Sprint("no record yet"))
+
+	writeFileWhole(exitFile+taskPIDSuffix, []byte(strconv.Itoa(os.Getpid())))
+	must.Eq(t, os.Getpid(), taskChild(os.Getppid(), exitFile))
+	must.Zero(t, taskChild(os.Getpid(), exitFile), must.Sprint("the recorded PID is not that shim's child"))
+
+	writeFileWhole(exitFile+taskPIDSuffix, []byte("garbage"))
+	must.Zero(t, taskChild(os.Getppid(), exitFile))
 }

@@ -3,7 +3,7 @@ package agent
 import (
 	"testing"
 
-	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/nomad/nomadtest"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -21,13 +21,13 @@ func ensureMatrixService(t *testing.T, f *matrixFixture) {
 	alloc, err := srv.State().AllocByID(nil, matrixServiceAlloc)
 	must.NoError(t, err)
 	if alloc == nil {
-		nomad.TestPlaceAllocs(t, srv, f.job(t), &structs.Allocation{ID: matrixServiceAlloc, Name: structs.AllocName("web", "web", 0),
+		nomadtest.PlaceAllocs(t, srv, f.job(t), &structs.Allocation{ID: matrixServiceAlloc, Name: structs.AllocName("web", "web", 0),
 			TaskGroup: "web", NodeID: "matrix-node", ClientStatus: structs.AllocClientStatusRunning})
 	}
 	svc, err := srv.State().ServiceRegistrationByID(nil, matrixServiceID)
 	must.NoError(t, err)
 	if svc == nil {
-		nomad.TestUpsertServiceRegistrations(t, srv, &structs.ServiceRegistration{
+		nomadtest.UpsertServiceRegistrations(t, srv, &structs.ServiceRegistration{
 			ID: matrixServiceID, ServiceName: "matrix-api", Namespace: structs.DefaultNamespace, NodeID: "matrix-node",
 			JobID: "web", AllocID: matrixServiceAlloc, Address: "127.0.0.1", Port: 8080,
 		})

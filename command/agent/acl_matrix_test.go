@@ -225,7 +225,7 @@ func matrixJobEndpoints() []matrixEndpoint {
 		},
 		{
 			name: "job untag", method: "DELETE", path: "/v1/job/web/versions/golden/tag",
-			setup: func(t *testing.T, f *matrixFixture) { f.setGoldenTag(t, true) }, allow: allowSubmit,
+			setup: func(t *testing.T, f *matrixFixture) { f.setGoldenTag(t, true) }, allow: allowPurge,
 		},
 		{name: "job evaluations", method: "GET", path: "/v1/job/web/evaluations", allow: allowReadJob},
 		{name: "job allocations", method: "GET", path: "/v1/job/web/allocations", allow: allowReadJob},

@@ -45,6 +45,8 @@ type Agent struct {
 	// tempAllocDir is the allocation directory of a client without a data dir; shutdown
 	// removes it.
 	tempAllocDir string
+	// dataDirLock is the open lock file in data_dir (lockDataDir), held until shutdown.
+	dataDirLock *os.File
 
 	// ctx ends at shutdown; HTTP requests derive from it.
 	ctx    context.Context
@@ -74,6 +76,10 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	// Once per start, before anything runs: what the operator wrote and this build ignores.
+	for _, w := range cfg.Warnings {
+		logger.Warn(w)
+	}
 
 	// The files are checked before anything starts, so a bad one stops the agent with an
 	// error that names it.
@@ -95,14 +101,24 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 		clientTLS = ct
 	}
 
+	var dataDirLock *os.File
+	if cfg.DataDir != "" {
+		lock, err := lockDataDir(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		dataDirLock = lock
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel, httpTLS: httpTLS, clientTLS: clientTLS}
+	a := &Agent{config: cfg, logger: logger, ctx: ctx, cancel: cancel, httpTLS: httpTLS, clientTLS: clientTLS, dataDirLock: dataDirLock}
 	a.metrics = setupMetrics(cfg.Telemetry)
 
 	if serverEnabled {
 		srv, err := nomad.NewServer(serverConfig(cfg, logger))
 		if err != nil {
 			cancel()
+			a.unlockDataDir()
 			return nil, fmt.Errorf("starting server: %w", err)
 		}
 		a.server = srv
@@ -115,12 +131,17 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 		if a.server != nil {
 			_ = a.server.Shutdown()
 		}
+		a.unlockDataDir()
 		return nil, fmt.Errorf("starting HTTP listener on %s: %w", addr, err)
 	}
+	limited := limitHTTPListener(ln, cfg.Limits, httpTLS != nil, logger.Named("http"))
+	ln = limited
 	if httpTLS != nil {
 		ln = tls.NewListener(ln, httpTLS.IncomingConfig(cfg.TLS.VerifyHTTPSClient))
 	}
 	a.http = newHTTPServer(a, ln)
+	a.http.conns = limited.Limiter
+	a.http.httpSrv.ConnState = limited.ConnState
 	go a.http.serve()
 	if clientEnabled {
 		if err := a.startClient(); err != nil {
@@ -157,6 +178,10 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	if t := cfg.TLS; t != nil && t.EnableRPC {
 		sc.TLS = rpcTLSConfig(t)
 	}
+	if l := cfg.Limits; l != nil {
+		sc.RPCMaxConnsPerClient = l.RPCMaxConnsPerClient
+		sc.RPCHandshakeTimeout = l.RPCHandshakeTimeout
+	}
 	if server.JobGCInterval > 0 {
 		sc.JobGCInterval = server.JobGCInterval
 	}
@@ -169,6 +194,7 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	if server.JobMaxCount > 0 {
 		sc.JobMaxCount = server.JobMaxCount
 	}
+	sc.JobMaxTotalSize = server.JobMaxTotalSize
 	sc.SchedulerAlgorithm = server.SchedulerAlgorithm
 	sc.PreemptionConfig = server.PreemptionConfig
 	sc.PurgeHistoryRetention = server.PurgeHistoryRetention
@@ -182,6 +208,7 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	if cfg.minHeartbeatTTL > 0 {
 		sc.MinHeartbeatTTL = cfg.minHeartbeatTTL
 	}
+	sc.ClientIntroduction = nomad.ClientIntroductionConfig(server.ClientIntroduction)
 
 	if acl := cfg.ACL; acl != nil {
 		sc.ACLEnabled = acl.Enabled
@@ -299,5 +326,14 @@ func (a *Agent) Shutdown() {
 		if a.tempAllocDir != "" {
 			_ = os.RemoveAll(a.tempAllocDir)
 		}
+		a.unlockDataDir()
 	})
+}
+
+// unlockDataDir releases data_dir once everything in it is closed.
+func (a *Agent) unlockDataDir() {
+	if a.dataDirLock != nil {
+		_ = a.dataDirLock.Close()
+		a.dataDirLock = nil
+	}
 }

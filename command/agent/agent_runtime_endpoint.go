@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"os"
 	"runtime"
@@ -42,6 +43,13 @@ func (s *HTTPServer) agentHealth(w http.ResponseWriter, _ *http.Request) (any, e
 		if s.srv.Leader() == "" {
 			h.Ok, h.Message = false, "No cluster leader"
 		}
+		// Low space is a warning the server stays healthy with; a server refusing writes for
+		// want of space is not healthy, though a restart would not help it (freeing space does).
+		if warning, refusing := s.srv.DiskHealth(); refusing {
+			h.Ok, h.Message = false, warning
+		} else if warning != "" && h.Ok {
+			h.Message = "ok; warning: " + warning
+		}
 		healthy = healthy && h.Ok
 		out.Server = h
 	}
@@ -56,7 +64,12 @@ func (s *HTTPServer) agentHealth(w http.ResponseWriter, _ *http.Request) (any, e
 		out.Client = h
 	}
 	if !healthy {
+		// The body says which part is unhealthy and why, as upstream's does; a header
+		// written here would otherwise end the response without it.
+		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
+		_ = json.NewEncoder(w).Encode(out)
+		return nil, nil
 	}
 	return out, nil
 }
@@ -200,7 +213,13 @@ func (s *HTTPServer) agentSchedulerConfigWrite(_ http.ResponseWriter, r *http.Re
 		return nil, err
 	}
 	if err := s.srv.SetSchedulerWorkerConfig(nomad.WorkerPoolConfig{NumSchedulers: req.NumSchedulers, EnabledSchedulers: req.EnabledSchedulers}); err != nil {
-		return nil, err
+		if structs.ErrorCode(err) != http.StatusBadRequest {
+			return nil, err
+		}
+		// Upstream's client matches the whole body of this 400 ("400 (Invalid request)"), so
+		// the body stays bare; which field was wrong goes to the agent's log instead.
+		s.logger.Warn("refused scheduler worker configuration", "error", err)
+		return nil, structs.BadRequest("Invalid request")
 	}
 	return s.schedulerConfigResponse(), nil
 }

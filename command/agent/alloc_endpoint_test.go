@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/nomad/api"
-	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/nomad/nomadtest"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -46,7 +46,7 @@ func TestSecurity_AllocReadDeniedNamesAllocNamespace(t *testing.T) {
 	stored, err := ta.Server().State().JobByID(nil, "other", "elsewhere")
 	must.NoError(t, err)
 	alloc := &structs.Allocation{ID: "6f1ad1d4-6bd4-4d86-9f2a-6c1f5a1c0a01", Name: "elsewhere.web[0]", TaskGroup: "web"}
-	nomad.TestPlaceAllocs(t, ta.Server(), stored, alloc)
+	nomadtest.PlaceAllocs(t, ta.Server(), stored, alloc)
 
 	reader := clientToken(t, ta, root, "default-reader", `namespace "default" { policy = "read" }`)
 	res := doHTTP(t, ta, http.MethodGet, "/v1/allocation/"+alloc.ID, nil, http.Header{"X-Nomad-Token": {reader.SecretID}})

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/nomad/api"
-	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/nomad/nomadtest"
 	"github.com/nomadfork/nomad/structs"
 	"testing"
 
@@ -97,7 +97,7 @@ func TestSecurity_AllocLifecycleNamesAllocNamespace(t *testing.T) {
 	stored, err := ta.Server().State().JobByID(nil, "other", "elsewhere")
 	must.NoError(t, err)
 	alloc := &structs.Allocation{ID: "6f1ad1d4-6bd4-4d86-9f2a-6c1f5a1c0a02", Name: "elsewhere.web[0]", TaskGroup: "web"}
-	nomad.TestPlaceAllocs(t, ta.Server(), stored, alloc)
+	nomadtest.PlaceAllocs(t, ta.Server(), stored, alloc)
 
 	writer := clientToken(t, ta, root, "default-writer", `namespace "default" { policy = "write" }`)
 	header := http.Header{"X-Nomad-Token": {writer.SecretID}}

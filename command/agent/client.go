@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hashicorp/nomad/api"
 	"net"
 	"os"
 	"path/filepath"
 
 	"github.com/nomadfork/nomad/client"
+	"github.com/nomadfork/nomad/client/artifact"
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/client/drivers/docker"
 	"github.com/nomadfork/nomad/client/drivers/execdriver"
 	"github.com/nomadfork/nomad/client/fingerprint"
+	"github.com/nomadfork/nomad/client/template"
 	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -81,7 +84,7 @@ func (a *Agent) startClient() error {
 		}
 		allocDir, a.tempAllocDir = tmp, tmp
 	}
-	clientDrivers, err := a.clientDrivers(allocDir)
+	clientDrivers, err := a.clientDrivers(allocDir, stateDir)
 	if err != nil {
 		return err
 	}
@@ -90,19 +93,24 @@ func (a *Agent) startClient() error {
 		return err
 	}
 	c, err := client.New(&client.Config{
-		Name:       cfg.Name,
-		Region:     cfg.Region,
-		Datacenter: cfg.Datacenter,
-		NodePool:   cc.NodePool,
-		NodeClass:  cc.NodeClass,
-		Meta:       cc.Meta,
-		HTTPAddr:   a.nodeHTTPAddr(),
-		StateDir:   stateDir,
-		AllocDir:   allocDir,
-		Drivers:    clientDrivers,
-		Logger:     a.logger,
+		Name:        cfg.Name,
+		Region:      cfg.Region,
+		Datacenter:  cfg.Datacenter,
+		NodePool:    cc.NodePool,
+		NodeClass:   cc.NodeClass,
+		Meta:        cc.Meta,
+		HostVolumes: hostVolumes(cc.HostVolumes),
+		Artifact:    artifactConfig(cc.Artifact),
+		HTTPAddr:    a.nodeHTTPAddr(),
+		TemplateAPI: a.templateAPI(),
+		StateDir:    stateDir,
+		IntroToken:  cc.IntroToken,
+		AllocDir:    allocDir,
+		Drivers:     clientDrivers,
+		Logger:      a.logger,
 
 		DisableRemoteExec: cc.DisableRemoteExec,
+		Options:           cc.Options,
 		NetworkInterface:  cc.NetworkInterface,
 		Resources:         clientResources(cc),
 
@@ -125,6 +133,22 @@ func (a *Agent) startClient() error {
 		a.serveClientStreams(ln)
 	}
 	return nil
+}
+
+// templateAPI is where templates' Nomad functions read variables and services: this agent's
+// own HTTP API when it runs a server. A client-only agent's API cannot check tokens, so its
+// templates get none, and one that calls a Nomad function fails with that said.
+func (a *Agent) templateAPI() template.NomadAPI {
+	if a.server == nil {
+		return template.NomadAPI{}
+	}
+	if t := a.config.TLS; t != nil && t.EnableHTTP {
+		// The agent's own certificate serves as the client certificate, which an agent
+		// that verifies HTTPS clients asks for.
+		return template.NomadAPI{Address: "https://" + a.HTTPAddr(), CACert: t.CAFile,
+			ClientCert: t.CertFile, ClientKey: t.KeyFile}
+	}
+	return template.NomadAPI{Address: "http://" + a.HTTPAddr()}
 }
 
 // nodeHTTPAddr is the HTTP address the node advertises. A client-only agent advertises none:
@@ -201,7 +225,7 @@ func (pipeAddr) String() string  { return "in-process" }
 // for tests: a dev agent offers it (as upstream's non-release builds do; the official
 // client's tests use it), any other agent needs a `plugin "mock_driver"` block. docker is always offered, as
 // upstream: it fingerprints unhealthy where no engine answers.
-func (a *Agent) clientDrivers(allocDir string) ([]drivers.Driver, error) {
+func (a *Agent) clientDrivers(allocDir, stateDir string) ([]drivers.Driver, error) {
 	cfg := a.config
 	var out []drivers.Driver
 	if cfg.DevMode || pluginEnabled(cfg, "raw_exec") {
@@ -229,6 +253,7 @@ func (a *Agent) clientDrivers(allocDir string) ([]drivers.Driver, error) {
 		a.logger.Warn(w)
 	}
 	opts.AllocRoot, opts.Logger = allocDir, a.logger
+	opts.ProtectedDirs = []string{cfg.DataDir, stateDir, allocDir}
 	out = append(out, docker.New(opts))
 	// exec is always offered, as upstream: it fingerprints undetected, saying why, where it
 	// cannot isolate tasks (not Linux, not root, no usable cgroups).
@@ -237,7 +262,21 @@ func (a *Agent) clientDrivers(allocDir string) ([]drivers.Driver, error) {
 			return nil, fmt.Errorf("client: %w", err)
 		}
 	}
-	out = append(out, execdriver.New(execdriver.Options{ChrootEnv: cfg.Client.ChrootEnv, Logger: a.logger}))
+	var execCfg map[string]any
+	for _, p := range cfg.Plugins {
+		if p.Name == "exec" {
+			execCfg = p.Config
+		}
+	}
+	execOpts, warnings, err := execdriver.PluginOptions(execCfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		a.logger.Warn(w)
+	}
+	execOpts.ChrootEnv, execOpts.Logger = cfg.Client.ChrootEnv, a.logger
+	out = append(out, execdriver.New(execOpts))
 	return out, nil
 }
 
@@ -262,4 +301,29 @@ func clientResources(cc *ClientConfig) fingerprint.Config {
 		out.ReservedCPU, out.ReservedMemMB, out.ReservedDisk, out.ReservedPorts = r.CPU, r.MemoryMB, r.DiskMB, r.ReservedPorts
 	}
 	return out
+}
+
+// hostVolumes is what the node advertises of its host_volume blocks.
+func hostVolumes(in []*HostVolumeConfig) map[string]*api.HostVolumeInfo {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]*api.HostVolumeInfo, len(in))
+	for _, v := range in {
+		out[v.Name] = &api.HostVolumeInfo{Path: v.Path, ReadOnly: v.ReadOnly}
+	}
+	return out
+}
+
+func artifactConfig(ac *ArtifactConfig) artifact.Config {
+	if ac == nil {
+		return artifact.Config{}
+	}
+	return artifact.Config{
+		HTTPReadTimeout:             ac.HTTPReadTimeout,
+		HTTPMaxSize:                 ac.HTTPMaxSize,
+		GitTimeout:                  ac.GitTimeout,
+		DecompressionFileCountLimit: ac.DecompressionFileCountLimit,
+		DecompressionSizeLimit:      ac.DecompressionSizeLimit,
+	}
 }

@@ -172,7 +172,7 @@ func (s *HTTPServer) authorizeExec(req *execRequest) error {
 		t, err := c.ExecTarget(req.allocID, req.task)
 		switch {
 		case err == nil:
-			if err := authorize(req.token, t.Namespace, t.FSIsolation == drivers.FSIsolationNone); err != nil {
+			if err := authorize(req.token, t.Namespace, req.allocID, t.FSIsolation == drivers.FSIsolationNone); err != nil {
 				return err
 			}
 			return t.Err
@@ -190,15 +190,15 @@ func (s *HTTPServer) authorizeExec(req *execRequest) error {
 	if alloc == nil {
 		// A caller who may exec into nothing of the namespace learns nothing, not even
 		// whether the ID exists.
-		if err := authorize(req.token, req.namespace, false); err != nil {
-			if authorize(req.token, req.namespace, true) != nil {
+		if err := authorize(req.token, req.namespace, "", false); err != nil {
+			if authorize(req.token, req.namespace, "", true) != nil {
 				return err
 			}
 		}
 		return structs.NotFound(structs.ErrAllocNotFound)
 	}
 	driver, _ := allocTaskDriver(alloc, req.task)
-	if err := authorize(req.token, alloc.Namespace, drivers.FSIsolationOf(driver) == drivers.FSIsolationNone); err != nil {
+	if err := authorize(req.token, alloc.Namespace, alloc.ID, drivers.FSIsolationOf(driver) == drivers.FSIsolationNone); err != nil {
 		return err
 	}
 	if c != nil && alloc.NodeID == c.NodeID() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
 
@@ -154,4 +155,19 @@ func TestClientOnlyAgent_ACLs(t *testing.T) {
 		out, err := officialLogs(t, c, alloc, "sh", "stdout", false, "start", 0)
 		return err == nil && out == "line1\n", fmt.Sprintf("%q %v", out, err)
 	})
+}
+
+// TestSecurity_ClientOnlyAgent_JoinsStrictServerWithIntroToken: the agent hands its
+// -client-intro-token (client.IntroToken) to its client, which a strict server requires of a
+// node it does not know.
+func TestSecurity_ClientOnlyAgent_JoinsStrictServerWithIntroToken(t *testing.T) {
+	ta, addr := newRPCServerAgent(t, func(c *Config) { c.Server.ClientIntroduction.Enforcement = "strict" })
+	name := "client-" + strings.NewReplacer("/", "-").Replace(t.Name())
+	var reply structs.ClientIntroductionTokenResponse
+	must.NoError(t, ta.Server().Endpoints.ACL.CreateClientIntroductionToken(&structs.ClientIntroductionTokenRequest{NodeName: name}, &reply))
+	a := newClientOnlyAgentWith(t, func(c *Config) { c.Client.IntroToken = reply.JWT }, addr)
+	node, err := ta.Server().State().NodeByID(nil, a.Client().NodeID())
+	must.NoError(t, err)
+	must.NotNil(t, node)
+	must.Eq(t, name, node.Name)
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"strings"
@@ -44,6 +45,10 @@ Options:
                              named by -servers or client.servers over their RPC port.
   -servers=<addr,...>        RPC addresses (host[:port], default port 4647) of the
                              servers a client-only agent connects to.
+  -client-intro-token=<jwt>  Client introduction token (nomad node intro create) the
+                             node shows when the servers do not know it yet.
+                             NOMAD_CLIENT_INTRO_TOKEN overrides it; without either the
+                             client reads <state_dir>/intro_token.jwt.
   -bootstrap-expect=<n>      Number of servers to wait for before electing.
   -acl-enabled               Enable ACLs.
   -retry-join=<addr>         Address of a server to join; may be repeated.
@@ -79,6 +84,13 @@ func run(args []string, ui cli.Ui, signals <-chan os.Signal) int {
 		JSONFormat: cfg.LogJSON,
 		Output:     logOut,
 	})
+	// Every connection holds a descriptor: the per-address caps keep one address to its
+	// share, and the limit must leave room for all of them.
+	logFileLimit(logger)
+	// consul-template (templates) logs through the standard library's logger, a line per
+	// blocking query at DEBUG and TRACE: its lines go through the agent's logger and level.
+	log.SetFlags(0)
+	log.SetOutput(logger.Named("template").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}))
 	a, err := NewAgent(cfg, logger)
 	if err != nil {
 		logOut.open()
@@ -120,7 +132,7 @@ func run(args []string, ui cli.Ui, signals <-chan os.Signal) int {
 type agentFlags struct {
 	dev, logJSON, server, client, aclEnabled bool
 	configs, retryJoin                       stringList
-	servers                                  string
+	servers, introToken                      string
 	dataDir, bind, logLevel, node, region    string
 	dc                                       string
 	bootstrapExpect                          int
@@ -145,6 +157,7 @@ func readConfig(args []string) (*Config, error) {
 	fs.BoolVar(&f.server, "server", false, "")
 	fs.BoolVar(&f.client, "client", false, "")
 	fs.StringVar(&f.servers, "servers", "", "")
+	fs.StringVar(&f.introToken, "client-intro-token", "", "")
 	fs.IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "")
 	fs.BoolVar(&f.aclEnabled, "acl-enabled", false, "")
 	fs.Var(&f.retryJoin, "retry-join", "")
@@ -205,8 +218,13 @@ func readConfig(args []string) (*Config, error) {
 			ensure(&cfg.ACL).Enabled = f.aclEnabled
 		case "retry-join":
 			ensure(&cfg.Server).RetryJoin = append([]string(nil), f.retryJoin...)
+		case "client-intro-token":
+			ensure(&cfg.Client).IntroToken = f.introToken
 		}
 	})
+	if token := os.Getenv("NOMAD_CLIENT_INTRO_TOKEN"); token != "" {
+		ensure(&cfg.Client).IntroToken = token
+	}
 	cfg.NormalizeAddrs()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("Invalid configuration: %s", strings.ReplaceAll(err.Error(), "\n", "; "))

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,6 +103,33 @@ server {
 			cfg, err := readConfig(tc.args)
 			must.NoError(t, err)
 			tc.check(t, cfg)
+		})
+	}
+}
+
+// TestReadConfig_ClientIntroToken: -client-intro-token sets the token, NOMAD_CLIENT_INTRO_TOKEN
+// wins over it (upstream's order), and the token never appears in what /v1/agent/self shows.
+func TestReadConfig_ClientIntroToken(t *testing.T) {
+	cases := []struct {
+		name, env string
+		args      []string
+		want      string
+	}{
+		{name: "none", args: []string{"-dev"}, want: ""},
+		{name: "flag", args: []string{"-dev", "-client-intro-token", "eyJ.flag.x"}, want: "eyJ.flag.x"},
+		{name: "env wins over flag", env: "eyJ.env.x", args: []string{"-dev", "-client-intro-token", "eyJ.flag.x"}, want: "eyJ.env.x"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("NOMAD_CLIENT_INTRO_TOKEN", tc.env)
+			cfg, err := readConfig(tc.args)
+			must.NoError(t, err)
+			must.Eq(t, tc.want, cfg.Client.IntroToken)
+			if tc.want != "" {
+				b, err := json.Marshal(cfg)
+				must.NoError(t, err)
+				must.StrNotContains(t, string(b), tc.want)
+			}
 		})
 	}
 }

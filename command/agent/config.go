@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/nomadfork/nomad/tlsutil"
 )
@@ -70,6 +71,10 @@ type Config struct {
 	// Files lists the configuration files loaded, in merge order.
 	Files []string
 
+	// Warnings name the keys the files set that this build accepts and does not act on, each
+	// once, in the order first met. The agent logs them as it starts.
+	Warnings []string
+
 	// assignments replays what configuration files set, so that Merge can
 	// tell "enabled = false" from a key that was never written: both leave
 	// the zero value in the exported field. Built once per file by
@@ -86,6 +91,10 @@ type Config struct {
 	// minHeartbeatTTL overrides the heartbeat TTL servers give clients
 	// (nomad.Config.MinHeartbeatTTL); tests shorten it. No file key sets it.
 	minHeartbeatTTL time.Duration
+
+	// httpBodyIdleTimeout overrides how long a request body may stall (httpBodyIdleTimeout);
+	// tests shorten it. No file key sets it.
+	httpBodyIdleTimeout time.Duration
 }
 
 // Ports are the TCP ports the agent listens on.
@@ -131,6 +140,8 @@ type ServerConfig struct {
 	JobTrackedVersions int
 	// JobMaxCount is server.job_max_count; 0 is the server's default.
 	JobMaxCount int
+	// JobMaxTotalSize is server.job_max_total_size in bytes; 0 is the server's default.
+	JobMaxTotalSize int64
 	// SchedulerAlgorithm is default_scheduler_config's scheduler_algorithm: "binpack" (the
 	// default, also when empty) or "spread".
 	SchedulerAlgorithm string
@@ -144,9 +155,21 @@ type ServerConfig struct {
 
 	AuthoritativeRegion string
 
+	// ClientIntroduction is server.client_introduction: how a node the cluster does not
+	// know must introduce itself (nomad.ClientIntroductionConfig).
+	ClientIntroduction ClientIntroductionConfig
+
 	// EncryptKey is the gossip encryption key; it must never be reported
 	// by /v1/agent/self.
 	EncryptKey string `json:"-"`
+}
+
+// ClientIntroductionConfig is server.client_introduction, upstream's keys and defaults.
+type ClientIntroductionConfig struct {
+	// Enforcement is none, warn or strict.
+	Enforcement        string
+	DefaultIdentityTTL time.Duration
+	MaxIdentityTTL     time.Duration
 }
 
 // ClientConfig configures the client half of the agent.
@@ -164,6 +187,10 @@ type ClientConfig struct {
 	StateDir          string
 	AllocDir          string
 	NetworkInterface  string
+	// IntroToken is the client introduction token, from -client-intro-token or
+	// NOMAD_CLIENT_INTRO_TOKEN (which wins), as upstream: no configuration file key, so the
+	// secret is not left in a file every agent reads. It is never reported by /v1/agent/self.
+	IntroToken string `json:"-"`
 
 	// HostVolumes holds one entry per volume name; a later block for the
 	// same name replaces the earlier one whole.
@@ -177,9 +204,20 @@ type ClientConfig struct {
 	MinDynamicPort int
 	MaxDynamicPort int
 	Reserved       *ReservedConfig
+	// Artifact bounds tasks' artifact downloads; nil (or a zero field) is upstream's default.
+	Artifact *ArtifactConfig
 	// ChrootEnv maps host paths to where the exec driver mounts them (read-only) in each
 	// task's chroot; nil is the driver's default list, as upstream.
 	ChrootEnv map[string]string
+}
+
+// ArtifactConfig is the client's artifact block.
+type ArtifactConfig struct {
+	HTTPReadTimeout             time.Duration
+	HTTPMaxSize                 int64
+	GitTimeout                  time.Duration
+	DecompressionFileCountLimit int
+	DecompressionSizeLimit      int64
 }
 
 // ReservedConfig is the client's reserved block: resources allocations may not use.
@@ -279,6 +317,11 @@ func DefaultConfig() *Config {
 			PurgeHistoryRetention: 720 * time.Hour,
 			HeartbeatGrace:        10 * time.Second,
 			PreemptionConfig:      structs.PreemptionConfig{SystemSchedulerEnabled: true},
+			ClientIntroduction: ClientIntroductionConfig{
+				Enforcement:        structs.NodeIntroductionEnforcementWarn,
+				DefaultIdentityTTL: structs.DefaultIntroductionTokenTTL,
+				MaxIdentityTTL:     structs.MaxIntroductionTokenTTL,
+			},
 		},
 		Client: &ClientConfig{
 			NodePool: "default",
@@ -394,19 +437,21 @@ func loadConfigFile(path string) (*Config, error) {
 	// as across files); each part is decoded on its own, in file order, and
 	// its assignments replayed after the previous part's.
 	var assignments []func(*Config)
+	var warnings []string
 	for _, body := range splitRepeatedBlocks(file.Body) {
 		var fc fileConfig
 		if diags := gohcl.DecodeBody(body, nil, &fc); diags.HasErrors() {
 			return nil, diagsError(path, remap(diags))
 		}
-		part, diags := fc.assignments()
+		part, partWarnings, diags := fc.assignments()
 		if diags.HasErrors() {
 			return nil, diagsError(path, remap(diags))
 		}
 		assignments = append(assignments, part...)
+		warnings = appendNew(warnings, partWarnings...)
 	}
 
-	cfg := &Config{Files: []string{path}, assignments: assignments}
+	cfg := &Config{Files: []string{path}, Warnings: warnings, assignments: assignments}
 	for _, assign := range assignments {
 		assign(cfg)
 	}
@@ -466,8 +511,20 @@ func (c *Config) Merge(other *Config) *Config {
 	}
 	mergeStruct(reflect.ValueOf(result).Elem(), reflect.ValueOf(other).Elem())
 	result.Files = slices.Concat(c.Files, other.Files)
+	result.Warnings = appendNew(slices.Clone(c.Warnings), other.Warnings...)
 	result.assignments = slices.Concat(c.assignments, other.assignments)
 	return result
+}
+
+// appendNew appends each of items that list does not hold yet: a key set in several files
+// warns once.
+func appendNew(list []string, items ...string) []string {
+	for _, item := range items {
+		if !slices.Contains(list, item) {
+			list = append(list, item)
+		}
+	}
+	return list
 }
 
 // NormalizeAddrs fills empty Addresses from BindAddr, and empty Advertise
@@ -601,6 +658,7 @@ func (c *Config) Validate() error {
 	nonNegative("server.retry_max", int64(server.RetryMaxAttempts))
 	nonNegative("server.event_buffer_size", int64(server.EventBufferSize))
 	nonNegative("server.job_max_count", int64(server.JobMaxCount))
+	nonNegative("server.job_max_total_size", server.JobMaxTotalSize)
 	switch server.SchedulerAlgorithm {
 	case "", "binpack", "spread":
 	default:
@@ -618,6 +676,16 @@ func (c *Config) Validate() error {
 	nonNegativeDur("server.eval_gc_threshold", server.EvalGCThreshold)
 	nonNegativeDur("server.purge_history_retention", server.PurgeHistoryRetention)
 	nonNegativeDur("server.heartbeat_grace", server.HeartbeatGrace)
+	// Zero values take the server's defaults (nomad.ClientIntroductionConfig).
+	ci := server.ClientIntroduction
+	if ci.Enforcement != "" && !structs.ValidNodeIntroductionEnforcement(ci.Enforcement) {
+		bad("server.client_introduction.enforcement", "must be \"none\", \"warn\" or \"strict\", got %q", ci.Enforcement)
+	}
+	nonNegativeDur("server.client_introduction.default_identity_ttl", ci.DefaultIdentityTTL)
+	nonNegativeDur("server.client_introduction.max_identity_ttl", ci.MaxIdentityTTL)
+	if ci.MaxIdentityTTL > 0 && ci.MaxIdentityTTL < ci.DefaultIdentityTTL {
+		bad("server.client_introduction.max_identity_ttl", "must be at least default_identity_ttl (%s), got %s", ci.DefaultIdentityTTL, ci.MaxIdentityTTL)
+	}
 
 	nonNegative("client.cpu_total_compute", int64(client.CPUTotalCompute))
 	nonNegative("client.memory_total_mb", int64(client.MemoryTotalMB))
@@ -643,6 +711,16 @@ func (c *Config) Validate() error {
 	for _, v := range client.HostVolumes {
 		if !filepath.IsAbs(v.Path) {
 			bad(fmt.Sprintf("client.host_volume %q path", v.Name), "must be an absolute path, got %q", v.Path)
+			continue
+		}
+		for _, d := range []struct{ key, dir string }{
+			{"data_dir", c.DataDir}, {"client.state_dir", client.StateDir}, {"client.alloc_dir", client.AllocDir},
+		} {
+			if d.dir != "" && allocdir.Overlaps(v.Path, d.dir) {
+				bad(fmt.Sprintf("client.host_volume %q path", v.Name),
+					"must neither contain nor lie inside %s %q (tasks would read other allocations' secrets and the agent's state), got %q",
+					d.key, d.dir, v.Path)
+			}
 		}
 	}
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 )
@@ -112,4 +113,40 @@ client {
 	loaded, err := loadConfigString(t, "c.hcl", "client {\n  enabled = true\n}\n")
 	must.NoError(t, err)
 	must.Nil(t, DefaultConfig().Merge(loaded).Client.ChrootEnv)
+}
+
+// TestConfig_ClientArtifact: the client's artifact block reaches the client's artifact
+// fetcher, in HCL and in JSON; a getter this build does not have is refused by name.
+func TestConfig_ClientArtifact(t *testing.T) {
+	cases := []struct {
+		name, file, body string
+	}{
+		{name: "hcl", file: "c.hcl", body: `
+client {
+  enabled = true
+  artifact {
+    http_read_timeout              = "5m"
+    http_max_size                  = "1GiB"
+    git_timeout                    = "2m"
+    decompression_file_count_limit = 100
+    decompression_size_limit       = "2GB"
+  }
+}`},
+		{name: "json", file: "c.json", body: `{"client": {"enabled": true, "artifact": {"http_read_timeout": "5m",
+  "http_max_size": "1GiB", "git_timeout": "2m", "decompression_file_count_limit": 100, "decompression_size_limit": "2GB"}}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			loaded, err := loadConfigString(t, tc.file, tc.body)
+			must.NoError(t, err)
+			got := artifactConfig(DefaultConfig().Merge(loaded).Client.Artifact)
+			must.Eq(t, 5*time.Minute, got.HTTPReadTimeout)
+			must.Eq(t, int64(1<<30), got.HTTPMaxSize)
+			must.Eq(t, 2*time.Minute, got.GitTimeout)
+			must.Eq(t, 100, got.DecompressionFileCountLimit)
+			must.Eq(t, int64(2<<30), got.DecompressionSizeLimit)
+		})
+	}
+	_, err := loadConfigString(t, "c.hcl", `client { artifact { s3_timeout = "1m" } }`)
+	must.ErrorContains(t, err, "s3_timeout")
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nomadfork/nomad/jobspec"
@@ -46,13 +48,14 @@ type fileConfig struct {
 	Consul    []ignoredBlock `hcl:"consul,block"`
 	Vault     []ignoredBlock `hcl:"vault,block"`
 
-	// Accepted so existing configurations load, and deliberately ignored:
-	// this agent never calls home, so there is no update check to disable.
+	// Accepted so existing configurations load, with a warning: this agent never calls home,
+	// so there is no update check to disable.
 	DisableUpdateCheck *bool `hcl:"disable_update_check,optional"`
 }
 
-// ignoredBlock accepts any content. It is used only for blocks this agent
-// accepts from Nomad configurations but has no feature behind: consul and vault (no integrations).
+// ignoredBlock accepts any content: the consul and vault blocks, which this agent accepts from
+// Nomad configurations with a warning (no integrations), and a plugin's config, which
+// bodyToMap decodes without a schema.
 type ignoredBlock struct {
 	Body hcl.Body `hcl:",remain"`
 }
@@ -66,34 +69,36 @@ type fileAddrs struct {
 }
 
 type fileServer struct {
-	Enabled               *bool          `hcl:"enabled,optional"`
-	BootstrapExpect       *int           `hcl:"bootstrap_expect,optional"`
-	NumSchedulers         *int           `hcl:"num_schedulers,optional"`
-	RetryJoin             *[]string      `hcl:"retry_join,optional"`
-	RetryMax              *int           `hcl:"retry_max,optional"`
-	RetryInterval         hcl.Expression `hcl:"retry_interval,optional"`
-	ServerJoin            *fileJoin      `hcl:"server_join,block"`
-	JobGCInterval         hcl.Expression `hcl:"job_gc_interval,optional"`
-	JobGCThreshold        hcl.Expression `hcl:"job_gc_threshold,optional"`
-	NodeGCThreshold       hcl.Expression `hcl:"node_gc_threshold,optional"`
-	EvalGCThreshold       hcl.Expression `hcl:"eval_gc_threshold,optional"`
-	JobTrackedVersions    *int           `hcl:"job_tracked_versions,optional"`
-	JobMaxCount           *int           `hcl:"job_max_count,optional"`
-	EventBufferSize       *int           `hcl:"event_buffer_size,optional"`
-	EnableEventBroker     *bool          `hcl:"enable_event_broker,optional"`
-	PurgeHistoryRetention hcl.Expression `hcl:"purge_history_retention,optional"`
-	HeartbeatGrace        hcl.Expression `hcl:"heartbeat_grace,optional"`
-	AuthoritativeRegion   *string        `hcl:"authoritative_region,optional"`
-	Encrypt               *string        `hcl:"encrypt,optional"`
+	Enabled               *bool                   `hcl:"enabled,optional"`
+	BootstrapExpect       *int                    `hcl:"bootstrap_expect,optional"`
+	NumSchedulers         *int                    `hcl:"num_schedulers,optional"`
+	RetryJoin             *[]string               `hcl:"retry_join,optional"`
+	RetryMax              *int                    `hcl:"retry_max,optional"`
+	RetryInterval         hcl.Expression          `hcl:"retry_interval,optional"`
+	ServerJoin            *fileJoin               `hcl:"server_join,block"`
+	JobGCInterval         hcl.Expression          `hcl:"job_gc_interval,optional"`
+	JobGCThreshold        hcl.Expression          `hcl:"job_gc_threshold,optional"`
+	NodeGCThreshold       hcl.Expression          `hcl:"node_gc_threshold,optional"`
+	EvalGCThreshold       hcl.Expression          `hcl:"eval_gc_threshold,optional"`
+	JobTrackedVersions    *int                    `hcl:"job_tracked_versions,optional"`
+	JobMaxCount           *int                    `hcl:"job_max_count,optional"`
+	JobMaxTotalSize       hcl.Expression          `hcl:"job_max_total_size,optional"`
+	EventBufferSize       *int                    `hcl:"event_buffer_size,optional"`
+	EnableEventBroker     *bool                   `hcl:"enable_event_broker,optional"`
+	PurgeHistoryRetention hcl.Expression          `hcl:"purge_history_retention,optional"`
+	HeartbeatGrace        hcl.Expression          `hcl:"heartbeat_grace,optional"`
+	AuthoritativeRegion   *string                 `hcl:"authoritative_region,optional"`
+	Encrypt               *string                 `hcl:"encrypt,optional"`
+	ClientIntroduction    *fileClientIntroduction `hcl:"client_introduction,block"`
 
-	// Accepted and ignored: only one Raft protocol is spoken.
+	// Accepted with a warning: only one Raft protocol is spoken.
 	RaftProtocol           *int                 `hcl:"raft_protocol,optional"`
 	DefaultSchedulerConfig *fileSchedulerConfig `hcl:"default_scheduler_config,block"`
 }
 
 // fileSchedulerConfig is the server's default_scheduler_config. scheduler_algorithm and
-// preemption_config are honoured; the rest (memory_oversubscription_enabled …) has no feature
-// behind it yet and is accepted and ignored, as the whole block was before.
+// preemption_config are honoured; the rest (memory_oversubscription_enabled …) is accepted
+// with a warning naming each key: the server takes no other default from its configuration.
 type fileSchedulerConfig struct {
 	SchedulerAlgorithm *string               `hcl:"scheduler_algorithm,optional"`
 	PreemptionConfig   *filePreemptionConfig `hcl:"preemption_config,block"`
@@ -105,6 +110,12 @@ type filePreemptionConfig struct {
 	SysBatchSchedulerEnabled *bool `hcl:"sysbatch_scheduler_enabled,optional"`
 	BatchSchedulerEnabled    *bool `hcl:"batch_scheduler_enabled,optional"`
 	ServiceSchedulerEnabled  *bool `hcl:"service_scheduler_enabled,optional"`
+}
+
+type fileClientIntroduction struct {
+	Enforcement        *string        `hcl:"enforcement,optional"`
+	DefaultIdentityTTL hcl.Expression `hcl:"default_identity_ttl,optional"`
+	MaxIdentityTTL     hcl.Expression `hcl:"max_identity_ttl,optional"`
 }
 
 type fileJoin struct {
@@ -129,6 +140,7 @@ type fileClient struct {
 	MinDynamicPort    *int              `hcl:"min_dynamic_port,optional"`
 	MaxDynamicPort    *int              `hcl:"max_dynamic_port,optional"`
 	Reserved          *fileReserved     `hcl:"reserved,block"`
+	Artifact          *fileArtifact     `hcl:"artifact,block"`
 
 	// Rest holds meta, options and chroot_env, which Nomad configurations write both as
 	// blocks (meta { rack = "r1" }) and as arguments (options = { "a.b" =
@@ -143,6 +155,17 @@ type fileReserved struct {
 	Memory        *int    `hcl:"memory,optional"`
 	Disk          *int    `hcl:"disk,optional"`
 	ReservedPorts *string `hcl:"reserved_ports,optional"`
+}
+
+// fileArtifact is the client's artifact block: the bounds of tasks' artifact downloads. The
+// keys of upstream's getters this build has no getter for (gcs, hg, s3) are refused as
+// unknown rather than accepted and ignored.
+type fileArtifact struct {
+	HTTPReadTimeout             hcl.Expression `hcl:"http_read_timeout,optional"`
+	HTTPMaxSize                 hcl.Expression `hcl:"http_max_size,optional"`
+	GitTimeout                  hcl.Expression `hcl:"git_timeout,optional"`
+	DecompressionFileCountLimit *int           `hcl:"decompression_file_count_limit,optional"`
+	DecompressionSizeLimit      hcl.Expression `hcl:"decompression_size_limit,optional"`
 }
 
 type fileHostVolume struct {
@@ -164,7 +187,7 @@ type fileUI struct {
 	Enabled *bool `hcl:"enabled,optional"`
 
 	// The rest of Nomad's ui block (content_security_policy, consul, vault,
-	// label) styles and links a UI this agent serves as is; it is ignored.
+	// label) styles and links a UI this agent serves as is; each key warns.
 	Rest hcl.Body `hcl:",remain"`
 }
 
@@ -193,10 +216,78 @@ type filePlugin struct {
 	Config *ignoredBlock `hcl:"config,block"` // decoded by bodyToMap
 }
 
+// builtinDriverPlugins are the plugin names the client reads a block of (clientDrivers); a
+// block naming any other plugin has nothing behind it.
+var builtinDriverPlugins = []string{"docker", "exec", "mock_driver", "raw_exec"}
+
+// pluginConfigReads lists the config options clientDrivers reads for the plugins whose
+// drivers take no options of their own.
+var pluginConfigReads = map[string][]string{"raw_exec": {"enabled"}, "mock_driver": {}}
+
 // assigner collects one closure per key a file sets; see Config.assignments.
 type assigner struct {
 	list  []func(*Config)
 	diags hcl.Diagnostics
+	// warnings name the keys the file sets that this build accepts and does not act on; see
+	// Config.Warnings.
+	warnings []string
+}
+
+func (a *assigner) warn(format string, args ...any) {
+	a.warnings = append(a.warnings, "config: "+fmt.Sprintf(format, args...))
+}
+
+// warnIgnored warns about a key the file set (v non-nil) that this build has nothing behind.
+func warnIgnored[T any](a *assigner, v *T, key, why string) {
+	if v != nil {
+		a.warn("%s is ignored: %s", key, why)
+	}
+}
+
+// warnRemain warns about each key of rest, the ",remain" body of the struct decoded, which
+// holds the keys of upstream's block this build accepts and does not act on.
+func warnRemain(a *assigner, rest hcl.Body, decoded any, block, why string) {
+	for _, name := range remainKeyNames(rest, decoded) {
+		a.warn("%s.%s is ignored: %s", block, name, why)
+	}
+}
+
+// remainKeyNames lists, sorted, the keys a ",remain" body holds. gohcl hands a native body
+// over whole with the decoded keys hidden from its methods but not from its fields, so those
+// are subtracted by the schema of decoded; a JSON body (any other) has no blocks without a
+// schema and lists every remaining key as an attribute.
+func remainKeyNames(rest hcl.Body, decoded any) []string {
+	if rest == nil {
+		return nil
+	}
+	var names []string
+	if native, ok := rest.(*hclsyntax.Body); ok {
+		schema, _ := gohcl.ImpliedBodySchema(decoded)
+		known := map[string]bool{}
+		for _, at := range schema.Attributes {
+			known[at.Name] = true
+		}
+		for _, b := range schema.Blocks {
+			known[b.Type] = true
+		}
+		for name := range native.Attributes {
+			if !known[name] {
+				names = append(names, name)
+			}
+		}
+		for _, b := range native.Blocks {
+			if !known[b.Type] {
+				names = append(names, b.Type)
+			}
+		}
+	} else {
+		attrs, _ := rest.JustAttributes()
+		for name := range attrs {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 func assign[T any](a *assigner, v *T, field func(*Config) *T) {
@@ -287,6 +378,62 @@ func assignDuration(a *assigner, expr hcl.Expression, key string, field func(*Co
 	assign(a, &d, field)
 }
 
+// assignSize reads a byte size: a number of bytes, or a string of a number and a binary unit
+// ("32MiB", "512KB", "1G"; K, M and G all count in 1024s, as upstream's size keys do).
+func assignSize(a *assigner, expr hcl.Expression, key string, field func(*Config) *int64) {
+	if isAbsent(expr) {
+		return
+	}
+	v, diags := expr.Value(nil)
+	a.diags = append(a.diags, diags...)
+	if diags.HasErrors() {
+		return
+	}
+	rng := expr.Range()
+	s, err := convert.Convert(v, cty.String)
+	var n int64
+	if err == nil && s.IsKnown() {
+		n, err = parseByteSize(s.AsString())
+	} else if err == nil {
+		err = fmt.Errorf("unknown value")
+	}
+	if err != nil {
+		a.diags = append(a.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  fmt.Sprintf("invalid size for %s: want bytes or a string such as \"32MiB\" (%v)", key, err),
+			Subject:  &rng,
+		})
+		return
+	}
+	assign(a, &n, field)
+}
+
+func parseByteSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("%q does not start with a number", s)
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	unit := strings.ToUpper(strings.TrimSpace(s[i:]))
+	unit = strings.TrimSuffix(strings.TrimSuffix(unit, "B"), "I")
+	shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30}
+	sh, ok := shift[unit]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit in %q", s)
+	}
+	if n > (1<<62)>>sh {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return n << sh, nil
+}
+
 // isAbsent reports whether gohcl left a placeholder for a missing attribute
 // (a static null) or the file wrote null.
 func isAbsent(expr hcl.Expression) bool {
@@ -297,11 +444,20 @@ func isAbsent(expr hcl.Expression) bool {
 	return !diags.HasErrors() && v.IsNull()
 }
 
-// assignments turns a decoded file into the closures that apply it. Every
-// exported Config field must be reachable from here; the full-file test
-// fails for any that is not.
-func (f *fileConfig) assignments() ([]func(*Config), hcl.Diagnostics) {
+// assignments turns a decoded file into the closures that apply it and the warnings about
+// the keys it sets that have no effect. Every exported Config field must be reachable from
+// here; the full-file test fails for any that is not. Every key the decoder accepts must be
+// acted on or warned about; TestConfig_EveryKeyActedOnOrWarned fails for any that is neither.
+func (f *fileConfig) assignments() ([]func(*Config), []string, hcl.Diagnostics) {
 	a := &assigner{}
+	warnIgnored(a, f.PluginDir, "plugin_dir", "this build loads no external plugins; its drivers are built in")
+	warnIgnored(a, f.DisableUpdateCheck, "disable_update_check", "this build never checks for updates")
+	if len(f.Consul) > 0 {
+		a.warn("consul block is ignored: this build has no Consul integration")
+	}
+	if len(f.Vault) > 0 {
+		a.warn("vault block is ignored: this build has no Vault integration")
+	}
 	assign(a, f.Name, func(c *Config) *string { return &c.Name })
 	assign(a, f.Region, func(c *Config) *string { return &c.Region })
 	assign(a, f.Datacenter, func(c *Config) *string { return &c.Datacenter })
@@ -337,6 +493,16 @@ func (f *fileConfig) assignments() ([]func(*Config), hcl.Diagnostics) {
 		assignClient(a, cl)
 	}
 	if acl := f.ACL; acl != nil {
+		// Upstream's TTLs bound how long an agent trusts a cached token, policy or role.
+		const noTTLCache = "this build keeps no timed ACL cache: servers read tokens, policies and roles from their state on every request"
+		for _, ttl := range []struct {
+			key  string
+			expr hcl.Expression
+		}{{"acl.token_ttl", acl.TokenTTL}, {"acl.policy_ttl", acl.PolicyTTL}, {"acl.role_ttl", acl.RoleTTL}} {
+			if !isAbsent(ttl.expr) {
+				a.warn("%s is ignored: %s", ttl.key, noTTLCache)
+			}
+		}
 		assign(a, acl.Enabled, func(c *Config) *bool { return &ensure(&c.ACL).Enabled })
 		assignDuration(a, acl.TokenTTL, "token_ttl", func(c *Config) *time.Duration { return &ensure(&c.ACL).TokenTTL })
 		assignDuration(a, acl.PolicyTTL, "policy_ttl", func(c *Config) *time.Duration { return &ensure(&c.ACL).PolicyTTL })
@@ -348,6 +514,7 @@ func (f *fileConfig) assignments() ([]func(*Config), hcl.Diagnostics) {
 	}
 	if ui := f.UI; ui != nil {
 		assign(a, ui.Enabled, func(c *Config) *bool { return &ensure(&c.UI).Enabled })
+		warnRemain(a, ui.Rest, ui, "ui", "the web UI is served as built")
 	}
 	if l := f.Limits; l != nil {
 		assign(a, l.HTTPMaxConnsPerClient, func(c *Config) *int { return &ensure(&c.Limits).HTTPMaxConnsPerClient })
@@ -370,28 +537,46 @@ func (f *fileConfig) assignments() ([]func(*Config), hcl.Diagnostics) {
 		}
 		seen[p.Name] = true
 		plugin := &PluginConfig{Name: p.Name}
+		if !slices.Contains(builtinDriverPlugins, p.Name) {
+			a.warn("plugin %q is ignored: this build has no such driver (its drivers are built in: %s)",
+				p.Name, strings.Join(builtinDriverPlugins, ", "))
+		}
 		if p.Args != nil {
 			plugin.Args = slices.Clone(*p.Args)
+			a.warn("plugin.args of plugin %q is ignored: its drivers are built in, so there is no plugin binary to pass them to", p.Name)
 		}
 		if p.Config != nil {
 			m, diags := bodyToMap(p.Config.Body)
 			a.diags = append(a.diags, diags...)
 			plugin.Config = m
+			// docker and exec report the options they do not know as the client starts.
+			if readsOnly, ok := pluginConfigReads[p.Name]; ok {
+				for _, key := range slices.Sorted(maps.Keys(m)) {
+					if !slices.Contains(readsOnly, key) {
+						a.warn("plugin %q config.%s is ignored: this build reads no such option", p.Name, key)
+					}
+				}
+			}
 		}
 		a.list = append(a.list, func(c *Config) {
 			c.Plugins = upsertNamed(c.Plugins, plugin).([]*PluginConfig)
 		})
 	}
-	return a.list, a.diags
+	return a.list, a.warnings, a.diags
 }
 
 func assignServer(a *assigner, s *fileServer) {
+	warnIgnored(a, s.RaftProtocol, "server.raft_protocol", "this build speaks only Raft protocol 3")
+	warnIgnored(a, s.AuthoritativeRegion, "server.authoritative_region", "this build does not replicate ACLs between regions")
 	assignRole(a, s.Enabled, func(c *Config) *bool { return &ensure(&c.Server).Enabled })
 	assign(a, s.BootstrapExpect, func(c *Config) *int { return &ensure(&c.Server).BootstrapExpect })
 	assign(a, s.NumSchedulers, func(c *Config) *int { return &ensure(&c.Server).NumSchedulers })
 	assign(a, s.JobTrackedVersions, func(c *Config) *int { return &ensure(&c.Server).JobTrackedVersions })
 	assign(a, s.JobMaxCount, func(c *Config) *int { return &ensure(&c.Server).JobMaxCount })
+	assignSize(a, s.JobMaxTotalSize, "job_max_total_size", func(c *Config) *int64 { return &ensure(&c.Server).JobMaxTotalSize })
 	if sc := s.DefaultSchedulerConfig; sc != nil {
+		warnRemain(a, sc.Rest, sc, "server.default_scheduler_config",
+			"only scheduler_algorithm and preemption_config are read from the file; set the rest with `nomad operator scheduler set-config`")
 		assign(a, sc.SchedulerAlgorithm, func(c *Config) *string { return &ensure(&c.Server).SchedulerAlgorithm })
 		if p := sc.PreemptionConfig; p != nil {
 			assign(a, p.SystemSchedulerEnabled, func(c *Config) *bool { return &ensure(&c.Server).PreemptionConfig.SystemSchedulerEnabled })
@@ -416,6 +601,13 @@ func assignServer(a *assigner, s *fileServer) {
 		func(c *Config) *time.Duration { return &ensure(&c.Server).PurgeHistoryRetention })
 	assignDuration(a, s.HeartbeatGrace, "heartbeat_grace",
 		func(c *Config) *time.Duration { return &ensure(&c.Server).HeartbeatGrace })
+	if ci := s.ClientIntroduction; ci != nil {
+		assign(a, ci.Enforcement, func(c *Config) *string { return &ensure(&c.Server).ClientIntroduction.Enforcement })
+		assignDuration(a, ci.DefaultIdentityTTL, "client_introduction.default_identity_ttl",
+			func(c *Config) *time.Duration { return &ensure(&c.Server).ClientIntroduction.DefaultIdentityTTL })
+		assignDuration(a, ci.MaxIdentityTTL, "client_introduction.max_identity_ttl",
+			func(c *Config) *time.Duration { return &ensure(&c.Server).ClientIntroduction.MaxIdentityTTL })
+	}
 
 	// The server_join block is Nomad's newer spelling of the same three keys.
 	assignJoin(a, s.RetryJoin, s.RetryMax, s.RetryInterval)
@@ -477,6 +669,24 @@ func assignClient(a *assigner, cl *fileClient) {
 		assign(a, r.Memory, func(c *Config) *int { return &ensure(&ensure(&c.Client).Reserved).MemoryMB })
 		assign(a, r.Disk, func(c *Config) *int { return &ensure(&ensure(&c.Client).Reserved).DiskMB })
 		assign(a, r.ReservedPorts, func(c *Config) *string { return &ensure(&ensure(&c.Client).Reserved).ReservedPorts })
+	}
+
+	if art := cl.Artifact; art != nil {
+		assignDuration(a, art.HTTPReadTimeout, "artifact.http_read_timeout", func(c *Config) *time.Duration {
+			return &ensure(&ensure(&c.Client).Artifact).HTTPReadTimeout
+		})
+		assignSize(a, art.HTTPMaxSize, "artifact.http_max_size", func(c *Config) *int64 {
+			return &ensure(&ensure(&c.Client).Artifact).HTTPMaxSize
+		})
+		assignDuration(a, art.GitTimeout, "artifact.git_timeout", func(c *Config) *time.Duration {
+			return &ensure(&ensure(&c.Client).Artifact).GitTimeout
+		})
+		assign(a, art.DecompressionFileCountLimit, func(c *Config) *int {
+			return &ensure(&ensure(&c.Client).Artifact).DecompressionFileCountLimit
+		})
+		assignSize(a, art.DecompressionSizeLimit, "artifact.decompression_size_limit", func(c *Config) *int64 {
+			return &ensure(&ensure(&c.Client).Artifact).DecompressionSizeLimit
+		})
 	}
 
 	kv, diags := decodeStringMaps(cl.Rest, "meta", "options", "chroot_env")

@@ -46,6 +46,7 @@ func parseAgentHCL(parser *hclparse.Parser, src []byte, path string) (*hcl.File,
 // change.
 func hcl1ItemBreaks(src []byte, path string) []int {
 	tokens, _ := hclsyntax.LexConfig(src, path, hcl.InitialPos)
+	closeLine := braceCloseLines(tokens)
 	var out []int
 	var open []int // indexes of the unclosed '{' tokens
 	split := map[int]bool{}
@@ -71,6 +72,9 @@ func hcl1ItemBreaks(src []byte, path string) []int {
 				// `a = 1 b = 2`, `} b {`: an item right after another on its line.
 			case prev == hclsyntax.TokenOBrace && startsBlock:
 				// `a { b { … } }`: HCL2 allows no block inside a one-line block.
+			case prev == hclsyntax.TokenOBrace && next == hclsyntax.TokenEqual && closeLine[i-1] > tok.Range.Start.Line:
+				// `ports { http = 4646` with more items on the lines below: HCL2 takes an
+				// argument on the brace's line for a one-line block that must close there.
 			default:
 				continue
 			}
@@ -83,6 +87,26 @@ func hcl1ItemBreaks(src []byte, path string) []int {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// braceCloseLines maps the index of each '{' token to the line of its matching '}' (an
+// unclosed one to a line past every other).
+func braceCloseLines(tokens hclsyntax.Tokens) map[int]int {
+	out := map[int]int{}
+	var open []int
+	for i, tok := range tokens {
+		switch tok.Type {
+		case hclsyntax.TokenOBrace:
+			open = append(open, i)
+			out[i] = int(^uint(0) >> 1)
+		case hclsyntax.TokenCBrace:
+			if n := len(open); n > 0 {
+				out[open[n-1]] = tok.Range.Start.Line
+				open = open[:n-1]
+			}
+		}
+	}
+	return out
 }
 
 // exprKeywords are the identifiers that for expressions use; `for k in {…}` is no item.

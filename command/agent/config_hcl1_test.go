@@ -35,6 +35,12 @@ func TestSecurity_AgentConfigAcceptsHCL1OneLineBodies(t *testing.T) {
 				must.Eq(t, "dc9", c.Datacenter)
 				must.Eq(t, "WARN", c.LogLevel)
 			}},
+		{name: "an argument on the brace's line, more below", src: "ports { http = 4646\n  rpc = 4647\n}\nclient { enabled = true\n  servers = [\"127.0.0.1\"]\n}\n",
+			check: func(t *testing.T, c *Config) {
+				must.Eq(t, Ports{HTTP: 4646, RPC: 4647}, *c.Ports)
+				must.True(t, c.Client.Enabled)
+				must.Eq(t, []string{"127.0.0.1"}, c.Client.Servers)
+			}},
 		{name: "nested one-line blocks", src: `server { enabled = true  bootstrap_expect = 1 }` + "\n" + `plugin "raw_exec" { config { enabled = true } }`,
 			check: func(t *testing.T, c *Config) {
 				must.True(t, c.Server.Enabled)
@@ -101,6 +107,16 @@ func TestREADME_HCLSnippetsParse(t *testing.T) {
 			case "policy":
 				_, err := acl.Parse(snippet)
 				must.NoError(t, err, must.Sprint(snippet))
+			case "namespace-spec":
+				// Read by the CLI's spec parser: command's TestREADME_NamespaceSpecsParse.
+			case "task", "template", "artifact":
+				// A job file's fragment: parsed in the smallest job that holds it.
+				wrapped := "job \"readme\" {\n  group \"g\" {\n" + snippet + "\n  }\n}\n"
+				if kind != "task" {
+					wrapped = "job \"readme\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"raw_exec\"\n" + snippet + "\n    }\n  }\n}\n"
+				}
+				_, err := jobspec.Parse("README.hcl", []byte(wrapped), nil)
+				must.NoError(t, err, must.Sprint(snippet))
 			default:
 				_, err := loadConfigString(t, "README.hcl", snippet)
 				must.NoError(t, err, must.Sprint(snippet))
@@ -120,6 +136,12 @@ func snippetKind(snippet string) string {
 		switch fields[0] {
 		case "job":
 			return "job"
+		case "name":
+			if strings.Contains(snippet, "nomad namespace apply") {
+				return "namespace-spec"
+			}
+		case "task", "template", "artifact":
+			return fields[0]
 		case "namespace", "node", "agent", "operator", "quota", "host_volume", "plugin_policy":
 			return "policy"
 		}

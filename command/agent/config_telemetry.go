@@ -20,8 +20,8 @@ type TelemetryConfig struct {
 }
 
 // fileTelemetry decodes the keys we honour. Upstream's sink settings (statsd, statsite,
-// datadog, circonus and the like) stay accepted and have no effect: no external
-// sink is built in.
+// datadog, circonus and the like) stay accepted, each with a warning, and have no effect: no
+// external sink is built in.
 type fileTelemetry struct {
 	PrometheusMetrics        *bool          `hcl:"prometheus_metrics,optional"`
 	CollectionInterval       hcl.Expression `hcl:"collection_interval,optional"`
@@ -39,6 +39,7 @@ func assignTelemetry(a *assigner, t *fileTelemetry) {
 	assign(a, t.PublishAllocationMetrics, func(c *Config) *bool { return &ensure(&c.Telemetry).PublishAllocationMetrics })
 	assignDuration(a, t.CollectionInterval, "collection_interval",
 		func(c *Config) *time.Duration { return &ensure(&c.Telemetry).CollectionInterval })
+	warnRemain(a, t.Rest, t, "telemetry", "this build serves its metrics only at /v1/metrics, with no external sinks or filters")
 }
 
 // telemetry returns the telemetry block, or its zero value when none was written.

@@ -61,6 +61,8 @@ func TestConfig_Defaults(t *testing.T) {
 		{name: "enable_event_broker", got: c.Server.EnableEventBroker, want: true},
 		{name: "purge_history_retention", got: c.Server.PurgeHistoryRetention, want: 720 * time.Hour},
 		{name: "heartbeat_grace", got: c.Server.HeartbeatGrace, want: 10 * time.Second},
+		{name: "client_introduction", got: c.Server.ClientIntroduction,
+			want: ClientIntroductionConfig{Enforcement: "warn", DefaultIdentityTTL: 5 * time.Minute, MaxIdentityTTL: 30 * time.Minute}},
 		{name: "num_schedulers", got: c.Server.NumSchedulers, want: runtime.NumCPU()},
 		{name: "client disabled", got: c.Client.Enabled, want: false},
 		{name: "node_pool", got: c.Client.NodePool, want: "default"},
@@ -136,11 +138,18 @@ server {
   eval_gc_threshold       = "2h"
   job_tracked_versions    = 9
   job_max_count           = 1234
+  job_max_total_size      = "48MiB"
   event_buffer_size       = 250
   enable_event_broker     = false
   purge_history_retention = "48h"
   heartbeat_grace         = "30s"
   encrypt                 = "c2VjcmV0"
+
+  client_introduction {
+    enforcement          = "strict"
+    default_identity_ttl = "10m"
+    max_identity_ttl     = "2h"
+  }
   raft_protocol           = 3
   authoritative_region    = "us"
 
@@ -179,6 +188,14 @@ client {
   memory_total_mb     = 4096
   min_dynamic_port    = 25000
   max_dynamic_port    = 26000
+
+  artifact {
+    http_read_timeout              = "5m"
+    http_max_size                  = "1GiB"
+    git_timeout                    = "2m"
+    decompression_file_count_limit = 100
+    decompression_size_limit       = "2GiB"
+  }
 
   reserved {
     cpu            = 500
@@ -281,8 +298,9 @@ const fullJSON = `{
   "server": {
     "enabled": true, "bootstrap_expect": 3, "num_schedulers": 123,
     "job_gc_interval": "10m", "job_gc_threshold": "8h", "node_gc_threshold": "48h", "eval_gc_threshold": "2h",
-    "job_tracked_versions": 9, "job_max_count": 1234, "event_buffer_size": 250, "enable_event_broker": false,
+    "job_tracked_versions": 9, "job_max_count": 1234, "job_max_total_size": 50331648, "event_buffer_size": 250, "enable_event_broker": false,
     "purge_history_retention": "48h", "heartbeat_grace": "30s",
+    "client_introduction": {"enforcement": "strict", "default_identity_ttl": "10m", "max_identity_ttl": "2h"},
     "encrypt": "c2VjcmV0", "raft_protocol": 3, "authoritative_region": "us",
     "server_join": {"retry_join": ["10.0.0.1", "10.0.0.2"], "retry_max": 5, "retry_interval": "15s"},
     "default_scheduler_config": {"scheduler_algorithm": "spread", "preemption_config": {"system_scheduler_enabled": false, "sysbatch_scheduler_enabled": true, "batch_scheduler_enabled": true, "service_scheduler_enabled": true}}
@@ -293,6 +311,7 @@ const fullJSON = `{
     "alloc_dir": "/var/lib/nomad/alloc", "network_interface": "eth1",
     "cpu_total_compute": 8000, "memory_total_mb": 4096, "min_dynamic_port": 25000, "max_dynamic_port": 26000,
     "reserved": {"cpu": 500, "memory": 512, "disk": 1024, "reserved_ports": "22"},
+    "artifact": {"http_read_timeout": "5m", "http_max_size": "1GiB", "git_timeout": "2m", "decompression_file_count_limit": 100, "decompression_size_limit": "2GiB"},
     "meta": {"rack": "r1"},
     "options": {"driver.raw_exec.enable": "1"},
     "chroot_env": {"/bin": "/bin"},
@@ -343,6 +362,7 @@ func TestConfig_FullFile(t *testing.T) {
 		EvalGCThreshold:       2 * time.Hour,
 		JobTrackedVersions:    9,
 		JobMaxCount:           1234,
+		JobMaxTotalSize:       48 << 20,
 		SchedulerAlgorithm:    "spread",
 		PreemptionConfig:      structs.PreemptionConfig{SysBatchSchedulerEnabled: true, BatchSchedulerEnabled: true, ServiceSchedulerEnabled: true},
 		EventBufferSize:       250,
@@ -350,6 +370,7 @@ func TestConfig_FullFile(t *testing.T) {
 		PurgeHistoryRetention: 48 * time.Hour,
 		HeartbeatGrace:        30 * time.Second,
 		AuthoritativeRegion:   "us",
+		ClientIntroduction:    ClientIntroductionConfig{Enforcement: "strict", DefaultIdentityTTL: 10 * time.Minute, MaxIdentityTTL: 2 * time.Hour},
 		EncryptKey:            "c2VjcmV0",
 	}, *got.Server)
 	must.Eq(t, ClientConfig{
@@ -370,7 +391,9 @@ func TestConfig_FullFile(t *testing.T) {
 		MinDynamicPort:    25000,
 		MaxDynamicPort:    26000,
 		Reserved:          &ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22"},
-		ChrootEnv:         map[string]string{"/bin": "/bin"},
+		Artifact: &ArtifactConfig{HTTPReadTimeout: 5 * time.Minute, HTTPMaxSize: 1 << 30, GitTimeout: 2 * time.Minute,
+			DecompressionFileCountLimit: 100, DecompressionSizeLimit: 2 << 30},
+		ChrootEnv: map[string]string{"/bin": "/bin"},
 	}, *got.Client)
 	must.Eq(t, ACLConfig{
 		Enabled:               true,
@@ -407,6 +430,7 @@ func TestConfig_FullFile(t *testing.T) {
 	for _, path := range unchangedFields(reflect.ValueOf(DefaultConfig()), reflect.ValueOf(got), "Config") {
 		switch path {
 		case "Config.DevMode": // set by -dev only
+		case "Config.Client.IntroToken": // a secret: flag or environment only, as upstream
 		default:
 			t.Errorf("%s is not set by any key of the full configuration file", path)
 		}
@@ -828,6 +852,10 @@ func TestConfig_Validate(t *testing.T) {
 		{name: "negative num_schedulers", mutate: func(c *Config) { c.Server.NumSchedulers = -1 }, want: "server.num_schedulers"},
 		{name: "zero job_gc_interval", mutate: func(c *Config) { c.Server.JobGCInterval = 0 }, want: "server.job_gc_interval: must be positive"},
 		{name: "negative heartbeat_grace", mutate: func(c *Config) { c.Server.HeartbeatGrace = -time.Second }, want: "server.heartbeat_grace"},
+		{name: "client_introduction enforcement", mutate: func(c *Config) { c.Server.ClientIntroduction.Enforcement = "loud" },
+			want: `server.client_introduction.enforcement: must be "none", "warn" or "strict", got "loud"`},
+		{name: "client_introduction max below default", mutate: func(c *Config) { c.Server.ClientIntroduction.MaxIdentityTTL = time.Minute },
+			want: "server.client_introduction.max_identity_ttl: must be at least default_identity_ttl"},
 		{name: "negative token_ttl", mutate: func(c *Config) { c.ACL.TokenTTL = -time.Second }, want: "acl.token_ttl"},
 		{
 			name:   "min expiration above max",
@@ -857,6 +885,37 @@ func TestConfig_Validate(t *testing.T) {
 			name:   "host volume relative",
 			mutate: func(c *Config) { c.Client.HostVolumes = []*HostVolumeConfig{{Name: "v", Path: "rel"}} },
 			want:   `client.host_volume "v" path: must be an absolute path`,
+		},
+		{
+			name: "host volume inside data_dir",
+			mutate: func(c *Config) {
+				c.DataDir = "/var/lib/nomad"
+				c.Client.HostVolumes = []*HostVolumeConfig{{Name: "logs", Path: "/var/lib/nomad/alloc"}}
+			},
+			want: `client.host_volume "logs" path: must neither contain nor lie inside data_dir "/var/lib/nomad"`,
+		},
+		{
+			name: "host volume containing data_dir",
+			mutate: func(c *Config) {
+				c.DataDir = "/var/lib/nomad"
+				c.Client.HostVolumes = []*HostVolumeConfig{{Name: "varlib", Path: "/var/lib"}}
+			},
+			want: `client.host_volume "varlib" path: must neither contain nor lie inside data_dir "/var/lib/nomad"`,
+		},
+		{
+			name: "host volume inside a separate alloc_dir",
+			mutate: func(c *Config) {
+				c.Client.AllocDir = "/srv/allocs"
+				c.Client.HostVolumes = []*HostVolumeConfig{{Name: "all", Path: "/srv/allocs/"}}
+			},
+			want: `client.host_volume "all" path: must neither contain nor lie inside client.alloc_dir "/srv/allocs"`,
+		},
+		{
+			name: "host volume beside data_dir",
+			mutate: func(c *Config) {
+				c.DataDir = "/var/lib/nomad"
+				c.Client.HostVolumes = []*HostVolumeConfig{{Name: "mysql", Path: "/var/lib/nomad-mysql"}}
+			},
 		},
 	}
 	for _, tc := range cases {

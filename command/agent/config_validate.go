@@ -51,6 +51,9 @@ func RunConfigValidate(args []string, ui cli.Ui) int {
 		}
 		return 1
 	}
+	for _, w := range cfg.Warnings {
+		ui.Warn(w)
+	}
 	ui.Output("Configuration is valid!")
 	return 0
 }

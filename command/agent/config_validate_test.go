@@ -21,6 +21,7 @@ func TestRunConfigValidate(t *testing.T) {
 	unknown := write("unknown.hcl", "server {\n  enabld = true\n}\n")
 	syntax := write("syntax.hcl", "server {\n")
 	badValue := write("bad.hcl", "data_dir = \"relative/dir\"\nserver {\n  enabled = true\n}\n")
+	ignored := write("ignored.hcl", "data_dir = \"/var/lib/nomad\"\nserver {\n  enabled = true\n}\nconsul {\n  address = \"127.0.0.1:8500\"\n}\n")
 
 	cases := []struct {
 		name     string
@@ -32,6 +33,8 @@ func TestRunConfigValidate(t *testing.T) {
 		{name: "valid", args: []string{good}, wantOut: "Configuration is valid!"},
 		{name: "valid, several files", args: []string{good, jsonNoExt}, wantOut: "Configuration is valid!"},
 		{name: "directory", args: []string{dir + "/none"}, wantCode: 1, wantErr: "Error loading configuration"},
+		{name: "valid, with an ignored block", args: []string{ignored}, wantOut: "Configuration is valid!",
+			wantErr: "config: consul block is ignored: this build has no Consul integration"},
 		{name: "unknown key", args: []string{unknown}, wantCode: 1, wantErr: "enabld"},
 		{name: "syntax error", args: []string{syntax}, wantCode: 1, wantErr: "syntax.hcl"},
 		{name: "bad value", args: []string{badValue}, wantCode: 1, wantErr: "data_dir"},
@@ -44,6 +47,67 @@ func TestRunConfigValidate(t *testing.T) {
 			must.Eq(t, tc.wantCode, code, must.Sprint(ui.ErrorWriter.String()))
 			must.StrContains(t, ui.OutputWriter.String(), tc.wantOut)
 			must.StrContains(t, ui.ErrorWriter.String(), tc.wantErr)
+		})
+	}
+}
+
+// A host volume is a host path every task that mounts it can read: one reaching the agent's
+// data directory, even through a link, hands tasks other allocations' secrets and the
+// client's state, so the agent refuses to start with it.
+func TestSecurity_HostVolumeOverDataDirRefused(t *testing.T) {
+	base := t.TempDir()
+	dataDir := filepath.Join(base, "data")
+	must.NoError(t, os.MkdirAll(filepath.Join(dataDir, "alloc"), 0o755))
+	must.NoError(t, os.Symlink(filepath.Join(dataDir, "alloc"), filepath.Join(base, "innocent")))
+	cases := []struct {
+		name, path string
+		wantErr    bool
+	}{
+		{name: "allocation directories", path: filepath.Join(dataDir, "alloc"), wantErr: true},
+		{name: "link to them", path: filepath.Join(base, "innocent"), wantErr: true},
+		{name: "parent of data_dir", path: base, wantErr: true},
+		{name: "elsewhere", path: filepath.Join(base, "elsewhere")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DevConfig()
+			c.DevMode, c.DataDir = false, dataDir
+			c.Client.HostVolumes = []*HostVolumeConfig{{Name: "shared", Path: tc.path}}
+			err := c.Validate()
+			if !tc.wantErr {
+				must.NoError(t, err)
+				return
+			}
+			must.ErrorContains(t, err, `client.host_volume "shared" path: must neither contain nor lie inside data_dir`)
+		})
+	}
+}
+
+func TestConfig_JobMaxTotalSize(t *testing.T) {
+	cases := []struct {
+		name    string
+		value   string
+		want    int64
+		wantErr string
+	}{
+		{name: "bytes", value: `1048576`, want: 1 << 20},
+		{name: "mebibytes", value: `"32MiB"`, want: 32 << 20},
+		{name: "short unit", value: `"512K"`, want: 512 << 10},
+		{name: "megabytes count in 1024s", value: `"2MB"`, want: 2 << 20},
+		{name: "gibibytes", value: `"1 GiB"`, want: 1 << 30},
+		{name: "unknown unit", value: `"3 parsecs"`, wantErr: "invalid size for job_max_total_size"},
+		{name: "no number", value: `"big"`, wantErr: "invalid size for job_max_total_size"},
+		{name: "negative", value: `-1`, wantErr: "invalid size for job_max_total_size"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := loadConfigString(t, "server.hcl", "server {\n  job_max_total_size = "+tc.value+"\n}\n")
+			if tc.wantErr != "" {
+				must.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			must.NoError(t, err)
+			must.Eq(t, tc.want, c.Server.JobMaxTotalSize)
 		})
 	}
 }

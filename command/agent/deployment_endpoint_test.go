@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
-	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/nomad/nomadtest"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -50,7 +50,7 @@ func (f *matrixFixture) freshDeployment(t *testing.T) {
 	canary := &structs.Allocation{ID: fmt.Sprintf("00000000-0000-4000-9000-%012d", f.deployments),
 		Name: structs.AllocName("web", "web", 0), TaskGroup: "web", NodeID: "matrix-node",
 		DeploymentStatus: &structs.AllocDeploymentStatus{Canary: true, Healthy: new(true)}}
-	nomad.TestUpsertDeployment(t, f.ta.Server(), job, d, canary)
+	nomadtest.UpsertDeployment(t, f.ta.Server(), job, d, canary)
 	f.deploymentID, f.deploymentAlloc = d.ID, canary.ID
 	waitUntil(t, 5*time.Second, "the watcher's evaluation of the new deployment", func() bool {
 		evals, err := f.ta.Server().State().EvalsByJob(nil, structs.DefaultNamespace, "web")
@@ -92,7 +92,7 @@ func TestDeployments_HTTPAnswers(t *testing.T) {
 		TaskGroups:        map[string]*structs.DeploymentState{"web": {DesiredTotal: 2, DesiredCanaries: 1}}}
 	canary := &structs.Allocation{ID: "22222222-0000-4000-8000-000000000001", Name: structs.AllocName("web", "web", 0),
 		TaskGroup: "web", NodeID: "n1", DeploymentStatus: &structs.AllocDeploymentStatus{Canary: true}}
-	nomad.TestUpsertDeployment(t, ta.Server(), job, d, canary)
+	nomadtest.UpsertDeployment(t, ta.Server(), job, d, canary)
 
 	list, qm, err := c.Deployments().List(nil)
 	must.NoError(t, err)

@@ -4,9 +4,10 @@
 // http.go. Handlers only parse requests and call the server's in-process RPC endpoints;
 // errors become HTTP statuses through structs.ErrorCode.
 //
-// testing.go holds NewTestAgent, an in-process agent for tests in this and other packages.
+// agent_harness.go starts an in-process agent for tests without linking the testing package;
+// tests reach it through agenttest (other packages) or harness_test.go (this package).
 //
-// It may import structs, state (for blocking queries), nomad, jobspec and
+// It may import structs, state (for blocking queries), nomad, jobspec, internal/connlimit and
 // the official client types (github.com/hashicorp/nomad/api); the CLI in package command must
 // not import it.
 package agent

@@ -1,9 +1,14 @@
 package agent
 
 import (
+	"encoding/base64"
+	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/client/drivers/docker/dockertest"
@@ -51,7 +56,7 @@ func TestDockerDriver_BadTasksFailWithEvent(t *testing.T) {
 		config map[string]any
 		want   string
 	}{
-		{name: "missing image", config: map[string]any{"image": "nomadfork-absent:1"}, want: `image "nomadfork-absent:1" is not present on this node`},
+		{name: "missing image", config: map[string]any{"image": "nomadfork-absent:1"}, want: `failed to pull image "nomadfork-absent:1"`},
 		{name: "unknown key", config: map[string]any{"image": dockertest.Image, "privileged": true}, want: `unknown config key "privileged"`},
 		{name: "invalid mount", config: map[string]any{"image": dockertest.Image, "mount": []map[string]any{{"type": "bind", "source": "/etc", "target": "/x"}}}, want: "only relative paths"},
 	}
@@ -72,4 +77,64 @@ func TestDockerDriver_BadTasksFailWithEvent(t *testing.T) {
 	}
 	_, err := ta.Client("").Agent().Self()
 	must.NoError(t, err)
+}
+
+// TestDockerDriver_PullsThroughAgent: an agent whose plugin block (parsed from HCL) points at
+// a docker config.json pulls a job's image from a private registry, reporting the pull as
+// task events; an image the registry lacks fails the start with an event naming the answer,
+// and the task goes through its restart policy before the allocation fails.
+func TestDockerDriver_PullsThroughAgent(t *testing.T) {
+	cli := dockertest.Client(t)
+	dockertest.BuildImage(t, cli)
+	reg := dockertest.StartRegistry(t, dockertest.RegistryOptions{TLS: true, Username: "agent", Password: "agent-pw"})
+	ref := reg.Push(t, cli, dockertest.Image, "nomadfork/agentpull:v1")
+	t.Cleanup(func() { dockertest.RemoveImage(t, cli, ref) })
+
+	dir := t.TempDir()
+	authFile := filepath.Join(dir, "config.json")
+	must.NoError(t, os.WriteFile(authFile, []byte(fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`,
+		reg.Addr, base64.StdEncoding.EncodeToString([]byte("agent:agent-pw")))), 0o600))
+	parsed, err := loadConfigString(t, "docker.hcl", fmt.Sprintf(`
+plugin "docker" {
+  config {
+    auth {
+      config = %q
+    }
+    gc {
+      image       = true
+      image_delay = "1h"
+    }
+  }
+}
+`, authFile))
+	must.NoError(t, err)
+	ta := NewTestClientAgent(t, func(c *Config) { c.Plugins = append(c.Plugins, parsed.Plugins...) })
+	c := ta.Client("")
+
+	events := func(allocID string) string {
+		alloc, _, err := c.Allocations().Info(allocID, nil)
+		must.NoError(t, err)
+		var out []string
+		for _, e := range alloc.TaskStates["box"].Events {
+			out = append(out, e.Type+": "+e.DisplayMessage)
+		}
+		return strings.Join(out, "\n")
+	}
+
+	_, _, err = c.Jobs().Register(dockerBatchJob("pulled", map[string]any{"image": ref, "args": []string{"echo", "pulled"}}), nil)
+	must.NoError(t, err)
+	done := allocsIn(t, c, "pulled", map[string]int{"complete": 1})
+	must.StrContains(t, events(done[0].ID), "Driver: Downloading image "+ref)
+
+	job := dockerBatchJob("absent", map[string]any{"image": reg.Addr + "/nomadfork/absent:v1"})
+	job.TaskGroups[0].RestartPolicy = &api.RestartPolicy{Attempts: new(1), Interval: new(time.Hour), Delay: new(100 * time.Millisecond), Mode: new("fail")}
+	_, _, err = c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	failed := allocsIn(t, c, "absent", map[string]int{"failed": 1})
+	got := events(failed[0].ID)
+	must.StrContains(t, got, "Driver Failure: docker: failed to pull image")
+	must.StrContains(t, got, "not found")
+	must.StrContains(t, got, "Restarting: ")
+	must.StrContains(t, got, "Not Restarting: ")
+	must.StrNotContains(t, got, "agent-pw")
 }

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
 
@@ -151,6 +154,86 @@ func TestExecDriver_AllocExecACL(t *testing.T) {
 			must.NoError(t, res.err)
 			must.Eq(t, 0, res.code)
 			must.Eq(t, "in\n", res.stdout)
+		})
+	}
+}
+
+// TestExecDriver_AllowCapsOption: plugin "exec" { config { allow_caps } } reaches the driver,
+// and a capability name it does not know stops the agent instead of being ignored.
+func TestExecDriver_AllowCapsOption(t *testing.T) {
+	cases := []struct {
+		name   string
+		hcl    string
+		errHas string
+	}{
+		{name: "known capabilities", hcl: `plugin "exec" {
+  config {
+    allow_caps = ["chown", "CAP_NET_RAW"]
+  }
+}
+`},
+		{name: "unknown capability", hcl: `plugin "exec" {
+  config {
+    allow_caps = ["chown", "fly"]
+  }
+}
+`, errHas: `allow_caps: unknown capability "fly"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := loadConfigString(t, "agent.hcl", tc.hcl)
+			must.NoError(t, err)
+			a := &Agent{config: DefaultConfig().Merge(cfg), logger: hclog.NewNullLogger()}
+			_, err = a.clientDrivers(t.TempDir(), t.TempDir())
+			if tc.errHas != "" {
+				must.ErrorContains(t, err, tc.errHas)
+				return
+			}
+			must.NoError(t, err)
+		})
+	}
+}
+
+// TestSecurity_ExecRootDeniedThroughAgent: a token that may only submit jobs registers an exec
+// task as root; with the agent's default client options it never starts, and its event names
+// user.denylist. An operator who sets user.denylist to "" lets it run (as root).
+func TestSecurity_ExecRootDeniedThroughAgent(t *testing.T) {
+	requireExecDriver(t)
+	cases := []struct {
+		name    string
+		options map[string]string
+		denied  bool
+	}{
+		{name: "default options", denied: true},
+		{name: "root allowed by the operator", options: map[string]string{"user.denylist": ""}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ta := NewTestClientAgent(t, func(c *Config) {
+				c.ACL.Enabled = true
+				c.Client.Options = tc.options
+			})
+			var reply structs.ACLTokenUpsertResponse
+			must.NoError(t, ta.Server().Endpoints.ACL.Bootstrap(&nomad.BootstrapRequest{}, &reply))
+			mgmt := ta.Client(reply.Tokens[0].SecretID)
+			mustUpsertPolicy(t, mgmt, "submit", `namespace "default" { capabilities = ["submit-job"] }`)
+			submit := ta.Client(mustCreateToken(t, mgmt, "submitter", "submit").SecretID)
+
+			job := execBatchJob("as-root", 32, map[string]any{"command": "/bin/sh", "args": []string{"-c", "test $(id -u) = 0"}})
+			job.TaskGroups[0].Tasks[0].User = "root"
+			_, _, err := submit.Jobs().Register(job, nil)
+			must.NoError(t, err)
+			if !tc.denied {
+				allocsIn(t, mgmt, "as-root", map[string]int{"complete": 1})
+				return
+			}
+			failed := allocsIn(t, mgmt, "as-root", map[string]int{"failed": 1})
+			var messages []string
+			for _, e := range taskEvents(t, mgmt, failed[0].ID, "box") {
+				messages = append(messages, e.Type+": "+e.DisplayMessage)
+			}
+			must.StrContains(t, strings.Join(messages, "\n"),
+				`Setup Failure: running as user "root" is denied by the client option user.denylist for driver exec`)
 		})
 	}
 }

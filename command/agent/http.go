@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomadfork/nomad/internal/connlimit"
 	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -38,6 +39,9 @@ type HTTPServer struct {
 	listener net.Listener
 	httpSrv  *http.Server
 	mux      *http.ServeMux
+	// conns counts the connections each client address holds
+	// (limits.http_max_conns_per_client).
+	conns *connlimit.Limiter
 }
 
 // handlerFunc is one endpoint. It returns the value to encode as JSON, or an error whose HTTP
@@ -57,9 +61,13 @@ func newHTTPServer(a *Agent, ln net.Listener) *HTTPServer {
 		mux:      http.NewServeMux(),
 	}
 	s.registerHandlers(s.mux)
+	bodyIdle := httpBodyIdleTimeout
+	if a.config.httpBodyIdleTimeout > 0 {
+		bodyIdle = a.config.httpBodyIdleTimeout
+	}
 	s.httpSrv = &http.Server{
-		Handler:           s.mux,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           withBodyDeadline(s.mux, bodyIdle),
+		ReadHeaderTimeout: headerTimeout(a.httpTLS != nil, a.config.Limits),
 		IdleTimeout:       2 * time.Minute,
 		// Requests inherit the agent's lifetime, so waits the agent runs itself end at
 		// shutdown instead of holding it up.
@@ -313,7 +321,9 @@ var errBodyTooLarge = structs.NewErrCode(http.StatusRequestEntityTooLarge,
 
 func (s *HTTPServer) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := structs.ErrorCode(err)
-	if code >= http.StatusInternalServerError {
+	// A full disk is logged by the server that refused, at most once per interval; a line per
+	// refused request would flood the log (and the disk) of a client retrying in a loop.
+	if code >= http.StatusInternalServerError && code != http.StatusInsufficientStorage {
 		s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
 	h := w.Header()

@@ -575,10 +575,20 @@ func TestJobEndpoint_StopAndPurge(t *testing.T) {
 		must.Eq(t, "job not found", body)
 	})
 
-	// A 404 (upstream answers 200) and nothing written: a deliberate difference.
+	// As upstream: 200 with no evaluation and index 0, and nothing written.
 	t.Run("stop of a missing job", func(t *testing.T) {
 		before := ta.Server().State().LatestIndex()
-		_, _, err := jobs.Deregister("web", false, nil)
+		evalID, wm, err := jobs.Deregister("web", false, nil)
+		must.NoError(t, err)
+		must.Eq(t, "", evalID)
+		must.Eq(t, uint64(0), wm.LastIndex)
+		must.Eq(t, before, ta.Server().State().LatestIndex())
+	})
+
+	// A purge that removed nothing must not look like one that did: a 404 (upstream: 200).
+	t.Run("purge of a missing job", func(t *testing.T) {
+		before := ta.Server().State().LatestIndex()
+		_, _, err := jobs.Deregister("web", true, nil)
 		status, body := responseError(t, err)
 		must.Eq(t, 404, status)
 		must.Eq(t, "job not found", body)

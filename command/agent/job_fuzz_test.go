@@ -82,6 +82,19 @@ func seedJobs(f testing.TB) [][]byte {
 				tg.Update = nil
 			}
 		}
+		// The fixture's vault and connect blocks are parsed and then refused at register
+		// (no Vault or Consul integration); the seed keeps the rest.
+		for _, tg := range job.TaskGroups {
+			for _, svc := range tg.Services {
+				svc.Connect = nil
+			}
+			for _, task := range tg.Tasks {
+				task.Vault = nil
+				for _, svc := range task.Services {
+					svc.Connect = nil
+				}
+			}
+		}
 		add(job)
 	}
 	seeds = append(seeds,

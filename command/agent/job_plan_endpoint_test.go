@@ -1,9 +1,13 @@
 package agent
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/jobspec"
 	"github.com/shoenig/test/must"
 )
 
@@ -109,4 +113,171 @@ func TestJobValidate_ThroughOfficialClient(t *testing.T) {
 	must.NoError(t, err)
 	must.SliceLen(t, 2, resp.ValidationErrors)
 	must.StrContains(t, resp.Error, "Missing job ID")
+}
+
+// Upstream's plan annotations count the placements the job asks for whether or not they
+// would fit (failures are reported apart, in FailedTGAllocs), periodic and parameterized
+// parents included; a system job counts only the nodes it is feasible on. Deploy pipelines
+// branch on `job plan`'s exit code, which follows these counts.
+func TestJobPlan_AnnotationsCountDesiredPlacements(t *testing.T) {
+	ta := NewTestClientAgent(t, nil)
+	jobs := ta.Client("").Jobs()
+
+	periodic := testJob("nightly")
+	periodic.Type = new("batch")
+	periodic.Periodic = &api.PeriodicConfig{Spec: new("0 3 * * *")}
+	param := testJob("render")
+	param.Type = new("batch")
+	param.ParameterizedJob = &api.ParameterizedJobConfig{}
+	tooBig := testJob("huge")
+	tooBig.TaskGroups[0].Count = new(2)
+	tooBig.TaskGroups[0].Tasks[0].Resources.MemoryMB = new(1 << 30)
+	noDriver := testJob("sys")
+	noDriver.Type = new("system")
+	noDriver.TaskGroups[0].Tasks[0].Driver = "qemu"
+	system := testJob("sys")
+	system.Type = new("system")
+
+	// A system job's counts depend on the nodes: wait for the agent's own to be ready.
+	waitFor(t, 30*time.Second, func() bool {
+		nodes, _, err := ta.Client("").Nodes().List(nil)
+		return err == nil && len(nodes) == 1 && nodes[0].Status == "ready"
+	})
+
+	cases := []struct {
+		name       string
+		job        *api.Job
+		wantPlace  uint64
+		wantFailed bool
+	}{
+		{name: "new periodic job", job: periodic, wantPlace: 1},
+		{name: "new parameterized job", job: param, wantPlace: 1},
+		{name: "infeasible service job", job: tooBig, wantPlace: 2, wantFailed: true},
+		{name: "system job whose driver no node has", job: noDriver, wantPlace: 0},
+		{name: "system job the node can run", job: system, wantPlace: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, _, err := jobs.Plan(tc.job, true, nil)
+			must.NoError(t, err)
+			must.Eq(t, tc.wantPlace, plan.Annotations.DesiredTGUpdates["web"].Place)
+			_, failed := plan.FailedTGAllocs["web"]
+			must.Eq(t, tc.wantFailed, failed)
+		})
+	}
+}
+
+// The corpus job files, planned new, then unchanged once registered: what `job plan`
+// reports (and so its exit code) for each everyday shape. The docker file is left out: what
+// it plans depends on whether this machine's agent has a Docker Engine.
+func TestJobPlan_CorpusAnnotations(t *testing.T) {
+	ta := NewTestClientAgent(t, nil)
+	c := ta.Client("")
+	waitFor(t, 30*time.Second, func() bool {
+		nodes, _, err := c.Nodes().List(nil)
+		return err == nil && len(nodes) == 1 && nodes[0].Status == "ready"
+	})
+	dir := filepath.Join("..", "..", "jobspec", "testdata", "corpus")
+	cases := []struct {
+		file          string
+		wantPlace     map[string]uint64
+		wantUnchanged map[string]uint64 // Place once the job is registered; nil: not registered
+	}{
+		{file: "periodic", wantPlace: map[string]uint64{"g": 1}},
+		{file: "parameterized", wantPlace: map[string]uint64{"g": 1}},
+		{file: "system", wantPlace: map[string]uint64{"g": 1}, wantUnchanged: map[string]uint64{"g": 0}},
+		{file: "sysbatch", wantPlace: map[string]uint64{"g": 1}},
+		{file: "templates-from-file", wantPlace: map[string]uint64{"app": 1}},
+		{file: "placement", wantPlace: map[string]uint64{"solo": 1}, wantUnchanged: map[string]uint64{"solo": 0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			path := filepath.Join(dir, tc.file+".nomad.hcl")
+			src, err := os.ReadFile(path)
+			must.NoError(t, err)
+			job, err := jobspec.ParseLocal(path, src, nil, dir)
+			must.NoError(t, err)
+			plan, _, err := c.Jobs().Plan(job, true, nil)
+			must.NoError(t, err)
+			for group, want := range tc.wantPlace {
+				must.Eq(t, want, plan.Annotations.DesiredTGUpdates[group].Place, must.Sprintf("group %s", group))
+			}
+			if tc.wantUnchanged == nil {
+				return
+			}
+			_, _, err = c.Jobs().Register(job, nil)
+			must.NoError(t, err)
+			allocsIn(t, c, *job.ID, map[string]int{"running": 1})
+			plan, _, err = c.Jobs().Plan(job, true, nil)
+			must.NoError(t, err)
+			must.Eq(t, "None", plan.Diff.Type)
+			for group, want := range tc.wantUnchanged {
+				must.Eq(t, want, plan.Annotations.DesiredTGUpdates[group].Place, must.Sprintf("group %s", group))
+			}
+		})
+	}
+}
+
+// A field accepted and not acted on is never silent: register, plan and validate warn.
+func TestJobWarnings_RegisterPlanValidate(t *testing.T) {
+	ta := NewTestAgent(t, nil)
+	jobs := ta.Client("").Jobs()
+	job := testJob("tmpl")
+	job.TaskGroups[0].Tasks[0].Consul = &api.Consul{}
+	const want = `group "web": task "sleep": consul: there is no Consul integration`
+
+	plan, _, err := jobs.Plan(job, false, nil)
+	must.NoError(t, err)
+	must.StrContains(t, plan.Warnings, want)
+	valid, _, err := jobs.Validate(job, nil)
+	must.NoError(t, err)
+	must.StrContains(t, valid.Warnings, want)
+	reg, _, err := jobs.Register(job, nil)
+	must.NoError(t, err)
+	must.StrContains(t, reg.Warnings, want)
+
+	reg, _, err = jobs.Register(testJob("plain"), nil)
+	must.NoError(t, err)
+	must.Eq(t, "", reg.Warnings)
+}
+
+// A client's host_volume blocks are advertised on its node, so the scheduler can place a
+// group that asks for one; a volume the node lacks fails placement naming it.
+func TestHostVolumes_AdvertisedAndPlaced(t *testing.T) {
+	path := t.TempDir()
+	ta := NewTestClientAgent(t, func(c *Config) {
+		c.Client.HostVolumes = []*HostVolumeConfig{{Name: "data", Path: path}}
+	})
+	c := ta.Client("")
+	var nodeID string
+	waitFor(t, 30*time.Second, func() bool {
+		nodes, _, err := c.Nodes().List(nil)
+		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" {
+			return false
+		}
+		nodeID = nodes[0].ID
+		return true
+	})
+	node, _, err := c.Nodes().Info(nodeID, nil)
+	must.NoError(t, err)
+	must.NotNil(t, node.HostVolumes["data"])
+	must.Eq(t, path, node.HostVolumes["data"].Path)
+
+	for _, tc := range []struct {
+		source    string
+		wantPlace uint64
+	}{{"data", 1}, {"missing", 1}} {
+		job := testJob("vol-" + tc.source)
+		job.TaskGroups[0].Volumes = map[string]*api.VolumeRequest{"v": {Name: "v", Type: "host", Source: tc.source}}
+		plan, _, err := c.Jobs().Plan(job, false, nil)
+		must.NoError(t, err)
+		must.Eq(t, tc.wantPlace, plan.Annotations.DesiredTGUpdates["web"].Place)
+		failed := plan.FailedTGAllocs["web"]
+		if tc.source == "data" {
+			must.Nil(t, failed)
+		} else {
+			must.NotNil(t, failed)
+			must.Positive(t, failed.ConstraintFiltered["missing compatible host volumes"])
+		}
+	}
 }

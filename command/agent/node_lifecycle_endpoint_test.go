@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/mock"
-	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/nomad/nomadtest"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -52,7 +52,7 @@ func TestHTTP_NodeLifecycle(t *testing.T) {
 	must.NoError(t, err)
 	stored, err := ta.Server().State().JobByID(nil, structs.DefaultNamespace, "hold")
 	must.NoError(t, err)
-	nomad.TestPlaceAllocs(t, ta.Server(), stored, &structs.Allocation{ID: "6f1ad1d4-6bd4-4d86-9f2a-6c1f5a1c0a02",
+	nomadtest.PlaceAllocs(t, ta.Server(), stored, &structs.Allocation{ID: "6f1ad1d4-6bd4-4d86-9f2a-6c1f5a1c0a02",
 		Name: "hold.web[0]", TaskGroup: "web", NodeID: "n1", ClientStatus: structs.AllocClientStatusRunning})
 
 	elig, err := nodes.ToggleEligibility("n1", false, nil)

@@ -122,25 +122,58 @@ func (s *HTTPServer) operatorAutopilotSet(w http.ResponseWriter, r *http.Request
 
 // operatorAutopilotHealth answers 429 with the same body when a server is unhealthy, so a
 // load balancer or script can check the status code alone, as upstream's.
+// operatorHealthOut is upstream's health reply with, per server, our data_dir fields
+// (omitted when empty, so a reply without a data dir matches upstream's exactly).
+type operatorHealthOut struct {
+	Healthy          bool
+	FailureTolerance int
+	Servers          []serverHealthOut
+	Leader           string
+	Voters           []string
+}
+
+type serverHealthOut struct {
+	api.ServerHealth
+	DataDirFreeBytes uint64 `json:",omitempty"`
+	DiskWarning      string `json:",omitempty"`
+}
+
+// MarshalJSON adds our fields to api.ServerHealth's own encoding (which formats LastContact
+// as upstream does); without it the embedded type's MarshalJSON would drop them.
+func (h serverHealthOut) MarshalJSON() ([]byte, error) {
+	base, err := json.Marshal(&h.ServerHealth)
+	if err != nil || (h.DataDirFreeBytes == 0 && h.DiskWarning == "") {
+		return base, err
+	}
+	extra, err := json.Marshal(struct {
+		DataDirFreeBytes uint64 `json:",omitempty"`
+		DiskWarning      string `json:",omitempty"`
+	}{h.DataDirFreeBytes, h.DiskWarning})
+	if err != nil {
+		return nil, err
+	}
+	return append(append(base[:len(base)-1], ','), extra[1:]...), nil
+}
+
 func (s *HTTPServer) operatorAutopilotHealth(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.OperatorHealthRequest{QueryOptions: queryOptions(r)}
 	var reply structs.OperatorHealthReply
 	if err := s.srv.Endpoints.Operator.ServerHealth(&args, &reply); err != nil {
 		return nil, err
 	}
-	out := &api.OperatorHealthReply{
+	out := &operatorHealthOut{
 		Healthy:          reply.Healthy,
 		FailureTolerance: reply.FailureTolerance,
 		Leader:           reply.Leader,
 		Voters:           nonNil(reply.Voters),
-		Servers:          []api.ServerHealth{},
+		Servers:          []serverHealthOut{},
 	}
 	for _, h := range reply.Servers {
-		out.Servers = append(out.Servers, api.ServerHealth{
+		out.Servers = append(out.Servers, serverHealthOut{ServerHealth: api.ServerHealth{
 			ID: h.ID, Name: h.Name, Address: s.rpcAddr(h.Address), SerfStatus: h.SerfStatus, Version: h.Version,
 			Leader: h.Leader, LastContact: h.LastContact, LastTerm: h.LastTerm, LastIndex: h.LastIndex,
 			Healthy: h.Healthy, Voter: h.Voter, StableSince: h.StableSince,
-		})
+		}, DataDirFreeBytes: h.DataDirFreeBytes, DiskWarning: h.DiskWarning})
 	}
 	if reply.Healthy {
 		return out, nil

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/nomad/api"
-	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/nomad/nomadtest"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -41,7 +41,7 @@ func newListFixture(t *testing.T) *listFixture {
 		// paging by ID.
 		a := &structs.Allocation{ID: fmt.Sprintf("a%d000000-0000-4000-8000-000000000000", 9-i),
 			Name: fmt.Sprintf("b.web[%d]", i), TaskGroup: "web", ClientStatus: status}
-		nomad.TestPlaceAllocs(t, ta.Server(), job, a)
+		nomadtest.PlaceAllocs(t, ta.Server(), job, a)
 		f.allocs = append(f.allocs, a.ID)
 	}
 	evals, _, err := c.Evaluations().List(nil)

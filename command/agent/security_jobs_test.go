@@ -178,3 +178,39 @@ func TestSecurity_JobTypeChangeAndCronRefused(t *testing.T) {
 		})
 	}
 }
+
+// Through the HTTP API and the official client: a namespace written with DisabledTaskDrivers
+// keeps raw_exec out (the replay of issue 32 item 2), the namespace reads back with its
+// capabilities, and a job above job_max_total_size is a 400 naming the limit.
+func TestSecurity_NamespaceCapabilitiesAndJobSizeOverHTTP(t *testing.T) {
+	ta := NewTestAgent(t, func(c *Config) { c.Server.JobMaxTotalSize = 256 << 10 })
+	client := ta.Client("")
+	_, err := client.Namespaces().Register(&api.Namespace{Name: "team",
+		Capabilities: &api.NamespaceCapabilities{DisabledTaskDrivers: []string{"raw_exec"}}}, nil)
+	must.NoError(t, err)
+	ns, _, err := client.Namespaces().Info("team", nil)
+	must.NoError(t, err)
+	must.Eq(t, []string{"raw_exec"}, ns.Capabilities.DisabledTaskDrivers)
+
+	job := func(namespace, meta string) string {
+		return `{"Job":{"ID":"web","Namespace":"` + namespace + `","Type":"batch","Datacenters":["dc1"],"Meta":{"blob":"` + meta + `"},` +
+			`"TaskGroups":[{"Name":"g","Count":1,"Tasks":[{"Name":"t","Driver":"raw_exec","Config":{"command":"/bin/true"}}]}]}}`
+	}
+	cases := []struct {
+		name, method, path, body, wantBody string
+	}{
+		{name: "register", method: "PUT", path: "/v1/jobs", body: job("team", ""),
+			wantBody: `used task driver "raw_exec" is not allowed in namespace "team"`},
+		{name: "plan", method: "PUT", path: "/v1/job/web/plan?namespace=team", body: job("team", ""),
+			wantBody: `used task driver "raw_exec" is not allowed in namespace "team"`},
+		{name: "too large", method: "PUT", path: "/v1/jobs", body: job("default", strings.Repeat("x", 300<<10)),
+			wantBody: `above job_max_total_size (256.0 KiB)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := doHTTP(t, ta, tc.method, tc.path, strings.NewReader(tc.body), nil)
+			must.Eq(t, 400, res.status, must.Sprint(res.body))
+			must.StrContains(t, res.body, tc.wantBody)
+		})
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
-	"github.com/nomadfork/nomad/nomad"
+	"github.com/nomadfork/nomad/nomad/nomadtest"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -111,7 +111,7 @@ func TestServices_HTTP(t *testing.T) {
 	must.NoError(t, err)
 	stored, err := srv.State().JobByID(nil, structs.DefaultNamespace, "web")
 	must.NoError(t, err)
-	nomad.TestPlaceAllocs(t, srv, stored, &structs.Allocation{ID: "alloc-1", Name: "web.web[0]", TaskGroup: "web", NodeID: "node-1"})
+	nomadtest.PlaceAllocs(t, srv, stored, &structs.Allocation{ID: "alloc-1", Name: "web.web[0]", TaskGroup: "web", NodeID: "node-1"})
 
 	list, _, err := c.Services().List(nil)
 	must.NoError(t, err)
@@ -119,7 +119,7 @@ func TestServices_HTTP(t *testing.T) {
 	must.NotNil(t, list)
 
 	svcID := "_nomad-task-alloc-1-group-web-api-http"
-	nomad.TestUpsertServiceRegistrations(t, srv, &structs.ServiceRegistration{ID: svcID, ServiceName: "api",
+	nomadtest.UpsertServiceRegistrations(t, srv, &structs.ServiceRegistration{ID: svcID, ServiceName: "api",
 		Namespace: "default", NodeID: "node-1", JobID: "web", AllocID: "alloc-1", Address: "10.0.0.1", Port: 8080})
 	regs, _, err := c.Services().Get("api", nil)
 	must.NoError(t, err)

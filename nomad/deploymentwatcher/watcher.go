@@ -44,10 +44,8 @@ const errRetryPause = time.Second
 // changed, and sleeps until they change again or the next progress deadline passes.
 func (w *Watcher) Run(ctx context.Context) {
 	for ctx.Err() == nil {
-		store := w.b.State()
 		ws := memdb.NewWatchSet()
-		ws.Add(store.AbandonCh())
-		next, err := w.pass(store, ws)
+		next, err := w.look(ws)
 		if err != nil {
 			w.logger.Error("deployment watcher pass failed", "error", err)
 			next = w.b.Now().Add(errRetryPause)
@@ -60,6 +58,17 @@ func (w *Watcher) Run(ctx context.Context) {
 		}
 		_ = ws.WatchCtx(ctx)
 	}
+}
+
+// look decides every running deployment from one point-in-time view of the state, so a write
+// that lands while it runs (a client's health update, another leader duty) is seen whole by
+// the next look, never half by this one: a decision never pairs a deployment with a job or
+// versions read at another index. ws fires when anything read changes, or the store is
+// replaced by a restore.
+func (w *Watcher) look(ws memdb.WatchSet) (time.Time, error) {
+	view := w.b.State().PointInTime()
+	ws.Add(view.AbandonCh())
+	return w.pass(view, ws)
 }
 
 // pass handles every running deployment once and returns when the watcher must look again

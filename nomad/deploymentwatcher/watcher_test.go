@@ -1,11 +1,14 @@
 package deploymentwatcher
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	memdb "github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
@@ -16,14 +19,27 @@ import (
 // the requests.
 type fakeBackend struct {
 	store *state.StateStore
+	// mu guards index and reqs, for tests that run the watcher in its own goroutine.
+	mu    sync.Mutex
 	index uint64
 	now   time.Time
 	reqs  []any
+	// duringDecision, when set, runs (once) at the watcher's first clock read, which each
+	// decision makes before it reads the state: it stands for a write landing mid-decision.
+	duringDecision func()
 }
 
 func (b *fakeBackend) State() *state.StateStore { return b.store }
-func (b *fakeBackend) Now() time.Time           { return b.now }
+func (b *fakeBackend) Now() time.Time {
+	if f := b.duringDecision; f != nil {
+		b.duringDecision = nil
+		f()
+	}
+	return b.now
+}
 func (b *fakeBackend) Apply(t structs.MessageType, req any) (uint64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.index++
 	b.reqs = append(b.reqs, req)
 	switch r := req.(type) {
@@ -163,5 +179,66 @@ func TestWatcher_Decisions(t *testing.T) {
 			must.NoError(t, err)
 			must.Eq(t, []string(nil), decision(b))
 		})
+	}
+}
+
+// A write that lands while a decision is being made must not reach it: the deployment was
+// read before the write, so the job it is judged with must be the job of that same read.
+// A watcher reading the live store would build its evaluation from the job registered
+// mid-decision (JobModifyIndex 150) for a deployment of the job at index 20.
+func TestWatcher_DecisionReadsOneSnapshot(t *testing.T) {
+	yes := new(true)
+	b := setup(t, false, false, structs.DeploymentState{DesiredTotal: 2}, yes, nil)
+	b.reqs = nil
+	b.duringDecision = func() {
+		must.NoError(t, b.store.ApplyJobRegister(150, &structs.JobRegisterRequest{Job: testJob("2")}))
+	}
+	w := New(b, hclog.NewNullLogger())
+	_, err := w.look(memdb.NewWatchSet())
+	must.NoError(t, err)
+	must.Nil(t, b.duringDecision, must.Sprint("the decision never read the clock, so no write landed mid-decision"))
+	must.Eq(t, []string{"eval deployment-watcher"}, decision(b))
+	eval := b.reqs[0].(*structs.EvalUpdateRequest).Evals[0]
+	must.Eq(t, uint64(20), eval.JobModifyIndex, must.Sprint("the evaluation names the job the deployment was read with"))
+
+	// The next look sees the write whole.
+	live, err := b.store.JobByID(nil, structs.DefaultNamespace, "web")
+	must.NoError(t, err)
+	must.Eq(t, uint64(150), live.JobModifyIndex)
+}
+
+// Run decides from point-in-time views, whose watches still fire on later writes to the live
+// store: a deployment whose allocations become healthy after a look is decided on the next.
+func TestWatcher_RunWakesOnAStateChange(t *testing.T) {
+	b := setup(t, false, false, structs.DeploymentState{DesiredTotal: 2}, nil, nil)
+	b.reqs = nil
+	looking := make(chan struct{})
+	b.duringDecision = func() { close(looking) }
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		New(b, hclog.NewNullLogger()).Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-stopped
+	}()
+
+	// The write lands after the first look took its view: only a watch can wake the next.
+	<-looking
+	must.NoError(t, b.store.ApplyDeploymentAllocHealth(30, &structs.DeploymentAllocHealthRequest{
+		DeploymentID: "dep-1", HealthyAllocationIDs: []string{"a0", "a1"}, Timestamp: 9_500e9, UpdatedAt: 9_500e9}))
+	want := []string{"successful: Deployment completed successfully"}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b.mu.Lock()
+		got := decision(b)
+		b.mu.Unlock()
+		if len(got) > 0 || time.Now().After(deadline) {
+			must.Eq(t, want, got)
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -85,12 +85,8 @@ func (f *fixture) alloc(job *structs.Job, idx int, nodeID, status string, starte
 func (f *fixture) apply(mt structs.MessageType, req any) (uint64, error) {
 	switch r := req.(type) {
 	case *structs.AllocUpdateDesiredTransitionRequest:
-		f.write(mt, func(txn *state.Txn) error {
-			if err := f.store.UpdateAllocsDesiredTransitionTxn(txn, r.Allocs, r.UpdatedAt); err != nil {
-				return err
-			}
-			return f.store.UpsertEvalsTxn(txn, r.Evals)
-		})
+		f.index++
+		must.NoError(f.t, f.store.ApplyAllocDesiredTransition(f.index, r))
 	case *structs.BatchNodeUpdateDrainRequest:
 		f.write(mt, func(txn *state.Txn) error { return f.store.CompleteNodeDrainsTxn(txn, r.Complete, r.UpdatedAt) })
 	default:

@@ -121,7 +121,8 @@ func (k *Key) client(conn net.Conn, kind byte, timeout time.Duration) (net.Conn,
 
 // Server authenticates an inbound connection whose first byte, ConnAuthenticated, the caller
 // has already read. It returns the encrypted conn and the kind of stream the peer asked for.
-// On failure conn is closed and nothing the peer sent has been passed on.
+// On failure conn is closed and nothing the peer sent has been passed on. A timeout of 0
+// leaves the handshake unbounded (limits.rpc_handshake_timeout = 0).
 func (k *Key) Server(conn net.Conn, timeout time.Duration) (net.Conn, byte, error) {
 	sc, kind, err := k.server(conn, timeout)
 	if err != nil {
@@ -132,7 +133,9 @@ func (k *Key) Server(conn net.Conn, timeout time.Duration) (net.Conn, byte, erro
 }
 
 func (k *Key) server(conn net.Conn, timeout time.Duration) (net.Conn, byte, error) {
-	_ = conn.SetDeadline(time.Now().Add(timeout))
+	if timeout > 0 {
+		_ = conn.SetDeadline(time.Now().Add(timeout))
+	}
 	hs, err := k.handshake(false)
 	if err != nil {
 		return nil, 0, err

@@ -48,3 +48,29 @@ func BenchmarkDocker_ExecSession(b *testing.B) {
 		must.Zero(b, code)
 	}
 }
+
+// BenchmarkDocker_PullAndStart is Start of a task whose image the node lacks, pulled from a
+// docker-registry on loopback. The image's layers stay on the node between iterations (its
+// other tag keeps them), so this measures the pull's round trips, not layer transfer.
+func BenchmarkDocker_PullAndStart(b *testing.B) {
+	cli := dockertest.Client(b)
+	dockertest.BuildImage(b, cli)
+	reg := dockertest.StartRegistry(b, dockertest.RegistryOptions{})
+	ref := reg.Push(b, cli, dockertest.Image, "nomadfork/pullbench:v1")
+	b.Cleanup(func() { dockertest.RemoveImage(b, cli, ref) })
+	root := b.TempDir()
+	d := New(Options{AllocRoot: root, ImageGC: false})
+	b.Cleanup(d.Shutdown)
+	for b.Loop() {
+		b.StopTimer()
+		dockertest.RemoveImage(b, cli, ref)
+		cfg := newTask(b, root, map[string]any{"image": ref, "args": []any{"sleep"}})
+		b.StartTimer()
+		h, err := d.Start(cfg)
+		must.NoError(b, err)
+		b.StopTimer()
+		_ = h.Kill(0)
+		<-h.WaitCh()
+		b.StartTimer()
+	}
+}

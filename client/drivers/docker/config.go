@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/registry"
 	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/client/drivers"
 )
@@ -25,6 +27,13 @@ type taskConfig struct {
 	NetworkMode string
 	Labels      map[string]string
 	WorkDir     string
+
+	// Auth is the task's `auth` block: credentials for the image's registry, which win over
+	// the plugin's. Never logged or put in an error.
+	Auth         *registry.AuthConfig
+	AuthSoftFail bool
+	ForcePull    bool
+	PullTimeout  time.Duration
 }
 
 type mountConfig struct {
@@ -39,7 +48,7 @@ type mountConfig struct {
 var configKeys = map[string]bool{
 	"image": true, "load": true, "command": true, "args": true, "entrypoint": true,
 	"ports": true, "volumes": true, "mount": true, "network_mode": true, "labels": true,
-	"work_dir": true,
+	"work_dir": true, "auth": true, "auth_soft_fail": true, "force_pull": true, "image_pull_timeout": true,
 }
 
 // parseConfig reads and checks a task's config block.
@@ -76,6 +85,9 @@ func parseConfig(raw map[string]any) (*taskConfig, error) {
 		}
 	}
 	if c.Labels, err = stringMap(raw["labels"], "labels"); err != nil {
+		return nil, err
+	}
+	if err := parsePullConfig(raw, c); err != nil {
 		return nil, err
 	}
 	blocks, err := blockList(raw["mount"], "mount")
@@ -214,6 +226,11 @@ func (d *Driver) hostPath(cfg *drivers.TaskConfig, src string) (string, error) {
 		if !d.opts.VolumesEnabled {
 			return "", fmt.Errorf("host path %q is absolute: only relative paths (under the task directory) are allowed unless the docker plugin enables volumes", src)
 		}
+		for _, dir := range d.opts.ProtectedDirs {
+			if dir != "" && allocdir.Overlaps(src, dir) {
+				return "", fmt.Errorf("host path %q contains or lies inside the agent's directory %q", src, dir)
+			}
+		}
 		return filepath.Clean(src), nil
 	}
 	root, err := filepath.Abs(filepath.Dir(cfg.AllocDir))
@@ -296,34 +313,159 @@ func (d *Driver) binds(cfg *drivers.TaskConfig, c *taskConfig) ([]string, []moun
 	return binds, mounts, nil
 }
 
-// PluginOptions reads the agent's `plugin "docker" { config { ... } }` block. Only
-// `volumes { enabled = bool }` is honoured; every other key is named in the warnings the
-// agent logs at start (a setting of upstream's driver this one lacks is never silently
-// dropped), and a malformed volumes block is an error.
+// PluginOptions reads the agent's `plugin "docker" { config { ... } }` block: `volumes {
+// enabled }`, `auth { config, helper }`, `gc { image, image_delay }` and
+// `pull_activity_timeout` are honoured. Every
+// other key is named in the warnings the agent logs at start (a setting of upstream's driver
+// this one lacks is never silently dropped), and a malformed block is an error.
 func PluginOptions(raw map[string]any) (o Options, warnings []string, err error) {
+	o.ImageGC, o.ImageGCDelay = true, defaultImageGCDelay
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if k != "volumes" {
+		switch k {
+		case "volumes", "auth", "gc":
+		case "pull_activity_timeout":
+			s, ok := raw[k].(string)
+			if !ok {
+				return o, nil, fmt.Errorf("plugin \"docker\": pull_activity_timeout must be a string, not %T", raw[k])
+			}
+			if o.PullActivityTimeout, err = time.ParseDuration(s); err != nil || o.PullActivityTimeout <= 0 {
+				return o, nil, fmt.Errorf("plugin \"docker\": pull_activity_timeout %q is not a positive duration", s)
+			}
+			continue
+		default:
 			warnings = append(warnings, fmt.Sprintf("plugin \"docker\": config key %q is not supported by this driver and is ignored", k))
 			continue
 		}
-		blocks, err := blockList(raw[k], "volumes")
+		blocks, err := blockList(raw[k], k)
 		if err != nil {
 			return o, nil, fmt.Errorf("plugin \"docker\": %w", err)
 		}
 		for _, b := range blocks {
 			for bk, bv := range b {
-				enabled, ok := bv.(bool)
-				if bk != "enabled" || !ok {
-					return o, nil, fmt.Errorf("plugin \"docker\": volumes: key %q is unknown or not a bool (volumes has enabled only)", bk)
+				w, err := o.pluginKey(k, bk, bv)
+				if err != nil {
+					return o, nil, fmt.Errorf("plugin \"docker\": %s: %w", k, err)
 				}
-				o.VolumesEnabled = enabled
+				if w != "" {
+					warnings = append(warnings, fmt.Sprintf("plugin \"docker\": %s: %s", k, w))
+				}
 			}
 		}
 	}
+	sort.Strings(warnings)
 	return o, warnings, nil
+}
+
+// defaultImageGCDelay is upstream's gc.image_delay default.
+const defaultImageGCDelay = 3 * time.Minute
+
+// pluginKey sets one key of a plugin block, returning a warning for a key of upstream's that
+// this driver ignores.
+func (o *Options) pluginKey(block, key string, v any) (warning string, err error) {
+	str := func() (string, error) {
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("%q must be a string, not %T", key, v)
+		}
+		return s, nil
+	}
+	boolean := func() (bool, error) {
+		b, ok := v.(bool)
+		if !ok {
+			return false, fmt.Errorf("%q must be a bool, not %T", key, v)
+		}
+		return b, nil
+	}
+	switch block + "." + key {
+	case "volumes.enabled":
+		o.VolumesEnabled, err = boolean()
+	case "auth.config":
+		o.AuthConfig, err = str()
+	case "auth.helper":
+		o.AuthHelper, err = str()
+		if err == nil && strings.ContainsAny(o.AuthHelper, "/ ") {
+			err = fmt.Errorf("helper %q must be a name (the binary is docker-credential-<name> on PATH)", o.AuthHelper)
+		}
+	case "gc.image":
+		o.ImageGC, err = boolean()
+	case "gc.image_delay":
+		var s string
+		if s, err = str(); err == nil {
+			if o.ImageGCDelay, err = time.ParseDuration(s); err != nil || o.ImageGCDelay < 0 {
+				err = fmt.Errorf("image_delay %q is not a duration", s)
+			}
+		}
+	case "gc.container", "gc.dangling_containers":
+		return fmt.Sprintf("key %q is not supported by this driver and is ignored (containers are always removed when their task ends)", key), nil
+	default:
+		return "", fmt.Errorf("unknown key %q", key)
+	}
+	return "", err
+}
+
+var authKeys = map[string]bool{"username": true, "password": true, "email": true, "server_address": true}
+
+// parsePullConfig reads the keys that decide how the task's image is pulled.
+func parsePullConfig(raw map[string]any, c *taskConfig) error {
+	for _, f := range []struct {
+		key string
+		dst *bool
+	}{{"auth_soft_fail", &c.AuthSoftFail}, {"force_pull", &c.ForcePull}} {
+		if v, ok := raw[f.key]; ok && v != nil {
+			b, ok := v.(bool)
+			if !ok {
+				return fmt.Errorf("docker: config %q must be a bool, not %T", f.key, v)
+			}
+			*f.dst = b
+		}
+	}
+	c.PullTimeout = defaultPullTimeout
+	s, err := drivers.ConfigString(raw, "image_pull_timeout")
+	if err != nil {
+		return fmt.Errorf("docker: %w", err)
+	}
+	if s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("docker: config \"image_pull_timeout\" %q is not a positive duration", s)
+		}
+		c.PullTimeout = d
+	}
+	blocks, err := blockList(raw["auth"], "auth")
+	if err != nil {
+		return err
+	}
+	if len(blocks) > 1 {
+		return fmt.Errorf(`docker: config "auth" may be given once`)
+	}
+	for _, b := range blocks {
+		a := &registry.AuthConfig{}
+		for k, v := range b {
+			if !authKeys[k] {
+				return fmt.Errorf("docker: config \"auth\": unknown key %q (auth has username, password, email, server_address)", k)
+			}
+			s, ok := v.(string)
+			if !ok {
+				// Not the value: it may be a password.
+				return fmt.Errorf("docker: config \"auth\": %q must be a string, not %T", k, v)
+			}
+			switch k {
+			case "username":
+				a.Username = s
+			case "password":
+				a.Password = s
+			case "email":
+				a.Email = s
+			case "server_address":
+				a.ServerAddress = s
+			}
+		}
+		c.Auth = a
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -50,7 +51,23 @@ type Options struct {
 	AllocRoot string
 	// VolumesEnabled lets tasks mount absolute host paths (`volumes { enabled = true }`).
 	VolumesEnabled bool
-	Logger         hclog.Logger
+	// ProtectedDirs are the agent's own directories (data_dir, client state, allocations):
+	// no absolute host path a task mounts may contain or lie inside one, even with volumes
+	// enabled, since the allocation secrets and client state there would be read by the task.
+	ProtectedDirs []string
+	// AuthConfig is a docker config.json whose auths, credHelpers and credsStore give
+	// credentials for a registry; AuthHelper names a credential helper
+	// (docker-credential-<name> on PATH) asked for any registry. A task's own auth block wins.
+	AuthConfig string
+	AuthHelper string
+	// ImageGC removes an image the driver pulled ImageGCDelay after the last task using it
+	// stopped (`gc { image, image_delay }`).
+	ImageGC      bool
+	ImageGCDelay time.Duration
+	// PullActivityTimeout cancels a pull that reports no progress for that long
+	// (`pull_activity_timeout`, upstream's default 2m when 0).
+	PullActivityTimeout time.Duration
+	Logger              hclog.Logger
 }
 
 // Driver runs tasks as containers of the local Docker Engine.
@@ -58,6 +75,17 @@ type Driver struct {
 	opts Options
 	cli  *client.Client
 	err  error
+
+	// ctx ends at Shutdown; pulls and image removals run on it, owned by wg.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	shutdown sync.Once
+
+	pulls  pullTracker
+	images imageRefs
+	// progressEvery is how often pull progress becomes a task event (tests shorten it).
+	progressEvery time.Duration
 }
 
 // New connects to the engine named by the DOCKER_* environment (the local socket when
@@ -68,8 +96,26 @@ func New(opts Options) *Driver {
 		opts.Logger = hclog.NewNullLogger()
 	}
 	d := &Driver{opts: opts}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.pulls.calls = map[string]*pullCall{}
+	d.images = imageRefs{refs: map[string]int{}, pulled: map[string]bool{}, timers: map[string]*gcTimer{}}
 	d.cli, d.err = client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	return d
+}
+
+// Shutdown implements drivers.Shutdowner: pulls under way are cancelled and images waiting
+// for their GC delay are kept (the next agent does not know it pulled them).
+func (d *Driver) Shutdown() {
+	d.shutdown.Do(func() {
+		if d.cancel == nil {
+			return // not made by New: nothing was started
+		}
+		d.images.close()
+		d.pulls.mu.Lock()
+		d.cancel()
+		d.pulls.mu.Unlock()
+		d.wg.Wait()
+	})
 }
 
 // Name implements drivers.Driver.
@@ -104,19 +150,33 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 	if d.err != nil {
 		return nil, fmt.Errorf("docker: no client: %w", d.err)
 	}
+	if d.ctx.Err() != nil {
+		return nil, errors.New("docker: the driver is shutting down")
+	}
 	c, err := parseConfig(cfg.Config)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if err := d.ensureImage(ctx, cfg, c); err != nil {
+	// The pull is bounded by image_pull_timeout on its own; the rest by apiTimeout.
+	if err := d.ensureImage(d.ctx, cfg, c); err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
 	ccfg, hcfg, err := d.containerConfig(cfg, c)
 	if err != nil {
 		return nil, err
 	}
+	// Held from before the container exists until it is removed: the image GC must not
+	// remove the image in between.
+	imgKey := imageKey(c.Image)
+	d.acquireImage(imgKey)
+	started := false
+	defer func() {
+		if !started {
+			d.releaseImage(imgKey)
+		}
+	}()
 	// Open the log files first: a task whose logs cannot be written does not start.
 	stdout, err := allocdir.OpenFile(cfg.AllocDir, cfg.StdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -141,6 +201,7 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 		rctx, rcancel := context.WithTimeout(context.Background(), apiTimeout)
 		defer rcancel()
 		_ = d.cli.ContainerRemove(rctx, created.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		d.releaseImage(imgKey)
 	}
 	// Attached before the start, so that no output is missed: following the engine's log
 	// instead loses a last line without a newline when the container exits.
@@ -148,18 +209,21 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 	if err != nil {
 		closeLogs()
 		remove()
+		started = true // remove released the image
 		return nil, fmt.Errorf("docker: attaching to container: %w", err)
 	}
 	if err := d.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		att.Close()
 		closeLogs()
 		remove()
+		started = true // remove released the image
 		return nil, fmt.Errorf("docker: starting container: %w", err)
 	}
 	h := &handle{d: d, id: created.ID, killSignal: cfg.KillSignal, waitCh: make(chan *drivers.ExitResult, 1), done: make(chan struct{})}
 	if insp, err := d.cli.ContainerInspect(ctx, created.ID); err == nil && insp.State != nil {
 		h.pid = insp.State.Pid
 	}
+	started = true
 	go h.run(att, stdout, stderr, remove)
 	return h, nil
 }
@@ -168,33 +232,59 @@ func containerName(cfg *drivers.TaskConfig) string {
 	return cfg.TaskName + "-" + cfg.AllocID
 }
 
-// ensureImage loads the task's tarball when it has one, then checks that the image is there.
+// ensureImage loads the task's tarball when it has one, then pulls the image unless it is
+// on the node already. As upstream, force_pull and a "latest" (or missing) tag pull at every
+// start: such a name promises the registry's current image.
 func (d *Driver) ensureImage(ctx context.Context, cfg *drivers.TaskConfig, c *taskConfig) error {
 	if c.Load != "" {
-		p, err := allocdir.Join(cfg.TaskDir, strings.Split(filepath.ToSlash(filepath.Clean(c.Load)), "/")...)
-		if err != nil {
-			return fmt.Errorf("docker: config \"load\" %q: %w", c.Load, err)
+		lctx, cancel := context.WithTimeout(ctx, c.PullTimeout)
+		defer cancel()
+		return d.loadImage(lctx, cfg, c)
+	}
+	if !c.ForcePull && !latestTag(c.Image) {
+		ictx, cancel := context.WithTimeout(ctx, apiTimeout)
+		_, err := d.cli.ImageInspect(ictx, c.Image)
+		cancel()
+		if err == nil {
+			return nil
 		}
-		f, err := allocdir.OpenFile(cfg.TaskDir, p, os.O_RDONLY, 0)
-		if err != nil {
-			return fmt.Errorf("docker: loading image from %q: %w", c.Load, err)
-		}
-		defer f.Close()
-		resp, err := d.cli.ImageLoad(ctx, f, client.ImageLoadWithQuiet(true))
-		if err != nil {
-			return fmt.Errorf("docker: loading image from %q: %w", c.Load, err)
-		}
-		msg, _ := readAllLimited(resp.Body, 64<<10)
-		_ = resp.Body.Close()
-		if strings.Contains(msg, `"error"`) {
-			return fmt.Errorf("docker: loading image from %q: %s", c.Load, strings.TrimSpace(msg))
+		if !client.IsErrNotFound(err) && !strings.Contains(err.Error(), "No such image") {
+			return fmt.Errorf("docker: inspecting image %q: %w", c.Image, err)
 		}
 	}
+	auth, err := d.registryAuth(c)
+	if err != nil {
+		return err
+	}
+	if err := d.pull(ctx, cfg, c.Image, auth, c.AuthSoftFail, c.PullTimeout); err != nil {
+		return err
+	}
+	d.pulledImage(imageKey(c.Image))
+	return nil
+}
+
+// loadImage loads the task's tarball into the engine and checks the image is then there.
+func (d *Driver) loadImage(ctx context.Context, cfg *drivers.TaskConfig, c *taskConfig) error {
+	p, err := allocdir.Join(cfg.TaskDir, strings.Split(filepath.ToSlash(filepath.Clean(c.Load)), "/")...)
+	if err != nil {
+		return fmt.Errorf("docker: config \"load\" %q: %w", c.Load, err)
+	}
+	f, err := allocdir.OpenFile(cfg.TaskDir, p, os.O_RDONLY, 0)
+	if err != nil {
+		return fmt.Errorf("docker: loading image from %q: %w", c.Load, err)
+	}
+	defer f.Close()
+	resp, err := d.cli.ImageLoad(ctx, f, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		return fmt.Errorf("docker: loading image from %q: %w", c.Load, err)
+	}
+	msg, _ := readAllLimited(resp.Body, 64<<10)
+	_ = resp.Body.Close()
+	if strings.Contains(msg, `"error"`) {
+		return fmt.Errorf("docker: loading image from %q: %s", c.Load, strings.TrimSpace(msg))
+	}
 	if _, err := d.cli.ImageInspect(ctx, c.Image); err != nil {
-		if client.IsErrNotFound(err) || strings.Contains(err.Error(), "No such image") {
-			return fmt.Errorf("docker: image %q is not present on this node (images are not pulled: build it on the node or `load` it from a tarball in the task directory)", c.Image)
-		}
-		return fmt.Errorf("docker: inspecting image %q: %w", c.Image, err)
+		return fmt.Errorf("docker: image %q is not in the tarball loaded from %q: %w", c.Image, c.Load, err)
 	}
 	return nil
 }
@@ -234,6 +324,8 @@ func (d *Driver) containerConfig(cfg *drivers.TaskConfig, c *taskConfig) (*conta
 		Env:        envList,
 		Labels:     labels,
 		WorkingDir: c.WorkDir,
+		// The task's `user` (a name or uid[:gid] the image knows); the image's own when unset.
+		User: cfg.User,
 	}
 	if c.Command != "" {
 		ccfg.Cmd = append([]string{c.Command}, c.Args...)

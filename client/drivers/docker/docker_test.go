@@ -172,7 +172,7 @@ func TestDocker_BadTasksFailWithReason(t *testing.T) {
 		setup  func(cfg *drivers.TaskConfig)
 		want   string
 	}{
-		{name: "missing image", config: map[string]any{"image": "nomadfork-no-such-image:1"}, want: `image "nomadfork-no-such-image:1" is not present on this node`},
+		{name: "missing image", config: map[string]any{"image": "nomadfork-no-such-image:1"}, want: `failed to pull image "nomadfork-no-such-image:1"`},
 		{name: "unknown key", config: map[string]any{"image": dockertest.Image, "privileged": true}, want: `unknown config key "privileged"`},
 		{name: "no image", config: map[string]any{"command": "x"}, want: `config "image" is required`},
 		{name: "tarball that does not load", config: map[string]any{"image": "nomadfork-bad:1", "load": "bad.tar"},
@@ -327,6 +327,13 @@ func TestSecurity_DockerBindThroughLink(t *testing.T) {
 }
 
 func TestDocker_PluginOptions(t *testing.T) {
+	// Upstream's defaults: images pulled are collected 3m after their last use.
+	defaults := Options{ImageGC: true, ImageGCDelay: 3 * time.Minute}
+	with := func(f func(*Options)) Options {
+		o := defaults
+		f(&o)
+		return o
+	}
 	cases := []struct {
 		name     string
 		raw      map[string]any
@@ -334,11 +341,21 @@ func TestDocker_PluginOptions(t *testing.T) {
 		warnings int
 		err      string
 	}{
-		{name: "none", raw: nil},
-		{name: "volumes block", raw: map[string]any{"volumes": map[string]any{"enabled": true}}, want: Options{VolumesEnabled: true}},
-		{name: "volumes from JSON", raw: map[string]any{"volumes": []any{map[string]any{"enabled": true}}}, want: Options{VolumesEnabled: true}},
-		{name: "upstream key warned", raw: map[string]any{"allow_privileged": true}, warnings: 1},
-		{name: "bad volumes", raw: map[string]any{"volumes": map[string]any{"enabled": "yes"}}, err: `key "enabled" is unknown or not a bool`},
+		{name: "none", raw: nil, want: defaults},
+		{name: "volumes block", raw: map[string]any{"volumes": map[string]any{"enabled": true}}, want: with(func(o *Options) { o.VolumesEnabled = true })},
+		{name: "volumes from JSON", raw: map[string]any{"volumes": []any{map[string]any{"enabled": true}}}, want: with(func(o *Options) { o.VolumesEnabled = true })},
+		{name: "upstream key warned", raw: map[string]any{"allow_privileged": true}, want: defaults, warnings: 1},
+		{name: "bad volumes", raw: map[string]any{"volumes": map[string]any{"enabled": "yes"}}, err: `"enabled" must be a bool`},
+		{name: "auth config and helper", raw: map[string]any{"auth": map[string]any{"config": "/etc/docker.json", "helper": "ecr-login"}},
+			want: with(func(o *Options) { o.AuthConfig, o.AuthHelper = "/etc/docker.json", "ecr-login" })},
+		{name: "auth helper path refused", raw: map[string]any{"auth": map[string]any{"helper": "/bin/sh"}}, err: "must be a name"},
+		{name: "gc off and delay", raw: map[string]any{"gc": []any{map[string]any{"image": false, "image_delay": "10s"}}},
+			want: with(func(o *Options) { o.ImageGC, o.ImageGCDelay = false, 10*time.Second })},
+		{name: "gc bad delay", raw: map[string]any{"gc": map[string]any{"image_delay": "soon"}}, err: `image_delay "soon"`},
+		{name: "gc container warned", raw: map[string]any{"gc": map[string]any{"container": false}}, want: defaults, warnings: 1},
+		{name: "pull activity timeout", raw: map[string]any{"pull_activity_timeout": "30s"}, want: with(func(o *Options) { o.PullActivityTimeout = 30 * time.Second })},
+		{name: "bad pull activity timeout", raw: map[string]any{"pull_activity_timeout": "0s"}, err: "not a positive duration"},
+		{name: "unknown auth key", raw: map[string]any{"auth": map[string]any{"password": "x"}}, err: `unknown key "password"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -355,3 +372,15 @@ func TestDocker_PluginOptions(t *testing.T) {
 }
 
 func writeFile(path, body string) error { return os.WriteFile(path, []byte(body), 0o644) }
+
+// The task's `user` is the container's user.
+func TestDocker_TaskUser(t *testing.T) {
+	d, root := testDriver(t)
+	cfg := newTask(t, root, map[string]any{"image": dockertest.Image, "args": []any{"cat", "/proc/self/status"}})
+	cfg.User = "1234:1234"
+	h, err := d.Start(cfg)
+	must.NoError(t, err)
+	res := waitExit(t, h, time.Minute)
+	must.True(t, res.Successful(), must.Sprintf("result %s", res))
+	must.StrContains(t, readFile(t, cfg.StdoutPath), "Uid:\t1234\t1234\t1234\t1234")
+}

@@ -58,10 +58,20 @@ func (d *Driver) Recover(cfg *drivers.TaskConfig, st *drivers.HandleState) (driv
 	if insp.State != nil {
 		h.pid = insp.State.Pid
 	}
+	// The re-attached container holds its image as a started one does, so that a task of
+	// this run that pulls the same image does not leave it to the GC while this one runs.
+	imgKey := ""
+	if insp.Config != nil {
+		imgKey = imageKey(insp.Config.Image)
+		d.acquireImage(imgKey)
+	}
 	remove := func() {
 		rctx, rcancel := context.WithTimeout(context.Background(), apiTimeout)
 		defer rcancel()
 		_ = d.cli.ContainerRemove(rctx, st.ContainerID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if imgKey != "" {
+			d.releaseImage(imgKey)
+		}
 	}
 	go h.follow(logs, func() { _ = logs.Close() }, stdout, stderr, remove)
 	return h, nil

@@ -53,12 +53,13 @@ type taskConfig struct {
 	// PidsLimit caps the processes and threads of the task (upstream's pids_limit); 0 is
 	// no limit.
 	PidsLimit int
+	// CapAdd and CapDrop change the capabilities a root task keeps (caps.go).
+	CapAdd, CapDrop []string
 }
 
-// configKeys are the keys this driver honours. Upstream's pid_mode, ipc_mode, cap_add and
-// cap_drop are not implemented: a job using them fails instead of running with a setting
-// silently dropped.
-var configKeys = map[string]bool{"command": true, "args": true, "pids_limit": true}
+// configKeys are the keys this driver honours. Upstream's pid_mode and ipc_mode are not
+// implemented: a job using them fails instead of running with a setting silently dropped.
+var configKeys = map[string]bool{"command": true, "args": true, "pids_limit": true, "cap_add": true, "cap_drop": true}
 
 func parseConfig(raw map[string]any) (*taskConfig, error) {
 	var unknown []string
@@ -69,7 +70,7 @@ func parseConfig(raw map[string]any) (*taskConfig, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("exec: unknown config key %q (this driver knows args, command, pids_limit)", unknown[0])
+		return nil, fmt.Errorf("exec: unknown config key %q (this driver knows args, cap_add, cap_drop, command, pids_limit)", unknown[0])
 	}
 	c := &taskConfig{}
 	var err error
@@ -85,8 +86,40 @@ func parseConfig(raw map[string]any) (*taskConfig, error) {
 	if c.PidsLimit, err = drivers.ConfigInt(raw, "pids_limit"); err != nil {
 		return nil, fmt.Errorf("exec: %w", err)
 	}
+	if c.CapAdd, err = drivers.ConfigStrings(raw, "cap_add"); err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	if c.CapDrop, err = drivers.ConfigStrings(raw, "cap_drop"); err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
 	if c.PidsLimit < 0 {
 		return nil, fmt.Errorf(`exec: config "pids_limit" must be 0 (no limit) or more, not %d`, c.PidsLimit)
 	}
 	return c, nil
+}
+
+// PluginOptions reads the agent's `plugin "exec" { config { … } }`. Of upstream's keys it
+// honours allow_caps; the others are warned about and ignored.
+func PluginOptions(raw map[string]any) (o Options, warnings []string, err error) {
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k != "allow_caps" {
+			warnings = append(warnings, fmt.Sprintf("plugin \"exec\": config key %q is not supported by this driver and is ignored", k))
+			continue
+		}
+		caps, err := drivers.ConfigStrings(raw, k)
+		if err != nil {
+			return o, nil, fmt.Errorf("plugin \"exec\": %w", err)
+		}
+		if _, err := parseCaps("plugin \"exec\": allow_caps", caps); err != nil {
+			return o, nil, err
+		}
+		// Set even when empty: an empty list allows no capability at all.
+		o.AllowCaps = append([]string{}, caps...)
+	}
+	return o, warnings, nil
 }

@@ -9,9 +9,14 @@
 //     its own /local, /secrets and /tmp, a /proc of its PID namespace, a read-only /sys and
 //     a minimal /dev;
 //     the chroot is entered with pivot_root (chroot where the host refuses it);
-//   - its `user` (nobody by default), with no capabilities left; as root, only upstream's
-//     default set for this driver (no CAP_SYS_ADMIN: no mounts, no remounting the host's
-//     read-only paths);
+//   - the kernel's knobs under /proc (/proc/sys above all) read-only, the paths a container
+//     runtime masks (/proc/kcore, /proc/keys, /sys/firmware, …) and the host's secrets
+//     (/etc/shadow, SSH host keys, …) masked, /dev read-only (harden_linux.go);
+//   - its `user` (nobody by default; the client refuses root unless user.denylist allows
+//     it), with no capabilities left but what its cap_add names (as ambient ones); as root, only upstream's default set for this driver
+//     as allow_caps, cap_add and cap_drop change it (caps.go; never CAP_SYS_ADMIN unless
+//     allowed: no mounts, no undoing the masks), no_new_privs in every case and a seccomp
+//     filter that refuses what reaches the whole host (seccomp_linux.go);
 //   - a cgroup with its memory (memory_max as the hard limit when set, memory then being
 //     the soft limit / memory.low), CPU shares and pids, removed when the task ends; an OOM
 //     kill is read from the cgroup and reported in the task's exit.

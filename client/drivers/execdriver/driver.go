@@ -19,6 +19,9 @@ type Options struct {
 	// ChrootEnv maps host paths to where they appear in a task's chroot; nil is
 	// DefaultChrootEnv.
 	ChrootEnv map[string]string
+	// AllowCaps are the capabilities a task may keep or add (the plugin's allow_caps); nil
+	// is DefaultCaps, "all" is every capability.
+	AllowCaps []string
 	Logger    hclog.Logger
 }
 
@@ -47,6 +50,9 @@ func New(opts Options) *Driver {
 	}
 	if opts.ChrootEnv == nil {
 		opts.ChrootEnv = DefaultChrootEnv
+	}
+	if opts.AllowCaps == nil {
+		opts.AllowCaps = DefaultCaps
 	}
 	return &Driver{
 		opts: opts, goos: runtime.GOOS, geteuid: os.Geteuid,

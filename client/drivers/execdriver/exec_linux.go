@@ -34,7 +34,7 @@ func (d *Driver) Exec(ctx context.Context, cfg *drivers.TaskConfig, opts *driver
 	}
 	jc := initConfig{
 		Join: true, TaskPID: h.state.PID, TaskStartTicks: h.state.StartTicks, Cgroups: h.cg.procsFiles(),
-		Command: opts.Command[0], Args: opts.Command[1:], Env: env, UID: h.cfg.UID, GID: h.cfg.GID, Dir: h.cfg.Dir,
+		Command: opts.Command[0], Args: opts.Command[1:], Env: env, UID: h.cfg.UID, GID: h.cfg.GID, Caps: h.cfg.Caps, Ambient: h.cfg.Ambient, Dir: h.cfg.Dir,
 	}
 	raw, err := json.Marshal(jc)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -44,11 +43,10 @@ func RunInit() {
 		_, _ = fmt.Fprint(errPipe, err.Error())
 		os.Exit(127)
 	}
-	raw, err := io.ReadAll(os.NewFile(initConfigFD, "init-config"))
+	raw, err := readConfigFD(initConfigFD, "init-config")
 	if err != nil {
 		fail(fmt.Errorf("reading the init's configuration: %w", err))
 	}
-	_ = syscall.Close(initConfigFD)
 	var c initConfig
 	if err := json.Unmarshal(raw, &c); err != nil {
 		fail(fmt.Errorf("decoding the init's configuration: %w", err))
@@ -90,10 +88,28 @@ func startTask(c *initConfig) error {
 	if err := enterRoot(root); err != nil {
 		return err
 	}
-	if err := limitCapabilities(); err != nil {
+	// Inside the new root, so that a link among the paths masked resolves in the chroot and
+	// never on the host; and while CAP_SYS_ADMIN is still held, which limitCapabilities
+	// drops: from then on nothing here can be unmounted or remounted by the task.
+	if err := hardenMounts(); err != nil {
 		return err
 	}
+	if err := limitCapabilities(c.Caps); err != nil {
+		return err
+	}
+	if err := noNewPrivileges(); err != nil {
+		return err
+	}
+	if len(c.Ambient) > 0 {
+		// Kept across the change of user below, so that the ambient set can be raised.
+		if err := unix.Prctl(unix.PR_SET_KEEPCAPS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("keeping capabilities: %w", err)
+		}
+	}
 	if err := dropPrivileges(c.UID, c.GID); err != nil {
+		return err
+	}
+	if err := raiseAmbient(c.Ambient); err != nil {
 		return err
 	}
 	dir := c.Dir
@@ -105,6 +121,10 @@ func startTask(c *initConfig) error {
 	}
 	path, err := lookPath(c.Command, c.Env)
 	if err != nil {
+		return err
+	}
+	// Last: from here on the init makes no call but execve.
+	if err := installSeccomp(c.Caps); err != nil {
 		return err
 	}
 	argv := append([]string{c.Command}, c.Args...)
@@ -231,20 +251,14 @@ func enterRoot(root string) error {
 	return unix.Chdir("/")
 }
 
-// allowedCaps are the capabilities a task run as root keeps (upstream's default for this
-// driver): enough to own files and switch users, not to mount, load modules, trace other
-// processes or change the network. A task run as another user has none at all.
-var allowedCaps = map[int]bool{
-	unix.CAP_AUDIT_WRITE: true, unix.CAP_CHOWN: true, unix.CAP_DAC_OVERRIDE: true, unix.CAP_FOWNER: true,
-	unix.CAP_FSETID: true, unix.CAP_KILL: true, unix.CAP_MKNOD: true, unix.CAP_NET_BIND_SERVICE: true,
-	unix.CAP_SETFCAP: true, unix.CAP_SETGID: true, unix.CAP_SETPCAP: true, unix.CAP_SETUID: true,
-	unix.CAP_SYS_CHROOT: true,
-}
-
-// limitCapabilities drops every other capability from the bounding set, which caps what the
-// command gets when it is executed, even as root. The bounding set is a thread's: this is
-// the thread that executes the command.
-func limitCapabilities() error {
+// limitCapabilities drops every capability but keep from the bounding set, which caps what
+// the command gets when it is executed, even as root. The bounding set is a thread's: this
+// is the thread that executes the command (or forks the command of an alloc exec).
+func limitCapabilities(keep []int) error {
+	kept := map[int]bool{}
+	for _, c := range keep {
+		kept[c] = true
+	}
 	last := unix.CAP_LAST_CAP
 	if raw, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil {
@@ -252,12 +266,22 @@ func limitCapabilities() error {
 		}
 	}
 	for c := 0; c <= last; c++ {
-		if allowedCaps[c] {
+		if kept[c] {
 			continue
 		}
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("dropping capability %d: %w", c, err)
 		}
+	}
+	return nil
+}
+
+// noNewPrivileges sets no_new_privs on this thread, which the command (or the child it
+// forks) inherits: no set-user-ID program or file capability can give it more than it was
+// started with, whatever the mounts it reaches.
+func noNewPrivileges() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
 	return nil
 }
@@ -274,6 +298,33 @@ func dropPrivileges(uid, gid int) error {
 	}
 	if err := syscall.Setuid(uid); err != nil {
 		return fmt.Errorf("setting uid %d: %w", uid, err)
+	}
+	return nil
+}
+
+// raiseAmbient gives a task run as another user than root the capabilities its cap_add
+// names: they are made the thread's permitted, inheritable and effective set and raised as
+// ambient, which the kernel hands on through exec to a program without file capabilities.
+// Only this thread is changed: it is the one that executes the command.
+func raiseAmbient(caps []int) error {
+	if len(caps) == 0 {
+		return nil
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	for _, c := range caps {
+		data[c/32].Permitted |= 1 << (uint(c) % 32)
+	}
+	for i := range data {
+		data[i].Inheritable, data[i].Effective = data[i].Permitted, data[i].Permitted
+	}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("setting the task's capabilities: %w", err)
+	}
+	for _, c := range caps {
+		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_RAISE, uintptr(c), 0, 0); err != nil {
+			return fmt.Errorf("raising ambient capability %d: %w", c, err)
+		}
 	}
 	return nil
 }
@@ -361,15 +412,23 @@ func joinTask(c *initConfig) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The child is forked from this thread and inherits its bounding set.
-	if err := limitCapabilities(); err != nil {
+	// The child is forked from this thread and inherits its bounding set and no_new_privs.
+	if err := limitCapabilities(c.Caps); err != nil {
+		return 0, err
+	}
+	if err := noNewPrivileges(); err != nil {
+		return 0, err
+	}
+	// The helper's own calls on this thread after it (fork, wait) are none the filter refuses.
+	if err := installSeccomp(c.Caps); err != nil {
 		return 0, err
 	}
 	cmd := &exec.Cmd{
 		Path: path, Args: append([]string{c.Command}, c.Args...), Env: c.Env, Dir: dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{
-			Credential: &syscall.Credential{Uid: uint32(c.UID), Gid: uint32(c.GID), Groups: []uint32{uint32(c.GID)}},
+			Credential:  &syscall.Credential{Uid: uint32(c.UID), Gid: uint32(c.GID), Groups: []uint32{uint32(c.GID)}},
+			AmbientCaps: ambientCaps(c.Ambient),
 		},
 	}
 	tty := handOverTerminal(cmd.SysProcAttr)
@@ -423,4 +482,12 @@ func handOverTerminal(attr *syscall.SysProcAttr) bool {
 	}
 	attr.Setpgid, attr.Foreground, attr.Ctty = true, true, 0
 	return true
+}
+
+func ambientCaps(caps []int) []uintptr {
+	var out []uintptr
+	for _, c := range caps {
+		out = append(out, uintptr(c))
+	}
+	return out
 }

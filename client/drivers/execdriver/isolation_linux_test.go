@@ -111,7 +111,8 @@ func TestExecDriver_StartFailures(t *testing.T) {
 		user   string
 		errHas string
 	}{
-		{name: "unknown config key", config: map[string]any{"command": "/bin/true", "cap_add": []any{"net_admin"}}, errHas: `unknown config key "cap_add"`},
+		{name: "unknown config key", config: map[string]any{"command": "/bin/true", "ipc_mode": "host"}, errHas: `unknown config key "ipc_mode"`},
+		{name: "a capability allow_caps does not allow", config: map[string]any{"command": "/bin/true", "cap_add": []any{"net_admin"}}, user: "root", errHas: `capability "net_admin" is not allowed`},
 		{name: "missing command", config: map[string]any{"command": "/no/such/program"}, errHas: `starting "/no/such/program"`},
 		{name: "command not on the path", config: map[string]any{"command": "no-such-program"}, errHas: "executable file not found"},
 		{name: "unknown user", config: map[string]any{"command": "/bin/true"}, user: "no-such-user-here", errHas: `user "no-such-user-here"`},

@@ -1,6 +1,7 @@
 package execdriver
 
 import (
+	"io"
 	"os"
 )
 
@@ -21,6 +22,19 @@ const (
 	// reason it did not.
 	initErrorFD = 4
 )
+
+// readConfigFD reads an inherited descriptor to EOF and closes it through the one *os.File
+// that owns it. Closing the number any other way leaves that File's finalizer to close it a
+// second time, at the next GC, when the number may already be a pipe or mount this process
+// opened since: the shim lost its init's configuration pipe that way ("broken pipe").
+func readConfigFD(fd uintptr, name string) ([]byte, error) {
+	f := os.NewFile(fd, name)
+	raw, err := io.ReadAll(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return raw, err
+}
 
 // joinConfigEnv carries the JSON initConfig of an alloc exec helper, which needs no
 // handshake: it joins the task's cgroup itself before it runs anything of the caller's.
@@ -49,6 +63,12 @@ type initConfig struct {
 	Env     []string
 	UID     int
 	GID     int
+	// Caps are the capabilities (kernel numbers) left in the bounding set: all a root task
+	// can ever hold.
+	Caps []int `json:",omitempty"`
+	// Ambient are the capabilities a task run as another user than root is given (its
+	// cap_add): none unless it asks.
+	Ambient []int `json:",omitempty"`
 	// Dir is the command's working directory inside the chroot.
 	Dir string
 }

@@ -3,7 +3,6 @@ package execdriver
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -34,11 +33,10 @@ func runShim() {
 		answer(shimReply{Error: err.Error()})
 		os.Exit(127)
 	}
-	raw, err := io.ReadAll(os.NewFile(initConfigFD, "shim-config"))
+	raw, err := readConfigFD(initConfigFD, "shim-config")
 	if err != nil {
 		fail(fmt.Errorf("reading the shim's configuration: %w", err))
 	}
-	_ = syscall.Close(initConfigFD)
 	var sc shimConfig
 	if err := json.Unmarshal(raw, &sc); err != nil {
 		fail(fmt.Errorf("decoding the shim's configuration: %w", err))

@@ -210,7 +210,11 @@ func startInit(cg *taskCgroup, ic *initConfig, stdout, stderr *os.File) (*exec.C
 	}
 	abort := func(err error) (*exec.Cmd, error) {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		// How the init ended says more than the pipe it left: an init that died on its own
+		// before reading its configuration wrote why to the task's stderr.
+		if werr := cmd.Wait(); werr != nil && !isKilledBy(werr, syscall.SIGKILL) {
+			err = fmt.Errorf("%w (the init %v; see the task's stderr)", err, werr)
+		}
 		return nil, err
 	}
 	if err := cg.addProc(cmd.Process.Pid); err != nil {
@@ -236,6 +240,22 @@ func (d *Driver) initConfig(cfg *drivers.TaskConfig, c *taskConfig) (*initConfig
 	uid, gid, err := lookupUser(cfg.User)
 	if err != nil {
 		return nil, err
+	}
+	allow, err := parseCaps(`plugin "exec": allow_caps`, d.opts.AllowCaps)
+	if err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	caps, err := taskCaps(allow, c.CapAdd, c.CapDrop)
+	if err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	var ambient capSet
+	if uid != 0 {
+		// Another user gets what its cap_add names, never the defaults: nobody with
+		// dac_override would read every file of the chroot.
+		if ambient, err = taskCaps(allow, c.CapAdd, []string{capAll}); err != nil {
+			return nil, fmt.Errorf("exec: %w", err)
+		}
 	}
 	// Resolved, so that the init's check that no mount point leads through a link is not
 	// fooled by a link above the data directory (such as a /tmp that is one).
@@ -309,7 +329,7 @@ func (d *Driver) initConfig(cfg *drivers.TaskConfig, c *taskConfig) (*initConfig
 	}
 	return &initConfig{
 		Root: root, Binds: binds, Hostname: hostname,
-		Command: c.Command, Args: c.Args, Env: envList, UID: uid, GID: gid, Dir: "/",
+		Command: c.Command, Args: c.Args, Env: envList, UID: uid, GID: gid, Caps: caps.numbers(), Ambient: ambient.numbers(), Dir: "/",
 	}, nil
 }
 
@@ -334,4 +354,14 @@ func lookupUser(name string) (uid, gid int, err error) {
 		return 0, 0, fmt.Errorf("exec: user %q has gid %q", name, u.Gid)
 	}
 	return uid, gid, nil
+}
+
+// isKilledBy reports whether a process's wait error says it was killed by sig.
+func isKilledBy(err error, sig syscall.Signal) bool {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return false
+	}
+	ws, ok := exit.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == sig
 }

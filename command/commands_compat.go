@@ -1,0 +1,139 @@
+package command
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/cli"
+)
+
+// compatCommands are the names upstream's CLI answers to besides its everyday ones: the
+// legacy one-word forms that scripts written for older releases still call, the commands of
+// Enterprise builds and of Windows builds. Scripts and muscle memory that use them must get
+// either the same behaviour or a clear sentence, never "command not found".
+func compatCommands(ui cli.Ui, meta func() Meta) map[string]cli.CommandFactory {
+	cmds := map[string]cli.CommandFactory{
+		"exec":         alias("exec", "alloc exec", &AllocExecCommand{Meta: meta()}),
+		"alloc-status": alias("alloc-status", "alloc status", &AllocStatusCommand{Meta: meta()}),
+		"eval-status":  alias("eval-status", "eval status", &EvalStatusCommand{Meta: meta()}),
+		"fs":           alias("fs", "alloc fs", &AllocFSCommand{Meta: meta()}),
+		"init":         alias("init", "job init", &JobInitCommand{Meta: meta()}),
+		"inspect":      alias("inspect", "job inspect", &JobInspectCommand{Meta: meta()}),
+		"logs":         alias("logs", "alloc logs", &AllocLogsCommand{Meta: meta()}),
+		"node-drain":   alias("node-drain", "node drain", &NodeDrainCommand{Meta: meta()}),
+		"node-status":  alias("node-status", "node status", &NodeStatusCommand{Meta: meta()}),
+		"validate":     alias("validate", "job validate", &JobValidateCommand{Meta: meta()}),
+		// Listed in help like its siblings "run" and "stop".
+		"start": alias("start", "job start", &JobStartCommand{Meta: meta()}),
+
+		// Upstream still runs these but warns that they are on their way out.
+		"client-config":      deprecatedAlias(ui, "client-config", "node config", &NodeConfigCommand{Meta: meta()}),
+		"server-members":     deprecatedAlias(ui, "server-members", "server members", &ServerMembersCommand{Meta: meta()}),
+		"server-join":        deprecatedAlias(ui, "server-join", "server join", &ServerJoinCommand{Meta: meta()}),
+		"server-force-leave": deprecatedAlias(ui, "server-force-leave", "server force-leave", &ServerForceLeaveCommand{Meta: meta()}),
+
+		"node config":         func() (cli.Command, error) { return &NodeConfigCommand{Meta: meta()}, nil },
+		"node meta":           subcommandGroup("Read and change a node's dynamic metadata", nodeMetaHelp),
+		"node meta read":      func() (cli.Command, error) { return &NodeMetaReadCommand{Meta: meta()}, nil },
+		"node meta apply":     func() (cli.Command, error) { return &NodeMetaApplyCommand{Meta: meta()}, nil },
+		"scaling":             subcommandGroup("Interact with scaling policies", scalingHelp),
+		"scaling policy":      subcommandGroup("Interact with scaling policies", scalingPolicyHelp),
+		"scaling policy list": func() (cli.Command, error) { return &ScalingPolicyListCommand{Meta: meta()}, nil },
+		"scaling policy info": func() (cli.Command, error) { return &ScalingPolicyInfoCommand{Meta: meta()}, nil },
+		"plugin":              subcommandGroup("Inspect storage plugins", pluginHelp),
+		"plugin status":       func() (cli.Command, error) { return &PluginStatusCommand{Meta: meta()}, nil },
+		"check":               func() (cli.Command, error) { return &AgentCheckCommand{Meta: meta()}, nil },
+	}
+	for _, f := range unavailableFeatures {
+		for _, name := range f.commands {
+			cmds[name] = unavailable(ui, name, f)
+		}
+	}
+	return cmds
+}
+
+func subcommandGroup(synopsis, help string) cli.CommandFactory {
+	return func() (cli.Command, error) { return &groupCommand{synopsis: synopsis, help: help}, nil }
+}
+
+// HiddenCommands are left out of "nomad -h", as upstream leaves them out: the legacy
+// one-word forms (their modern names are listed) and the commands this build only answers
+// with "not available here".
+var HiddenCommands = hiddenCommands()
+
+func hiddenCommands() []string {
+	hidden := []string{
+		"alloc-status", "check", "client-config", "eval-status", "fs", "init", "inspect", "logs",
+		"node-drain", "node-status", "server-force-leave", "server-join", "server-members", "validate",
+	}
+	for _, f := range unavailableFeatures {
+		hidden = append(hidden, f.commands...)
+	}
+	return hidden
+}
+
+// unavailableFeature is a part of upstream's CLI that needs an edition or platform this build
+// is not.
+type unavailableFeature struct {
+	sentence string
+	commands []string
+}
+
+var unavailableFeatures = []unavailableFeature{
+	{"Resource quotas are a Nomad Enterprise feature that this build does not have.",
+		[]string{"quota", "quota apply", "quota delete", "quota init", "quota inspect", "quota list", "quota status"}},
+	{"Sentinel policies are a Nomad Enterprise feature that this build does not have.",
+		[]string{"sentinel", "sentinel apply", "sentinel delete", "sentinel list", "sentinel read"}},
+	{"Licenses are a Nomad Enterprise feature that this build does not have.",
+		[]string{"license", "license get"}},
+	{"Resource recommendations are a Nomad Enterprise feature that this build does not have.",
+		[]string{"recommendation", "recommendation apply", "recommendation dismiss", "recommendation info", "recommendation list"}},
+	{"Running Nomad as a Windows service is a Windows feature that this build does not have.",
+		[]string{"windows", "windows service", "windows service install", "windows service uninstall"}},
+}
+
+// unavailableCommand answers a command of an unavailable feature: one sentence, exit 1.
+type unavailableCommand struct {
+	ui       cli.Ui
+	name     string
+	sentence string
+}
+
+func unavailable(ui cli.Ui, name string, f unavailableFeature) cli.CommandFactory {
+	return func() (cli.Command, error) {
+		return &unavailableCommand{ui: ui, name: name, sentence: f.sentence}, nil
+	}
+}
+
+func (c *unavailableCommand) Help() string {
+	return fmt.Sprintf("Usage: nomad %s\n\n  %s", c.name, c.sentence)
+}
+
+func (c *unavailableCommand) Synopsis() string { return "Not available in this build" }
+
+func (c *unavailableCommand) Run([]string) int {
+	c.ui.Error(c.sentence)
+	return 1
+}
+
+// deprecatedAliasCommand is a legacy name upstream has deprecated: it runs the same command
+// after a one-line warning on the error stream, so the command's own output stays as scripts
+// read it.
+type deprecatedAliasCommand struct {
+	aliasCommand
+	ui cli.Ui
+}
+
+func deprecatedAlias(ui cli.Ui, name, target string, cmd cli.Command) cli.CommandFactory {
+	return func() (cli.Command, error) {
+		return &deprecatedAliasCommand{aliasCommand: aliasCommand{Command: cmd, alias: name, target: target}, ui: ui}, nil
+	}
+}
+
+func (d *deprecatedAliasCommand) Run(args []string) int {
+	d.ui.Warn(deprecationWarning(d.alias, d.target))
+	return d.Command.Run(args)
+}
+
+func deprecationWarning(alias, target string) string {
+	return fmt.Sprintf("Warning: \"nomad %s\" is deprecated; use \"nomad %s\".", alias, target)
+}

@@ -1,0 +1,70 @@
+package command
+
+import (
+	"strings"
+)
+
+// NodeConfigCommand reads or replaces the servers the agent's client talks to.
+type NodeConfigCommand struct {
+	Meta
+}
+
+func (c *NodeConfigCommand) Help() string {
+	return helpText(`
+Usage: nomad node config [options] [<addr>...]
+
+  Read or change the configuration of the client of the agent the command
+  talks to. Today that is its list of servers: -servers prints it, one address
+  per line; -update-servers replaces it with the RPC addresses given
+  (host:port). A replaced list lasts until the agent restarts or finds
+  servers again. Needs agent read, or agent write to change.
+`, `
+Node Config Options:
+
+  -servers
+    Print the servers the client knows.
+
+  -update-servers
+    Replace the client's servers with the addresses given.
+`)
+}
+
+func (c *NodeConfigCommand) Synopsis() string { return "Read or change a client's configuration" }
+
+func (c *NodeConfigCommand) Run(args []string) int {
+	var listServers, updateServers bool
+	fs := c.FlagSet("node config")
+	fs.BoolVar(&listServers, "servers", false, "")
+	fs.BoolVar(&updateServers, "update-servers", false, "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	switch {
+	case listServers == updateServers:
+		return c.fail("This command needs one of -servers or -update-servers")
+	case listServers && len(pos) > 0:
+		return c.fail("This command takes no arguments with -servers")
+	case updateServers && len(pos) == 0:
+		return c.fail("This command takes at least one argument with -update-servers: <addr>")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	if updateServers {
+		if err := client.Agent().SetServers(pos); err != nil {
+			return c.fail("Error updating the client's servers: %v", err)
+		}
+		c.Ui.Output("Updated the client's servers")
+		return 0
+	}
+	servers, err := client.Agent().Servers()
+	if err != nil {
+		return c.fail("Error querying the client's servers: %v", err)
+	}
+	if len(servers) > 0 {
+		c.Ui.Output(strings.Join(servers, "\n"))
+	}
+	return 0
+}

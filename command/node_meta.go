@@ -1,0 +1,180 @@
+package command
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+const nodeMetaHelp = `
+Usage: nomad node meta <subcommand> [options] [args]
+
+  Read and change a node's dynamic metadata: keys set through the API, which
+  join (and may override) the static meta of the client's configuration and
+  are seen by constraints like any other node meta.
+`
+
+// NodeMetaReadCommand shows a node's metadata.
+type NodeMetaReadCommand struct {
+	Meta
+}
+
+func (c *NodeMetaReadCommand) Help() string {
+	return helpText(`
+Usage: nomad node meta read [options]
+
+  Show a node's metadata: all of it, then its dynamic and static parts. The
+  node is the one of the agent the command talks to unless -node-id names
+  another. Needs node read access when ACLs are on.
+`, `
+Node Meta Read Options:
+
+  -node-id=<id>
+    The node to read, by ID or unique prefix.
+
+  -json
+    Print the API's JSON.
+`)
+}
+
+func (c *NodeMetaReadCommand) Synopsis() string { return "Read a node's metadata" }
+
+func (c *NodeMetaReadCommand) Run(args []string) int {
+	var nodeID string
+	var asJSON bool
+	fs := c.FlagSet("node meta read")
+	fs.StringVar(&nodeID, "node-id", "", "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	_, client, code, ok := c.connect(fs, args)
+	if !ok {
+		return code
+	}
+	if nodeID != "" {
+		if nodeID, ok = c.resolveNode(client, nodeID); !ok {
+			return 1
+		}
+	}
+	meta, err := client.Nodes().Meta().Read(nodeID, nil)
+	if err != nil {
+		return c.fail("Error reading the node's metadata: %v", err)
+	}
+	return printResult(&c.Meta, meta, asJSON, formatNodeMeta)
+}
+
+func formatNodeMeta(m *api.NodeMetaResponse) string {
+	dynamic := make(map[string]string, len(m.Dynamic))
+	for k, v := range m.Dynamic {
+		// A nil value is a key the API unset: it hides the static value of that key.
+		if v == nil {
+			dynamic[k] = "<unset>"
+		} else {
+			dynamic[k] = *v
+		}
+	}
+	return "All Meta\n" + formatMetaMap(m.Meta) + "\n\nDynamic Meta\n" + formatMetaMap(dynamic) +
+		"\n\nStatic Meta\n" + formatMetaMap(m.Static)
+}
+
+func formatMetaMap(m map[string]string) string {
+	if len(m) == 0 {
+		return "<none>"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	rows := make([]string, 0, len(keys))
+	for _, k := range keys {
+		rows = append(rows, k+"|"+m[k])
+	}
+	return formatKV(rows)
+}
+
+// NodeMetaApplyCommand sets and unsets a node's dynamic metadata.
+type NodeMetaApplyCommand struct {
+	Meta
+}
+
+func (c *NodeMetaApplyCommand) Help() string {
+	return helpText(`
+Usage: nomad node meta apply [options] <key>=<value>...
+
+  Set keys of a node's dynamic metadata, and with -unset remove keys. The
+  node is the one of the agent the command talks to unless -node-id names
+  another. Needs node write access when ACLs are on.
+`, `
+Node Meta Apply Options:
+
+  -node-id=<id>
+    The node to change, by ID or unique prefix.
+
+  -unset=<key>[,<key>...]
+    Keys to remove from the dynamic metadata.
+`)
+}
+
+func (c *NodeMetaApplyCommand) Synopsis() string { return "Change a node's dynamic metadata" }
+
+func (c *NodeMetaApplyCommand) Run(args []string) int {
+	var nodeID, unset string
+	fs := c.FlagSet("node meta apply")
+	fs.StringVar(&nodeID, "node-id", "", "")
+	fs.StringVar(&unset, "unset", "", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	meta := map[string]*string{}
+	for _, kv := range pos {
+		k, v, found := strings.Cut(kv, "=")
+		if !found || k == "" {
+			return c.fail("Invalid argument %q: expected <key>=<value>", kv)
+		}
+		meta[k] = &v
+	}
+	for _, k := range strings.Split(unset, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			meta[k] = nil
+		}
+	}
+	if len(meta) == 0 {
+		return c.fail("This command takes at least one <key>=<value> argument or -unset")
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	if nodeID != "" {
+		if nodeID, ok = c.resolveNode(client, nodeID); !ok {
+			return 1
+		}
+	}
+	if _, err := client.Nodes().Meta().Apply(&api.NodeMetaApplyRequest{NodeID: nodeID, Meta: meta}, nil); err != nil {
+		return c.fail("Error applying the node's metadata: %v", err)
+	}
+	return 0
+}
+
+// printTemplated prints v with -json, else with the -t template, else as format renders it.
+func printTemplated[T any](m *Meta, v T, asJSON bool, tmpl string, format func(T) string) int {
+	if asJSON && tmpl != "" {
+		return m.fail("Only one of -json or -t may be given")
+	}
+	if tmpl == "" {
+		return printResult(m, v, asJSON, format)
+	}
+	t, err := template.New("out").Parse(tmpl)
+	if err != nil {
+		return m.fail("Error parsing -t template: %v", err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, v); err != nil {
+		return m.fail("Error formatting the response: %v", err)
+	}
+	m.Ui.Output(b.String())
+	return 0
+}

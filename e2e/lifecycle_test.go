@@ -1,0 +1,91 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+)
+
+// The two plain raw_exec jobs of the task-semantics issue, against the binary: a service
+// whose prestart task runs once, to completion, before main, then a poststart sidecar; and a
+// batch job whose leader's end stops the helper before the poststop task runs.
+func TestLifecycle_Binary(t *testing.T) {
+	cfg, url := writeConfig(t, t.TempDir(), rawExecClientConfig)
+	a := startAgent(t, cfg, url)
+	c := a.client()
+
+	sh := func(name, script string) *api.Task {
+		task := api.NewTask(name, "raw_exec")
+		task.Config = map[string]any{"command": "/bin/sh", "args": []string{"-c", script}}
+		task.Resources = &api.Resources{CPU: new(50), MemoryMB: new(32)}
+		return task
+	}
+	taskStates := func(jobID string) (string, map[string]*api.TaskState) {
+		allocs, _, err := c.Jobs().Allocations(jobID, false, nil)
+		if err != nil || len(allocs) != 1 {
+			return "", nil
+		}
+		alloc, _, err := c.Allocations().Info(allocs[0].ID, nil)
+		if err != nil {
+			return "", nil
+		}
+		return alloc.ClientStatus, alloc.TaskStates
+	}
+
+	t.Run("prestart, main, poststart sidecar", func(t *testing.T) {
+		job := api.NewServiceJob("svc", "svc", "global", 50)
+		job.Datacenters = []string{"dc1"}
+		pre := sh("init", "sleep 1")
+		pre.Lifecycle = &api.TaskLifecycle{Hook: "prestart"}
+		side := sh("side", "exec sleep 600")
+		side.Lifecycle = &api.TaskLifecycle{Hook: "poststart", Sidecar: true}
+		job.AddTaskGroup(api.NewTaskGroup("g", 1).AddTask(pre).AddTask(sh("main", "exec sleep 600")).AddTask(side))
+		_, _, err := c.Jobs().Register(job, nil)
+		must.NoError(t, err)
+		t.Cleanup(func() { stopJob(t, c, "svc") })
+		var states map[string]*api.TaskState
+		waitUntil(t, 60*time.Second, "main and the sidecar running after init completed", func() bool {
+			_, states = taskStates("svc")
+			return states != nil && states["init"] != nil && states["init"].State == "dead" &&
+				states["main"] != nil && states["main"].State == "running" &&
+				states["side"] != nil && states["side"].State == "running"
+		})
+		must.False(t, states["init"].Failed)
+		must.Zero(t, states["init"].Restarts, must.Sprint("a prestart task that succeeded runs once"))
+		must.False(t, states["main"].StartedAt.Before(states["init"].FinishedAt))
+		must.False(t, states["side"].StartedAt.Before(states["main"].StartedAt))
+	})
+
+	t.Run("leader, helper, poststop", func(t *testing.T) {
+		job := api.NewBatchJob("lead", "lead", "global", 50)
+		job.Datacenters = []string{"dc1"}
+		leader := sh("leader", "sleep 2")
+		leader.Leader = true
+		post := sh("cleanup", "true")
+		post.Lifecycle = &api.TaskLifecycle{Hook: "poststop"}
+		job.AddTaskGroup(api.NewTaskGroup("g", 1).AddTask(leader).AddTask(sh("helper", "exec sleep 600")).AddTask(post))
+		_, _, err := c.Jobs().Register(job, nil)
+		must.NoError(t, err)
+		t.Cleanup(func() { stopJob(t, c, "lead") })
+		var status string
+		var states map[string]*api.TaskState
+		waitUntil(t, 60*time.Second, "the allocation complete", func() bool {
+			status, states = taskStates("lead")
+			return status == "complete"
+		})
+		helper, cleanup := states["helper"], states["cleanup"]
+		must.Eq(t, "dead", helper.State)
+		killedForLeader := false
+		for _, e := range helper.Events {
+			killedForLeader = killedForLeader || e.Type == "Leader Task Dead"
+		}
+		must.True(t, killedForLeader, must.Sprint("the helper was stopped because the leader ended"))
+		must.Eq(t, "dead", cleanup.State)
+		must.False(t, cleanup.Failed)
+		must.False(t, cleanup.StartedAt.Before(helper.FinishedAt), must.Sprint("poststop ran after the others ended"))
+	})
+}

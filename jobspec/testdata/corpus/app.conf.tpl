@@ -1,0 +1,1 @@
+listen = {{ env "NOMAD_PORT_http" }}

@@ -1,0 +1,40 @@
+// Package nomad is the server: Raft and the FSM that applies its log to the state store, the
+// RPC endpoints the HTTP agent calls in-process and other servers and clients call over the
+// wire, cluster membership, and the duties of the leader.
+//
+// Where each concern lives:
+//   - Server lifetime: server.go builds a server and owns every goroutine it starts;
+//     Shutdown stops them. Tests start in-memory servers through the server harness.
+//   - Raft and the FSM: raft_logstore.go, raft_applied.go, raft_recovery.go and
+//     raft_snapshots.go keep the log on disk, verify it before Raft reads it and recover it;
+//     fsm.go decodes each entry and hands it to one state/ method per message type
+//     (fsm_*.go register them); events.go reacts to every committed transaction (event
+//     publishing, the evaluation broker, ACL cache and subscription re-checks, acl_recheck.go).
+//   - RPC: rpc_mux.go authenticates connections (cluster key or TLS, rpc_tls.go) and splits
+//     one port between Raft and RPC; rpc_server.go dispatches calls; rpc_client_conn.go and
+//     client_session.go carry the client agents' connections and streams; rpc.go serves
+//     blocking reads.
+//   - Endpoints: endpoint.go declares the endpoint table and its read and write pipelines
+//     (forward, resolve the token, authorise, validate, apply); *_endpoint.go hold the
+//     services, with helpers beside them (job_*.go, node_*.go, variables_*.go, ...).
+//   - ACLs: acl.go resolves a token into a compiled ACL and the caller's identity;
+//     workload_identity.go and node_identity_endpoint.go sign and check identities.
+//   - Membership: serf.go (gossip finds servers, it never makes a voter), cluster.go (the
+//     authenticated handshake that forms and grows the Raft cluster), autopilot.go.
+//   - Leader duties: leader.go starts them when this server leads and stops them when it
+//     stops: the evaluation broker and scheduling workers (leader_broker.go, worker*.go,
+//     scheduler_input.go), node heartbeats (heartbeat.go), garbage collection (core_gc.go),
+//     periodic launches, the deployment watcher, the drainer and the plan applier (their
+//     own packages below this one).
+//   - Disk: disk_space.go refuses writes that a full data_dir could not make durable.
+//
+// It imports structs, state, acl, scheduler, raftutil and the shared helpers (tlsutil,
+// internal/) besides its own subpackages; never command/ or client/.
+//
+// What must stay true:
+//   - Only the FSM writes the state store, and it stays deterministic: the leader fixes every
+//     ID and time a write carries before the entry reaches Raft.
+//   - A call is authorised by the server that serves it, after any forward: a follower
+//     never decides for the leader.
+//   - Secrets never reach logs or error messages.
+package nomad

@@ -1,0 +1,208 @@
+package structs
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// What this build does with every field of the official client's Job, TaskGroup and Task.
+// A field is acted on, set only by the server, refused by validation with its name, or
+// accepted and warned about: register, plan and validate answer a line in Warnings for each
+// warned field a job sets, so a job file that relies on something we do not do is never
+// accepted in silence. TestJobWarnings_EveryFieldHasARule fails when the official client
+// gains a field that has no row here.
+
+type fieldSupport int
+
+const (
+	// fieldActedOn: the servers or the client do what the field asks.
+	fieldActedOn fieldSupport = iota
+	// fieldServerSet: the server fills it (IDs, indexes, status); a client's value is
+	// ignored or refused elsewhere.
+	fieldServerSet
+	// fieldRefused: validation refuses a job that sets it, naming the field.
+	fieldRefused
+	// fieldWarned: accepted, stored and shown, not acted on; a set value yields a warning.
+	fieldWarned
+)
+
+type fieldRule struct {
+	support fieldSupport
+	// why completes the warning: what is not done, and what to do instead when there is
+	// something.
+	why string
+	// when narrows a warned field to the values not acted on (nil: any non-zero value).
+	when func(task *api.Task, v reflect.Value) bool
+}
+
+var (
+	actedOn   = fieldRule{support: fieldActedOn}
+	serverSet = fieldRule{support: fieldServerSet}
+	refused   = fieldRule{support: fieldRefused}
+)
+
+func warned(why string) fieldRule { return fieldRule{support: fieldWarned, why: why} }
+
+// jobFieldRules is keyed by the field names of api.Job.
+var jobFieldRules = map[string]fieldRule{
+	"Region": actedOn, "Namespace": actedOn, "ID": actedOn, "Name": actedOn, "Type": actedOn,
+	"Priority": actedOn, "Datacenters": actedOn, "NodePool": actedOn, "Constraints": actedOn,
+	"Affinities": actedOn, "TaskGroups": actedOn, "Update": actedOn, "Spreads": actedOn,
+	"Periodic": actedOn, "ParameterizedJob": actedOn, "Reschedule": actedOn, "Migrate": actedOn,
+	"Meta": actedOn, "UI": actedOn, "Stop": actedOn, "Payload": actedOn, "VersionTag": actedOn,
+	"AllAtOnce":       warned("has no effect: placements are always made as they fit"),
+	"Multiregion":     warned("multi-region deployments are not built: the job runs in its own region only"),
+	"ConsulNamespace": warned("there is no Consul integration"),
+	"VaultNamespace":  warned("there is no Vault integration"),
+	"ParentID":        serverSet, "Dispatched": serverSet, "DispatchIdempotencyToken": serverSet,
+	"NomadTokenID": serverSet, "Status": serverSet, "StatusDescription": serverSet, "Stable": serverSet,
+	"Version": serverSet, "SubmitTime": serverSet, "CreateIndex": serverSet, "ModifyIndex": serverSet,
+	"JobModifyIndex": serverSet,
+}
+
+// groupFieldRules is keyed by the field names of api.TaskGroup.
+var groupFieldRules = map[string]fieldRule{
+	"Name": actedOn, "Count": actedOn, "Constraints": actedOn, "Affinities": actedOn, "Tasks": actedOn,
+	"Spreads": actedOn, "RestartPolicy": actedOn, "Disconnect": actedOn, "ReschedulePolicy": actedOn,
+	"Update": actedOn, "Migrate": actedOn, "Networks": actedOn, "Meta": actedOn, "Services": actedOn,
+	"MaxClientDisconnect": actedOn, "Scaling": actedOn,
+	"Volumes": {support: fieldWarned, why: "host and CSI volumes are not mounted into tasks yet (a host volume only decides placement: the node must have it; a CSI volume fits no node)",
+		when: func(_ *api.Task, v reflect.Value) bool { return v.Len() > 0 }},
+	"EphemeralDisk": {support: fieldWarned, why: "migrate moves alloc/data only to a replacement on the same node (as sticky does); across nodes it is not copied",
+		when: func(_ *api.Task, v reflect.Value) bool {
+			d := v.Interface().(*api.EphemeralDisk)
+			return d != nil && d.Migrate != nil && *d.Migrate
+		}},
+	"ShutdownDelay":             actedOn,
+	"MaxRunDuration":            warned("is not enforced"),
+	"StopAfterClientDisconnect": warned("is not acted on: the client does not stop its tasks on its own when cut off"),
+	"Consul":                    warned("there is no Consul integration"),
+	"PreventRescheduleOnLost":   warned("is not acted on: a lost allocation is replaced"),
+}
+
+// taskFieldRules is keyed by the field names of api.Task.
+var taskFieldRules = map[string]fieldRule{
+	"Name": actedOn, "Driver": actedOn, "Config": actedOn, "Constraints": actedOn, "Affinities": actedOn,
+	"Env": actedOn, "Services": actedOn, "Resources": actedOn, "RestartPolicy": actedOn, "Meta": actedOn,
+	"KillTimeout": actedOn,
+	"LogConfig": {support: fieldWarned, why: "disabled is not acted on: logs are still written and rotated (max_files, max_file_size are honoured)",
+		when: func(_ *api.Task, v reflect.Value) bool {
+			lc := v.Interface().(*api.LogConfig)
+			return lc != nil && ((lc.Disabled != nil && *lc.Disabled) || (lc.Enabled != nil && !*lc.Enabled))
+		}}, "DispatchPayload": actedOn, "ScalingPolicies": actedOn,
+	"Identity": actedOn, "Identities": actedOn,
+	"User":            actedOn,
+	"KillSignal":      actedOn,
+	"Vault":           refused,
+	"Kind":            refused, // Connect proxies and gateways: refused with their services
+	"Lifecycle":       actedOn,
+	"Leader":          actedOn,
+	"ShutdownDelay":   actedOn,
+	"Artifacts":       actedOn,
+	"Templates":       actedOn,
+	"VolumeMounts":    warned("volumes are not mounted into tasks yet"),
+	"Consul":          warned("there is no Consul integration"),
+	"CSIPluginConfig": warned("CSI plugins are not supported"),
+	"Secrets":         warned("secret blocks are not fetched"),
+	"Actions":         warned("actions are stored but cannot be run"),
+	"Schedule":        warned("task schedules are not enforced"),
+}
+
+// Warnings lists, one line each, the fields the job sets that this build accepts but does
+// not act on. The lines name the group and task as validation errors do.
+func (j *Job) Warnings() []string {
+	var out []string
+	jobValue := reflect.ValueOf(j).Elem()
+	for _, name := range []string{"AllAtOnce", "Multiregion", "ConsulNamespace", "VaultNamespace"} {
+		if f := jobValue.FieldByName(name); !f.IsZero() {
+			out = append(out, fmt.Sprintf("%s: %s", hclName(reflect.TypeFor[api.Job](), name), jobFieldRules[name].why))
+		}
+	}
+	for _, tg := range j.TaskGroups {
+		if tg == nil {
+			continue
+		}
+		prefix := fmt.Sprintf("group %q: ", stringValue(tg.Name))
+		out = append(out, warnedFields(prefix, reflect.ValueOf(tg).Elem(), groupFieldRules, nil)...)
+		out = append(out, serviceWarnings(prefix, tg.Services)...)
+		for _, task := range tg.Tasks {
+			if task == nil {
+				continue
+			}
+			taskPrefix := fmt.Sprintf("%stask %q: ", prefix, task.Name)
+			out = append(out, warnedFields(taskPrefix, reflect.ValueOf(task).Elem(), taskFieldRules, task)...)
+			out = append(out, serviceWarnings(taskPrefix, task.Services)...)
+		}
+	}
+	return out
+}
+
+// serviceWarnings covers what a service asks that is not done: registration in Consul (the
+// default provider, as upstream) and health checks.
+func serviceWarnings(prefix string, services []*api.Service) []string {
+	var out []string
+	for _, svc := range services {
+		if svc == nil || svc.Connect != nil { // Connect is refused by validation
+			continue
+		}
+		if svc.Provider != "nomad" {
+			out = append(out, fmt.Sprintf("%sservice %q: provider %q: there is no Consul integration, so it is registered nowhere; set provider = \"nomad\"",
+				prefix, svc.Name, cmpOr(svc.Provider, "consul")))
+		}
+		if len(svc.Checks) > 0 {
+			out = append(out, fmt.Sprintf("%sservice %q: check: health checks are not run; deployments judge health by task state", prefix, svc.Name))
+		}
+	}
+	return out
+}
+
+func cmpOr(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+func warnedFields(prefix string, v reflect.Value, rules map[string]fieldRule, task *api.Task) []string {
+	var out []string
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		rule, ok := rules[t.Field(i).Name]
+		if !ok || rule.support != fieldWarned {
+			continue
+		}
+		f := v.Field(i)
+		set := !f.IsZero()
+		if set && rule.when != nil {
+			set = rule.when(task, f)
+		}
+		if set {
+			out = append(out, prefix+hclName(t, t.Field(i).Name)+": "+rule.why)
+		}
+	}
+	return out
+}
+
+// hclName is the name a job file writes for the field: its hcl tag, else its Go name in
+// snake case (ConsulNamespace → consul_namespace).
+func hclName(t reflect.Type, field string) string {
+	if sf, ok := t.FieldByName(field); ok {
+		if tag, ok := sf.Tag.Lookup("hcl"); ok {
+			if name, _, _ := strings.Cut(tag, ","); name != "" {
+				return name
+			}
+		}
+	}
+	var b strings.Builder
+	for i, r := range field {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}

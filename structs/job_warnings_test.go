@@ -1,0 +1,77 @@
+package structs
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+)
+
+// Every field of the official client's Job, TaskGroup and Task has a rule: acted on, set by
+// the server, refused, or warned. A field the client library gains fails here until someone
+// decides which.
+func TestJobWarnings_EveryFieldHasARule(t *testing.T) {
+	for _, tc := range []struct {
+		typ   reflect.Type
+		rules map[string]fieldRule
+	}{
+		{reflect.TypeFor[api.Job](), jobFieldRules},
+		{reflect.TypeFor[api.TaskGroup](), groupFieldRules},
+		{reflect.TypeFor[api.Task](), taskFieldRules},
+	} {
+		for i := 0; i < tc.typ.NumField(); i++ {
+			name := tc.typ.Field(i).Name
+			_, ok := tc.rules[name]
+			must.True(t, ok, must.Sprintf("api.%s.%s has no rule in structs/job_warnings.go", tc.typ.Name(), name))
+		}
+		for name := range tc.rules {
+			_, ok := tc.typ.FieldByName(name)
+			must.True(t, ok, must.Sprintf("rule for api.%s.%s names no field", tc.typ.Name(), name))
+		}
+	}
+}
+
+// Every warned field, set on a job, yields exactly its line; fields acted on yield none.
+func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
+	must.SliceEmpty(t, validJob().Warnings())
+
+	cases := []struct {
+		name   string
+		mutate func(j *Job)
+		want   string
+	}{
+		{"multiregion", func(j *Job) { j.Multiregion = &api.Multiregion{} }, "multiregion: multi-region deployments are not built"},
+		{"consul namespace", func(j *Job) { j.ConsulNamespace = "x" }, "consul_namespace: there is no Consul integration"},
+		{"migrating disk", func(j *Job) { j.TaskGroups[0].EphemeralDisk = &api.EphemeralDisk{Migrate: new(true)} }, "ephemeral_disk: migrate moves alloc/data only to a replacement on the same node"},
+		{"host volume", func(j *Job) { j.TaskGroups[0].Volumes = map[string]*api.VolumeRequest{"v": {}} }, "volume: host and CSI volumes are not mounted"},
+		{"logs disabled", func(j *Job) { j.TaskGroups[0].Tasks[0].LogConfig = &api.LogConfig{Disabled: new(true)} }, "logs: disabled is not acted on"},
+		{"consul service", func(j *Job) { j.TaskGroups[0].Services = []*api.Service{{Name: "web"}} },
+			`group "g": service "web": provider "consul": there is no Consul integration`},
+		{"check", func(j *Job) {
+			j.TaskGroups[0].Tasks[0].Services = []*api.Service{{Name: "web", Provider: "nomad", Checks: []api.ServiceCheck{{Type: "http"}}}}
+		}, `task "t": service "web": check: health checks are not run`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := validJob()
+			tc.mutate(j)
+			got := j.Warnings()
+			must.SliceLen(t, 1, got)
+			must.StrContains(t, got[0], tc.want)
+		})
+	}
+
+	t.Run("a size-only ephemeral disk, an exec user, lifecycle, leader, a nomad service and templates are acted on", func(t *testing.T) {
+		j := validJob()
+		j.TaskGroups[0].Tasks[0].Templates = []*api.Template{{ChangeMode: new("restart")}, {ChangeMode: new("signal")}, {ChangeMode: new("script"), ChangeScript: &api.ChangeScript{RunOnFirstRender: new(true)}}, {Once: new(true)}, {}}
+		j.TaskGroups[0].Tasks[0].Lifecycle = &api.TaskLifecycle{Hook: "prestart"}
+		j.TaskGroups[0].Tasks[0].Leader = true
+		j.TaskGroups[0].Services = []*api.Service{{Name: "web", Provider: "nomad"}}
+		j.TaskGroups[0].EphemeralDisk = &api.EphemeralDisk{SizeMB: new(300), Sticky: new(true)}
+		j.TaskGroups[0].Tasks[0].Driver = "exec"
+		j.TaskGroups[0].Tasks[0].User = "nobody"
+		must.SliceEmpty(t, j.Warnings(), must.Sprint(strings.Join(j.Warnings(), "\n")))
+	})
+}
