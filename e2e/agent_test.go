@@ -107,6 +107,7 @@ func startAgentNoWait(t *testing.T, config, httpURL string) *agentProc {
 			_ = a.cmd.Process.Kill()
 			_ = a.cmd.Wait()
 		}
+		reapTasks(a.config)
 		if t.Failed() {
 			t.Logf("agent output:\n%s", a.logs.String())
 		}
