@@ -152,3 +152,26 @@ func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool)
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestJobRun_OutputMatchesCorpus checks that `nomad job run -output` prints, for every corpus
+// job file, exactly the golden JSON jobspec's corpus test keeps beside it: upstream's
+// parse-time defaults filled in (constraint operand, template splay, change mode and
+// permissions, scaling type, periodic spec type, vault change mode and env), file()
+// evaluated relative to the job file, so that tools diffing rendered JSON see no change.
+func TestJobRun_OutputMatchesCorpus(t *testing.T) {
+	t.Setenv("NOMAD_NAMESPACE", "")
+	dir := filepath.Join("..", "jobspec", "testdata", "corpus")
+	files, err := filepath.Glob(filepath.Join(dir, "*.nomad.hcl"))
+	must.NoError(t, err)
+	must.SliceNotEmpty(t, files)
+	for _, path := range files {
+		name := strings.TrimSuffix(filepath.Base(path), ".nomad.hcl")
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "http://127.0.0.1:1", "", "job", "run", "-output", path)
+			must.Eq(t, 0, code, must.Sprint(errOut))
+			want, err := os.ReadFile(filepath.Join(dir, name+".json"))
+			must.NoError(t, err)
+			must.Eq(t, strings.TrimSpace(string(want)), strings.TrimSpace(out))
+		})
+	}
+}
