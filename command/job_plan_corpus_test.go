@@ -59,7 +59,13 @@ func TestJobPlan_CorpusExitCodesAndAnnotations(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			var got strings.Builder
-			got.WriteString(planStep(t, ta.URL(), "new", path))
+			newPlan := planStep(t, ta.URL(), "new", path)
+			got.WriteString(newPlan)
+			if strings.HasPrefix(newPlan, "new: exit 255\n") {
+				// Refused at plan: register must refuse it the same way, with nothing stored.
+				code, _, errOut := runCLI(t, ta.URL(), "", "job", "run", "-detach", path)
+				fmt.Fprintf(&got, "register: exit %d\n%s\n", code, strings.TrimSpace(errOut))
+			}
 
 			if edit := planCorpusSteps[name]; edit != nil {
 				src, err := os.ReadFile(path)
