@@ -29,15 +29,17 @@ var planCorpusSkipped = map[string]string{
 // how to edit the file for an updated plan. Registered jobs must run on the test agent's
 // raw_exec driver and keep running.
 var planCorpusSteps = map[string]func(src string) string{
-	"service": func(src string) string { return strings.Replace(src, `"3600"`, `"3601"`, 1) },
-	"system":  func(src string) string { return strings.Replace(src, `"3600"`, `"3601"`, 1) },
+	"service":       func(src string) string { return strings.Replace(src, `"3600"`, `"3601"`, 1) },
+	"system":        func(src string) string { return strings.Replace(src, `"3600"`, `"3601"`, 1) },
+	"system-canary": func(src string) string { return strings.Replace(src, `"3600"`, `"3601"`, 1) },
 }
 
 // TestJobPlan_CorpusExitCodesAndAnnotations runs `nomad job plan` on every corpus job file
 // against an agent with one raw_exec client, as a deploy pipeline would, and compares the
 // exit code and the scheduler's dry-run lines with NAME.plan beside the file: new jobs of each
 // shape (service, system, sysbatch, periodic, parameterized, infeasible, a system job whose
-// driver no node has) and those refused with a reason (Vault, Consul Connect, system canaries);
+// driver no node has, a system job with canaries) and those refused with a reason (Vault,
+// Consul Connect);
 // for the files in planCorpusSteps also the job once registered (unchanged) and edited
 // (updated). Exit codes: 0 nothing created or destroyed, 1 some would be, 255 error.
 func TestJobPlan_CorpusExitCodesAndAnnotations(t *testing.T) {
