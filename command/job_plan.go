@@ -147,7 +147,7 @@ func updateLine(u *api.DesiredUpdates) string {
 		n    uint64
 		name string
 	}{
-		{u.Place, "create"}, {u.DestructiveUpdate, "create/destroy update"}, {u.InPlaceUpdate, "in-place update"},
+		{u.Place, "create"}, {u.DestructiveUpdate, "create/destroy update"}, {u.Canary, "canary"}, {u.InPlaceUpdate, "in-place update"},
 		{u.Migrate, "migrate"}, {u.Stop, "destroy"}, {u.Ignore, "ignore"},
 	} {
 		if p.n > 0 {

@@ -44,7 +44,7 @@ func TestJobPlan(t *testing.T) {
 				"    * Constraint \"${attr.cpu.arch} = arm64\": 1 nodes excluded by filter\n" +
 				"    * Constraint \"${attr.kernel.name} = linux\": 2 nodes excluded by filter\n" +
 				"    * Resources exhausted on 1 nodes: cpu\n" +
-				"    * Resources exhausted on 3 nodes: memory\n"},
+				"    * Resources exhausted on 3 nodes: memory\n", "- Task Group \"web\": 1 canary, 3 ignore"},
 		},
 		{
 			name: "nothing changes", args: []string{"-diff=false", hcl}, answer: planNothing, wantCode: 0,
