@@ -118,11 +118,12 @@ func planSummary(resp *api.JobPlanResponse) string {
 		for _, g := range groups {
 			m := resp.FailedTGAllocs[g]
 			fmt.Fprintf(&b, "  Task Group %q (failed to place %d allocation(s)):\n", g, m.CoalescedFailures+1)
-			for reason, n := range m.ConstraintFiltered {
-				fmt.Fprintf(&b, "    * Constraint %q: %d nodes excluded by filter\n", reason, n)
+			// Sorted, so that the same plan prints the same lines (pipelines diff them).
+			for _, reason := range sortedKeys(m.ConstraintFiltered) {
+				fmt.Fprintf(&b, "    * Constraint %q: %d nodes excluded by filter\n", reason, m.ConstraintFiltered[reason])
 			}
-			for dim, n := range m.DimensionExhausted {
-				fmt.Fprintf(&b, "    * Resources exhausted on %d nodes: %s\n", n, dim)
+			for _, dim := range sortedKeys(m.DimensionExhausted) {
+				fmt.Fprintf(&b, "    * Resources exhausted on %d nodes: %s\n", m.DimensionExhausted[dim], dim)
 			}
 		}
 	}
@@ -146,7 +147,7 @@ func updateLine(u *api.DesiredUpdates) string {
 		n    uint64
 		name string
 	}{
-		{u.Place, "create"}, {u.DestructiveUpdate, "create/destroy update"}, {u.InPlaceUpdate, "in-place update"},
+		{u.Place, "create"}, {u.DestructiveUpdate, "create/destroy update"}, {u.Canary, "canary"}, {u.InPlaceUpdate, "in-place update"},
 		{u.Migrate, "migrate"}, {u.Stop, "destroy"}, {u.Ignore, "ignore"},
 	} {
 		if p.n > 0 {
@@ -159,13 +160,25 @@ func updateLine(u *api.DesiredUpdates) string {
 	return strings.Join(parts, ", ")
 }
 
-// planChangesAllocations reports whether the plan creates or destroys an allocation.
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// planChangesAllocations reports whether the plan creates or destroys an allocation: the
+// exit code deploy pipelines branch on. Placements count whether or not they would fit
+// (the server counts desired placements, failed ones included, as upstream's does), and a
+// canary is a placement.
 func planChangesAllocations(resp *api.JobPlanResponse) bool {
 	if resp.Annotations == nil {
 		return false
 	}
 	for _, u := range resp.Annotations.DesiredTGUpdates {
-		if u.Place+u.Stop+u.Migrate+u.DestructiveUpdate > 0 {
+		if u.Place+u.Stop+u.Migrate+u.DestructiveUpdate+u.Canary > 0 {
 			return true
 		}
 	}

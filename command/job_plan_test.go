@@ -13,6 +13,12 @@ const planScaleUp = `{"JobModifyIndex":14,"Diff":{"Type":"Edited","ID":"example"
 	`"Tasks":[{"Type":"None","Name":"server"}]}]},` +
 	`"Annotations":{"DesiredTGUpdates":{"web":{"Place":2,"InPlaceUpdate":1}}},"FailedTGAllocs":null,"CreatedEvals":null}`
 
+// A canary is a placement, and placements that would not fit still count: both exit 1.
+const planCanaryFailed = `{"JobModifyIndex":14,"Diff":null,` +
+	`"Annotations":{"DesiredTGUpdates":{"web":{"Canary":1,"Ignore":3}}},` +
+	`"FailedTGAllocs":{"web":{"CoalescedFailures":0,"ConstraintFiltered":{"${attr.kernel.name} = linux":2,"${attr.cpu.arch} = arm64":1},` +
+	`"DimensionExhausted":{"memory":3,"cpu":1}}},"CreatedEvals":null}`
+
 const planNothing = `{"JobModifyIndex":14,"Diff":null,` +
 	`"Annotations":{"DesiredTGUpdates":{"web":{"Ignore":1}}},"FailedTGAllocs":null,"CreatedEvals":null}`
 
@@ -30,6 +36,15 @@ func TestJobPlan(t *testing.T) {
 			name: "scale up", args: []string{hcl}, answer: planScaleUp, wantCode: 1, wantDiff: true,
 			wantOut: []string{"+/- Job: \"example\"", "+/- Count: \"1\" => \"3\"", "- All tasks successfully allocated.",
 				"- Task Group \"web\": 2 create, 1 in-place update", "nomad job run -check-index 14 " + hcl},
+		},
+		{
+			name: "canary that would not fit", args: []string{"-diff=false", hcl}, answer: planCanaryFailed, wantCode: 1,
+			wantOut: []string{"- WARNING: Failed to place all allocations.\n" +
+				"  Task Group \"web\" (failed to place 1 allocation(s)):\n" +
+				"    * Constraint \"${attr.cpu.arch} = arm64\": 1 nodes excluded by filter\n" +
+				"    * Constraint \"${attr.kernel.name} = linux\": 2 nodes excluded by filter\n" +
+				"    * Resources exhausted on 1 nodes: cpu\n" +
+				"    * Resources exhausted on 3 nodes: memory\n", "- Task Group \"web\": 1 canary, 3 ignore"},
 		},
 		{
 			name: "nothing changes", args: []string{"-diff=false", hcl}, answer: planNothing, wantCode: 0,

@@ -1,6 +1,11 @@
 package jobspec
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,4 +127,41 @@ func TestFunctions_FilesystemRelativeToTheJobFileForTheCLI(t *testing.T) {
 	must.Eq(t, "false", task.Meta["absent"])
 	must.Eq(t, "tpl/app.conf.tpl", task.Meta["set"])
 	must.True(t, strings.HasPrefix(task.Meta["b64"], "cG9ydCA9IHt7"))
+}
+
+// Every function issue 30 found upstream's job files calling and this parser lacking is
+// defined for the CLI, and for the agent too except the filesystem ones (refused there, with
+// a message, by TestFunctions_FilesystemRefusedWhenTheAgentParses).
+func TestFunctions_EveryFunctionUpstreamJobFilesCallIsDefined(t *testing.T) {
+	names := []string{"abspath", "base64decode", "base64encode", "basename", "bcrypt",
+		"cidrhost", "cidrnetmask", "cidrsubnet", "cidrsubnets", "convert", "dirname", "file",
+		"filebase64", "fileexists", "fileset", "index", "pathexpand", "rsadecrypt", "sha256",
+		"sha512", "urlencode", "uuidv4", "uuidv5", "yamldecode", "yamlencode"}
+	cli, agent := functions(&fileAccess{baseDir: t.TempDir()}), functions(nil)
+	for _, name := range names {
+		_, onCLI := cli[name]
+		_, onAgent := agent[name]
+		must.True(t, onCLI, must.Sprintf("%s missing for the CLI", name))
+		must.True(t, onAgent, must.Sprintf("%s missing for the agent", name))
+	}
+}
+
+func TestFunctions_RSADecrypt(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	must.NoError(t, err)
+	ct, err := rsa.EncryptPKCS1v15(rand.Reader, &key.PublicKey, []byte("s3cret"))
+	must.NoError(t, err)
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	expr := `rsadecrypt("` + base64.StdEncoding.EncodeToString(ct) + `", <<EOK
+` + string(keyPEM) + `EOK
+)`
+	got, err := metaOf(t, expr, func(src []byte) (map[string]string, error) {
+		job, err := Parse("f.hcl", src, nil)
+		if err != nil {
+			return nil, err
+		}
+		return job.Meta, nil
+	})
+	must.NoError(t, err)
+	must.Eq(t, "s3cret", got)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-multierror"
+	"github.com/hashicorp/go-uuid"
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/scheduler"
@@ -97,11 +98,16 @@ func (j *Job) plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	// ask for (and `job plan` exits 1), which deploy pipelines rely on. The blocked
 	// evaluation below is left out for them: their registration makes none.
 	placesItself := !job.IsPeriodic() && !job.IsParameterized()
-	// Neither a placement bound (the plan shows every placement the job asks for) nor a
-	// deployment ID and time (nothing is created; an unknown allocation is judged as still
-	// within its disconnect window).
+	// No placement bound (the plan shows every placement the job asks for) and no time (an
+	// unknown allocation is judged as still within its disconnect window). A deployment ID
+	// that is never stored lets the scheduler plan as under the deployment the registration
+	// would start: canaries, and at most max_parallel replacements, the rest left running
+	// (upstream's plan shows "1 canary, 5 ignore", not six replacements).
 	in, err := j.srv.schedulerInput(store, job, ns, job.ID)
 	if err != nil {
+		return err
+	}
+	if in.DeploymentID, err = uuid.GenerateUUID(); err != nil {
 		return err
 	}
 	plan, err := computePlan(in)
@@ -193,6 +199,17 @@ func desiredUpdates(job *structs.Job, allocs []*structs.Allocation, plan *schedu
 		group(a.TaskGroup).InPlaceUpdate++
 	}
 	for _, a := range plan.Place {
+		if a.DeploymentStatus != nil && a.DeploymentStatus.Canary {
+			u := group(a.TaskGroup)
+			u.Canary++
+			if replaced[a.TaskGroup] > 0 {
+				// A system job's canary takes the place of the allocation on its node: that
+				// stop is part of the canary, not an update of its own.
+				replaced[a.TaskGroup]--
+				u.DestructiveUpdate--
+			}
+			continue
+		}
 		if replaced[a.TaskGroup] > 0 {
 			replaced[a.TaskGroup]--
 			continue
@@ -219,7 +236,7 @@ func updateCounts(u *api.DesiredUpdates) map[string]uint64 {
 	for key, n := range map[string]uint64{
 		structs.UpdateTypeIgnore: u.Ignore, structs.UpdateTypeCreate: u.Place, structs.UpdateTypeDestroy: u.Stop,
 		structs.UpdateTypeMigrate: u.Migrate, structs.UpdateTypeInplaceUpdate: u.InPlaceUpdate,
-		structs.UpdateTypeDestructiveUpdate: u.DestructiveUpdate,
+		structs.UpdateTypeDestructiveUpdate: u.DestructiveUpdate, structs.UpdateTypeCanary: u.Canary,
 	} {
 		if n > 0 {
 			out[key] = n

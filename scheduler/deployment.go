@@ -94,16 +94,16 @@ func isCanary(a *structs.Allocation) bool {
 }
 
 // joinDeployment decides whether this group takes part in a new deployment: when it has
-// nothing running yet, or has allocations to update. It returns the group's state in the
-// deployment, or nil.
-func (g *group) joinDeployment(hadRunning bool, destructive, inplace int) *structs.DeploymentState {
+// nothing running yet, or has allocations to update. count is how many allocations the group
+// wants: its count, or for a system job its feasible nodes. It returns the group's state in
+// the deployment, or nil.
+func (g *group) joinDeployment(hadRunning bool, destructive, inplace, count int) *structs.DeploymentState {
 	if g.roll == nil || g.strategy == nil {
 		return nil
 	}
 	if !g.roll.isNew {
 		return g.roll.dep.TaskGroups[g.name]
 	}
-	count := g.count()
 	if count == 0 || (hadRunning && destructive+inplace == 0) {
 		return nil
 	}
@@ -119,6 +119,9 @@ func (g *group) joinDeployment(hadRunning bool, destructive, inplace int) *struc
 	}
 	if u.Canary != nil && *u.Canary > 0 && destructive > 0 {
 		st.DesiredCanaries = *u.Canary
+		if g.system() {
+			st.DesiredCanaries = systemCanaries(*u.Canary, intOf(u.MaxParallel), count, destructive)
+		}
 	}
 	g.roll.dep.TaskGroups[g.name] = st
 	return st
@@ -174,4 +177,60 @@ func intOf(i *int) int {
 		return 0
 	}
 	return *i
+}
+
+// systemCanaries is how many canaries a system job's update places: canary is a percentage
+// of the feasible nodes (rounded up, so any percentage places at least one), at most
+// max_parallel, as upstream documents, and at most the allocations there are to update.
+func systemCanaries(percent, maxParallel, feasible, destructive int) int {
+	n := (percent*feasible + 99) / 100
+	return max(min(n, maxParallel, destructive), 0)
+}
+
+// rollOutSystem plans a system group's destructive updates under its deployment: each
+// replacement goes to the node of the allocation it replaces. Until promotion only the
+// canaries are placed (each replacing the old allocation on its node; the others keep
+// running the old version); after it, at most max_parallel replacements are in flight, the
+// deployment watcher asking for the next batch as they turn healthy. Outside a deployment
+// (none for this version, as in a plan's dry run, or its deployment finished) everything is
+// replaced at once.
+func (g *group) rollOutSystem(destructive []*structs.Allocation, feasible map[string]*candidate, canaries, inflight int) {
+	replace := func(a *structs.Allocation, canary bool) {
+		g.replaceDestructively(a)
+		g.placeOnTagged(feasible[a.NodeID], canary)
+	}
+	if g.dstate == nil {
+		for _, a := range destructive {
+			replace(a, false)
+		}
+		return
+	}
+	st := g.dstate
+	if !g.roll.running() {
+		return // paused, failed or finished: the old allocations keep running
+	}
+	if st.DesiredCanaries > 0 && !st.Promoted {
+		for i := 0; i < st.DesiredCanaries-canaries && i < len(destructive); i++ {
+			replace(destructive[i], true)
+		}
+		return
+	}
+	limit := intOf(g.strategy.MaxParallel) - inflight
+	for _, a := range destructive {
+		if limit <= 0 {
+			break
+		}
+		replace(a, false)
+		limit--
+	}
+}
+
+// placeOnTagged places the group on c and, when it did, makes the placement part of the
+// group's deployment.
+func (g *group) placeOnTagged(c *candidate, canary bool) {
+	n := len(g.plan.Place)
+	g.placeOn(c)
+	if len(g.plan.Place) > n {
+		g.tagLast(canary)
+	}
 }

@@ -199,3 +199,120 @@ func TestCompute_Deployments(t *testing.T) {
 		})
 	}
 }
+
+// A system job with canary in its update block is updated through a deployment: canary is a
+// percentage of the feasible nodes (at most max_parallel), each canary replacing the old
+// allocation on its node; the other nodes keep the old version until promotion, then are
+// replaced max_parallel in flight at a time. Without canaries a system job keeps its
+// staggered update (TestCompute_SystemStagger).
+func TestCompute_SystemCanaries(t *testing.T) {
+	nodes := []*structs.Node{node("n1", "dc1", "raw_exec"), node("n2", "dc1", "raw_exec"),
+		node("n3", "dc1", "raw_exec"), node("n4", "dc1", "raw_exec")}
+	running := structs.AllocClientStatusRunning
+	healthy, unknown := ptr(true), (*bool)(nil)
+	v0 := withUpdate(testJob(structs.JobTypeSystem, 1, "raw_exec"), 2, 25)
+	v1 := nextVersion(v0, 1, true)
+	old := func(on ...string) []*structs.Allocation {
+		var out []*structs.Allocation
+		for _, n := range on {
+			out = append(out, alloc(v0, 0, n, running))
+		}
+		return out
+	}
+	all := []string{"n1", "n2", "n3", "n4"}
+	q := map[string]int{"web": 0}
+	replaced := func(on ...string) []string {
+		var out []string
+		for _, n := range on {
+			out = append(out, fmt.Sprintf("web[0]@%s: %s", n, ReasonReplaced))
+		}
+		return out
+	}
+	dep := func(st structs.DeploymentState) *structs.Deployment {
+		return deployment(v1, structs.DeploymentStatusRunning, st)
+	}
+	newOn := func(n string, health *bool, canary bool) *structs.Allocation {
+		a := inDeployment(alloc(v1, 0, n, running), dep(structs.DeploymentState{}), health, canary)
+		return a
+	}
+
+	cases := []struct {
+		name string
+		in   Input
+		want deploymentView
+	}{
+		{
+			name: "first version: one per node, in a deployment without canaries",
+			in:   Input{Job: v0, Nodes: nodes},
+			want: deploymentView{view: view{Place: []string{"web[0]@n1", "web[0]@n2", "web[0]@n3", "web[0]@n4"}, Queued: q},
+				New: "4/0 Deployment is running", Tagged: []string{"web[0]", "web[0]", "web[0]", "web[0]"}},
+		},
+		{
+			name: "update: 25% of 4 nodes is one canary, replacing the old allocation on its node",
+			in:   Input{Job: v1, Nodes: nodes, Allocs: old(all...)},
+			want: deploymentView{view: view{Place: []string{"web[0]@n1"}, Stop: replaced("n1"), Queued: q},
+				New: "4/1 Deployment is running but requires manual promotion", Tagged: []string{"web[0] canary"}},
+		},
+		{
+			name: "canaries are at most max_parallel",
+			in:   Input{Job: withUpdate(v1, 2, 100), Nodes: nodes, Allocs: old(all...)},
+			want: deploymentView{view: view{Place: []string{"web[0]@n1", "web[0]@n2"}, Stop: replaced("n1", "n2"), Queued: q},
+				New: "4/2 Deployment is running but requires manual promotion", Tagged: []string{"web[0] canary", "web[0] canary"}},
+		},
+		{
+			name: "a placed canary waits for promotion; the other nodes keep the old version",
+			in: Input{Job: v1, Nodes: nodes, Deployment: dep(structs.DeploymentState{DesiredTotal: 4, DesiredCanaries: 1}),
+				Allocs: append(old("n2", "n3", "n4"), newOn("n1", healthy, true))},
+			want: deploymentView{view: view{Queued: q}, New: "none"},
+		},
+		{
+			name: "after promotion the rest is replaced max_parallel at a time",
+			in: Input{Job: v1, Nodes: nodes, Deployment: dep(structs.DeploymentState{DesiredTotal: 4, DesiredCanaries: 1, Promoted: true}),
+				Allocs: append(old("n2", "n3", "n4"), newOn("n1", healthy, false))},
+			want: deploymentView{view: view{Place: []string{"web[0]@n2", "web[0]@n3"}, Stop: replaced("n2", "n3"), Queued: q},
+				New: "none", Tagged: []string{"web[0]", "web[0]"}},
+		},
+		{
+			name: "replacements in flight hold back the next",
+			in: Input{Job: v1, Nodes: nodes, Deployment: dep(structs.DeploymentState{DesiredTotal: 4, DesiredCanaries: 1, Promoted: true}),
+				Allocs: append(old("n3", "n4"), newOn("n1", healthy, false), newOn("n2", unknown, false))},
+			want: deploymentView{view: view{Place: []string{"web[0]@n3"}, Stop: replaced("n3"), Queued: q},
+				New: "none", Tagged: []string{"web[0]"}},
+		},
+		{
+			name: "a failed deployment replaces nothing and keeps its canary",
+			in: Input{Job: v1, Nodes: nodes, Deployment: deployment(v1, structs.DeploymentStatusFailed, structs.DeploymentState{DesiredTotal: 4, DesiredCanaries: 1}),
+				Allocs: append(old("n2", "n3", "n4"), newOn("n1", healthy, true))},
+			want: deploymentView{view: view{Queued: q}, New: "none"},
+		},
+		{
+			name: "a new node gets the current version at once",
+			in: Input{Job: v1, Nodes: nodes, Deployment: dep(structs.DeploymentState{DesiredTotal: 4, DesiredCanaries: 1}),
+				Allocs: append(old("n2", "n3"), newOn("n1", healthy, true))},
+			want: deploymentView{view: view{Place: []string{"web[0]@n4"}, Queued: q}, New: "none", Tagged: []string{"web[0]"}},
+		},
+		{
+			name: "without a deployment (a plan's dry run) everything is replaced at once",
+			in:   Input{Job: v1, Nodes: nodes, Allocs: old(all...)},
+			want: deploymentView{view: view{Place: []string{"web[0]@n1", "web[0]@n2", "web[0]@n3", "web[0]@n4"},
+				Stop: replaced(all...), Queued: q}, New: "none"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name != "without a deployment (a plan's dry run) everything is replaced at once" {
+				tc.in.DeploymentID = "dep-new"
+			}
+			tc.in.Now = time.Unix(100, 0)
+			must.Eq(t, tc.want, deploymentViewOf(Compute(tc.in)))
+		})
+	}
+}
+
+func TestSystemCanaries(t *testing.T) {
+	for _, tc := range []struct{ percent, maxParallel, feasible, destructive, want int }{
+		{25, 2, 4, 4, 1}, {10, 5, 3, 3, 1}, {50, 5, 10, 10, 5}, {50, 2, 10, 10, 2}, {100, 9, 3, 2, 2}, {30, 1, 0, 0, 0},
+	} {
+		must.Eq(t, tc.want, systemCanaries(tc.percent, tc.maxParallel, tc.feasible, tc.destructive), must.Sprintf("%+v", tc))
+	}
+}

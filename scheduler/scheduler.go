@@ -300,6 +300,15 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 				keep = append(keep, a)
 			}
 			continue
+		case isCanary(a) && g.system() && !a.ClientTerminalStatus():
+			// A system job's canary replaced the allocation on its node: it holds the node
+			// like any other, promoted or not (one of a failed deployment stays until the job
+			// changes again rather than being replaced by the same version).
+			if g.strategy != nil && g.roll != nil && !g.roll.isNew && a.DeploymentID == g.roll.dep.ID {
+				canaries++
+			}
+			keep = append(keep, a)
+			continue
 		case isCanary(a) && g.strategy != nil && g.roll != nil && !g.roll.isNew && a.DeploymentID == g.roll.dep.ID && g.roll.dep.Active():
 			// A canary runs beside the allocation whose name it took, until promoted.
 			canaries++
@@ -350,7 +359,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		}
 	}
 	if g.system() {
-		g.reconcileSystem(keep)
+		g.reconcileSystem(keep, canaries)
 		return
 	}
 
@@ -415,7 +424,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		}
 	}
 	if g.strategy != nil {
-		g.dstate = g.joinDeployment(hadRunning || liveCanaries > 0, len(destructive), inplace)
+		g.dstate = g.joinDeployment(hadRunning || liveCanaries > 0, len(destructive), inplace, g.count())
 		if g.dstate == nil {
 			// Not part of a deployment (its version's deployment finished without it):
 			// replaced at once, as without an update block.
@@ -507,8 +516,10 @@ func (g *group) keepsDisk() bool {
 	return d != nil && ((d.Sticky != nil && *d.Sticky) || (d.Migrate != nil && *d.Migrate))
 }
 
-// reconcileSystem keeps one allocation of the group on every feasible node.
-func (g *group) reconcileSystem(keep []*structs.Allocation) {
+// reconcileSystem keeps one allocation of the group on every feasible node. A group with an
+// update strategy (a system job with canaries) is updated through a deployment, see
+// rollOutSystem; canaries are the canaries of that deployment already placed.
+func (g *group) reconcileSystem(keep []*structs.Allocation, canaries int) {
 	g.computeFeasible()
 	feasible := map[string]*candidate{}
 	for _, c := range g.cands {
@@ -517,6 +528,8 @@ func (g *group) reconcileSystem(keep []*structs.Allocation) {
 	covered := map[string]bool{}
 	limit, stagger := g.systemStagger()
 	replacing := 0
+	var destructive []*structs.Allocation
+	inplace, inflight, hadRunning := 0, 0, false
 	for _, a := range keep {
 		if covered[a.NodeID] {
 			g.st.stop(a, ReasonCountReduced)
@@ -542,6 +555,21 @@ func (g *group) reconcileSystem(keep []*structs.Allocation) {
 			g.st.stop(a, ReasonNodeRemoved)
 			continue
 		}
+		if g.strategy != nil {
+			hadRunning = true
+			switch {
+			case g.current(a):
+				if g.roll != nil && a.DeploymentID == g.roll.dep.ID && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil) {
+					inflight++
+				}
+			case !g.destructive(a):
+				g.plan.Update = append(g.plan.Update, a)
+				inplace++
+			default:
+				destructive = append(destructive, a)
+			}
+			continue
+		}
 		if limit > 0 && !g.current(a) && g.destructive(a) {
 			// A staggered update: max_parallel replacements per plan, the next batch
 			// once the stagger has passed.
@@ -555,9 +583,13 @@ func (g *group) reconcileSystem(keep []*structs.Allocation) {
 			g.placeOn(feasible[a.NodeID])
 		}
 	}
+	if g.strategy != nil {
+		g.dstate = g.joinDeployment(hadRunning, len(destructive), inplace, len(g.cands))
+		g.rollOutSystem(destructive, feasible, canaries, inflight)
+	}
 	for _, c := range g.cands {
 		if !covered[c.node.ID] {
-			g.placeOn(c)
+			g.placeOnTagged(c, false)
 		}
 	}
 }

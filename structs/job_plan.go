@@ -53,4 +53,5 @@ const (
 	UpdateTypeMigrate           = "migrate"
 	UpdateTypeInplaceUpdate     = "in-place update"
 	UpdateTypeDestructiveUpdate = "create/destroy update"
+	UpdateTypeCanary            = "canary"
 )

@@ -20,9 +20,20 @@ const (
 // the job's. The server reads the group's block only: it is the merged one.
 
 // UpdateStrategyFor returns the group's update block when it asks for deployments: a service
-// job's group whose max_parallel is above zero. Nil means the group is updated all at once.
+// job's group whose max_parallel is above zero, or a system job's that also asks for canaries
+// (without canaries a system job keeps its staggered update, max_parallel per stagger). Nil
+// means the group is updated without a deployment.
 func (j *Job) UpdateStrategyFor(tg *api.TaskGroup) *api.UpdateStrategy {
-	if j.Type != JobTypeService || tg == nil || tg.Update == nil {
+	if tg == nil || tg.Update == nil {
+		return nil
+	}
+	switch j.Type {
+	case JobTypeService:
+	case JobTypeSystem:
+		if tg.Update.Canary == nil || *tg.Update.Canary <= 0 {
+			return nil
+		}
+	default:
 		return nil
 	}
 	if tg.Update.MaxParallel == nil || *tg.Update.MaxParallel <= 0 {
@@ -62,7 +73,13 @@ func checkUpdate(j *Job) []string {
 		}
 		msgs = append(msgs, checkUpdateStrategy(where, tg.Update)...)
 		if j.Type == JobTypeSystem && tg.Update.Canary != nil && *tg.Update.Canary > 0 {
-			msgs = append(msgs, where+": canary is not supported for system jobs")
+			// A system job's canary is a percentage of the feasible nodes, as upstream's.
+			if *tg.Update.Canary > 100 {
+				msgs = append(msgs, fmt.Sprintf("%s: canary is a percentage of the feasible nodes for a system job: %d is over 100", where, *tg.Update.Canary))
+			}
+			if tg.Update.MaxParallel == nil || *tg.Update.MaxParallel <= 0 {
+				msgs = append(msgs, where+": canary needs max_parallel above 0 for a system job (canaries are placed through a deployment)")
+			}
 		}
 	}
 	return msgs

@@ -42,8 +42,12 @@ func TestJob_ValidateUpdate(t *testing.T) {
 			wantErr: `health_check must be one of "checks", "task_states" or "manual", got "pings"`},
 		{name: "batch job may not have one", jobType: JobTypeBatch, group: &api.UpdateStrategy{MaxParallel: new(2)},
 			wantErr: `group "g": update: job type "batch" does not allow an update block`},
-		{name: "system job may not have canaries", jobType: JobTypeSystem, group: &api.UpdateStrategy{Canary: new(1)},
-			wantErr: "canary is not supported for system jobs"},
+		{name: "system job canaries: a percentage of the feasible nodes", jobType: JobTypeSystem,
+			group: &api.UpdateStrategy{Canary: new(25), MaxParallel: new(2)}},
+		{name: "system job canaries over 100 percent", jobType: JobTypeSystem, group: &api.UpdateStrategy{Canary: new(150), MaxParallel: new(1)},
+			wantErr: `group "g": update: canary is a percentage of the feasible nodes for a system job: 150 is over 100`},
+		{name: "system job canaries need max_parallel", jobType: JobTypeSystem, group: &api.UpdateStrategy{Canary: new(10), MaxParallel: new(0)},
+			wantErr: `group "g": update: canary needs max_parallel above 0 for a system job`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,4 +90,11 @@ func TestJob_UpdateStrategyFor(t *testing.T) {
 	must.True(t, j.HasUpdateStrategy())
 	j.Type = JobTypeBatch
 	must.False(t, j.HasUpdateStrategy())
+
+	// A system job is deployed only when it asks for canaries; otherwise it keeps its
+	// staggered update.
+	j.Type = JobTypeSystem
+	must.NotNil(t, j.UpdateStrategyFor(j.TaskGroups[0]))
+	j.TaskGroups[0].Update.Canary = new(0)
+	must.Nil(t, j.UpdateStrategyFor(j.TaskGroups[0]))
 }
