@@ -31,7 +31,7 @@ func checkedJob(id string, port int, path string) *api.Job {
 	tg := job.TaskGroups[0]
 	tg.Count = new(2)
 	tg.Services = []*api.Service{{Name: id + "-web", Provider: "nomad", Address: "127.0.0.1", PortLabel: strconv.Itoa(port),
-		Checks: []api.ServiceCheck{{Name: "alive", Type: "http", Path: path, Interval: 100 * time.Millisecond, Timeout: time.Second}}}}
+		Checks: []api.ServiceCheck{{Name: "alive", Type: "http", Path: path, Interval: time.Second, Timeout: time.Second}}}}
 	tg.RestartPolicy = &api.RestartPolicy{Attempts: new(0), Mode: new("fail")}
 	tg.ReschedulePolicy = &api.ReschedulePolicy{Attempts: new(0), Unlimited: new(false)}
 	job.Update = &api.UpdateStrategy{MaxParallel: new(1), HealthCheck: new("checks"), MinHealthyTime: new(200 * time.Millisecond),
