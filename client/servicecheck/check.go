@@ -131,13 +131,13 @@ type result struct {
 	output string
 }
 
-// run runs the check once, bounded by its timeout.
-func (s *Spec) run(ctx context.Context, exec Exec) result {
+// run runs the check once, bounded by its timeout; hc is the check's HTTP client (httpClient).
+func (s *Spec) run(ctx context.Context, exec Exec, hc *http.Client) result {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	switch s.Type {
 	case TypeHTTP:
-		return s.runHTTP(ctx)
+		return s.runHTTP(ctx, hc)
 	case TypeTCP:
 		return s.runTCP(ctx)
 	case TypeScript:
@@ -167,7 +167,17 @@ func (s *Spec) runTCP(ctx context.Context) result {
 	return result{status: StatusSuccess, output: "nomad: tcp ok"}
 }
 
-func (s *Spec) runHTTP(ctx context.Context) result {
+// httpClient is the client of one http check, kept for its life. It opens one connection
+// per run: a check says whether the service accepts connections now, which a kept-alive one
+// would hide.
+func (s *Spec) httpClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DisableKeepAlives: true,
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: s.TLSSkipVerify, ServerName: s.TLSServerName}, //nolint:gosec // the job asks for it
+	}}
+}
+
+func (s *Spec) runHTTP(ctx context.Context, client *http.Client) result {
 	scheme := s.Protocol
 	if scheme == "" {
 		scheme = "http"
@@ -196,12 +206,6 @@ func (s *Spec) runHTTP(ctx context.Context) result {
 	if h := req.Header.Get("Host"); h != "" {
 		req.Host = h
 	}
-	// One connection per run: a check says whether the service accepts connections now,
-	// which a kept-alive one would hide.
-	client := &http.Client{Transport: &http.Transport{
-		DisableKeepAlives: true,
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: s.TLSSkipVerify, ServerName: s.TLSServerName}, //nolint:gosec // the job asks for it
-	}}
 	resp, err := client.Do(req)
 	if err != nil {
 		var ue interface{ Timeout() bool }

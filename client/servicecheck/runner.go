@@ -3,6 +3,7 @@ package servicecheck
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"reflect"
 	"sort"
 	"sync"
@@ -163,6 +164,11 @@ func (r *Runner) loop(c *check) {
 		case <-ctx.Done():
 		}
 	}()
+	var hc *http.Client
+	if spec.Type == TypeHTTP {
+		hc = spec.httpClient()
+		defer hc.CloseIdleConnections()
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -171,7 +177,7 @@ func (r *Runner) loop(c *check) {
 			return
 		case <-t.C:
 		}
-		res := spec.run(ctx, r.exec)
+		res := spec.run(ctx, r.exec, hc)
 		if ctx.Err() != nil {
 			return // stopped while running: the result says nothing of the service
 		}
