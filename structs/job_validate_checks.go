@@ -33,6 +33,7 @@ func checkServiceChecks(svc *api.Service, group []*api.Task) []string {
 		add := func(format string, args ...any) {
 			out = append(out, fmt.Sprintf("check %q: ", label)+fmt.Sprintf(format, args...))
 		}
+		hasTask := slices.ContainsFunc(group, func(t *api.Task) bool { return t != nil && t.Name == chk.TaskName })
 		switch chk.Type {
 		case "http":
 			if chk.Path == "" {
@@ -46,7 +47,7 @@ func checkServiceChecks(svc *api.Service, group []*api.Task) []string {
 			if chk.Command == "" {
 				add("script checks need a command")
 			}
-			if group != nil && !slices.ContainsFunc(group, func(t *api.Task) bool { return t != nil && t.Name == chk.TaskName }) {
+			if group != nil && !hasTask {
 				add("a group service's script check needs task, naming a task of the group to run in (got %q)", chk.TaskName)
 			}
 		case "":
@@ -74,6 +75,9 @@ func checkServiceChecks(svc *api.Service, group []*api.Task) []string {
 		default:
 			add(`initial_status must be "passing", "warning" or "critical", got %q`, chk.InitialStatus)
 		}
+		if cr := cmpCheckRestart(chk.CheckRestart, svc.CheckRestart); group != nil && cr != nil && cr.Limit > 0 && !hasTask {
+			add("check_restart on a group service's check needs task, naming the task of the group to restart (got %q)", chk.TaskName)
+		}
 		for _, cr := range []*api.CheckRestart{chk.CheckRestart, svc.CheckRestart} {
 			if cr == nil {
 				continue
@@ -87,4 +91,12 @@ func checkServiceChecks(svc *api.Service, group []*api.Task) []string {
 		}
 	}
 	return out
+}
+
+// cmpCheckRestart is the check_restart that applies: the check's own, else its service's.
+func cmpCheckRestart(check, service *api.CheckRestart) *api.CheckRestart {
+	if check != nil {
+		return check
+	}
+	return service
 }
