@@ -75,9 +75,6 @@ func checkServiceChecks(svc *api.Service, group []*api.Task) []string {
 		default:
 			add(`initial_status must be "passing", "warning" or "critical", got %q`, chk.InitialStatus)
 		}
-		if cr := cmpCheckRestart(chk.CheckRestart, svc.CheckRestart); group != nil && cr != nil && cr.Limit > 0 && !hasTask {
-			add("check_restart on a group service's check needs task, naming the task of the group to restart (got %q)", chk.TaskName)
-		}
 		for _, cr := range []*api.CheckRestart{chk.CheckRestart, svc.CheckRestart} {
 			if cr == nil {
 				continue
@@ -91,12 +88,4 @@ func checkServiceChecks(svc *api.Service, group []*api.Task) []string {
 		}
 	}
 	return out
-}
-
-// cmpCheckRestart is the check_restart that applies: the check's own, else its service's.
-func cmpCheckRestart(check, service *api.CheckRestart) *api.CheckRestart {
-	if check != nil {
-		return check
-	}
-	return service
 }

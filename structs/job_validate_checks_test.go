@@ -33,8 +33,6 @@ func TestJobValidate_ServiceChecks(t *testing.T) {
 		{name: "script without command", mutate: func(c *api.ServiceCheck) { c.Type, c.Path = "script", "" }, wantErr: "script checks need a command"},
 		{name: "group script check without task", group: true, mutate: func(c *api.ServiceCheck) { c.Type, c.Path, c.Command = "script", "", "/bin/true" },
 			wantErr: `group "g": service "web": check "c": a group service's script check needs task`},
-		{name: "group check_restart without task", group: true, mutate: func(c *api.ServiceCheck) { c.CheckRestart = &api.CheckRestart{Limit: 2} },
-			wantErr: `check "c": check_restart on a group service's check needs task`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -128,14 +128,14 @@ func (j *Job) Warnings() []string {
 		}
 		prefix := fmt.Sprintf("group %q: ", stringValue(tg.Name))
 		out = append(out, warnedFields(prefix, reflect.ValueOf(tg).Elem(), groupFieldRules, nil)...)
-		out = append(out, serviceWarnings(prefix, tg.Services)...)
+		out = append(out, serviceWarnings(prefix, tg.Services, true)...)
 		for _, task := range tg.Tasks {
 			if task == nil {
 				continue
 			}
 			taskPrefix := fmt.Sprintf("%stask %q: ", prefix, task.Name)
 			out = append(out, warnedFields(taskPrefix, reflect.ValueOf(task).Elem(), taskFieldRules, task)...)
-			out = append(out, serviceWarnings(taskPrefix, task.Services)...)
+			out = append(out, serviceWarnings(taskPrefix, task.Services, false)...)
 		}
 	}
 	return out
@@ -143,7 +143,7 @@ func (j *Job) Warnings() []string {
 
 // serviceWarnings covers what a service asks that is not done: registration in Consul (the
 // default provider, as upstream) and the parts of checks the client does not run.
-func serviceWarnings(prefix string, services []*api.Service) []string {
+func serviceWarnings(prefix string, services []*api.Service, group bool) []string {
 	var out []string
 	for _, svc := range services {
 		if svc == nil || svc.Connect != nil { // Connect is refused by validation
@@ -157,7 +157,15 @@ func serviceWarnings(prefix string, services []*api.Service) []string {
 			continue // the provider's warning covers its checks: nothing runs them
 		}
 		for _, chk := range svc.Checks {
-			out = append(out, checkWarnings(fmt.Sprintf("%sservice %q: check %q: ", prefix, svc.Name, chk.Name), &chk)...)
+			p := fmt.Sprintf("%sservice %q: check %q: ", prefix, svc.Name, chk.Name)
+			out = append(out, checkWarnings(p, &chk)...)
+			cr := chk.CheckRestart
+			if cr == nil {
+				cr = svc.CheckRestart
+			}
+			if group && chk.TaskName == "" && cr != nil && cr.Limit > 0 {
+				out = append(out, p+"check_restart: not acted on: a group service's check restarts the task its task field names, and it names none")
+			}
 		}
 	}
 	return out

@@ -53,6 +53,10 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 		{"grpc check", func(j *Job) {
 			j.TaskGroups[0].Tasks[0].Services = []*api.Service{{Name: "web", Provider: "nomad", Checks: []api.ServiceCheck{{Name: "g", Type: "grpc"}}}}
 		}, `task "t": service "web": check "g": type "grpc": not run`},
+		{"group check_restart without task", func(j *Job) {
+			j.TaskGroups[0].Services = []*api.Service{{Name: "web", Provider: "nomad", CheckRestart: &api.CheckRestart{Limit: 2},
+				Checks: []api.ServiceCheck{{Name: "h", Type: "http"}}}}
+		}, `group "g": service "web": check "h": check_restart: not acted on`},
 		{"check thresholds", func(j *Job) {
 			j.TaskGroups[0].Tasks[0].Services = []*api.Service{{Name: "web", Provider: "nomad", Checks: []api.ServiceCheck{{Name: "h", Type: "http", SuccessBeforePassing: 2}}}}
 		}, `task "t": service "web": check "h": success_before_passing: not acted on`},
@@ -74,7 +78,7 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 		j.TaskGroups[0].Tasks[0].Leader = true
 		j.TaskGroups[0].Services = []*api.Service{{Name: "web", Provider: "nomad", Checks: []api.ServiceCheck{
 			{Name: "h", Type: "http", Path: "/", Method: "POST", Header: map[string][]string{"X": {"y"}}, Interval: time.Second, Timeout: time.Second,
-				OnUpdate: "ignore_warnings", CheckRestart: &api.CheckRestart{Limit: 3, Grace: new(time.Second), IgnoreWarnings: true}},
+				OnUpdate: "ignore_warnings", TaskName: "t", CheckRestart: &api.CheckRestart{Limit: 3, Grace: new(time.Second), IgnoreWarnings: true}},
 			{Name: "t", Type: "tcp", InitialStatus: "passing"},
 			{Name: "s", Type: "script", Command: "/bin/true", Args: []string{"x"}, TaskName: "t"},
 		}}}
