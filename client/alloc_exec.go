@@ -50,6 +50,14 @@ func (c *Client) Exec(ctx context.Context, allocID, task string, opts *drivers.E
 	if t.Err != nil {
 		return 0, t.Err
 	}
+	// Only the program: its arguments may hold secrets.
+	c.logger.Info("running a command in a task", "alloc_id", allocID, "task", task, "command", opts.Command[0])
+	return c.execIn(ctx, tr, driver, opts)
+}
+
+// execIn runs a command in a running task's context; it ends with ctx, the task or the client.
+func (c *Client) execIn(ctx context.Context, tr *taskRunner, driver drivers.ExecDriver, opts *drivers.ExecOptions) (int, error) {
+	task := tr.task.Name
 	tr.mu.Lock()
 	cfg := tr.cfg
 	tr.mu.Unlock()
@@ -65,8 +73,6 @@ func (c *Client) Exec(ctx context.Context, allocID, task string, opts *drivers.E
 		case <-ctx.Done():
 		}
 	}()
-	// Only the program: its arguments may hold secrets.
-	c.logger.Info("running a command in a task", "alloc_id", allocID, "task", task, "command", opts.Command[0])
 	code, err := driver.Exec(ctx, cfg, opts)
 	if err != nil && ctx.Err() != nil {
 		return 0, context.Cause(ctx)
@@ -81,6 +87,12 @@ func (c *Client) execTask(allocID, task string) (*ExecTarget, *taskRunner, drive
 	if c.config.DisableRemoteExec {
 		return nil, nil, nil, errExecDisabled
 	}
+	return c.localExecTask(allocID, task)
+}
+
+// localExecTask is execTask for what the client itself runs in its tasks (script checks),
+// which disable_remote_exec does not concern.
+func (c *Client) localExecTask(allocID, task string) (*ExecTarget, *taskRunner, drivers.ExecDriver, error) {
 	c.mu.Lock()
 	r := c.runners[allocID]
 	c.mu.Unlock()

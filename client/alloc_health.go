@@ -13,8 +13,11 @@ import (
 // unhealthy. The verdict travels with the allocation's next status report, once per
 // deployment; the servers take the first verdict and ignore the rest.
 //
-// health_check "checks" is treated as "task_states": this client registers no service checks
-// yet. With "manual", the client reports nothing and an operator sets the health through
+// With health_check "checks" (the default, as upstream) the checks of the allocation's nomad
+// services count too (service_checks.go): the min_healthy_time clock starts once the tasks run
+// and every healthiness check passes, and a check that fails again stops it; checks that never
+// all pass leave the allocation to its healthy_deadline, which makes it unhealthy. With
+// "manual", the client reports nothing and an operator sets the health through
 // /v1/deployment/allocation-health.
 
 // allocHealth is the runner's verdict for one deployment.
@@ -53,10 +56,11 @@ func (r *allocRunner) trackHealth() {
 	if tg.Update.HealthyDeadline != nil {
 		deadline = *tg.Update.HealthyDeadline
 	}
+	useChecks := tg.Update.HealthCheck == nil || *tg.Update.HealthCheck == "" || *tg.Update.HealthCheck == structs.UpdateHealthCheckChecks
 	stop := make(chan struct{})
 	r.healthStop = stop
 	r.healthWG.Add(1)
-	go r.watchHealth(a.DeploymentID, minHealthy, deadline, stop)
+	go r.watchHealth(a.DeploymentID, minHealthy, deadline, useChecks, stop)
 }
 
 // stopHealth ends the health watcher, if any, and waits for it.
@@ -78,7 +82,7 @@ func (r *allocRunner) healthChanged() {
 	}
 }
 
-func (r *allocRunner) watchHealth(deploymentID string, minHealthy, deadline time.Duration, stop chan struct{}) {
+func (r *allocRunner) watchHealth(deploymentID string, minHealthy, deadline time.Duration, useChecks bool, stop chan struct{}) {
 	defer r.healthWG.Done()
 	start := time.Now()
 	var deadlineC <-chan time.Time
@@ -88,7 +92,7 @@ func (r *allocRunner) watchHealth(deploymentID string, minHealthy, deadline time
 		deadlineC = t.C
 	}
 	for {
-		verdict, wait := r.judgeHealth(start, minHealthy)
+		verdict, wait := r.judgeHealth(start, minHealthy, useChecks)
 		if verdict != nil {
 			r.setHealth(deploymentID, *verdict)
 			return
@@ -134,9 +138,10 @@ func isClosed(ch chan struct{}) bool {
 	}
 }
 
-// judgeHealth decides from the task states: a verdict, or how long to wait before looking
-// again (0: until a task state changes).
-func (r *allocRunner) judgeHealth(start time.Time, minHealthy time.Duration) (*bool, time.Duration) {
+// judgeHealth decides from the task states, and with useChecks the checks' results: a
+// verdict, or how long to wait before looking again (0: until a task state or a check
+// result changes).
+func (r *allocRunner) judgeHealth(start time.Time, minHealthy time.Duration, useChecks bool) (*bool, time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopping || r.destroyed || r.silent {
@@ -168,6 +173,16 @@ func (r *allocRunner) judgeHealth(start time.Time, minHealthy time.Duration) (*b
 	}
 	if len(r.states) == 0 {
 		return nil, 0
+	}
+	if useChecks {
+		// The checks were set under this lock with the task states just read.
+		ok, passing := r.checks.Healthy()
+		if !ok {
+			return nil, 0
+		}
+		if passing.After(since) {
+			since = passing
+		}
 	}
 	if left := minHealthy - time.Since(since); left > 0 {
 		return nil, left

@@ -34,7 +34,7 @@ func TestAllocHealth_Judge(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &allocRunner{states: tc.states, stopping: tc.stopping}
-			got, wait := r.judgeHealth(start, 10*time.Second)
+			got, wait := r.judgeHealth(start, 10*time.Second, false)
 			must.Eq(t, tc.want, got)
 			if tc.want == nil {
 				must.Eq(t, tc.waits, wait > 0)
@@ -47,7 +47,7 @@ func TestAllocHealth_Judge(t *testing.T) {
 // are not healthy in the new deployment until min_healthy_time after it.
 func TestAllocHealth_ClockStartsWithTheWatcher(t *testing.T) {
 	r := &allocRunner{states: map[string]*structs.TaskState{"a": {State: structs.TaskStateRunning, StartedAt: time.Now().Add(-time.Hour)}}}
-	got, wait := r.judgeHealth(time.Now(), 10*time.Second)
+	got, wait := r.judgeHealth(time.Now(), 10*time.Second, false)
 	must.Nil(t, got)
 	must.Greater(t, 9*time.Second, wait)
 }

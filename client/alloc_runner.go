@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/client/allocdir"
+	"github.com/nomadfork/nomad/client/servicecheck"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -49,6 +50,8 @@ type allocRunner struct {
 	healthStop   chan struct{}
 	healthWG     sync.WaitGroup
 	healthNotify chan struct{}
+	// checks runs the checks of the allocation's nomad services (service_checks.go).
+	checks *servicecheck.Runner
 	// stateCh wakes the lifecycle order (runTasks) after a task state or the runner's mode
 	// changed.
 	stateCh chan struct{}
@@ -58,7 +61,7 @@ type allocRunner struct {
 
 func newAllocRunner(c *Client, alloc *structs.Allocation) *allocRunner {
 	dir, err := allocdir.Join(c.config.AllocDir, alloc.ID)
-	return &allocRunner{
+	r := &allocRunner{
 		c:      c,
 		id:     alloc.ID,
 		logger: c.logger.With("alloc_id", alloc.ID),
@@ -71,6 +74,8 @@ func newAllocRunner(c *Client, alloc *structs.Allocation) *allocRunner {
 		healthNotify: make(chan struct{}, 1),
 		stateCh:      make(chan struct{}, 1),
 	}
+	r.checks = r.newCheckRunner()
+	return r
 }
 
 func (r *allocRunner) isDone() bool {
@@ -85,6 +90,7 @@ func (r *allocRunner) isDone() bool {
 // run sets up the allocation directory, runs every task until it ends and reports the end.
 func (r *allocRunner) run() {
 	defer close(r.done)
+	defer r.checks.Stop()
 	// The servers' view may change under run (update); it starts from the one it has now.
 	r.mu.Lock()
 	alloc := r.alloc
@@ -150,6 +156,7 @@ func (r *allocRunner) run() {
 	}
 	r.trackHealth()
 	r.runTasks(tasks)
+	r.checks.Stop()
 	r.stopHealth()
 	r.report()
 	r.mu.Lock()
@@ -203,6 +210,7 @@ func (r *allocRunner) update(alloc *structs.Allocation) {
 	if stop {
 		r.logger.Info("stopping allocation", "reason", alloc.DesiredDescription)
 		r.c.services.set(r.id, nil)
+		r.checks.Set(nil)
 		r.killAll("alloc stopped by the servers")
 		return
 	}
@@ -333,6 +341,13 @@ func (r *allocRunner) setTaskState(task string, fn func(ts *structs.TaskState)) 
 		} else {
 			r.c.services.set(r.id, allocServices(r.c.node, r.alloc, states))
 		}
+	}
+	// Checks run while their service is registered, and not once the allocation stops or
+	// the agent shuts down: a check of a task being killed would only fail.
+	if r.stopping || r.destroyed || r.silent {
+		r.checks.Set(nil)
+	} else {
+		r.checks.Set(allocChecks(r.c.node, r.alloc, states))
 	}
 	r.mu.Unlock()
 	r.notifyState()

@@ -17,8 +17,8 @@ const ServiceProviderNomad = "nomad"
 // serviceSyncer keeps the servers' registrations of this node's `provider = "nomad"` services
 // equal to what its allocations want: each runner says which services it serves now (set),
 // and one goroutine, owned by the client (its context and WaitGroup), sends the difference,
-// retrying what failed after RetryInterval. Health checks are not run: a registration says
-// the task runs, not that it answers.
+// retrying what failed after RetryInterval. The services' checks run beside them
+// (service_checks.go); their results stay on the client and do not change a registration.
 type serviceSyncer struct {
 	c      *Client
 	mu     sync.Mutex

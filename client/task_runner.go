@@ -34,8 +34,9 @@ type taskRunner struct {
 	// killFails marks a kill that fails the task (a template that can no longer render);
 	// set before kill closes killCh.
 	killFails bool
-	// restartCh asks for an in-place restart of the running task (alloc restart).
-	restartCh chan struct{}
+	// restartCh asks for an in-place restart of the running task (alloc restart, or a
+	// check_restart, which counts as a failure).
+	restartCh chan restartRequest
 	// detachCh closes when the agent shuts down leaving the task running.
 	detachOnce sync.Once
 	detachCh   chan struct{}
@@ -70,7 +71,7 @@ func newTaskRunner(ar *allocRunner, alloc *structs.Allocation, tg *api.TaskGroup
 		policy:    newRestartPolicy(rp, batch),
 		killCh:    make(chan struct{}),
 		detachCh:  make(chan struct{}),
-		restartCh: make(chan struct{}, 1),
+		restartCh: make(chan restartRequest, 1),
 	}
 }
 
@@ -95,13 +96,25 @@ func (tr *taskRunner) signal(sig syscall.Signal, name string) error {
 	return nil
 }
 
+// restartRequest is one restart of the running task. A failure restart (check_restart)
+// goes through the restart policy, as a task that exited would; another is started again at
+// once and not counted.
+type restartRequest struct {
+	reason  string
+	failure bool
+}
+
 // restart asks the run loop to restart the running task in place.
 func (tr *taskRunner) restart() error {
+	return tr.requestRestart(restartRequest{reason: "User requested restart"})
+}
+
+func (tr *taskRunner) requestRestart(req restartRequest) error {
 	if tr.runningHandle() == nil {
 		return structs.BadRequest("task %q is not running", tr.task.Name)
 	}
 	select {
-	case tr.restartCh <- struct{}{}:
+	case tr.restartCh <- req:
 	default: // one is pending already
 	}
 	return nil
@@ -273,8 +286,8 @@ func (tr *taskRunner) run(done func()) {
 						tr.stop(handle, false)
 					}
 					return
-				case <-tr.restartCh:
-					restart = true
+				case req := <-tr.restartCh:
+					restart, reason = !req.failure, req.reason
 					res = tr.killForRestart(handle, reason)
 				case c := <-tmplChanges:
 					if !c.Restart {

@@ -88,6 +88,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"acl role update":    func() (cli.Command, error) { return &ACLRoleUpdateCommand{Meta: meta()}, nil },
 		"acl role delete":    func() (cli.Command, error) { return &ACLRoleDeleteCommand{Meta: meta()}, nil },
 		"alloc":              group("Interact with allocations", allocHelp),
+		"alloc checks":       func() (cli.Command, error) { return &AllocChecksCommand{Meta: meta()}, nil },
 		"alloc exec":         func() (cli.Command, error) { return &AllocExecCommand{Meta: meta()}, nil },
 		"alloc fs":           func() (cli.Command, error) { return &AllocFSCommand{Meta: meta()}, nil },
 		"alloc logs":         func() (cli.Command, error) { return &AllocLogsCommand{Meta: meta()}, nil },
@@ -289,8 +290,9 @@ Usage: nomad event <subcommand> [options]
 const allocHelp = `
 Usage: nomad alloc <subcommand> [options] [args]
 
-  Inspect allocations, read their tasks' logs, run commands in their tasks,
-  signal or restart them, and stop them to be replaced.
+  Inspect allocations and their service checks, read their tasks' logs, run
+  commands in their tasks, signal or restart them, and stop them to be
+  replaced.
 `
 
 const configHelp = `

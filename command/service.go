@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -94,7 +95,9 @@ Info Options:
     Print the registrations as JSON.
 
   -verbose
-    Show every field of each registration, with full IDs.
+    Show every field of each registration, with full IDs, and the latest
+    results of the service's checks, read from the client running its
+    allocation (read-job).
 `)
 }
 
@@ -119,7 +122,7 @@ func (c *ServiceInfoCommand) Run(args []string) int {
 	}
 	return printResult(&c.Meta, regs, asJSON, func(regs []*api.ServiceRegistration) string {
 		if verbose {
-			return formatServicesVerbose(regs)
+			return formatServicesVerbose(regs, func(r *api.ServiceRegistration) string { return serviceChecks(client, r) })
 		}
 		return formatServiceInstances(regs)
 	})
@@ -138,7 +141,27 @@ func formatServiceInstances(regs []*api.ServiceRegistration) string {
 	return formatList(rows)
 }
 
-func formatServicesVerbose(regs []*api.ServiceRegistration) string {
+// serviceChecks summarises the checks of one registration's service in its allocation, as
+// "name: status" pairs; the registration itself carries no health.
+func serviceChecks(client *api.Client, r *api.ServiceRegistration) string {
+	st, err := client.Allocations().Checks(r.AllocID, &api.QueryOptions{Namespace: r.Namespace})
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	var parts []string
+	for _, c := range st {
+		if c.Service == r.ServiceName {
+			parts = append(parts, c.Check+": "+c.Status)
+		}
+	}
+	if len(parts) == 0 {
+		return "<none>"
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+func formatServicesVerbose(regs []*api.ServiceRegistration, checks func(*api.ServiceRegistration) string) string {
 	blocks := make([]string, 0, len(regs))
 	for _, r := range regs {
 		blocks = append(blocks, formatKV([]string{
@@ -151,6 +174,7 @@ func formatServicesVerbose(regs []*api.ServiceRegistration) string {
 			"Datacenter|" + r.Datacenter,
 			"Address|" + serviceAddr(r),
 			"Tags|[" + strings.Join(r.Tags, ",") + "]",
+			"Checks|" + checks(r),
 		}))
 	}
 	return strings.Join(blocks, "\n\n")

@@ -11,9 +11,11 @@ func TestServiceCommands(t *testing.T) {
 		`"NodeID":"5ce0c3a6-0000-4000-8000-000000000001","Datacenter":"dc1","JobID":"web",` +
 		`"AllocID":"6d9f1b7b-0000-4000-8000-000000000001","Tags":["db","cache"],"Address":"10.0.0.1","Port":30926,"CreateIndex":7,"ModifyIndex":7}`
 	fa := newFakeAgent(t, map[string]route{
-		"GET /v1/services":         jsonBody(`[{"Namespace":"default","Services":[{"ServiceName":"api","Tags":["cache","db"]},{"ServiceName":"web","Tags":[]}]}]`),
-		"GET /v1/service/api":      jsonBody(`[` + reg + `]`),
-		"GET /v1/service/none":     jsonBody(`[]`),
+		"GET /v1/services":     jsonBody(`[{"Namespace":"default","Services":[{"ServiceName":"api","Tags":["cache","db"]},{"ServiceName":"web","Tags":[]}]}]`),
+		"GET /v1/service/api":  jsonBody(`[` + reg + `]`),
+		"GET /v1/service/none": jsonBody(`[]`),
+		"GET /v1/client/allocation/6d9f1b7b-0000-4000-8000-000000000001/checks": jsonBody(`{"a":{"ID":"a","Check":"alive","Service":"api","Status":"success"},` +
+			`"b":{"ID":"b","Check":"ready","Service":"api","Status":"failure"},"c":{"ID":"c","Check":"other","Service":"web","Status":"success"}}`),
 		"DELETE /v1/service/api/x": jsonBody(`{}`),
 		"DELETE /v1/service/api/y": textError(403, `Permission denied: submit-job capability required in namespace "default"`),
 	})
@@ -33,7 +35,8 @@ func TestServiceCommands(t *testing.T) {
 			wantOut: "ID           = _nomad-task-6d9f1b7b-0000-4000-8000-000000000001-group-web-api-http\n" +
 				"Service Name = api\nNamespace    = default\nJob ID       = web\n" +
 				"Alloc ID     = 6d9f1b7b-0000-4000-8000-000000000001\nNode ID      = 5ce0c3a6-0000-4000-8000-000000000001\n" +
-				"Datacenter   = dc1\nAddress      = 10.0.0.1:30926\nTags         = [db,cache]\n"},
+				"Datacenter   = dc1\nAddress      = 10.0.0.1:30926\nTags         = [db,cache]\n" +
+				"Checks       = alive: success, ready: failure\n"},
 		{name: "info of nothing", args: []string{"service", "info", "none"}, wantOut: "No service registrations found\n"},
 		{name: "info needs a name", args: []string{"service", "info"}, wantCode: 1, wantErr: "This command takes one argument: <service name>\n"},
 		{name: "delete", args: []string{"service", "delete", "api", "x"}, wantOut: "Successfully deleted service registration\n"},

@@ -115,6 +115,11 @@ func (j *Job) Validate() error {
 		if len(tg.Tasks) == 0 && len(connect) == 0 {
 			add("group %q: missing tasks", name)
 		}
+		for _, svc := range tg.Services {
+			for _, msg := range checkServiceChecks(svc, tg.Tasks) {
+				add("group %q: service %q: %s", name, svc.Name, msg)
+			}
+		}
 		for _, msg := range checkMigrate(tg.Migrate) {
 			add("group %q: migrate: %s", name, msg)
 		}
@@ -152,6 +157,11 @@ func (j *Job) Validate() error {
 				}
 				if r.MemoryMB != nil && *r.MemoryMB < 0 {
 					add("group %q: task %q: resources: memory must not be negative", name, task.Name)
+				}
+			}
+			for _, svc := range task.Services {
+				for _, msg := range checkServiceChecks(svc, nil) {
+					add("group %q: task %q: service %q: %s", name, task.Name, svc.Name, msg)
 				}
 			}
 			for i, a := range task.Artifacts {

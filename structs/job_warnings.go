@@ -128,22 +128,22 @@ func (j *Job) Warnings() []string {
 		}
 		prefix := fmt.Sprintf("group %q: ", stringValue(tg.Name))
 		out = append(out, warnedFields(prefix, reflect.ValueOf(tg).Elem(), groupFieldRules, nil)...)
-		out = append(out, serviceWarnings(prefix, tg.Services)...)
+		out = append(out, serviceWarnings(prefix, tg.Services, true)...)
 		for _, task := range tg.Tasks {
 			if task == nil {
 				continue
 			}
 			taskPrefix := fmt.Sprintf("%stask %q: ", prefix, task.Name)
 			out = append(out, warnedFields(taskPrefix, reflect.ValueOf(task).Elem(), taskFieldRules, task)...)
-			out = append(out, serviceWarnings(taskPrefix, task.Services)...)
+			out = append(out, serviceWarnings(taskPrefix, task.Services, false)...)
 		}
 	}
 	return out
 }
 
 // serviceWarnings covers what a service asks that is not done: registration in Consul (the
-// default provider, as upstream) and health checks.
-func serviceWarnings(prefix string, services []*api.Service) []string {
+// default provider, as upstream) and the parts of checks the client does not run.
+func serviceWarnings(prefix string, services []*api.Service, group bool) []string {
 	var out []string
 	for _, svc := range services {
 		if svc == nil || svc.Connect != nil { // Connect is refused by validation
@@ -153,8 +153,49 @@ func serviceWarnings(prefix string, services []*api.Service) []string {
 			out = append(out, fmt.Sprintf("%sservice %q: provider %q: there is no Consul integration, so it is registered nowhere; set provider = \"nomad\"",
 				prefix, svc.Name, cmpOr(svc.Provider, "consul")))
 		}
-		if len(svc.Checks) > 0 {
-			out = append(out, fmt.Sprintf("%sservice %q: check: health checks are not run; deployments judge health by task state", prefix, svc.Name))
+		if svc.Provider != "nomad" {
+			continue // the provider's warning covers its checks: nothing runs them
+		}
+		for _, chk := range svc.Checks {
+			p := fmt.Sprintf("%sservice %q: check %q: ", prefix, svc.Name, chk.Name)
+			out = append(out, checkWarnings(p, &chk)...)
+			cr := chk.CheckRestart
+			if cr == nil {
+				cr = svc.CheckRestart
+			}
+			if group && chk.TaskName == "" && cr != nil && cr.Limit > 0 {
+				out = append(out, p+"check_restart: not acted on: a group service's check restarts the task its task field names, and it names none")
+			}
+		}
+	}
+	return out
+}
+
+// checkWarnings covers what a nomad service's check asks that the client does not do: it runs
+// http, tcp and script checks with their interval, timeout, initial status, on_update and
+// check_restart, and nothing else.
+func checkWarnings(prefix string, chk *api.ServiceCheck) []string {
+	var out []string
+	switch chk.Type {
+	case "http", "tcp", "script":
+	default:
+		out = append(out, fmt.Sprintf("%stype %q: not run; the client runs http, tcp and script checks", prefix, chk.Type))
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"expose", chk.Expose},
+		{"advertise", chk.Advertise != ""},
+		{"address_mode", chk.AddressMode != "" && chk.AddressMode != "host" && chk.AddressMode != "auto"},
+		{"grpc_service", chk.GRPCService != ""},
+		{"grpc_use_tls", chk.GRPCUseTLS},
+		{"success_before_passing", chk.SuccessBeforePassing != 0},
+		{"failures_before_critical", chk.FailuresBeforeCritical != 0},
+		{"failures_before_warning", chk.FailuresBeforeWarning != 0},
+	} {
+		if f.set {
+			out = append(out, prefix+f.name+": not acted on; every result counts as it comes")
 		}
 	}
 	return out

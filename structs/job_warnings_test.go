@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
@@ -49,9 +50,16 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 		{"logs disabled", func(j *Job) { j.TaskGroups[0].Tasks[0].LogConfig = &api.LogConfig{Disabled: new(true)} }, "logs: disabled is not acted on"},
 		{"consul service", func(j *Job) { j.TaskGroups[0].Services = []*api.Service{{Name: "web"}} },
 			`group "g": service "web": provider "consul": there is no Consul integration`},
-		{"check", func(j *Job) {
-			j.TaskGroups[0].Tasks[0].Services = []*api.Service{{Name: "web", Provider: "nomad", Checks: []api.ServiceCheck{{Type: "http"}}}}
-		}, `task "t": service "web": check: health checks are not run`},
+		{"grpc check", func(j *Job) {
+			j.TaskGroups[0].Tasks[0].Services = []*api.Service{{Name: "web", Provider: "nomad", Checks: []api.ServiceCheck{{Name: "g", Type: "grpc"}}}}
+		}, `task "t": service "web": check "g": type "grpc": not run`},
+		{"group check_restart without task", func(j *Job) {
+			j.TaskGroups[0].Services = []*api.Service{{Name: "web", Provider: "nomad", CheckRestart: &api.CheckRestart{Limit: 2},
+				Checks: []api.ServiceCheck{{Name: "h", Type: "http"}}}}
+		}, `group "g": service "web": check "h": check_restart: not acted on`},
+		{"check thresholds", func(j *Job) {
+			j.TaskGroups[0].Tasks[0].Services = []*api.Service{{Name: "web", Provider: "nomad", Checks: []api.ServiceCheck{{Name: "h", Type: "http", SuccessBeforePassing: 2}}}}
+		}, `task "t": service "web": check "h": success_before_passing: not acted on`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,12 +71,17 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 		})
 	}
 
-	t.Run("a size-only ephemeral disk, an exec user, lifecycle, leader, a nomad service and templates are acted on", func(t *testing.T) {
+	t.Run("a size-only ephemeral disk, an exec user, lifecycle, leader, a nomad service with http, tcp and script checks and templates are acted on", func(t *testing.T) {
 		j := validJob()
 		j.TaskGroups[0].Tasks[0].Templates = []*api.Template{{ChangeMode: new("restart")}, {ChangeMode: new("signal")}, {ChangeMode: new("script"), ChangeScript: &api.ChangeScript{RunOnFirstRender: new(true)}}, {Once: new(true)}, {}}
 		j.TaskGroups[0].Tasks[0].Lifecycle = &api.TaskLifecycle{Hook: "prestart"}
 		j.TaskGroups[0].Tasks[0].Leader = true
-		j.TaskGroups[0].Services = []*api.Service{{Name: "web", Provider: "nomad"}}
+		j.TaskGroups[0].Services = []*api.Service{{Name: "web", Provider: "nomad", Checks: []api.ServiceCheck{
+			{Name: "h", Type: "http", Path: "/", Method: "POST", Header: map[string][]string{"X": {"y"}}, Interval: time.Second, Timeout: time.Second,
+				OnUpdate: "ignore_warnings", TaskName: "t", CheckRestart: &api.CheckRestart{Limit: 3, Grace: new(time.Second), IgnoreWarnings: true}},
+			{Name: "t", Type: "tcp", InitialStatus: "passing"},
+			{Name: "s", Type: "script", Command: "/bin/true", Args: []string{"x"}, TaskName: "t"},
+		}}}
 		j.TaskGroups[0].EphemeralDisk = &api.EphemeralDisk{SizeMB: new(300), Sticky: new(true)}
 		j.TaskGroups[0].Tasks[0].Driver = "exec"
 		j.TaskGroups[0].Tasks[0].User = "nobody"

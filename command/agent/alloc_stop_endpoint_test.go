@@ -111,6 +111,7 @@ func TestSecurity_AllocLifecycleNamesAllocNamespace(t *testing.T) {
 		{name: "signal", method: http.MethodPut, path: "/v1/client/allocation/" + alloc.ID + "/signal", body: `{"Signal":"SIGHUP"}`},
 		{name: "restart", method: http.MethodPut, path: "/v1/client/allocation/" + alloc.ID + "/restart", body: `{}`},
 		{name: "stats", method: http.MethodGet, path: "/v1/client/allocation/" + alloc.ID + "/stats"},
+		{name: "checks", method: http.MethodGet, path: "/v1/client/allocation/" + alloc.ID + "/checks"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

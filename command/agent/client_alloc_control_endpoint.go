@@ -12,8 +12,8 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// Allocation control through the client that runs the allocation: signal, restart and
-// resource usage. The agent that takes the request authorizes it against the servers' view of
+// Allocation control through the client that runs the allocation: signal, restart, resource
+// usage and check results. The agent that takes the request authorizes it against the servers' view of
 // the allocation, then acts on its own client or relays the request to the allocation's node
 // over the same stream hop as exec and logs (client_streams.go).
 
@@ -21,6 +21,7 @@ func (s *HTTPServer) registerClientAllocControlRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/client/allocation/{alloc_id}/signal", methods{"PUT": s.allocSignal, "POST": s.allocSignal})
 	s.handle(mux, "/v1/client/allocation/{alloc_id}/restart", methods{"PUT": s.allocRestart, "POST": s.allocRestart})
 	s.handle(mux, "/v1/client/allocation/{alloc_id}/stats", methods{"GET": s.allocStats})
+	s.handle(mux, "/v1/client/allocation/{alloc_id}/checks", methods{"GET": s.allocChecks})
 	s.handle(mux, "/v1/client/stats", methods{"GET": s.clientStats})
 }
 
@@ -30,6 +31,7 @@ func (s *HTTPServer) registerStreamedAllocControlRoutes(mux *http.ServeMux) {
 	mux.Handle("/v1/client/allocation/{alloc_id}/signal", s.wrap(s.streamedSignal))
 	mux.Handle("/v1/client/allocation/{alloc_id}/restart", s.wrap(s.streamedRestart))
 	mux.Handle("/v1/client/allocation/{alloc_id}/stats", s.wrap(getOnly(s.streamedAllocStats)))
+	mux.Handle("/v1/client/allocation/{alloc_id}/checks", s.wrap(getOnly(s.streamedAllocChecks)))
 	mux.Handle("/v1/client/stats", s.wrap(getOnly(s.streamedClientStats)))
 }
 
@@ -113,6 +115,20 @@ func (s *HTTPServer) allocStats(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, err
 	}
 	return s.agent.Client().AllocStats(alloc.ID)
+}
+
+// allocChecks are the latest results of the allocation's nomad service checks, read from the
+// client that runs them (api.AllocCheckStatuses).
+func (s *HTTPServer) allocChecks(w http.ResponseWriter, r *http.Request) (any, error) {
+	alloc, err := s.clientAlloc(r, acl.NamespaceCapabilityReadJob)
+	var remote *remoteNodeError
+	if errors.As(err, &remote) {
+		return s.relayToNode(w, r, remote.alloc.NodeID, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.agent.Client().Checks(alloc.ID)
 }
 
 // clientStats are the host statistics of this agent's node, or, with node_id, of that node
@@ -216,6 +232,14 @@ func (s *HTTPServer) streamedAllocStats(_ http.ResponseWriter, r *http.Request) 
 		return nil, structs.NotFound(structs.ErrAllocNotFound)
 	}
 	return c.AllocStats(r.PathValue("alloc_id"))
+}
+
+func (s *HTTPServer) streamedAllocChecks(_ http.ResponseWriter, r *http.Request) (any, error) {
+	c := s.agent.Client()
+	if c == nil {
+		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	}
+	return c.Checks(r.PathValue("alloc_id"))
 }
 
 func (s *HTTPServer) streamedClientStats(_ http.ResponseWriter, _ *http.Request) (any, error) {

@@ -25,6 +25,7 @@ func matrixClientAllocControlEndpoints() []matrixEndpoint {
 		{name: "alloc restart post", method: "POST", path: "/v1/client/allocation/no-such-alloc/restart",
 			allow: lifecycle, okStatus: 404},
 		{name: "alloc stats", method: "GET", path: "/v1/client/allocation/no-such-alloc/stats", allow: allowReadJob, okStatus: 404},
+		{name: "alloc checks", method: "GET", path: "/v1/client/allocation/no-such-alloc/checks", allow: allowReadJob, okStatus: 404},
 		{name: "client stats", method: "GET", path: "/v1/client/stats", allow: allowNodeRead, okStatus: 400},
 	}
 }

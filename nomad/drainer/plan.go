@@ -252,8 +252,9 @@ func migrateStrategy(m *api.MigrateStrategy) *api.MigrateStrategy {
 }
 
 // healthy reports whether an allocation counts as healthy for migration: its deployment
-// health when it has one, otherwise every task running for min_healthy_time. (There are no
-// service checks, so health_check "checks" reads task states as "task_states" does.) When it
+// health when it has one, otherwise every task running for min_healthy_time. (Check results
+// stay on the client, which reports them only as deployment health, so outside a deployment
+// health_check "checks" reads task states as "task_states" does.) When it
 // will become healthy with time alone, at is when.
 func healthy(a *structs.Allocation, m *api.MigrateStrategy, now time.Time) (ok bool, at time.Time) {
 	if a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil {
