@@ -202,6 +202,9 @@ func (tr *taskRunner) run(done func()) {
 	stopRotate, rotated := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(rotated)
+		if cfg.StdoutPath == "" {
+			return // logs disabled: no file to rotate
+		}
 		last := ""
 		rotateLogs(filepath.Dir(cfg.StdoutPath), tr.task.Name, taskLogLimits(tr.task.LogConfig), stopRotate, func(err error) {
 			// Once per distinct failure, not every second.
@@ -447,6 +450,9 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 	stderr, err := allocdir.Join(allocDir, "logs", LogFileName(tr.task.Name, "stderr"))
 	if err != nil {
 		return nil, err
+	}
+	if logsDisabled(tr.task.LogConfig) {
+		stdout, stderr = "", ""
 	}
 	ports := groupPorts(tr.alloc, tr.tg)
 	env := tr.taskEnv(allocDir, taskDir, ports)

@@ -89,11 +89,7 @@ var taskFieldRules = map[string]fieldRule{
 	"Name": actedOn, "Driver": actedOn, "Config": actedOn, "Constraints": actedOn, "Affinities": actedOn,
 	"Env": actedOn, "Services": actedOn, "Resources": actedOn, "RestartPolicy": actedOn, "Meta": actedOn,
 	"KillTimeout": actedOn,
-	"LogConfig": {support: fieldWarned, why: "disabled is not acted on: logs are still written and rotated (max_files, max_file_size are honoured)",
-		when: func(_ *api.Task, v reflect.Value) bool {
-			lc := v.Interface().(*api.LogConfig)
-			return lc != nil && ((lc.Disabled != nil && *lc.Disabled) || (lc.Enabled != nil && !*lc.Enabled))
-		}}, "DispatchPayload": actedOn, "ScalingPolicies": actedOn,
+	"LogConfig": actedOn, "DispatchPayload": actedOn, "ScalingPolicies": actedOn,
 	"Identity": actedOn, "Identities": actedOn,
 	"User":            actedOn,
 	"KillSignal":      actedOn,
