@@ -89,7 +89,7 @@ var taskFieldRules = map[string]fieldRule{
 	"Name": actedOn, "Driver": actedOn, "Config": actedOn, "Constraints": actedOn, "Affinities": actedOn,
 	"Env": actedOn, "Services": actedOn, "Resources": actedOn, "RestartPolicy": actedOn, "Meta": actedOn,
 	"KillTimeout": actedOn,
-	"LogConfig": actedOn, "DispatchPayload": actedOn, "ScalingPolicies": actedOn,
+	"LogConfig":   actedOn, "DispatchPayload": actedOn, "ScalingPolicies": actedOn,
 	"Identity": actedOn, "Identities": actedOn,
 	"User":            actedOn,
 	"KillSignal":      actedOn,
