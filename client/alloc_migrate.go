@@ -28,9 +28,6 @@ import (
 // the files alone), so ranges of successive asks join up while the previous allocation's
 // tasks are stopped and nothing changes its files.
 
-// MigrateChunkSize is how much of a snapshot one Alloc.MigrateData answer carries.
-const MigrateChunkSize = 4 << 20
-
 // defaultEphemeralDiskMB is upstream's ephemeral_disk size, the bound of a migrated disk
 // when the group names none.
 const defaultEphemeralDiskMB = 300

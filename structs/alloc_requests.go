@@ -117,6 +117,9 @@ type AllocMigrateDataRequest struct {
 	QueryOptions
 }
 
+// AllocMigrateChunkSize is how much of a snapshot one AllocMigrateDataResponse carries.
+const AllocMigrateChunkSize = 4 << 20
+
 // AllocMigrateDataResponse is one chunk of a snapshot; EOF says it is the last.
 type AllocMigrateDataResponse struct {
 	Data []byte
