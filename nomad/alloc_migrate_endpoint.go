@@ -17,8 +17,9 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// migrateFetchTimeout bounds one chunk's trip to the previous node's client.
-const migrateFetchTimeout = 60 * time.Second
+// migrateFetchTimeout bounds one chunk's trip to the previous node's client, within the
+// client's own bound on the call (client.rpcCallTimeout).
+const migrateFetchTimeout = 40 * time.Second
 
 // allocMigrateData relays a chunk of an allocation's disk snapshot from the client of the
 // node that ran it (client/alloc_migrate.go). A node may ask only for the allocation that one
