@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -293,7 +294,8 @@ func ephemeralDiskBytes(d *api.EphemeralDisk) int64 {
 // fetchRemoteDisk fills this allocation's directory with the data of the previous allocation,
 // which ran on another node, through the servers. It waits (up to migrateWait) while that
 // allocation's tasks are still stopping, and gives up at once on anything else: the tasks
-// then start with an empty disk, as upstream's do when the previous node is gone.
+// then start with an empty disk, as upstream's do when the previous node is gone. Nothing
+// of a migration that failed half-way is kept.
 func (r *allocRunner) fetchRemoteDisk(tg *api.TaskGroup, prevID string) {
 	maxBytes := ephemeralDiskBytes(tg.EphemeralDisk)
 	tmp, err := os.CreateTemp(r.c.config.AllocDir, "."+r.id+".migrate-*")
@@ -336,24 +338,55 @@ func (r *allocRunner) fetchRemoteDisk(tg *api.TaskGroup, prevID string) {
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return
 	}
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return
-	}
-	root, err := os.OpenRoot(r.dir)
-	if err != nil {
-		r.logger.Warn("migrating the previous allocation's disk failed", "previous_alloc", prevID, "error", err)
-		return
-	}
-	defer root.Close()
 	tasks := make([]string, 0, len(tg.Tasks))
 	for _, t := range tg.Tasks {
 		tasks = append(tasks, t.Name)
 	}
-	if err := restoreSnapshot(root, tmp, tasks, maxBytes); err != nil {
-		r.logger.Warn("migrating the previous allocation's disk failed; the tasks start with what was unpacked", "previous_alloc", prevID, "error", err)
+	if err := r.unpackMigrated(tmp, tasks, maxBytes); err != nil {
+		r.logger.Warn("migrating the previous allocation's disk failed; the tasks start without its data", "previous_alloc", prevID, "error", err)
 		return
 	}
 	r.logger.Info("migrated the previous allocation's disk from its node", "previous_alloc", prevID, "bytes", offset)
+}
+
+// unpackMigrated unpacks a snapshot into a staging directory of the allocation, then moves
+// its alloc/data and each task's local/ into place: all of it or, on any error, none.
+func (r *allocRunner) unpackMigrated(snapshot io.Reader, tasks []string, maxBytes int64) error {
+	staging := filepath.Join(r.dir, ".migrating")
+	if err := allocdir.MkdirAll(r.c.config.AllocDir, staging, 0o700); err != nil {
+		return err
+	}
+	defer os.RemoveAll(staging)
+	root, err := os.OpenRoot(staging)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if err := restoreSnapshot(root, snapshot, tasks, maxBytes); err != nil {
+		return err
+	}
+	moves := [][2]string{{"alloc/data", "alloc/data"}}
+	for _, t := range tasks {
+		moves = append(moves, [2]string{t + "/local", t + "/local"})
+	}
+	var moved []string
+	for _, m := range moves {
+		if _, err := root.Lstat(m[0]); err != nil {
+			continue
+		}
+		to := filepath.Join(r.dir, m[1])
+		if err := allocdir.MkdirAll(r.c.config.AllocDir, filepath.Dir(to), 0o755); err == nil {
+			err = os.Rename(filepath.Join(staging, m[0]), to)
+		}
+		if err != nil {
+			for _, done := range moved {
+				_ = os.RemoveAll(done)
+			}
+			return err
+		}
+		moved = append(moved, to)
+	}
+	return nil
 }
 
 // leavingWithin waits d, and reports whether this allocation was stopped or removed meanwhile.

@@ -168,3 +168,29 @@ func TestRestoreSnapshot_ConfinesEntries(t *testing.T) {
 		must.SliceEmpty(t, left)
 	})
 }
+
+// TestMigrateDisk_FailedMigrationKeepsNothing: a snapshot that fails half-way leaves none of
+// what it unpacked; the tasks start with an empty disk.
+func TestMigrateDisk_FailedMigrationKeepsNothing(t *testing.T) {
+	c, s := testClient(t)
+	bad := snapshotOf(t,
+		&tar.Header{Name: "alloc/data/good", Typeflag: tar.TypeReg, Mode: 0o644},
+		&tar.Header{Name: "t/local/good", Typeflag: tar.TypeReg, Mode: 0o644},
+		&tar.Header{Name: "../escape", Typeflag: tar.TypeReg, Mode: 0o644})
+	s.migrate = func(args *structs.AllocMigrateDataRequest, reply *structs.AllocMigrateDataResponse) error {
+		reply.Data, reply.EOF = bad, true
+		return nil
+	}
+	a := testAlloc("a2", structs.JobTypeService, mockTask("t", map[string]any{"run_for": "1h"}))
+	a.Job.TaskGroups[0].EphemeralDisk = &api.EphemeralDisk{Migrate: new(true)}
+	a.PreviousAllocation = "elsewhere"
+	s.setAllocs(a)
+	waitFor(t, "a2 running", reportedStatus(s, "a2", structs.AllocClientStatusRunning))
+	dir := filepath.Join(c.config.AllocDir, "a2")
+	for _, p := range []string{"alloc/data/good", "t/local/good", ".migrating"} {
+		_, err := os.Lstat(filepath.Join(dir, p))
+		must.True(t, os.IsNotExist(err), must.Sprintf("%s left behind", p))
+	}
+	_, err := os.Lstat(filepath.Join(c.config.AllocDir, "escape"))
+	must.True(t, os.IsNotExist(err))
+}
