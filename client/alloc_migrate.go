@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -25,9 +26,9 @@ import (
 // replacement's node asks the servers for the previous allocation's data, chunk by chunk
 // (Alloc.MigrateData); the server relays each ask to the previous node's client, which
 // answers with a byte range of one gzipped tar of the allocation's alloc/data and each
-// task's local/. The tar is built the same way on every ask (sorted walk, headers made from
-// the files alone), so ranges of successive asks join up while the previous allocation's
-// tasks are stopped and nothing changes its files.
+// task's local/, built once its tasks have stopped and kept for the ranges that follow
+// (snapshotCache). Built again (after the agent restarted, or past snapshotKeep) it comes out
+// the same (sorted walk, headers made from the files alone), as nothing changes the files.
 
 // defaultEphemeralDiskMB is upstream's ephemeral_disk size, the bound of a migrated disk
 // when the group names none.
@@ -37,8 +38,39 @@ const defaultEphemeralDiskMB = 300
 // stop before it starts without their data.
 const migrateWait = 10 * time.Minute
 
-// errSnapshotDone ends the building of a snapshot once the asked range is written.
-var errSnapshotDone = errors.New("snapshot range written")
+// snapshotKeep is how long a built snapshot is kept for the ranges still to be asked.
+const snapshotKeep = 10 * time.Minute
+
+// snapshotCache keeps the snapshot of an allocation, built once into a file of the allocation
+// root, while a replacement fetches it range by range: built again for every range, a large
+// disk would be compressed once per chunk. A snapshot goes once its last byte was served,
+// after snapshotKeep, or when the agent stops.
+type snapshotCache struct {
+	mu      sync.Mutex
+	byAlloc map[string]*cachedSnapshot
+}
+
+type cachedSnapshot struct {
+	path  string
+	size  int64
+	built time.Time
+}
+
+func (sc *snapshotCache) dropLocked(allocID string) {
+	if cs := sc.byAlloc[allocID]; cs != nil {
+		_ = os.Remove(cs.path)
+		delete(sc.byAlloc, allocID)
+	}
+}
+
+// clear removes every kept snapshot.
+func (sc *snapshotCache) clear() {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for id := range sc.byAlloc {
+		sc.dropLocked(id)
+	}
+}
 
 // WriteAllocSnapshot writes bytes [offset, offset+limit) of the snapshot of allocation
 // allocID's disk to w. An allocation whose tasks still run answers 409: its data is not
@@ -56,57 +88,74 @@ func (c *Client) WriteAllocSnapshot(allocID string, offset, limit, maxBytes int6
 	if r != nil && !r.isDone() {
 		return structs.NewErrCode(http.StatusConflict, "allocation %s still runs tasks: its data is taken once they have stopped", allocID)
 	}
+	sc := &c.snapshots
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.byAlloc == nil {
+		sc.byAlloc = map[string]*cachedSnapshot{}
+	}
+	for id, cs := range sc.byAlloc {
+		if time.Since(cs.built) > snapshotKeep {
+			sc.dropLocked(id)
+		}
+	}
+	cs := sc.byAlloc[allocID]
+	if cs == nil {
+		var err error
+		if cs, err = c.buildSnapshot(allocID, maxBytes); err != nil {
+			return err
+		}
+		sc.byAlloc[allocID] = cs
+	}
+	f, err := os.Open(cs.path)
+	if err != nil {
+		sc.dropLocked(allocID)
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := io.CopyN(w, f, limit); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if offset+limit >= cs.size {
+		sc.dropLocked(allocID)
+	}
+	return nil
+}
+
+// buildSnapshot writes the snapshot of allocation allocID to a file of the allocation root.
+func (c *Client) buildSnapshot(allocID string, maxBytes int64) (*cachedSnapshot, error) {
 	dir, err := allocdir.Join(c.config.AllocDir, allocID)
 	if err != nil {
-		return structs.BadRequest("invalid allocation ID %q", allocID)
+		return nil, structs.BadRequest("invalid allocation ID %q", allocID)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return structs.NewErrCode(http.StatusNotFound, "allocation %s has no directory on this node", allocID)
+			return nil, structs.NewErrCode(http.StatusNotFound, "allocation %s has no directory on this node", allocID)
 		}
-		return err
+		return nil, err
 	}
 	defer root.Close()
-	rw := &rangeWriter{w: w, skip: offset, left: limit}
-	err = writeSnapshot(root, rw, maxBytes)
-	if err == nil || errors.Is(err, errSnapshotDone) {
-		return nil
-	}
-	return err
-}
-
-// rangeWriter passes on the bytes of one range of what is written to it.
-type rangeWriter struct {
-	w          io.Writer
-	skip, left int64
-}
-
-func (r *rangeWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if r.skip > 0 {
-		if int64(len(p)) <= r.skip {
-			r.skip -= int64(len(p))
-			return n, nil
-		}
-		p = p[r.skip:]
-		r.skip = 0
-	}
-	if r.left <= 0 {
-		return 0, errSnapshotDone
-	}
-	if int64(len(p)) > r.left {
-		p = p[:r.left]
-	}
-	written, err := r.w.Write(p)
-	r.left -= int64(written)
+	f, err := os.CreateTemp(c.config.AllocDir, ".snapshot-*")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	if r.left <= 0 {
-		return 0, errSnapshotDone
+	err = writeSnapshot(root, f, maxBytes)
+	var size int64
+	if err == nil {
+		size, err = f.Seek(0, io.SeekCurrent)
 	}
-	return n, nil
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return nil, err
+	}
+	return &cachedSnapshot{path: f.Name(), size: size, built: time.Now()}, nil
 }
 
 // snapshotDirs are the directories of an allocation a snapshot holds: alloc/data and each

@@ -76,6 +76,12 @@ func TestMigrateDisk_AcrossNodes(t *testing.T) {
 	must.True(t, os.IsNotExist(err), must.Sprint("a link is not carried over"))
 	_, err = os.ReadFile(filepath.Join(dir1, "alloc", "data", "db", "state"))
 	must.NoError(t, err, must.Sprint("across nodes the data is copied; the previous node keeps its own"))
+	kept, err := filepath.Glob(filepath.Join(c1.config.AllocDir, ".snapshot-*"))
+	must.NoError(t, err)
+	must.SliceEmpty(t, kept, must.Sprint("the snapshot file goes once its last range was served"))
+	left, err := filepath.Glob(filepath.Join(c2.config.AllocDir, ".a2.migrate-*"))
+	must.NoError(t, err)
+	must.SliceEmpty(t, left)
 }
 
 // TestWriteAllocSnapshot_RefusesRunningAndUnknown: a snapshot is only taken of an

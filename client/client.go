@@ -47,6 +47,8 @@ type Client struct {
 	services *serviceSyncer
 	// stats keeps the previous CPU readings of the stats endpoints.
 	stats statsCache
+	// snapshots keeps the disk snapshots other nodes are migrating (alloc_migrate.go).
+	snapshots snapshotCache
 	// state keeps allocations, task states and driver handles across restarts; nil without
 	// a state directory.
 	state *clientState
@@ -528,6 +530,7 @@ func (c *Client) Shutdown() {
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
+	c.snapshots.clear()
 	defer func() {
 		if err := c.state.close(); err != nil {
 			c.logger.Warn("closing the client state file failed", "error", err)
