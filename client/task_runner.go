@@ -25,8 +25,10 @@ type taskRunner struct {
 	task  *api.Task
 	batch bool
 	// kind is the task's place in the allocation's lifecycle order (alloc_lifecycle.go).
-	kind   lifecycleKind
-	policy restartPolicy
+	kind lifecycleKind
+	// received: its Received event was given before its turn (announceWaits), not by run.
+	received bool
+	policy   restartPolicy
 
 	killOnce   sync.Once
 	killCh     chan struct{}
@@ -168,7 +170,9 @@ func (tr *taskRunner) run(done func()) {
 		return
 	}
 	if !restoring {
-		tr.event(&structs.TaskEvent{Type: structs.TaskEventReceived, Message: "Task received by client"}, nil)
+		if !tr.received {
+			tr.event(&structs.TaskEvent{Type: structs.TaskEventReceived, Message: "Task received by client"}, nil)
+		}
 		if tr.killed() {
 			// Its turn never came (alloc_lifecycle.go): nothing is set up or started.
 			tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, KillReason: tr.killReason,
