@@ -371,7 +371,9 @@ func (r *allocRunner) fetchRemoteDisk(tg *api.TaskGroup, prevID string) {
 			r.logger.Warn("migrating the previous allocation's disk failed; the tasks start without its data", "previous_alloc", prevID, "error", err)
 			return
 		}
-		if offset += int64(len(reply.Data)); offset > maxBytes {
+		// Compressed, incompressible data grows a little: the bound on the files themselves
+		// is restoreSnapshot's.
+		if offset += int64(len(reply.Data)); offset > maxBytes+maxBytes/64+1<<20 {
 			r.logger.Warn("migrating the previous allocation's disk failed; the tasks start without its data", "previous_alloc", prevID,
 				"error", fmt.Sprintf("snapshot larger than the ephemeral disk (%d MB)", maxBytes>>20))
 			return
