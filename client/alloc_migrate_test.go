@@ -98,6 +98,23 @@ func TestWriteAllocSnapshot_RefusesRunningAndUnknown(t *testing.T) {
 	must.Eq(t, 404, structs.ErrorCode(err))
 	err = c.WriteAllocSnapshot("../a1", 0, 1<<20, 1<<20, &buf)
 	must.Eq(t, 400, structs.ErrorCode(err))
+
+	// Stopped, with more data than its disk: refused, not truncated.
+	must.NoError(t, os.WriteFile(filepath.Join(c.config.AllocDir, "a1", "alloc", "data", "big"), make([]byte, 2<<10), 0o644))
+	stopped := *a
+	stopped.DesiredStatus, stopped.AllocModifyIndex = structs.AllocDesiredStatusStop, 2
+	s.setAllocs(&stopped)
+	waitFor(t, "a1 stopped", reportedStatus(s, "a1", structs.AllocClientStatusComplete))
+	waitFor(t, "a1's runner done", func() bool {
+		c.mu.Lock()
+		r := c.runners["a1"]
+		c.mu.Unlock()
+		return r == nil || r.isDone()
+	})
+	err = c.WriteAllocSnapshot("a1", 0, 1<<20, 1<<10, &buf)
+	must.Eq(t, 413, structs.ErrorCode(err))
+	must.NoError(t, c.WriteAllocSnapshot("a1", 0, 1<<20, 1<<20, &buf))
+	must.Positive(t, buf.Len())
 }
 
 func snapshotOf(t *testing.T, entries ...*tar.Header) []byte {
