@@ -68,6 +68,11 @@ func TestLifecycle_Binary(t *testing.T) {
 			return len(order) == 4
 		})
 		must.Eq(t, []string{"init", "init-done"}, order[:2])
+		said := false
+		for _, e := range states["main"].Events {
+			said = said || (e.Type == "Task hook message" && strings.Contains(e.DisplayMessage, "prestart tasks to complete: init"))
+		}
+		must.True(t, said, must.Sprint("main said what it waited for"))
 		must.SliceContainsAll(t, []string{"main", "side"}, order[2:])
 	})
 
