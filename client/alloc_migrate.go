@@ -261,6 +261,7 @@ func restoreSnapshot(root *os.Root, r io.Reader, tasks []string, maxBytes int64)
 	type dirTime struct {
 		name string
 		t    time.Time
+		mode os.FileMode
 	}
 	var dirTimes []dirTime
 	for {
@@ -287,13 +288,11 @@ func restoreSnapshot(root *os.Root, r io.Reader, tasks []string, maxBytes int64)
 		mode := os.FileMode(hdr.Mode).Perm()
 		switch hdr.Typeflag {
 		case tar.TypeDir:
+			// Writable until every entry is in; its own mode is set at the end.
 			if err := root.MkdirAll(name, 0o755); err != nil {
 				return err
 			}
-			if err := root.Chmod(name, mode); err != nil {
-				return err
-			}
-			dirTimes = append(dirTimes, dirTime{name, hdr.ModTime})
+			dirTimes = append(dirTimes, dirTime{name, hdr.ModTime, mode})
 		case tar.TypeReg:
 			if total += hdr.Size; total > maxBytes {
 				return fmt.Errorf("snapshot is larger than the ephemeral disk (%d MB)", maxBytes>>20)
@@ -326,6 +325,9 @@ func restoreSnapshot(root *os.Root, r io.Reader, tasks []string, maxBytes int64)
 		}
 	}
 	for i := len(dirTimes) - 1; i >= 0; i-- {
+		if err := root.Chmod(dirTimes[i].name, dirTimes[i].mode); err != nil {
+			return err
+		}
 		_ = root.Chtimes(dirTimes[i].name, dirTimes[i].t, dirTimes[i].t)
 	}
 	return nil
