@@ -72,6 +72,19 @@ func (sc *snapshotCache) clear() {
 	}
 }
 
+// removeMigrationLeftovers removes the snapshot and download files a previous run of the
+// agent left in the allocation root when it did not stop cleanly: nothing refers to them.
+func removeMigrationLeftovers(allocRoot string, logger interface{ Warn(string, ...any) }) {
+	for _, pattern := range []string{".snapshot-*", ".*.migrate-*"} {
+		found, _ := filepath.Glob(filepath.Join(allocRoot, pattern))
+		for _, f := range found {
+			if err := os.Remove(f); err != nil {
+				logger.Warn("removing a migration file a previous run left failed", "path", f, "error", err)
+			}
+		}
+	}
+}
+
 // WriteAllocSnapshot writes bytes [offset, offset+limit) of the snapshot of allocation
 // allocID's disk to w. An allocation whose tasks still run answers 409: its data is not
 // final. maxBytes bounds what the files add up to (a 413 past it).

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
@@ -216,4 +217,26 @@ func TestMigrateDisk_FailedMigrationKeepsNothing(t *testing.T) {
 	}
 	_, err := os.Lstat(filepath.Join(c.config.AllocDir, "escape"))
 	must.True(t, os.IsNotExist(err))
+}
+
+// TestMigrationLeftoversRemovedAtStart: snapshot and download files a crashed agent left in
+// the allocation root are removed by the next start; allocation directories are not.
+func TestMigrationLeftoversRemovedAtStart(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{".snapshot-123", ".a1.migrate-456"} {
+		must.NoError(t, os.WriteFile(filepath.Join(root, name), []byte("x"), 0o600))
+	}
+	must.NoError(t, os.MkdirAll(filepath.Join(root, "a1", "alloc", "data"), 0o755))
+	c, err := New(&Config{Name: "test", AllocDir: root, Drivers: nil, MaxQueryTime: time.Second, RetryInterval: 20 * time.Millisecond}, newFakeServers())
+	must.NoError(t, err)
+	t.Cleanup(c.Shutdown)
+	entries, err := os.ReadDir(root)
+	must.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	must.SliceContains(t, names, "a1")
+	must.SliceNotContains(t, names, ".snapshot-123")
+	must.SliceNotContains(t, names, ".a1.migrate-456")
 }

@@ -132,6 +132,7 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	if r.Memory.MemoryMB == 0 {
 		c.logger.Warn("memory size unknown, so memory is not counted on this node: set client.memory_total_mb")
 	}
+	removeMigrationLeftovers(cfg.AllocDir, c.logger)
 	c.updater = newAllocUpdater(c)
 	c.services = newServiceSyncer(c)
 	c.removeDangling(restored)
