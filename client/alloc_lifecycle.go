@@ -1,6 +1,7 @@
 package client
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/nomad/api"
@@ -98,6 +99,7 @@ func (r *allocRunner) runTasks(tasks []*taskRunner) {
 	}
 	mains := of(kindMain)
 
+	announceWaits(tasks)
 	start(kindPrestart, kindPrestartSidecar)
 	ok := r.waitPhase(true, func(states map[string]*structs.TaskState) phaseVerdict {
 		return allOf(states, of(kindPrestart), completed).and(allOf(states, of(kindPrestartSidecar), running))
@@ -161,6 +163,49 @@ func (r *allocRunner) runTasks(tasks []*taskRunner) {
 	}
 	start(kindPoststop)
 	wg.Wait()
+}
+
+// announceWaits gives each task that does not start at once, in a fresh allocation, its
+// Received event and a message naming what it waits for, so that a pending task says why.
+func announceWaits(tasks []*taskRunner) {
+	names := func(kinds ...lifecycleKind) []string {
+		var out []string
+		for _, tr := range tasks {
+			if hasKind(tr.kind, kinds) {
+				out = append(out, tr.task.Name)
+			}
+		}
+		return out
+	}
+	var prestart []string
+	if done := names(kindPrestart); len(done) > 0 {
+		prestart = append(prestart, "prestart tasks to complete: "+strings.Join(done, ", "))
+	}
+	if up := names(kindPrestartSidecar); len(up) > 0 {
+		prestart = append(prestart, "prestart sidecars to run: "+strings.Join(up, ", "))
+	}
+	for _, tr := range tasks {
+		if tr.restoredState != nil {
+			continue // the order picks up from the stored states
+		}
+		var waitsFor string
+		switch tr.kind {
+		case kindMain:
+			if len(prestart) > 0 {
+				waitsFor = strings.Join(prestart, "; ")
+			}
+		case kindPoststart, kindPoststartSidecar:
+			waitsFor = "main tasks to run: " + strings.Join(names(kindMain), ", ")
+		case kindPoststop:
+			waitsFor = "the other tasks to end"
+		}
+		if waitsFor == "" {
+			continue
+		}
+		tr.received = true
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventReceived, Message: "Task received by client"}, nil)
+		tr.event(&structs.TaskEvent{Type: structs.TaskEventHookMessage, Message: "Waiting for " + waitsFor}, nil)
+	}
 }
 
 func hasKind(k lifecycleKind, kinds []lifecycleKind) bool {

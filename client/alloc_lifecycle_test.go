@@ -49,6 +49,20 @@ func TestLifecycle_PrestartThenMainThenPoststart(t *testing.T) {
 	must.False(t, main.StartedAt.Before(init.FinishedAt), must.Sprintf("main started %v, before init finished %v", main.StartedAt, init.FinishedAt))
 	must.False(t, side.StartedAt.Before(main.StartedAt))
 	must.Eq(t, structs.AllocClientStatusRunning, r.ClientStatus)
+	// Each task that waited said what for, once, between Received and its start.
+	waits := func(ts *structs.TaskState) []string {
+		var out []string
+		for _, e := range ts.Events {
+			out = append(out, e.Type+": "+e.Message)
+		}
+		return out
+	}
+	must.Eq(t, []string{"Received: Task received by client", "Task hook message: Waiting for prestart tasks to complete: init"}, waits(main)[:2])
+	must.Eq(t, "Task Setup", main.Events[2].Type)
+	must.Eq(t, []string{"Received: Task received by client", "Task hook message: Waiting for main tasks to run: main"}, waits(side)[:2])
+	must.Eq(t, "Task Setup", side.Events[2].Type)
+	must.Eq(t, "Received", init.Events[0].Type)
+	must.False(t, hasEvent(init, structs.TaskEventHookMessage), must.Sprint("a task that starts at once waits for nothing"))
 }
 
 // A batch job whose leader ends: the others are stopped with upstream's event, then the

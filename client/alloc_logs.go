@@ -1,6 +1,10 @@
 package client
 
 import (
+	"fmt"
+	"net/http"
+
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -21,4 +25,38 @@ func (c *Client) TaskLive(allocID, task string) bool {
 	defer r.mu.Unlock()
 	ts := r.states[task]
 	return ts == nil || ts.State != structs.TaskStateDead
+}
+
+// logsDisabled reports a task's `logs { disabled = true }` (or the older `enabled = false`):
+// its output is discarded and no log file is written.
+func logsDisabled(lc *api.LogConfig) bool {
+	return lc != nil && ((lc.Disabled != nil && *lc.Disabled) || (lc.Enabled != nil && !*lc.Enabled))
+}
+
+// errLogsDisabled answers a log read of a task that this client runs with its logs disabled,
+// rather than a "no log" that would suggest something went wrong.
+func (c *Client) errLogsDisabled(allocID, task string) error {
+	c.mu.Lock()
+	r := c.runners[allocID]
+	c.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	alloc := r.alloc
+	r.mu.Unlock()
+	if alloc == nil || alloc.Job == nil {
+		return nil
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return nil
+	}
+	for _, t := range tg.Tasks {
+		if t != nil && t.Name == task && logsDisabled(t.LogConfig) {
+			return &structs.CodedError{Code: http.StatusNotFound, Err: structs.ErrNotFound,
+				Msg: fmt.Sprintf("logs of task %q of allocation %s are disabled (logs { disabled = true }): nothing is written", task, allocID)}
+		}
+	}
+	return nil
 }

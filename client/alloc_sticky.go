@@ -14,8 +14,9 @@ import (
 // takeOverDisk hands a sticky or migrating ephemeral disk from the allocation this one
 // replaces to this one, when the previous allocation ran on this node: once the previous
 // allocation's tasks have ended, its alloc/data and each task's local directory move here,
-// before any task of this allocation starts. A previous allocation on another node is not
-// fetched (its data stays there); the task starts with an empty disk.
+// before any task of this allocation starts. With migrate, a previous allocation of another
+// node has its data fetched from that node instead (alloc_migrate.go); with sticky alone it
+// is not, and the tasks start with an empty disk.
 func (r *allocRunner) takeOverDisk(tg *api.TaskGroup, prevID string) {
 	d := tg.EphemeralDisk
 	if prevID == "" || d == nil || !((d.Sticky != nil && *d.Sticky) || (d.Migrate != nil && *d.Migrate)) {
@@ -28,6 +29,12 @@ func (r *allocRunner) takeOverDisk(tg *api.TaskGroup, prevID string) {
 	r.c.mu.Lock()
 	prev := r.c.runners[prevID]
 	r.c.mu.Unlock()
+	if prev == nil && d.Migrate != nil && *d.Migrate {
+		if _, err := os.Lstat(prevDir); errors.Is(err, fs.ErrNotExist) {
+			r.fetchRemoteDisk(tg, prevID)
+			return
+		}
+	}
 	if prev != nil {
 		// Its tasks may still be stopping (shutdown delays, kill timeouts): wait for them,
 		// unless this allocation is stopped or removed meanwhile.

@@ -47,6 +47,8 @@ type Client struct {
 	services *serviceSyncer
 	// stats keeps the previous CPU readings of the stats endpoints.
 	stats statsCache
+	// snapshots keeps the disk snapshots other nodes are migrating (alloc_migrate.go).
+	snapshots snapshotCache
 	// state keeps allocations, task states and driver handles across restarts; nil without
 	// a state directory.
 	state *clientState
@@ -130,6 +132,7 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	if r.Memory.MemoryMB == 0 {
 		c.logger.Warn("memory size unknown, so memory is not counted on this node: set client.memory_total_mb")
 	}
+	removeMigrationLeftovers(cfg.AllocDir, c.logger)
 	c.updater = newAllocUpdater(c)
 	c.services = newServiceSyncer(c)
 	c.removeDangling(restored)
@@ -528,6 +531,7 @@ func (c *Client) Shutdown() {
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
+	c.snapshots.clear()
 	defer func() {
 		if err := c.state.close(); err != nil {
 			c.logger.Warn("closing the client state file failed", "error", err)

@@ -34,6 +34,8 @@ type fakeServers struct {
 	// signErr is the answer to SignIdentities when set; signCalls counts the calls.
 	signErr   error
 	signCalls int
+	// migrate answers MigrateAllocData when set, as the servers relaying to another node.
+	migrate func(args *structs.AllocMigrateDataRequest, reply *structs.AllocMigrateDataResponse) error
 }
 
 func newFakeServers() *fakeServers {
@@ -142,6 +144,16 @@ func (f *fakeServers) serviceIDs() []string {
 // SignNodeIdentity signs nothing: the fake has no keyring. The client retries quietly.
 func (f *fakeServers) SignNodeIdentity(args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
 	return structs.NewErrCode(500, "no keyring in the fake servers")
+}
+
+func (f *fakeServers) MigrateAllocData(args *structs.AllocMigrateDataRequest, reply *structs.AllocMigrateDataResponse) error {
+	f.mu.Lock()
+	migrate := f.migrate
+	f.mu.Unlock()
+	if migrate == nil {
+		return structs.NewErrCode(404, "allocation %s not found", args.AllocID)
+	}
+	return migrate(args, reply)
 }
 
 // setAllocs replaces the node's allocations, as a plan or purge would.

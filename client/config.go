@@ -25,6 +25,9 @@ type Servers interface {
 	SignIdentities(args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error
 	// SignNodeIdentity fetches a fresh identity of the node.
 	SignNodeIdentity(args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error
+	// MigrateAllocData fetches a chunk of the disk of the allocation one of the node's
+	// allocations replaces, from the node that ran it.
+	MigrateAllocData(args *structs.AllocMigrateDataRequest, reply *structs.AllocMigrateDataResponse) error
 }
 
 // Config configures a client.

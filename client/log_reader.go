@@ -72,6 +72,9 @@ func (c *Client) OpenTaskLogReader(allocID, task, logType string, offset int64, 
 			return nil, structs.BadRequest("invalid allocation ID or task name %q", part)
 		}
 	}
+	if err := c.errLogsDisabled(allocID, task); err != nil {
+		return nil, err
+	}
 	logsDir, err := allocdir.Join(c.config.AllocDir, allocID, "alloc", "logs")
 	if err != nil {
 		return nil, structs.BadRequest("invalid allocation ID: %v", err)

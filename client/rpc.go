@@ -401,3 +401,7 @@ func (c *slotConn) Close() error {
 	c.once.Do(c.release)
 	return err
 }
+
+func (r *RPCServers) MigrateAllocData(args *structs.AllocMigrateDataRequest, reply *structs.AllocMigrateDataResponse) error {
+	return r.call("Alloc.MigrateData", args, reply, rpcCallTimeout)
+}

@@ -25,8 +25,10 @@ type taskRunner struct {
 	task  *api.Task
 	batch bool
 	// kind is the task's place in the allocation's lifecycle order (alloc_lifecycle.go).
-	kind   lifecycleKind
-	policy restartPolicy
+	kind lifecycleKind
+	// received: its Received event was given before its turn (announceWaits), not by run.
+	received bool
+	policy   restartPolicy
 
 	killOnce   sync.Once
 	killCh     chan struct{}
@@ -181,7 +183,9 @@ func (tr *taskRunner) run(done func()) {
 		return
 	}
 	if !restoring {
-		tr.event(&structs.TaskEvent{Type: structs.TaskEventReceived, Message: "Task received by client"}, nil)
+		if !tr.received {
+			tr.event(&structs.TaskEvent{Type: structs.TaskEventReceived, Message: "Task received by client"}, nil)
+		}
 		if tr.killed() {
 			// Its turn never came (alloc_lifecycle.go): nothing is set up or started.
 			tr.finish(&structs.TaskEvent{Type: structs.TaskEventKilled, KillReason: tr.killReason,
@@ -215,6 +219,9 @@ func (tr *taskRunner) run(done func()) {
 	stopRotate, rotated := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(rotated)
+		if cfg.StdoutPath == "" {
+			return // logs disabled: no file to rotate
+		}
 		last := ""
 		rotateLogs(filepath.Dir(cfg.StdoutPath), tr.task.Name, taskLogLimits(tr.task.LogConfig), stopRotate, func(err error) {
 			// Once per distinct failure, not every second.
@@ -460,6 +467,9 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 	stderr, err := allocdir.Join(allocDir, "logs", LogFileName(tr.task.Name, "stderr"))
 	if err != nil {
 		return nil, err
+	}
+	if logsDisabled(tr.task.LogConfig) {
+		stdout, stderr = "", ""
 	}
 	ports := groupPorts(tr.alloc, tr.tg)
 	env := tr.taskEnv(allocDir, taskDir, ports)

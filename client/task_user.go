@@ -70,6 +70,11 @@ func (p userPolicy) check(driver, name string) error {
 	if name == "" || !p.checked[driver] {
 		return nil
 	}
+	// Docker (and exec) take "user:group"; the group does not make a denied user allowed.
+	full := name
+	if u, _, ok := strings.Cut(name, ":"); ok {
+		name = u
+	}
 	var uid string
 	if u, err := p.lookup(name); err == nil {
 		uid = u.Uid
@@ -87,7 +92,7 @@ func (p userPolicy) check(driver, name string) error {
 				how = fmt.Sprintf(" (it is the account of %q)", d)
 			}
 			return fmt.Errorf("running as user %q%s is denied by the client option %s for driver %s (see %s)",
-				name, how, OptionUserDenylist, driver, OptionUserCheckedDrivers)
+				full, how, OptionUserDenylist, driver, OptionUserCheckedDrivers)
 		}
 	}
 	return nil

@@ -47,6 +47,10 @@ func TestSecurity_UserDenylist(t *testing.T) {
 		{name: "the older option name", options: map[string]string{optionUserBlacklist: "app"}, driver: "exec", user: "app", denied: true},
 		{name: "the new name wins over the old", options: map[string]string{OptionUserDenylist: "", optionUserBlacklist: "root"}, driver: "exec", user: "root"},
 		{name: "checked drivers of one's own", options: map[string]string{OptionUserCheckedDrivers: "exec,raw_exec"}, driver: "raw_exec", user: "root", denied: true},
+		{name: "docker checked when asked", options: map[string]string{OptionUserCheckedDrivers: "docker"}, driver: "docker", user: "root", denied: true},
+		{name: "a group does not hide a denied user", options: map[string]string{OptionUserCheckedDrivers: "docker"}, driver: "docker", user: "root:root", denied: true},
+		{name: "nor does a uid with a group", options: map[string]string{OptionUserCheckedDrivers: "docker"}, driver: "docker", user: "0:0", denied: true},
+		{name: "an ordinary uid and group", options: map[string]string{OptionUserCheckedDrivers: "docker"}, driver: "docker", user: "1000:1000"},
 		{name: "exec left out of the checked drivers", options: map[string]string{OptionUserCheckedDrivers: "raw_exec"}, driver: "exec", user: "root"},
 	}
 	for _, tc := range cases {

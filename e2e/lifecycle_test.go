@@ -3,6 +3,9 @@
 package e2e
 
 import (
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,11 +42,11 @@ func TestLifecycle_Binary(t *testing.T) {
 	t.Run("prestart, main, poststart sidecar", func(t *testing.T) {
 		job := api.NewServiceJob("svc", "svc", "global", 50)
 		job.Datacenters = []string{"dc1"}
-		pre := sh("init", "sleep 1")
+		pre := sh("init", `echo init >> "$NOMAD_ALLOC_DIR/data/order"; sleep 1; echo init-done >> "$NOMAD_ALLOC_DIR/data/order"`)
 		pre.Lifecycle = &api.TaskLifecycle{Hook: "prestart"}
-		side := sh("side", "exec sleep 600")
+		side := sh("side", `echo side >> "$NOMAD_ALLOC_DIR/data/order"; exec sleep 600`)
 		side.Lifecycle = &api.TaskLifecycle{Hook: "poststart", Sidecar: true}
-		job.AddTaskGroup(api.NewTaskGroup("g", 1).AddTask(pre).AddTask(sh("main", "exec sleep 600")).AddTask(side))
+		job.AddTaskGroup(api.NewTaskGroup("g", 1).AddTask(pre).AddTask(sh("main", `echo main >> "$NOMAD_ALLOC_DIR/data/order"; exec sleep 600`)).AddTask(side))
 		_, _, err := c.Jobs().Register(job, nil)
 		must.NoError(t, err)
 		t.Cleanup(func() { stopJob(t, c, "svc") })
@@ -58,16 +61,29 @@ func TestLifecycle_Binary(t *testing.T) {
 		must.Zero(t, states["init"].Restarts, must.Sprint("a prestart task that succeeded runs once"))
 		must.False(t, states["main"].StartedAt.Before(states["init"].FinishedAt))
 		must.False(t, states["side"].StartedAt.Before(states["main"].StartedAt))
+		// What the tasks wrote: init ran once and finished before main or the sidecar began.
+		var order []string
+		waitUntil(t, 20*time.Second, "every task's line in alloc/data/order", func() bool {
+			order = strings.Fields(catAllocFile(a, "svc", "alloc/data/order"))
+			return len(order) == 4
+		})
+		must.Eq(t, []string{"init", "init-done"}, order[:2])
+		said := false
+		for _, e := range states["main"].Events {
+			said = said || (e.Type == "Task hook message" && strings.Contains(e.DisplayMessage, "prestart tasks to complete: init"))
+		}
+		must.True(t, said, must.Sprint("main said what it waited for"))
+		must.SliceContainsAll(t, []string{"main", "side"}, order[2:])
 	})
 
 	t.Run("leader, helper, poststop", func(t *testing.T) {
 		job := api.NewBatchJob("lead", "lead", "global", 50)
 		job.Datacenters = []string{"dc1"}
-		leader := sh("leader", "sleep 2")
+		leader := sh("leader", `sleep 2; echo leader-end >> "$NOMAD_ALLOC_DIR/data/order"`)
 		leader.Leader = true
-		post := sh("cleanup", "true")
+		post := sh("cleanup", `echo cleanup >> "$NOMAD_ALLOC_DIR/data/order"`)
 		post.Lifecycle = &api.TaskLifecycle{Hook: "poststop"}
-		job.AddTaskGroup(api.NewTaskGroup("g", 1).AddTask(leader).AddTask(sh("helper", "exec sleep 600")).AddTask(post))
+		job.AddTaskGroup(api.NewTaskGroup("g", 1).AddTask(leader).AddTask(sh("helper", `trap 'echo helper-stopped >> "$NOMAD_ALLOC_DIR/data/order"; exit 0' TERM; while true; do sleep 0.1; done`)).AddTask(post))
 		_, _, err := c.Jobs().Register(job, nil)
 		must.NoError(t, err)
 		t.Cleanup(func() { stopJob(t, c, "lead") })
@@ -87,5 +103,27 @@ func TestLifecycle_Binary(t *testing.T) {
 		must.Eq(t, "dead", cleanup.State)
 		must.False(t, cleanup.Failed)
 		must.False(t, cleanup.StartedAt.Before(helper.FinishedAt), must.Sprint("poststop ran after the others ended"))
+		// What the tasks wrote: the leader ended, then the helper was stopped, then poststop ran.
+		must.Eq(t, []string{"leader-end", "helper-stopped", "cleanup"}, strings.Fields(catAllocFile(a, "lead", "alloc/data/order")))
 	})
+}
+
+// catAllocFile reads a file of the job's only allocation through the agent; "" until it is
+// there.
+func catAllocFile(a *agentProc, jobID, path string) string {
+	c := a.client()
+	allocs, _, err := c.Jobs().Allocations(jobID, false, nil)
+	if err != nil || len(allocs) != 1 {
+		return ""
+	}
+	resp, err := http.Get(c.Address() + "/v1/client/fs/cat/" + allocs[0].ID + "?path=" + path)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	return string(b)
 }

@@ -98,6 +98,11 @@ var clientMethods = map[string]clientMethod{
 	"Alloc.SignIdentities": clientCall(func(cs *clientSession, args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error {
 		return cs.srv.Endpoints.Alloc.SignIdentities(args, reply)
 	}),
+	// Alloc.MigrateData checks the node's secret itself, and that the node runs the
+	// allocation that replaces the one asked about.
+	"Alloc.MigrateData": clientCall(func(cs *clientSession, args *structs.AllocMigrateDataRequest, reply *structs.AllocMigrateDataResponse) error {
+		return cs.srv.Endpoints.Alloc.MigrateData(args, reply)
+	}),
 	"Node.SignIdentity": clientCall(func(cs *clientSession, args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
 		return cs.srv.Endpoints.Node.SignIdentity(args, reply)
 	}),

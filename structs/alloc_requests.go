@@ -105,3 +105,24 @@ func (p *ApplyPlanResultsRequest) IsNoOp() bool {
 		len(p.AllocsPreempted) == 0 && len(p.AllocsLost) == 0 &&
 		p.Deployment == nil && len(p.DeploymentUpdates) == 0
 }
+
+// AllocMigrateDataRequest asks for the bytes from Offset of the snapshot of allocation
+// AllocID's ephemeral disk (a gzipped tar of alloc/data and each task's local/), served by
+// the client of the node that ran it. NodeID is the asking node, when a node asks for the
+// allocation one of its own replaces.
+type AllocMigrateDataRequest struct {
+	AllocID string
+	NodeID  string
+	Offset  int64
+	QueryOptions
+}
+
+// AllocMigrateChunkSize is how much of a snapshot one AllocMigrateDataResponse carries.
+const AllocMigrateChunkSize = 4 << 20
+
+// AllocMigrateDataResponse is one chunk of a snapshot; EOF says it is the last.
+type AllocMigrateDataResponse struct {
+	Data []byte
+	EOF  bool
+	QueryMeta
+}

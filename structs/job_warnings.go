@@ -72,11 +72,7 @@ var groupFieldRules = map[string]fieldRule{
 	"MaxClientDisconnect": actedOn, "Scaling": actedOn,
 	"Volumes": {support: fieldWarned, why: "host and CSI volumes are not mounted into tasks yet (a host volume only decides placement: the node must have it; a CSI volume fits no node)",
 		when: func(_ *api.Task, v reflect.Value) bool { return v.Len() > 0 }},
-	"EphemeralDisk": {support: fieldWarned, why: "migrate moves alloc/data only to a replacement on the same node (as sticky does); across nodes it is not copied",
-		when: func(_ *api.Task, v reflect.Value) bool {
-			d := v.Interface().(*api.EphemeralDisk)
-			return d != nil && d.Migrate != nil && *d.Migrate
-		}},
+	"EphemeralDisk":             actedOn,
 	"ShutdownDelay":             actedOn,
 	"MaxRunDuration":            warned("is not enforced"),
 	"StopAfterClientDisconnect": warned("is not acted on: the client does not stop its tasks on its own when cut off"),
@@ -89,11 +85,7 @@ var taskFieldRules = map[string]fieldRule{
 	"Name": actedOn, "Driver": actedOn, "Config": actedOn, "Constraints": actedOn, "Affinities": actedOn,
 	"Env": actedOn, "Services": actedOn, "Resources": actedOn, "RestartPolicy": actedOn, "Meta": actedOn,
 	"KillTimeout": actedOn,
-	"LogConfig": {support: fieldWarned, why: "disabled is not acted on: logs are still written and rotated (max_files, max_file_size are honoured)",
-		when: func(_ *api.Task, v reflect.Value) bool {
-			lc := v.Interface().(*api.LogConfig)
-			return lc != nil && ((lc.Disabled != nil && *lc.Disabled) || (lc.Enabled != nil && !*lc.Enabled))
-		}}, "DispatchPayload": actedOn, "ScalingPolicies": actedOn,
+	"LogConfig":   actedOn, "DispatchPayload": actedOn, "ScalingPolicies": actedOn,
 	"Identity": actedOn, "Identities": actedOn,
 	"User":            actedOn,
 	"KillSignal":      actedOn,

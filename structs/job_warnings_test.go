@@ -45,9 +45,7 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 	}{
 		{"multiregion", func(j *Job) { j.Multiregion = &api.Multiregion{} }, "multiregion: multi-region deployments are not built"},
 		{"consul namespace", func(j *Job) { j.ConsulNamespace = "x" }, "consul_namespace: there is no Consul integration"},
-		{"migrating disk", func(j *Job) { j.TaskGroups[0].EphemeralDisk = &api.EphemeralDisk{Migrate: new(true)} }, "ephemeral_disk: migrate moves alloc/data only to a replacement on the same node"},
 		{"host volume", func(j *Job) { j.TaskGroups[0].Volumes = map[string]*api.VolumeRequest{"v": {}} }, "volume: host and CSI volumes are not mounted"},
-		{"logs disabled", func(j *Job) { j.TaskGroups[0].Tasks[0].LogConfig = &api.LogConfig{Disabled: new(true)} }, "logs: disabled is not acted on"},
 		{"consul service", func(j *Job) { j.TaskGroups[0].Services = []*api.Service{{Name: "web"}} },
 			`group "g": service "web": provider "consul": there is no Consul integration`},
 		{"grpc check", func(j *Job) {
@@ -71,7 +69,7 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 		})
 	}
 
-	t.Run("a size-only ephemeral disk, an exec user, lifecycle, leader, a nomad service with http, tcp and script checks and templates are acted on", func(t *testing.T) {
+	t.Run("a sticky, migrating ephemeral disk, an exec user, disabled logs, lifecycle, leader, a nomad service with http, tcp and script checks and templates are acted on", func(t *testing.T) {
 		j := validJob()
 		j.TaskGroups[0].Tasks[0].Templates = []*api.Template{{ChangeMode: new("restart")}, {ChangeMode: new("signal")}, {ChangeMode: new("script"), ChangeScript: &api.ChangeScript{RunOnFirstRender: new(true)}}, {Once: new(true)}, {}}
 		j.TaskGroups[0].Tasks[0].Lifecycle = &api.TaskLifecycle{Hook: "prestart"}
@@ -82,9 +80,10 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 			{Name: "t", Type: "tcp", InitialStatus: "passing"},
 			{Name: "s", Type: "script", Command: "/bin/true", Args: []string{"x"}, TaskName: "t"},
 		}}}
-		j.TaskGroups[0].EphemeralDisk = &api.EphemeralDisk{SizeMB: new(300), Sticky: new(true)}
+		j.TaskGroups[0].EphemeralDisk = &api.EphemeralDisk{SizeMB: new(300), Sticky: new(true), Migrate: new(true)}
 		j.TaskGroups[0].Tasks[0].Driver = "exec"
 		j.TaskGroups[0].Tasks[0].User = "nobody"
+		j.TaskGroups[0].Tasks[0].LogConfig = &api.LogConfig{Disabled: new(true)}
 		must.SliceEmpty(t, j.Warnings(), must.Sprint(strings.Join(j.Warnings(), "\n")))
 	})
 }

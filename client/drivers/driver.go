@@ -22,7 +22,8 @@ type TaskConfig struct {
 	// share. Both exist when Start is called.
 	TaskDir  string
 	AllocDir string
-	// StdoutPath and StderrPath are the files the task's output goes to.
+	// StdoutPath and StderrPath are the files the task's output goes to; empty when the
+	// task's logs are disabled (OpenTaskLog).
 	StdoutPath string
 	StderrPath string
 	// User is the task's `user`: the account drivers that can run a task as another user

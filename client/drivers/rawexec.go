@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -49,11 +48,11 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 	}
 	// The logs live in the allocation directory the task can write to: opened inside it, a
 	// link the task put in their place cannot make the agent write to a file of the host.
-	stdout, err := allocdir.OpenFile(cfg.AllocDir, cfg.StdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	stdout, err := OpenTaskLog(cfg.AllocDir, cfg.StdoutPath)
 	if err != nil {
 		return nil, fmt.Errorf("raw_exec: opening stdout file: %w", err)
 	}
-	stderr, err := allocdir.OpenFile(cfg.AllocDir, cfg.StderrPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	stderr, err := OpenTaskLog(cfg.AllocDir, cfg.StderrPath)
 	if err != nil {
 		_ = stdout.Close()
 		return nil, fmt.Errorf("raw_exec: opening stderr file: %w", err)

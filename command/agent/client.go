@@ -59,6 +59,10 @@ func (l localServers) SignIdentities(args *structs.AllocIdentitiesRequest, reply
 	return l.srv.Endpoints.Alloc.SignIdentities(args, reply)
 }
 
+func (l localServers) MigrateAllocData(args *structs.AllocMigrateDataRequest, reply *structs.AllocMigrateDataResponse) error {
+	return l.srv.Endpoints.Alloc.MigrateData(args, reply)
+}
+
 func (l localServers) SignNodeIdentity(args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
 	return l.srv.Endpoints.Node.SignIdentity(args, reply)
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -42,6 +43,7 @@ func (a *Agent) serveClientStreams(ln net.Listener) {
 	s.registerStreamedFSRoutes(s.mux)
 	s.mux.Handle("/v1/client/allocation/{alloc_id}/exec", s.wrap(getOnly(s.streamedExec)))
 	s.registerStreamedAllocControlRoutes(s.mux)
+	s.mux.Handle("/v1/client/allocation/{alloc_id}/snapshot", s.wrap(getOnly(s.streamedSnapshot)))
 	s.registerStreamedNodeMetaRoutes(s.mux)
 	s.registerStreamedNodeIdentityRoutes(s.mux)
 	s.mux.Handle("/v1/agent/monitor", s.wrap(getOnly(s.streamedMonitor)))
@@ -266,4 +268,38 @@ func (s *HTTPServer) registerClientOnlyRoutes(mux *http.ServeMux) {
 	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, structs.BadRequest("this agent runs only a client: send API requests (including exec and logs of its allocations) to a server agent's HTTP address")
 	}))
+}
+
+// streamedSnapshot serves a range of an allocation's disk snapshot, which a server relays to
+// the node of the allocation that migrates it (nomad.Alloc.MigrateData).
+func (s *HTTPServer) streamedSnapshot(w http.ResponseWriter, r *http.Request) (any, error) {
+	c := s.agent.Client()
+	if c == nil {
+		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	}
+	offset, err := int64Query(r, "offset")
+	if err != nil {
+		return nil, err
+	}
+	limit, err := int64Query(r, "limit")
+	if err != nil {
+		return nil, err
+	}
+	maxBytes, err := int64Query(r, "max")
+	if err != nil {
+		return nil, err
+	}
+	// Built in memory first: an error half-way must be an error status, not a short chunk
+	// the caller would take for the end. A range is at most one chunk and a byte.
+	if limit > structs.AllocMigrateChunkSize+1 {
+		return nil, structs.BadRequest("invalid limit %d: at most %d", limit, structs.AllocMigrateChunkSize+1)
+	}
+	var buf bytes.Buffer
+	if err := c.WriteAllocSnapshot(r.PathValue("alloc_id"), offset, limit, maxBytes, &buf); err != nil {
+		return nil, err
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+	return nil, nil
 }

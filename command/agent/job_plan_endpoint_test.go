@@ -239,6 +239,14 @@ func TestJobWarnings_RegisterPlanValidate(t *testing.T) {
 	reg, _, err = jobs.Register(testJob("plain"), nil)
 	must.NoError(t, err)
 	must.Eq(t, "", reg.Warnings)
+
+	// A service without provider is Consul's, as upstream: with no Consul here the register
+	// answer says it is registered nowhere.
+	svc := testJob("svc")
+	svc.TaskGroups[0].Services = []*api.Service{{Name: "web"}}
+	reg, _, err = jobs.Register(svc, nil)
+	must.NoError(t, err)
+	must.StrContains(t, reg.Warnings, `group "web": service "web": provider "consul": there is no Consul integration, so it is registered nowhere`)
 }
 
 // A client's host_volume blocks are advertised on its node, so the scheduler can place a

@@ -87,6 +87,22 @@ func TestDocker_RunsImageLogsAndExits(t *testing.T) {
 	must.SliceEmpty(t, list)
 }
 
+// TestDocker_LogsDisabled: with empty log paths (logs { disabled = true }) the container
+// runs and no log file is written.
+func TestDocker_LogsDisabled(t *testing.T) {
+	d, root := testDriver(t)
+	cfg := newTask(t, root, map[string]any{"image": dockertest.Image, "args": []any{"echo", "hello", "from", "docker"}})
+	logs := filepath.Dir(cfg.StdoutPath)
+	cfg.StdoutPath, cfg.StderrPath = "", ""
+	h, err := d.Start(cfg)
+	must.NoError(t, err)
+	res := waitExit(t, h, time.Minute)
+	must.True(t, res.Successful(), must.Sprintf("result %s", res))
+	entries, err := os.ReadDir(logs)
+	must.NoError(t, err)
+	must.SliceEmpty(t, entries)
+}
+
 func TestDocker_ExitCodeAndCommand(t *testing.T) {
 	d, root := testDriver(t)
 	// command replaces the image's command; entrypoint its entrypoint.

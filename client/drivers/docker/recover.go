@@ -8,7 +8,6 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
-	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/client/drivers"
 )
 
@@ -34,11 +33,11 @@ func (d *Driver) Recover(cfg *drivers.TaskConfig, st *drivers.HandleState) (driv
 		return nil, fmt.Errorf("docker: inspecting container: %w", err)
 	}
 	since := lastWrite(cfg.StdoutPath, cfg.StderrPath)
-	stdout, err := allocdir.OpenFile(cfg.AllocDir, cfg.StdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	stdout, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StdoutPath)
 	if err != nil {
 		return nil, fmt.Errorf("docker: opening stdout file: %w", err)
 	}
-	stderr, err := allocdir.OpenFile(cfg.AllocDir, cfg.StderrPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	stderr, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StderrPath)
 	if err != nil {
 		_ = stdout.Close()
 		return nil, fmt.Errorf("docker: opening stderr file: %w", err)

@@ -324,3 +324,25 @@ func TestExecDriver_PidsLimit(t *testing.T) {
 	}))
 	must.LessEq(t, 4, len(cgroupPIDs(pidsDir)))
 }
+
+// TestExecDriver_LogsDisabled: with empty log paths (logs { disabled = true }) the task runs
+// and no log file is written.
+func TestExecDriver_LogsDisabled(t *testing.T) {
+	requireIsolation(t)
+	d := New(Options{})
+	cfg := testTask(t, map[string]any{"command": "/bin/sh", "args": []any{"-c", "echo out; echo err >&2; exit 4"}})
+	logs := filepath.Dir(cfg.StdoutPath)
+	cfg.StdoutPath, cfg.StderrPath = "", ""
+	h, err := d.Start(cfg)
+	must.NoError(t, err)
+	select {
+	case res := <-h.WaitCh():
+		must.Eq(t, 4, res.ExitCode)
+	case <-time.After(30 * time.Second):
+		_ = h.Kill(0)
+		t.Fatal("task did not end")
+	}
+	entries, err := os.ReadDir(logs)
+	must.NoError(t, err)
+	must.SliceEmpty(t, entries)
+}

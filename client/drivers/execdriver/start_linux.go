@@ -56,11 +56,11 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := allocdir.OpenFile(cfg.AllocDir, cfg.StdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	stdout, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StdoutPath)
 	if err != nil {
 		return nil, fmt.Errorf("exec: opening stdout file: %w", err)
 	}
-	stderr, err := allocdir.OpenFile(cfg.AllocDir, cfg.StderrPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	stderr, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StderrPath)
 	if err != nil {
 		_ = stdout.Close()
 		return nil, fmt.Errorf("exec: opening stderr file: %w", err)
