@@ -414,7 +414,8 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
 		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints(), matrixACLAuthEndpoints(),
 		matrixServiceEndpoints(), matrixFSEndpoints(), matrixCLIOpsEndpoints(),
-		matrixNodeMetaEndpoints(), matrixNodeIdentityEndpoints(), matrixACLIdentityEndpoints())
+		matrixNodeMetaEndpoints(), matrixNodeIdentityEndpoints(), matrixACLIdentityEndpoints(),
+		matrixJobProtectionEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }
