@@ -36,6 +36,7 @@ func (f *matrixFixture) webProtected(t *testing.T) bool {
 func matrixJobProtectionEndpoints() []matrixEndpoint {
 	return []matrixEndpoint{
 		{name: "job protection read", method: "GET", path: "/v1/job/web/protection", allow: allowReadJob},
+		{name: "job purge plan", method: "GET", path: "/v1/job/web/purge-plan", allow: allowReadJob},
 		{
 			name: "job protect", method: "PUT", path: "/v1/job/web/protection", body: `{"Protected":true,"Reason":"matrix"}`,
 			setup: func(t *testing.T, f *matrixFixture) { f.setWebProtected(t, false) }, allow: allowProtect,

@@ -8,6 +8,7 @@ import (
 
 func (s *HTTPServer) registerJobProtectionRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/job/{id}/protection", methods{"GET": s.jobProtectionRead, "PUT": s.jobProtectionWrite, "POST": s.jobProtectionWrite})
+	s.handle(mux, "/v1/job/{id}/purge-plan", methods{"GET": s.jobPurgePlan})
 }
 
 // jobProtectionBody is the body of PUT /v1/job/:id/protection.
@@ -49,4 +50,15 @@ func (s *HTTPServer) jobProtectionRead(w http.ResponseWriter, r *http.Request) (
 	setMeta(w, &reply.QueryMeta)
 	p := reply.Protection
 	return &jobProtectionView{Protected: p.Protected, Reason: p.Reason, Actor: p.Actor, ModifyTime: p.ModifyTime, ModifyIndex: p.ModifyIndex}, nil
+}
+
+// jobPurgePlan answers what purging the job would remove and leave (structs.JobPurgePlan).
+func (s *HTTPServer) jobPurgePlan(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
+	var reply structs.JobPurgePlanResponse
+	if err := s.srv.Endpoints.Job.PurgePlan(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return reply.Plan, nil
 }
