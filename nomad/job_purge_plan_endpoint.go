@@ -42,7 +42,11 @@ func buildPurgePlan(c *rpcCall, store *state.StateStore, ns, jobID string) (*str
 	if job == nil {
 		return nil, structs.NotFound(structs.ErrJobNotFound)
 	}
-	plan := &structs.JobPurgePlan{Namespace: ns, JobID: jobID}
+	// Empty lists, not nulls: the answer reads the same whatever the job has.
+	plan := &structs.JobPurgePlan{Namespace: ns, JobID: jobID,
+		Removes: structs.JobPurgePlanRemoves{Versions: []structs.JobPurgePlanVersion{}, Allocations: map[string]int{},
+			Deployments: []string{}, Services: []structs.JobPurgePlanService{}, ScalingPolicies: []string{}},
+		Keeps: structs.JobPurgePlanKeeps{Variables: []string{}, Children: []string{}}}
 	if p, err := store.JobProtected(ns, jobID); err != nil {
 		return nil, err
 	} else if p != nil {
@@ -64,7 +68,6 @@ func buildPurgePlan(c *rpcCall, store *state.StateStore, ns, jobID string) (*str
 	if err != nil {
 		return nil, err
 	}
-	plan.Removes.Allocations = map[string]int{}
 	for _, a := range allocs {
 		plan.Removes.Allocations[a.ClientStatus]++
 	}
