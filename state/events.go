@@ -25,6 +25,7 @@ var eventConverters = map[string]eventConverter{
 	tableACLTokens:     aclTokenEvents,
 	tableACLRoles:      aclRoleEvents,
 	tablePurgeHistory:  purgeRecordEvents,
+	tablePurgeChain:    nil, // the chain's bookkeeping; the PurgeRecord events carry the records
 	tableAllocs:        allocEvents,
 	tableNodes:         nodeEvents,
 	tableDeployments:   deploymentEvents,
