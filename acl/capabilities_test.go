@@ -109,7 +109,7 @@ func TestNamespaceDispositions(t *testing.T) {
 			name:        "read",
 			disposition: PolicyRead,
 			contains:    readList,
-			notContains: append([]string{"deny", "alloc-node-exec"}, writeExtra...),
+			notContains: append([]string{"deny", "alloc-node-exec", "protect-job"}, writeExtra...),
 		},
 		{
 			name:        "write",
@@ -118,6 +118,8 @@ func TestNamespaceDispositions(t *testing.T) {
 			notContains: []string{
 				"deny", "alloc-node-exec", "csi-register-plugin", "sentinel-override",
 				"host-volume-register", "host-volume-write", "host-volume-delete",
+				// Deletion protection holds against whoever may purge: no shorthand lifts it.
+				"protect-job",
 			},
 		},
 		{
@@ -127,7 +129,7 @@ func TestNamespaceDispositions(t *testing.T) {
 				"list-scaling-policies", "read-scaling-policy", "read-job-scaling",
 				"scale-job", "read-job", "submit-recommendation",
 			},
-			notContains: []string{"submit-job", "list-jobs", "purge-job", "deregister-job"},
+			notContains: []string{"submit-job", "list-jobs", "purge-job", "deregister-job", "protect-job"},
 		},
 		{
 			name:        "unknown grants nothing",

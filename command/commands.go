@@ -32,14 +32,16 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"job tag unset": func() (cli.Command, error) {
 			return &JobTagUnsetCommand{Meta: meta()}, nil
 		},
-		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: meta()}, nil },
-		"job plan":     func() (cli.Command, error) { return &JobPlanCommand{Meta: meta()}, nil },
-		"job eval":     func() (cli.Command, error) { return &JobEvalCommand{Meta: meta()}, nil },
-		"job purged":   func() (cli.Command, error) { return &JobPurgedCommand{Meta: meta()}, nil },
-		"job restore":  func() (cli.Command, error) { return &JobRestoreCommand{Meta: meta()}, nil },
-		"job promote":  func() (cli.Command, error) { return &JobPromoteCommand{Meta: meta()}, nil },
-		"job dispatch": func() (cli.Command, error) { return &JobDispatchCommand{Meta: meta()}, nil },
-		"job periodic": group("Interact with periodic jobs", jobPeriodicHelp),
+		"job validate":  func() (cli.Command, error) { return &JobValidateCommand{Meta: meta()}, nil },
+		"job plan":      func() (cli.Command, error) { return &JobPlanCommand{Meta: meta()}, nil },
+		"job eval":      func() (cli.Command, error) { return &JobEvalCommand{Meta: meta()}, nil },
+		"job purged":    func() (cli.Command, error) { return &JobPurgedCommand{Meta: meta()}, nil },
+		"job restore":   func() (cli.Command, error) { return &JobRestoreCommand{Meta: meta()}, nil },
+		"job protect":   func() (cli.Command, error) { return &JobProtectCommand{Meta: meta()}, nil },
+		"job unprotect": func() (cli.Command, error) { return &JobUnprotectCommand{Meta: meta()}, nil },
+		"job promote":   func() (cli.Command, error) { return &JobPromoteCommand{Meta: meta()}, nil },
+		"job dispatch":  func() (cli.Command, error) { return &JobDispatchCommand{Meta: meta()}, nil },
+		"job periodic":  group("Interact with periodic jobs", jobPeriodicHelp),
 		"job periodic force": func() (cli.Command, error) {
 			return &JobPeriodicForceCommand{Meta: meta()}, nil
 		},

@@ -68,6 +68,12 @@ Purged Options:
 
   -json
     Print the records as JSON.
+
+  -verify
+    Check the purge history's hash chain instead of listing it: every
+    record's hash, its link to the record before it, and that none is
+    missing. Exits 2 when the chain is broken, naming the first record that
+    breaks it.
 `)
 }
 
@@ -75,12 +81,16 @@ func (c *JobPurgedCommand) Synopsis() string { return "List purged jobs" }
 
 func (c *JobPurgedCommand) Run(args []string) int {
 	var since string
-	var asJSON bool
+	var asJSON, verify bool
 	fs := c.FlagSet("job purged")
 	fs.StringVar(&since, "since", "", "")
 	fs.BoolVar(&asJSON, "json", false, "")
+	fs.BoolVar(&verify, "verify", false, "")
 	if _, code, ok := c.parseArgs(fs, args); !ok {
 		return code
+	}
+	if verify {
+		return c.verify(asJSON)
 	}
 	endpoint := "/v1/jobs/purged"
 	if since != "" {
@@ -227,4 +237,57 @@ func readPurgeRecord(client *api.Client, endpoint string) (*purgeRecord, error) 
 		return nil, fmt.Errorf("agent returned no record")
 	}
 	return &rec, nil
+}
+
+// purgeChainVerify is GET /v1/jobs/purged/verify.
+type purgeChainVerify struct {
+	Valid      bool
+	Records    int
+	Head       string
+	Checkpoint string `json:",omitempty"`
+	Unchained  int    `json:",omitempty"`
+	Broken     *struct {
+		ChainSeq  uint64
+		ID        string `json:",omitempty"`
+		Namespace string `json:",omitempty"`
+		JobID     string `json:",omitempty"`
+		Reason    string
+	} `json:",omitempty"`
+}
+
+// verify checks the chain; a broken one exits 2, so scripts tell it from a failed request.
+func (c *JobPurgedCommand) verify(asJSON bool) int {
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	var v purgeChainVerify
+	if _, err := client.Raw().Query("/v1/jobs/purged/verify", &v, nil); err != nil {
+		return c.fail("Error verifying the purge history: %v", err)
+	}
+	if asJSON {
+		if code := c.printJSON(&v); code != 0 {
+			return code
+		}
+	} else {
+		rows := []string{fmt.Sprintf("Valid|%t", v.Valid), fmt.Sprintf("Records|%d", v.Records), "Head|" + cmp.Or(v.Head, "-")}
+		if v.Checkpoint != "" {
+			rows = append(rows, "Checkpoint|"+v.Checkpoint)
+		}
+		if v.Unchained > 0 {
+			rows = append(rows, fmt.Sprintf("Unchained|%d (written before the chain; not verified)", v.Unchained))
+		}
+		if b := v.Broken; b != nil {
+			rec := fmt.Sprintf("record %d", b.ChainSeq)
+			if b.ID != "" {
+				rec += fmt.Sprintf(" (%s, job %q in namespace %q)", b.ID, b.JobID, b.Namespace)
+			}
+			rows = append(rows, "Broken at|"+rec, "Reason|"+b.Reason)
+		}
+		c.Ui.Output(formatKV(rows))
+	}
+	if !v.Valid {
+		return 2
+	}
+	return 0
 }

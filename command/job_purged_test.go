@@ -159,3 +159,36 @@ func TestJobRestore(t *testing.T) {
 		})
 	}
 }
+
+func TestJobPurged_Verify(t *testing.T) {
+	cases := []struct {
+		name     string
+		body     string
+		wantCode int
+		wantOut  string
+	}{
+		{
+			name:    "valid",
+			body:    `{"Valid":true,"Records":3,"Head":"ab12"}`,
+			wantOut: "Valid   = true\nRecords = 3\nHead    = ab12\n",
+		},
+		{
+			name: "broken exits 2 and names the record",
+			body: `{"Valid":false,"Records":2,"Head":"ab12","Checkpoint":"cd34",` +
+				`"Broken":{"ChainSeq":3,"ID":"rec-c","Namespace":"default","JobID":"web","Reason":"Hash does not match the record's content: the record was changed"}}`,
+			wantCode: 2,
+			wantOut: "Valid      = false\nRecords    = 2\nHead       = ab12\nCheckpoint = cd34\n" +
+				"Broken at  = record 3 (rec-c, job \"web\" in namespace \"default\")\n" +
+				"Reason     = Hash does not match the record's content: the record was changed\n",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fa := newFakeAgent(t, map[string]route{"GET /v1/jobs/purged/verify": jsonBody(tc.body)})
+			code, out, errOut := runCLI(t, fa.srv.URL, "", "job", "purged", "-verify")
+			must.Eq(t, tc.wantCode, code, must.Sprint(errOut))
+			must.Eq(t, tc.wantOut, out)
+			must.Len(t, 0, fa.find("GET", "/v1/jobs/purged"))
+		})
+	}
+}

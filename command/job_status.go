@@ -117,11 +117,18 @@ func (c *JobStatusCommand) show(client *api.Client, jobID string, short, asJSON 
 		return c.printJSON(job)
 	}
 	now := time.Now()
-	header := formatJobHeader(job)
+	rows := jobHeaderRows(job)
 	if line := nextPeriodicLaunch(job, now); line != "" {
-		header = formatKV(append(jobHeaderRows(job), line))
+		rows = append(rows, line)
 	}
-	c.Ui.Output(header)
+	protection, err := readJobProtection(client, jobID, str(job.Namespace))
+	if err != nil {
+		return c.fail("Error querying job protection: %v", err)
+	}
+	if line := protectionRow(protection); line != "" {
+		rows = append(rows, line)
+	}
+	c.Ui.Output(formatKV(rows))
 	if short {
 		return 0
 	}

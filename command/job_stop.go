@@ -19,9 +19,11 @@ Usage: nomad job stop [options] <job>
   readable, marked stopped, until garbage collection removes it.
 
   With -purge the job is removed at once, together with its versions and
-  allocations. Purging needs the "purge-job" capability, asks for
-  confirmation unless -yes is given, and leaves a purge record that
-  "nomad job purged" lists and "nomad job restore" can re-register.
+  allocations. Purging needs the "purge-job" capability; unless -yes is
+  given it first prints what the purge would remove and leave (the agent's
+  purge plan) and asks for confirmation. It leaves a purge record that
+  "nomad job purged" lists and "nomad job restore" can re-register. A
+  protected job ("nomad job protect") cannot be purged.
 `, `
 Stop Options:
 
@@ -30,7 +32,8 @@ Stop Options:
     garbage collection.
 
   -yes
-    Do not ask for confirmation.
+    Do not print the purge plan nor ask for confirmation (for scripts and
+    other non-interactive use).
 
   -detach
     Print the evaluation ID and return without monitoring.
@@ -71,6 +74,17 @@ func (c *JobStopCommand) Run(args []string) int {
 	// Purging cannot be undone from the job's own history, so it is the one
 	// stop that asks first.
 	if purge && !yes {
+		plan, err := readPurgePlan(client, jobID)
+		if err != nil {
+			return c.fail("Error reading purge plan: %v", err)
+		}
+		if plan != nil {
+			if plan.Protected {
+				return c.fail("Job %q is protected from purge (reason: %s); a holder of protect-job must run \"nomad job unprotect\" first",
+					jobID, plan.ProtectionReason)
+			}
+			c.Ui.Output(formatPurgePlan(plan) + "\n")
+		}
 		question := fmt.Sprintf("Are you sure you want to purge job %q?", jobID)
 		if proceed, code := c.confirm(question, "Cancelling job purge"); !proceed {
 			return code

@@ -121,3 +121,58 @@ func TestJobStop_UnknownJob(t *testing.T) {
 	must.Eq(t, "No job(s) with prefix or ID \"nope\" found\n", errOut)
 	must.Len(t, 0, fa.find("DELETE", "/v1/job/nope"))
 }
+
+const purgePlanWeb = `{"Namespace":"default","JobID":"web","Protected":false,` +
+	`"Removes":{"Versions":[{"Version":2},{"Version":1,"Tag":"golden"},{"Version":0}],` +
+	`"Allocations":{"running":2,"complete":1},"Deployments":["d1"],` +
+	`"Services":[{"ID":"s1","ServiceName":"web-http","AllocID":"a1"},{"ID":"s2","ServiceName":"web-http","AllocID":"a2"}],` +
+	`"ScalingPolicies":["p1"]},` +
+	`"Keeps":{"Evaluations":4,"CanceledEvaluations":1,"Variables":["nomad/jobs/web"],"HiddenVariables":1,"Children":[]}}`
+
+// TestJobStop_PurgePlan: a purge without -yes prints the agent's purge plan before asking; a
+// protected job is refused without asking or sending the purge; -yes reads no plan.
+func TestJobStop_PurgePlan(t *testing.T) {
+	const wantPlan = "Purging job \"web\" in namespace \"default\" removes:\n" +
+		"  Versions              = 3 (tagged: 1 \"golden\")\n" +
+		"  Allocations           = 3 (complete 1, running 2)\n" +
+		"  Deployments           = 1\n" +
+		"  Service registrations = 2 (web-http)\n" +
+		"  Scaling policies      = 1\n" +
+		"and leaves in place:\n" +
+		"  Evaluations                     = 4 (1 pending canceled)\n" +
+		"  Variables under nomad/jobs      = 2 (nomad/jobs/web)\n" +
+		"  Periodic or dispatched children = 0\n" +
+		"A purge record keeps the last version (\"nomad job purged\", \"nomad job restore\").\n\n"
+	routes := func(plan string) map[string]route {
+		return map[string]route{
+			"GET /v1/jobs":               jsonBody(jobListWeb),
+			"GET /v1/job/web/purge-plan": jsonBody(plan),
+			"DELETE /v1/job/web":         jsonBody(deregisterResponse),
+		}
+	}
+
+	fa := newFakeAgent(t, routes(purgePlanWeb))
+	code, out, errOut := runCLI(t, fa.srv.URL, "n\n", "job", "stop", "-purge", "web")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, wantPlan+`Are you sure you want to purge job "web"? [y/N]Cancelling job purge`+"\n", out)
+	must.Len(t, 0, fa.find("DELETE", "/v1/job/web"))
+
+	fa = newFakeAgent(t, routes(purgePlanWeb))
+	code, out, errOut = runCLI(t, fa.srv.URL, "y\n", "job", "stop", "-purge", "-detach", "web")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, wantPlan+`Are you sure you want to purge job "web"? [y/N]9a2dc317-4d4e-f764-427d-b09345a0da21`+"\n", out)
+	must.Len(t, 1, fa.find("DELETE", "/v1/job/web"))
+
+	fa = newFakeAgent(t, routes(`{"Namespace":"default","JobID":"web","Protected":true,"ProtectionReason":"billing"}`))
+	code, out, errOut = runCLI(t, fa.srv.URL, "y\n", "job", "stop", "-purge", "web")
+	must.Eq(t, 1, code)
+	must.Eq(t, "", out)
+	must.Eq(t, "Job \"web\" is protected from purge (reason: billing); a holder of protect-job must run \"nomad job unprotect\" first\n", errOut)
+	must.Len(t, 0, fa.find("DELETE", "/v1/job/web"))
+
+	fa = newFakeAgent(t, routes(purgePlanWeb))
+	code, out, errOut = runCLI(t, fa.srv.URL, "", "job", "stop", "-purge", "-yes", "-detach", "web")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, "9a2dc317-4d4e-f764-427d-b09345a0da21\n", out)
+	must.Len(t, 0, fa.find("GET", "/v1/job/web/purge-plan"))
+}

@@ -267,7 +267,8 @@ func (m *Meta) client() (*api.Client, bool) {
 func (m *Meta) confirm(question, cancelled string) (proceed bool, code int) {
 	answer, err := m.Ui.Ask(question + " [y/N]")
 	if err != nil {
-		return false, m.fail("Failed to read answer: %v", err)
+		// Typically no terminal (a script, CI): say how to run without a question.
+		return false, m.fail("Failed to read answer: %v (pass -yes to run without asking)", err)
 	}
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":

@@ -77,6 +77,12 @@ func (s *Server) runJobGC(force bool, forcedBy *structs.Actor) (int, error) {
 		if !jobGCEligible(job, versions, allocs, s.config.JobGCThreshold, t, force) {
 			continue
 		}
+		// A protected job is never collected, forced or not.
+		if p, err := store.JobProtected(job.Namespace, job.ID); err != nil {
+			return removed, err
+		} else if p != nil {
+			continue
+		}
 		id, err := uuid.GenerateUUID()
 		if err != nil {
 			return removed, err

@@ -9,6 +9,7 @@ func (f *FSM) registerJobCommands() {
 	handleApply(f, structs.JobRegisterRequestType, (*state.StateStore).ApplyJobRegister)
 	handleApply(f, structs.JobDeregisterRequestType, (*state.StateStore).ApplyJobDeregister)
 	handleApply(f, structs.JobBatchDeregisterRequestType, (*state.StateStore).ApplyJobBatchDeregister)
+	handleApply(f, structs.JobProtectionRequestType, (*state.StateStore).ApplyJobProtection)
 	handle(f, structs.JobVersionTagRequestType, func(s *state.StateStore, txn *state.Txn, req *structs.JobTagRequest) error {
 		txn.Meta.Actor = req.Actor
 		var tag *structs.JobVersionTag

@@ -216,6 +216,16 @@ var jobDeregister = write("Job.Deregister", spec[structs.JobDeregisterRequest, s
 			}
 			return nil
 		}
+		if req.Purge {
+			// Refused before anything is written, for every caller: protection is lifted
+			// with protect-job, never by a purge (the FSM refuses too, should a protection
+			// land between this read and the apply).
+			if p, err := c.srv.State().JobProtected(req.Namespace, req.JobID); err != nil {
+				return err
+			} else if p != nil {
+				return p.PurgeRefusal()
+			}
+		}
 		t := now()
 		req.Actor = c.actor
 		req.StopTime = t.UnixNano()

@@ -150,3 +150,30 @@ func (s *Server) reapPurgeHistory() error {
 	_, err = s.raftApply(structs.PurgeRecordDeleteRequestType, &structs.PurgeRecordDeleteRequest{IDs: expired})
 	return err
 }
+
+// purgeHistoryVerify checks the purge history's hash chain from the retention checkpoint to
+// the head. The chain spans every namespace, so a caller with read-job in at least one may
+// run it; the record that breaks it is named only to a caller who may read that record.
+var purgeHistoryVerify = read("PurgeHistory.Verify", spec[structs.PurgeChainVerifyRequest, structs.PurgeChainVerifyResponse]{
+	Authorize: restCapAnywhere[structs.PurgeChainVerifyRequest](acl.NamespaceCapabilityReadJob),
+	Serve: func(c *rpcCall, req *structs.PurgeChainVerifyRequest, reply *structs.PurgeChainVerifyResponse) error {
+		store := c.srv.State()
+		index := store.Index("purge_history")
+		result, _, err := store.VerifyPurgeChain()
+		if err != nil {
+			return err
+		}
+		if b := result.Broken; b != nil && b.Namespace != "" && !c.acl.AllowNamespaceOperation(b.Namespace, acl.NamespaceCapabilityReadJob) {
+			b.ID, b.Namespace, b.JobID = "", "", ""
+		}
+		*reply = *result
+		reply.Index = index
+		c.srv.setQueryMeta(&reply.QueryMeta)
+		return nil
+	},
+})
+
+// Verify checks the purge history's hash chain.
+func (p *PurgeHistory) Verify(args *structs.PurgeChainVerifyRequest, reply *structs.PurgeChainVerifyResponse) error {
+	return purgeHistoryVerify.Call(p.srv, args, reply)
+}

@@ -15,6 +15,7 @@ var eventConverters = map[string]eventConverter{
 	tableIndex:         nil, // bookkeeping, not an object
 	tableJobs:          jobEvents,
 	tableJobVersion:    jobVersionEvents,
+	tableJobProtection: jobProtectionEvents,
 	tableJobSummary:    nil, // derived counts; the Job and Allocation events carry the cause
 	tableJobSubmission: nil, // a job's source, read on demand; the Job event marks the change
 	tableScalingEvents: nil, // read through the scale status; the Job event marks a count change
@@ -24,6 +25,7 @@ var eventConverters = map[string]eventConverter{
 	tableACLTokens:     aclTokenEvents,
 	tableACLRoles:      aclRoleEvents,
 	tablePurgeHistory:  purgeRecordEvents,
+	tablePurgeChain:    nil, // the chain's bookkeeping; the PurgeRecord events carry the records
 	tableAllocs:        allocEvents,
 	tableNodes:         nodeEvents,
 	tableDeployments:   deploymentEvents,

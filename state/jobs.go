@@ -242,6 +242,9 @@ func (s *StateStore) DeleteJobTxn(txn *Txn, namespace, id string) error {
 	if existing == nil {
 		return structs.NotFound(structs.ErrJobNotFound)
 	}
+	if err := s.removeJobProtectionTxn(txn, namespace, id); err != nil {
+		return err
+	}
 	if err := txn.Delete(tableJobs, existing); err != nil {
 		return fmt.Errorf("state: job delete: %w", err)
 	}

@@ -154,6 +154,13 @@ func (s *StateStore) ApplyJobBatchDeregister(index uint64, req *structs.JobBatch
 			// Already gone (purged between the GC's scan and this apply): nothing to record.
 			continue
 		}
+		// Protected between the GC's scan and this apply: kept, as the GC keeps any
+		// protected job.
+		if p, err := s.JobProtectionByIDTxn(txn, item.Namespace, item.JobID); err != nil {
+			return err
+		} else if p != nil && p.Protected {
+			continue
+		}
 		if err := s.CancelJobEvalsTxn(txn, item.Namespace, item.JobID, "canceled: job purged by garbage collection", req.PurgeTime); err != nil {
 			return err
 		}

@@ -101,17 +101,36 @@ func (s *StateStore) InsertPurgeRecordTxn(txn *Txn, rec *structs.PurgeRecord) er
 		return fmt.Errorf("state: purge record for %s/%s has no ID", rec.Namespace, rec.JobID)
 	}
 	rec.CreateIndex, rec.ModifyIndex = txn.Index, txn.Index
+	if err := s.chainPurgeRecordTxn(txn, rec); err != nil {
+		return err
+	}
 	if err := txn.Insert(tablePurgeHistory, rec); err != nil {
 		return fmt.Errorf("state: purge record insert: %w", err)
 	}
 	return txn.bumpIndex(tablePurgeHistory)
 }
 
-// DeletePurgeRecordsTxn removes records by ID; unknown IDs are ignored.
+// DeletePurgeRecordsTxn removes records by ID; unknown IDs are ignored, and so are records
+// newer in the chain than one that stays (retention removes the oldest part of the chain
+// only). The newest chained record removed becomes the chain's checkpoint, so what remains
+// still verifies.
 func (s *StateStore) DeletePurgeRecordsTxn(txn *Txn, ids []string) error {
-	for _, id := range ids {
-		if _, err := txn.DeleteAll(tablePurgeHistory, indexID, id); err != nil {
+	records, err := prunablePurgeRecordsTxn(txn, ids)
+	if err != nil {
+		return err
+	}
+	var last *structs.PurgeRecord
+	for _, r := range records {
+		if err := txn.Delete(tablePurgeHistory, r); err != nil {
 			return fmt.Errorf("state: purge record delete: %w", err)
+		}
+		if r.ChainSeq != 0 {
+			last = r
+		}
+	}
+	if last != nil {
+		if err := checkpointPurgeChainTxn(txn, last); err != nil {
+			return err
 		}
 	}
 	return txn.bumpIndex(tablePurgeHistory)

@@ -135,8 +135,11 @@ func TestStateStore_PurgeRecords_ListAndDelete(t *testing.T) {
 		want  []string
 	}{
 		{name: "unknown ignored", index: 30, ids: []string{"nope"}, want: []string{"zz-db", "gc-default/api", "gc-default/web"}},
-		{name: "delete some", index: 31, ids: []string{"gc-default/api", "zz-db"}, want: []string{"gc-default/web"}},
-		{name: "delete last", index: 32, ids: []string{"gc-default/web"}},
+		// Retention removes the oldest part of the chain only: a record newer than one that
+		// stays is kept (it goes once the older one does), so the rest still verifies.
+		{name: "newer than a kept record stays", index: 31, ids: []string{"gc-default/api"}, want: []string{"zz-db", "gc-default/api", "gc-default/web"}},
+		{name: "delete some", index: 32, ids: []string{"gc-default/api", "gc-default/web"}, want: []string{"zz-db"}},
+		{name: "delete last", index: 33, ids: []string{"zz-db"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,6 +148,10 @@ func TestStateStore_PurgeRecords_ListAndDelete(t *testing.T) {
 			})
 			must.Eq(t, tc.want, ids())
 			must.Eq(t, tc.index, s.Index(tablePurgeHistory))
+			verify, _, err := s.VerifyPurgeChain()
+			must.NoError(t, err)
+			must.True(t, verify.Valid, must.Sprintf("%+v", verify.Broken))
+			must.Eq(t, len(tc.want), verify.Records)
 		})
 	}
 	missing, err := s.PurgeRecordByID(nil, "zz-db")

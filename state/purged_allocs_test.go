@@ -48,6 +48,10 @@ func TestPurgedAllocations_EndStatesSurviveThePurge(t *testing.T) {
 	must.Eq(t, uint64(15), rec.ModifyIndex)
 	must.Eq(t, uint64(14), rec.CreateIndex)
 	must.Eq(t, uint64(15), s.Index(tablePurgeHistory))
+	// The report changes how the work ended, not who removed the job: the chain still holds.
+	verify, _, err := s.VerifyPurgeChain()
+	must.NoError(t, err)
+	must.True(t, verify.Valid, must.Sprintf("%+v", verify.Broken))
 
 	must.Len(t, 1, *events, must.Sprint("one batch: the report from the wrong node publishes nothing"))
 	batch := (*events)[0]

@@ -104,6 +104,8 @@ func snapshotFixture(t *testing.T) *StateStore {
 	launch := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 	must.NoError(t, s.ApplyJobRegister(49, &structs.JobRegisterRequest{Job: nightly.PeriodicChild(launch),
 		PeriodicLaunch: &structs.PeriodicLaunch{Namespace: structs.DefaultNamespace, ID: "nightly", Launch: launch}}))
+	must.NoError(t, s.ApplyJobProtection(50, &structs.JobProtectionRequest{JobID: "web", Protected: true, Reason: "billing",
+		Actor: actorAlice, ModifyTime: 50, WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace}}))
 	return s
 }
 

@@ -53,6 +53,7 @@ const (
 	ServiceRegistrationUpsertRequestType    MessageType = 44
 	ServiceRegistrationDeleteRequestType    MessageType = 45
 	ReconcileJobSummariesRequestType        MessageType = 46
+	JobProtectionRequestType                MessageType = 47
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -134,6 +135,7 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 		New: newRequest[ServiceRegistrationDeleteByIDRequest]},
 	// No events: summaries are derived counts (state/events.go).
 	ReconcileJobSummariesRequestType: {Name: "ReconcileJobSummaries", New: newRequest[ReconcileJobSummariesRequest]},
+	JobProtectionRequestType:         {Name: "JobProtection", EventType: TypeJobProtectionChanged, New: newRequest[JobProtectionRequest]},
 }
 
 func (t MessageType) String() string {

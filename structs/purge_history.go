@@ -31,6 +31,12 @@ type PurgeRecord struct {
 	// ModifyIndex is the index of the last write to the record (CreateIndex, or a client's
 	// report of one of its allocations).
 	ModifyIndex uint64
+	// ChainSeq is the record's position in the purge chain (1 for the first record ever);
+	// PrevHash is the previous record's Hash ("" for the first), Hash this record's
+	// (ComputeHash). Records written before the chain existed have neither.
+	ChainSeq uint64
+	PrevHash string
+	Hash     string
 }
 
 // PurgedAllocation is the last known state of an allocation of a removed job.

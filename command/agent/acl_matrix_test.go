@@ -331,6 +331,9 @@ func matrixStreamAndHistoryEndpoints() []matrixEndpoint {
 		{name: "event stream", method: "GET", path: "/v1/event/stream?topic=Job", stream: true, allow: allowReadJob},
 		{name: "purge history list", method: "GET", path: "/v1/jobs/purged", allow: allowReadJob},
 		{name: "purge history read", method: "GET", path: "/v1/jobs/purged/{record}", allow: allowReadJob},
+		// The chain spans every namespace: read-job in any one runs the check (the record that
+		// breaks it is named only to a reader of its namespace).
+		{name: "purge history verify", method: "GET", path: "/v1/jobs/purged/verify", allow: append(slices.Clone(allowReadJob), rowOtherNS)},
 		// The record's job exists again, so an allowed restore conflicts; a refused one is a
 		// 403 before that question is asked.
 		{
@@ -414,7 +417,8 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixVariableEndpoints(), matrixNodePoolEndpoints(), matrixSearchEndpoints(),
 		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints(), matrixACLAuthEndpoints(),
 		matrixServiceEndpoints(), matrixFSEndpoints(), matrixCLIOpsEndpoints(),
-		matrixNodeMetaEndpoints(), matrixNodeIdentityEndpoints(), matrixACLIdentityEndpoints())
+		matrixNodeMetaEndpoints(), matrixNodeIdentityEndpoints(), matrixACLIdentityEndpoints(),
+		matrixJobProtectionEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

@@ -99,6 +99,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerACLIdentityRoutes(mux)
 	s.registerEventRoutes(mux)
 	s.registerPurgeHistoryRoutes(mux)
+	s.registerJobProtectionRoutes(mux)
 	s.registerAllocRoutes(mux)
 	s.registerNodeRoutes(mux)
 	s.registerClientAllocRoutes(mux)

@@ -14,6 +14,7 @@ var maxUnixNanoTime = time.Unix(0, math.MaxInt64)
 func (s *HTTPServer) registerPurgeHistoryRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/jobs/purged", methods{"GET": s.purgeRecordList})
 	s.handle(mux, "/v1/jobs/purged/{id}", methods{"GET": s.purgeRecordRead})
+	s.handle(mux, "/v1/jobs/purged/verify", methods{"GET": s.purgeChainVerify})
 	s.handle(mux, "/v1/jobs/purged/{id}/restore", methods{"PUT": s.purgeRecordRestore, "POST": s.purgeRecordRestore})
 }
 
@@ -61,4 +62,28 @@ func (s *HTTPServer) purgeRecordRestore(w http.ResponseWriter, r *http.Request) 
 	}
 	setIndex(w, reply.Index)
 	return &reply, nil
+}
+
+// purgeChainVerify answers {"Valid", "Records", "Head"}, with the first record that breaks the
+// chain when it does not verify.
+func (s *HTTPServer) purgeChainVerify(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.PurgeChainVerifyRequest{QueryOptions: queryOptions(r)}
+	var reply structs.PurgeChainVerifyResponse
+	if err := s.srv.Endpoints.PurgeRecord.Verify(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return &purgeChainVerifyView{Valid: reply.Valid, Records: reply.Records, Head: reply.Head,
+		Checkpoint: reply.Checkpoint, Unchained: reply.Unchained, Broken: reply.Broken}, nil
+}
+
+// purgeChainVerifyView is the answer of GET /v1/jobs/purged/verify, without query metadata
+// (which goes in headers).
+type purgeChainVerifyView struct {
+	Valid      bool
+	Records    int
+	Head       string
+	Checkpoint string                   `json:",omitempty"`
+	Unchained  int                      `json:",omitempty"`
+	Broken     *structs.PurgeChainBreak `json:",omitempty"`
 }

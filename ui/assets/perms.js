@@ -54,6 +54,8 @@ export const NAMESPACE_CAPABILITIES = [
   ["revert-job"],
   ["deregister-job", WRITE],
   ["purge-job", WRITE, ["deregister-job"]],
+  // In no shorthand: only a policy naming it (or management) lifts deletion protection.
+  ["protect-job"],
   ["evaluate-job"],
   ["plan-job"],
   ["tag-job-version"],
@@ -164,6 +166,7 @@ export class ACL {
     return ["submit-job", "deregister-job", "purge-job"].some((c) => this.allowNamespaceOperation(ns, c));
   }
   canPurge(ns) { return this.allowNamespaceOperation(ns, "purge-job"); }
+  canProtect(ns) { return this.allowNamespaceOperation(ns, "protect-job"); }
   canRestore(ns) { return this.allowNamespaceOperation(ns, "submit-job"); }
   canExec(ns) { return this.allowNamespaceOperation(ns, "alloc-exec"); }
   canReadLogs(ns) { return this.allowNamespaceOperation(ns, "read-logs"); }

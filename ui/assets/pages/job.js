@@ -1,6 +1,7 @@
 // Job detail: status and task groups, Stop and Purge offered only to a token the server
 // would allow (perms.js), versions with their diffs, allocations and evaluations. A refused
-// action shows the server's own text.
+// action shows the server's own text. A protected job carries a badge; Protect and Unprotect
+// are offered to holders of protect-job; the purge confirmation shows the purge plan.
 
 import { watch, get, request } from "../api.js";
 import { h, replace, route, table, errorBox, shortID, fmtNanos } from "../dom.js";
@@ -9,6 +10,7 @@ export async function render(main, [ns, id], ctx) {
   const q = "?namespace=" + encodeURIComponent(ns);
   const base = "/v1/job/" + encodeURIComponent(id);
   const head = h("div", { id: "job-head" });
+  const protection = h("div", { id: "job-protection" });
   const actions = h("div", { class: "actions", id: "job-actions" });
   const result = h("div", { id: "action-result" });
   const groups = h("div", { id: "job-groups" });
@@ -16,11 +18,17 @@ export async function render(main, [ns, id], ctx) {
   const allocs = h("div", { id: "job-allocs" });
   const evals = h("div", { id: "job-evals" });
   const deployments = h("div", { id: "job-deployments" });
-  replace(main, h("h1", {}, "Job ", h("span", { id: "job-id" }, id)), head, actions, result,
+  replace(main, h("h1", {}, "Job ", h("span", { id: "job-id" }, id)), protection, head, actions, result,
     h("h2", {}, "Task groups"), groups, h("h2", {}, "Deployments"), deployments, h("h2", {}, "Allocations"), allocs,
     h("h2", {}, "Evaluations"), evals, h("h2", {}, "Versions"), versions);
 
   renderActions(actions, result, ns, id, base + q, ctx);
+  // Read, not watched: the page's watches already hold most of the browser's connections to
+  // the agent, and one more would queue the actions behind them. A change made here redraws.
+  const showProtection = () => get(base + "/protection" + q, { signal: ctx.signal })
+    .then((p) => replace(protection, protectionView(p, base + "/protection" + q, result, ctx.acl.canProtect(ns), showProtection)))
+    .catch(() => replace(protection));
+  showProtection();
 
   watch(base, { namespace: ns }, (j) => {
     replace(head, h("dl", { class: "kv" },
@@ -56,7 +64,16 @@ function renderActions(actions, result, ns, id, path, ctx) {
   if (ctx.acl.canPurge(ns)) {
     // Two clicks: purging removes the job and its history from the cluster.
     const confirm = h("button", { id: "job-purge-confirm", class: "danger", hidden: true, onclick: () => act("Purging", true) }, "Confirm purge of " + id);
-    buttons.push(h("button", { id: "job-purge", class: "danger", onclick: () => { confirm.hidden = false; } }, "Purge"), confirm);
+    const plan = h("div", { id: "job-purge-plan" });
+    const showPlan = async () => {
+      confirm.hidden = false;
+      try {
+        replace(plan, purgePlanView(await get("/v1/job/" + encodeURIComponent(id) + "/purge-plan?namespace=" + encodeURIComponent(ns), { signal: ctx.signal })));
+      } catch (e) {
+        replace(plan, errorBox(e));
+      }
+    };
+    buttons.push(h("button", { id: "job-purge", class: "danger", onclick: showPlan }, "Purge"), confirm, plan);
   }
   if (buttons.length === 0) buttons.push(h("span", { class: "muted", id: "job-no-actions" }, "This token may not stop or purge this job."));
   replace(actions, buttons);
@@ -129,4 +146,50 @@ function deploymentsTable(list) {
       h("td", {}, groups.join("; ")));
   });
   return table(["ID", "Version", "Status", "Description", "Groups"], rows, { id: "deployments" });
+}
+
+// protectionView is the badge of a protected job and, for holders of protect-job, the button
+// that protects or unprotects it (a reason is asked for when protecting).
+function protectionView(p, path, result, canProtect, redraw) {
+  const badge = p.Protected
+    ? h("span", { class: "badge danger", id: "job-protected" }, "Protected: " + p.Reason + (p.Actor && p.Actor.Name ? " (by " + p.Actor.Name + ")" : ""))
+    : null;
+  if (!canProtect) return badge;
+  const set = async (body) => {
+    try {
+      await request("PUT", path, { body });
+      replace(result, h("div", { class: "ok", id: "protect-ok" }, body.Protected ? "Job protected" : "Job unprotected"));
+      redraw();
+    } catch (e) {
+      replace(result, errorBox(e));
+    }
+  };
+  if (p.Protected) {
+    return [badge, " ", h("button", { id: "job-unprotect", onclick: () => set({ Protected: false }) }, "Unprotect")];
+  }
+  const reason = h("input", { id: "job-protect-reason", placeholder: "Reason (required)", maxlength: "256" });
+  return [reason, " ", h("button", { id: "job-protect", onclick: () => set({ Protected: true, Reason: reason.value }) }, "Protect")];
+}
+
+// purgePlanView says what the purge would remove and leave (GET /v1/job/:id/purge-plan).
+function purgePlanView(p) {
+  const r = p.Removes || {};
+  const k = p.Keeps || {};
+  const allocs = Object.entries(r.Allocations || {}).map(([s, n]) => s + " " + n).join(", ");
+  const tagged = (r.Versions || []).filter((v) => v.Tag).map((v) => v.Version + " \u201c" + v.Tag + "\u201d").join(", ");
+  const item = (label, value) => [h("dt", {}, label), h("dd", {}, value)];
+  return h("div", { class: "purge-plan" },
+    p.Protected ? h("p", { class: "error", id: "purge-plan-protected" }, "Protected: " + p.ProtectionReason + ". The purge will be refused.") : null,
+    h("p", {}, "The purge removes:"),
+    h("dl", { class: "kv", id: "purge-plan-removes" },
+      item("Versions", String((r.Versions || []).length) + (tagged ? " (tagged: " + tagged + ")" : "")),
+      item("Allocations", allocs || "0"),
+      item("Deployments", String((r.Deployments || []).length)),
+      item("Service registrations", String((r.Services || []).length)),
+      item("Scaling policies", String((r.ScalingPolicies || []).length))),
+    h("p", {}, "and leaves in place:"),
+    h("dl", { class: "kv", id: "purge-plan-keeps" },
+      item("Evaluations", (k.Evaluations || 0) + " (" + (k.CanceledEvaluations || 0) + " pending canceled)"),
+      item("Variables under nomad/jobs", (k.Variables || []).join(", ") || "none"),
+      item("Children", (k.Children || []).join(", ") || "none")));
 }

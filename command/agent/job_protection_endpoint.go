@@ -1,0 +1,64 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+func (s *HTTPServer) registerJobProtectionRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/job/{id}/protection", methods{"GET": s.jobProtectionRead, "PUT": s.jobProtectionWrite, "POST": s.jobProtectionWrite})
+	s.handle(mux, "/v1/job/{id}/purge-plan", methods{"GET": s.jobPurgePlan})
+}
+
+// jobProtectionBody is the body of PUT /v1/job/:id/protection.
+type jobProtectionBody struct {
+	Protected bool
+	Reason    string
+}
+
+// jobProtectionView is the answer of GET /v1/job/:id/protection, a fixed shape tools are
+// written against.
+type jobProtectionView struct {
+	Protected   bool
+	Reason      string
+	Actor       *structs.Actor
+	ModifyTime  int64
+	ModifyIndex uint64
+}
+
+func (s *HTTPServer) jobProtectionWrite(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body jobProtectionBody
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	args := structs.JobProtectionRequest{JobID: jobID(r), Protected: body.Protected, Reason: body.Reason, WriteRequest: writeRequest(r)}
+	var reply structs.JobProtectionResponse
+	if err := s.srv.Endpoints.Job.SetProtection(&args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply.WriteMeta, nil
+}
+
+func (s *HTTPServer) jobProtectionRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
+	var reply structs.JobProtectionGetResponse
+	if err := s.srv.Endpoints.Job.GetProtection(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	p := reply.Protection
+	return &jobProtectionView{Protected: p.Protected, Reason: p.Reason, Actor: p.Actor, ModifyTime: p.ModifyTime, ModifyIndex: p.ModifyIndex}, nil
+}
+
+// jobPurgePlan answers what purging the job would remove and leave (structs.JobPurgePlan).
+func (s *HTTPServer) jobPurgePlan(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
+	var reply structs.JobPurgePlanResponse
+	if err := s.srv.Endpoints.Job.PurgePlan(&args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return reply.Plan, nil
+}
