@@ -167,18 +167,18 @@ func (a *Agent) clientServers() (client.Servers, error) {
 	if a.server != nil {
 		return localServers{srv: a.server}, nil
 	}
+	return a.rpcServers, nil
+}
+
+// newRPCServers is a client-only agent's connection to the servers it names.
+func (a *Agent) newRPCServers() (*client.RPCServers, error) {
 	cc := a.config.Client
 	addrs := append(append([]string(nil), cc.Servers...), cc.RetryJoin...)
 	var dial client.Dialer
 	if a.clientTLS != nil {
 		dial = a.clientTLS.Dial
 	}
-	r, err := client.NewRPCServers(addrs, nomad.ClientYamuxConfig(), dial, a.logger)
-	if err != nil {
-		return nil, err
-	}
-	a.rpcServers = r
-	return r, nil
+	return client.NewRPCServers(addrs, nomad.ClientYamuxConfig(), dial, a.logger)
 }
 
 // pipeListener hands out in-process connections, one per stream a server opens to the client
