@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"net/http"
+	"reflect"
 
 	"github.com/nomadfork/nomad/structs"
 )
@@ -14,6 +15,10 @@ func (s *Server) RPC(method string, args, reply any) error {
 	row, ok := routeTable[method]
 	if !ok {
 		return structs.NewErrCode(http.StatusInternalServerError, "unknown RPC method %q", method)
+	}
+	// A caller passing another row's types is a bug of the caller's, said rather than a panic.
+	if reflect.TypeOf(args) != reflect.TypeOf(row.newArgs()) || reflect.TypeOf(reply) != reflect.TypeOf(row.newReply()) {
+		return structs.NewErrCode(http.StatusInternalServerError, "RPC %s called with %T and %T", method, args, reply)
 	}
 	return row.callAny(s, args, reply)
 }
