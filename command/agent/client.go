@@ -136,12 +136,9 @@ func (a *Agent) startClient() error {
 }
 
 // templateAPI is where templates' Nomad functions read variables and services: this agent's
-// own HTTP API when it runs a server. A client-only agent's API cannot check tokens, so its
-// templates get none, and one that calls a Nomad function fails with that said.
+// own HTTP API, which on a client-only agent sends the task's workload identity on to the
+// servers to be checked there.
 func (a *Agent) templateAPI() template.NomadAPI {
-	if a.server == nil {
-		return template.NomadAPI{}
-	}
 	if t := a.config.TLS; t != nil && t.EnableHTTP {
 		// The agent's own certificate serves as the client certificate, which an agent
 		// that verifies HTTPS clients asks for.

@@ -185,3 +185,28 @@ func TestClientOnlyAgent_ServesHTTPAPI(t *testing.T) {
 		must.ErrorContains(t, err, "403 (Permission denied: agent read required)")
 	})
 }
+
+// TestClientOnlyAgent_TemplatesReadVariables: a client-only agent's templates read Nomad
+// variables through its own HTTP API, with the task's workload identity, which the servers
+// check.
+func TestClientOnlyAgent_TemplatesReadVariables(t *testing.T) {
+	ta, rpcAddr := newRPCServerAgent(t, func(c *Config) { c.ACL.Enabled = true })
+	boot, _, err := ta.Client("").ACLTokens().Bootstrap(nil)
+	must.NoError(t, err)
+	ca := newClientOnlyAgentWith(t, func(c *Config) { c.ACL.Enabled = true }, rpcAddr)
+	c, err := api.NewClient(&api.Config{Address: "http://" + ca.HTTPAddr(), SecretID: boot.SecretID})
+	must.NoError(t, err)
+
+	_, _, err = c.Variables().Create(&api.Variable{Path: "nomad/jobs/tmpl", Items: api.VariableItems{"greeting": "hello"}}, nil)
+	must.NoError(t, err)
+	job := templateJob("tmpl", "noop", `greeting={{ with nomadVar "nomad/jobs/tmpl" }}{{ .greeting }}{{ end }}`)
+	alloc := runningAlloc(t, c, job)
+	must.Eq(t, ca.Client().NodeID(), alloc.NodeID)
+	eventually(t, 20*time.Second, "the rendered template in the task's output", func() (bool, string) {
+		out, err := officialLogs(t, c, alloc, "app", "stdout", false, "start", 0)
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.HasPrefix(out, "start: greeting=hello env=hello\n"), out
+	})
+}
