@@ -203,8 +203,11 @@ func (s *HTTPServer) agentServersSet(_ http.ResponseWriter, r *http.Request) (an
 	if len(addrs) == 0 {
 		return nil, structs.BadRequest("missing address: name at least one server RPC address (host:port)")
 	}
-	sort.Strings(addrs)
-	for _, a := range addrs {
+	// Checked in sorted order, so the first bad address named is the same whatever the order;
+	// the list itself keeps the caller's order, which is the order the client tries them.
+	sorted := append([]string(nil), addrs...)
+	sort.Strings(sorted)
+	for _, a := range sorted {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
 			return nil, structs.BadRequest("address %q: want host:port", a)
 		}

@@ -162,11 +162,12 @@ func TestClientOnlyAgent_ServesHTTPAPI(t *testing.T) {
 		must.Eq(t, http.StatusForbidden, status)
 		must.StrContains(t, body, "agent write")
 
-		// A dead address first: the client moves on to the live one.
-		must.NoError(t, rc.Agent().SetServers([]string{"127.0.0.1:1", rpcAddr}))
+		// A dead address first: the client moves on to the live one. The list keeps the
+		// order given (a name that sorts after the live address).
+		must.NoError(t, rc.Agent().SetServers([]string{"localhost:1", rpcAddr}))
 		servers, err = rc.Agent().Servers()
 		must.NoError(t, err)
-		must.Eq(t, []string{"127.0.0.1:1", rpcAddr}, servers)
+		must.Eq(t, []string{"localhost:1", rpcAddr}, servers)
 		_, _, err = dc.Jobs().List(nil)
 		must.NoError(t, err)
 	})
