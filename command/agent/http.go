@@ -30,11 +30,13 @@ const maxRequestBodySize = 10 << 20
 var errInvalidMethod = structs.NewErrCode(http.StatusMethodNotAllowed, "Invalid method")
 
 // HTTPServer serves the /v1 API of one agent. Handlers only parse the request, call one
-// in-process RPC endpoint of the server and return its answer; authorisation, validation and
-// defaults live behind the RPC boundary.
+// server RPC through rpc and return its answer; authorisation, validation and defaults live
+// behind the RPC boundary, so a client-only agent answers as a server agent does.
 type HTTPServer struct {
 	agent *Agent
-	srv   *nomad.Server
+	// srv is the agent's own server, nil on a client-only agent: only what acts on that
+	// server itself (gossip, scheduling workers, its state for relays) reads it.
+	srv *nomad.Server
 	// rpc reaches the servers' RPCs: every handler calls the cluster through it.
 	rpc      clusterRPC
 	logger   hclog.Logger
