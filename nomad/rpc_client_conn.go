@@ -17,7 +17,8 @@ import (
 
 // connClientAgent opens a client agent's connection: no cluster key, a yamux session on which
 // the client opens one stream per call to the client RPCs of clientMethods (each authenticated
-// by the node's secret), and the server opens streams towards the client for exec and logs.
+// by the node's secret) or, for its HTTP API, to a token row (apiRow) or the event stream, and
+// the server opens streams towards the client for exec and logs.
 const connClientAgent byte = 0x20
 
 const (
