@@ -1,6 +1,10 @@
 package nomad
 
-import "github.com/nomadfork/nomad/structs"
+import (
+	"github.com/hashicorp/nomad/api"
+	"github.com/hashicorp/serf/serf"
+	"github.com/nomadfork/nomad/structs"
+)
 
 // Status answers leader and peer questions; these need no token, as upstream.
 type Status struct {
@@ -64,4 +68,44 @@ func (s *Status) Peers(args *structs.StatusRequest, reply *structs.StatusRespons
 // Regions runs the Status.Regions row: the regions of the servers in the gossip pool.
 func (s *Status) Regions(args *structs.StatusRequest, reply *structs.StatusResponse) error {
 	return statusRegions.Call(s.srv, args, reply)
+}
+
+// Status.Members is the gossip pool of the server asked, for an agent that has none of its
+// own (a client-only agent's /v1/agent/members); node read, as upstream's member list.
+var statusMembers = read("Status.Members", spec[structs.StatusRequest, structs.StatusMembersResponse]{
+	Authorize: nodeReadRule[structs.StatusRequest],
+	Serve: func(c *rpcCall, _ *structs.StatusRequest, reply *structs.StatusMembersResponse) error {
+		cfg := c.srv.config
+		out := &api.ServerMembers{ServerName: cfg.NodeName, ServerRegion: cfg.Region, ServerDC: cfg.Datacenter}
+		if sf := c.srv.serf; sf != nil {
+			for _, m := range sf.Members() {
+				out.Members = append(out.Members, SerfMember(m))
+			}
+		}
+		reply.Members = out
+		c.srv.setQueryMeta(&reply.QueryMeta)
+		return nil
+	},
+})
+
+// Members runs the Status.Members row.
+func (s *Status) Members(args *structs.StatusRequest, reply *structs.StatusMembersResponse) error {
+	return statusMembers.Call(s.srv, args, reply)
+}
+
+// SerfMember is a gossip member in the wire shape of /v1/agent/members.
+func SerfMember(m serf.Member) *api.AgentMember {
+	return &api.AgentMember{
+		Name:        m.Name,
+		Addr:        m.Addr.String(),
+		Port:        m.Port,
+		Tags:        m.Tags,
+		Status:      m.Status.String(),
+		ProtocolMin: m.ProtocolMin,
+		ProtocolMax: m.ProtocolMax,
+		ProtocolCur: m.ProtocolCur,
+		DelegateMin: m.DelegateMin,
+		DelegateMax: m.DelegateMax,
+		DelegateCur: m.DelegateCur,
+	}
 }

@@ -1,5 +1,7 @@
 package structs
 
+import "github.com/hashicorp/nomad/api"
+
 // ACLAuthorizeRequest asks the servers whether the caller's token allows one of the decisions
 // an agent makes before serving something itself (its own configuration, an allocation's
 // files or logs, an exec session): the agent holds no ACL state, so the servers decide.
@@ -48,5 +50,12 @@ type StatusResponse struct {
 	Leader  string
 	Peers   []string
 	Regions []string
+	QueryMeta
+}
+
+// StatusMembersResponse answers Status.Members: the gossip pool of the server asked, in the
+// shape of /v1/agent/members.
+type StatusMembersResponse struct {
+	Members *api.ServerMembers
 	QueryMeta
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/hashicorp/nomad/api"
-	"github.com/hashicorp/serf/serf"
+	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -20,23 +20,6 @@ func (s *HTTPServer) registerAgentRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/agent/force-leave", methods{"PUT": s.agentForceLeave, "POST": s.agentForceLeave})
 }
 
-// agentMember turns a gossip member into the wire shape.
-func agentMember(m serf.Member) *api.AgentMember {
-	return &api.AgentMember{
-		Name:        m.Name,
-		Addr:        m.Addr.String(),
-		Port:        m.Port,
-		Tags:        m.Tags,
-		Status:      m.Status.String(),
-		ProtocolMin: m.ProtocolMin,
-		ProtocolMax: m.ProtocolMax,
-		ProtocolCur: m.ProtocolCur,
-		DelegateMin: m.DelegateMin,
-		DelegateMax: m.DelegateMax,
-		DelegateCur: m.DelegateCur,
-	}
-}
-
 // member describes this agent: its gossip member, or, for a server without gossip (a dev
 // agent with Raft in memory), the member it would be.
 func (s *HTTPServer) member() *api.AgentMember {
@@ -44,7 +27,7 @@ func (s *HTTPServer) member() *api.AgentMember {
 		return s.clientMember()
 	}
 	if sf := s.srv.Serf(); sf != nil {
-		return agentMember(sf.LocalMember())
+		return nomad.SerfMember(sf.LocalMember())
 	}
 	cfg := s.agent.config
 	host, portStr, _ := net.SplitHostPort(cfg.Advertise.Serf)
@@ -76,15 +59,22 @@ func (s *HTTPServer) agentMembers(_ http.ResponseWriter, r *http.Request) (any, 
 	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckNodeRead}); err != nil {
 		return nil, err
 	}
-	srv, err := s.ownServer("the gossip member list")
-	if err != nil {
-		return nil, err
+	if s.srv == nil {
+		// A client-only agent is no gossip member: the pool is its server's.
+		var reply structs.StatusMembersResponse
+		args := structs.StatusRequest{QueryOptions: queryOptions(r)}
+		args.AllowStale = true
+		if err := s.rpc.RPC("Status.Members", &args, &reply); err != nil {
+			return nil, err
+		}
+		return reply.Members, nil
 	}
+	srv := s.srv
 	cfg := s.agent.config
 	out := &api.ServerMembers{ServerName: cfg.Name, ServerRegion: cfg.Region, ServerDC: cfg.Datacenter}
 	if sf := srv.Serf(); sf != nil {
 		for _, m := range sf.Members() {
-			out.Members = append(out.Members, agentMember(m))
+			out.Members = append(out.Members, nomad.SerfMember(m))
 		}
 	} else {
 		out.Members = []*api.AgentMember{s.member()}

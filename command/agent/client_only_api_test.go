@@ -178,6 +178,17 @@ func TestClientOnlyAgent_ServesHTTPAPI(t *testing.T) {
 		must.NoError(t, err)
 	})
 
+	t.Run("agent members are its server's gossip pool", func(t *testing.T) {
+		members, err := rc.Agent().Members()
+		must.NoError(t, err)
+		must.SliceLen(t, 1, members.Members)
+		must.Eq(t, ta.Agent.config.Name+"."+ta.Agent.config.Region, members.Members[0].Name)
+		_, err = anon.Agent().Members()
+		status, body := responseError(t, err)
+		must.Eq(t, http.StatusForbidden, status)
+		must.StrContains(t, body, "node read")
+	})
+
 	t.Run("agent self describes the client", func(t *testing.T) {
 		self, err := rc.Agent().Self()
 		must.NoError(t, err)
