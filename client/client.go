@@ -563,3 +563,17 @@ func (c *Client) Shutdown() {
 		}
 	}
 }
+
+// Allocation is the servers' latest view of an allocation this client runs, nil when it runs
+// no such allocation: an agent serves requests about its own allocations from it.
+func (c *Client) Allocation(allocID string) *structs.Allocation {
+	c.mu.Lock()
+	r := c.runners[allocID]
+	c.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.alloc
+}

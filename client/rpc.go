@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -70,6 +69,10 @@ type RPCServers struct {
 	nodeID, secret string
 
 	streams *streamListener
+	// apiSlots bounds the HTTP API's calls in flight (maxAPICalls).
+	apiSlots chan struct{}
+	// eventSlots bounds the event streams it relays (maxEventStreams).
+	eventSlots chan struct{}
 }
 
 // Dialer opens a client agent's connection to the server at addr, its first bytes written:
@@ -80,23 +83,18 @@ type Dialer func(ctx context.Context, addr string) (net.Conn, error)
 // configuration both ends use. A nil dial connects in plain TCP, which a server with TLS on
 // its RPC port refuses.
 func NewRPCServers(addrs []string, yamuxCfg *yamux.Config, dial Dialer, logger hclog.Logger) (*RPCServers, error) {
-	if len(addrs) == 0 {
-		return nil, errors.New("client: no server addresses (client.servers or client.server_join.retry_join)")
-	}
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	var out []string
-	for _, a := range addrs {
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			a = net.JoinHostPort(a, strconv.Itoa(DefaultRPCPort))
-		}
-		out = append(out, a)
+	out, err := normalizeServerAddrs(addrs)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &RPCServers{
 		addrs: out, logger: logger.Named("rpc"), yamux: yamuxCfg, dialer: dial, ctx: ctx, cancel: cancel,
-		streams: newStreamListener(ctx),
+		streams: newStreamListener(ctx), apiSlots: make(chan struct{}, maxAPICalls),
+		eventSlots: make(chan struct{}, maxEventStreams),
 	}, nil
 }
 

@@ -13,14 +13,9 @@ type Event struct {
 	srv *Server
 }
 
-// EventStreamRequest asks for a subscription. Index is inclusive: the stream starts with the
-// batch at Index (0 = oldest retained), as upstream's index parameter does.
-type EventStreamRequest struct {
-	Topics    map[structs.Topic][]string
-	Namespace string
-	Index     uint64
-	AuthToken string
-}
+// EventStreamRequest asks for a subscription (structs.EventStreamRequest, which a client
+// agent sends over its connection).
+type EventStreamRequest = structs.EventStreamRequest
 
 // Subscribe authorizes and opens a subscription. A denial is a 403 before any streaming.
 func (e *Event) Subscribe(args *EventStreamRequest) (*stream.Subscription, error) {

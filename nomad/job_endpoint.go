@@ -578,20 +578,3 @@ var jobTagVersion = write("Job.TagVersion", spec[structs.JobTagRequest, structs.
 func (j *Job) TagVersion(args *structs.JobTagRequest, reply *structs.JobTagResponse) error {
 	return jobTagVersion.Call(j.srv, args, reply)
 }
-
-// AuthorizeParse checks that the caller may parse job specs in the namespace. The HTTP layer
-// parses specs itself and calls this in-process; it is no RPC.
-func (j *Job) AuthorizeParse(token, namespace string) error {
-	aclObj, _, err := j.srv.resolveACL(token)
-	if err != nil {
-		return err
-	}
-	if namespace == "" {
-		namespace = structs.DefaultNamespace
-	}
-	if !aclObj.AllowNamespaceOperation(namespace, acl.NamespaceCapabilityParseJob) &&
-		!aclObj.AllowNamespaceOperation(namespace, acl.NamespaceCapabilitySubmitJob) {
-		return structs.PermissionDenied("parse-job or submit-job capability required in namespace %q", namespace)
-	}
-	return nil
-}

@@ -116,15 +116,3 @@ func (s *Server) rearmAfterRestore() {
 		s.logger.Error("arming variable lock timers after a restore failed", "error", err)
 	}
 }
-
-// AuthorizeSnapshotRestore lets the HTTP agent refuse a caller, by the restore row's own
-// rule, before it reads an upload of up to structs.MaxSnapshotSize; SnapshotRestore checks
-// again on the server that restores.
-func (o *Operator) AuthorizeSnapshotRestore(secret string) error {
-	aclObj, actor, err := o.srv.resolveACL(secret)
-	if err != nil {
-		return err
-	}
-	return operatorSnapshotRestore.spec.Authorize(&rpcCall{srv: o.srv, acl: aclObj, actor: actor, token: secret},
-		&structs.SnapshotRestoreRequest{})
-}

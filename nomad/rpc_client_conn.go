@@ -3,6 +3,7 @@ package nomad
 import (
 	"bufio"
 	"crypto/subtle"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,7 +17,8 @@ import (
 
 // connClientAgent opens a client agent's connection: no cluster key, a yamux session on which
 // the client opens one stream per call to the client RPCs of clientMethods (each authenticated
-// by the node's secret), and the server opens streams towards the client for exec and logs.
+// by the node's secret) or, for its HTTP API, to a token row (apiRow) or the event stream, and
+// the server opens streams towards the client for exec and logs.
 const connClientAgent byte = 0x20
 
 const (
@@ -50,9 +52,9 @@ func ClientYamuxConfig() *yamux.Config {
 // calls the endpoint, which forwards to the leader when this server is not it.
 type clientMethod func(cs *clientSession, body []byte) (any, error)
 
-// clientMethods is the whole of what a client connection can call. It is an explicit list,
-// never the reflection table of the server RPC: Raft, jobs, ACLs and everything else are out
-// of a client's reach.
+// clientMethods are the node's own calls on a client connection, each authenticated by the
+// node's secret. Beyond them the connection reaches only the rows an ACL token authorises
+// (apiRow), for the agent's HTTP API; server-to-server calls (peerTable) stay out of reach.
 var clientMethods = map[string]clientMethod{
 	"Node.Register": clientCall(func(cs *clientSession, args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
 		if err := cs.srv.authenticateRegister(args); err != nil {
@@ -238,6 +240,10 @@ func (cs *clientSession) serveCall(stream *yamux.Stream) {
 	if err := codec.NewDecoder(r, structs.MsgpackHandle).Decode(&req); err != nil {
 		return
 	}
+	if req.Method == structs.EventStreamMethod && cs.srv.raftStarted.Load() {
+		cs.serveEventStream(stream, r, req.Body)
+		return
+	}
 	resp := cs.dispatch(&req)
 	_ = stream.SetWriteDeadline(time.Now().Add(clientRequestTimeout))
 	_ = codec.NewEncoder(stream, structs.MsgpackHandle).Encode(resp)
@@ -247,11 +253,22 @@ func (cs *clientSession) dispatch(req *rpcRequest) *rpcResponse {
 	if !cs.srv.raftStarted.Load() {
 		return &rpcResponse{Code: http.StatusServiceUnavailable, Error: "server is starting"}
 	}
-	m, ok := clientMethods[req.Method]
-	if !ok {
+	var reply any
+	var err error
+	if m, ok := clientMethods[req.Method]; ok {
+		reply, err = m(cs, req.Body)
+	} else if row, ok := apiRow(req.Method); ok {
+		// The agent's HTTP API, relayed with its caller's token: the row decides as it
+		// does for a request sent here.
+		args := row.newArgs()
+		reply = row.newReply()
+		if derr := structs.Decode(req.Body, args); derr != nil {
+			return &rpcResponse{Code: http.StatusBadRequest, Error: fmt.Sprintf("decoding %s arguments: %v", req.Method, derr)}
+		}
+		err = row.callAny(cs.srv, args, reply)
+	} else {
 		return &rpcResponse{Code: http.StatusForbidden, Error: structs.PermissionDenied("%q is not a client RPC", req.Method).Error()}
 	}
-	reply, err := m(cs, req.Body)
 	if err != nil {
 		return errorResponse(err)
 	}

@@ -69,38 +69,48 @@ func mustCode(t *testing.T, code int, err error) {
 	must.Eq(t, code, structs.ErrorCode(err), must.Sprintf("error: %v", err))
 }
 
-// TestSecurity_ClientRPC_AllowList: a client connection reaches the client RPCs only. Job,
-// ACL and cluster methods the server RPC offers, and Raft, are refused, and nothing changes.
+// TestSecurity_ClientRPC_AllowList: beyond the node's own calls, a client connection reaches
+// only the rows an ACL token authorises, for its agent's HTTP API, and each is decided on the
+// token the request carries exactly as on the server's HTTP API: a request without one that
+// needs one is refused and changes nothing, while a token that holds the capability acts as
+// itself. Server-to-server calls, the relay and Raft stay out of reach.
 func TestSecurity_ClientRPC_AllowList(t *testing.T) {
-	srv := rpcServer(t, nil)
-	registerJob(t, srv, "", mock.Job())
+	srv, root := testACLServer(t, func(c *Config) { c.RaftBindAddr = freeAddr(t) })
+	registerJob(t, srv, root, mock.Job())
 	before := srv.raft.LastIndex()
 	sess := clientConn(t, srv)
 
-	cases := []struct {
+	refused := []struct {
 		name   string
 		method string
 		args   any
+		want   string
 	}{
-		{name: "job deregister", method: "Job.Deregister", args: &structs.JobDeregisterRequest{JobID: "web", Purge: true, WriteRequest: structs.WriteRequest{Namespace: "default"}}},
-		{name: "job register", method: "Job.Register", args: &structs.JobRegisterRequest{Job: mock.Job(), WriteRequest: structs.WriteRequest{Namespace: "default"}}},
-		{name: "acl bootstrap", method: "ACL.Bootstrap", args: &BootstrapRequest{}},
-		{name: "node list", method: "Node.List", args: &structs.NodeListRequest{}},
-		{name: "relay", method: relayMethod, args: &relayRequest{NodeID: "x"}},
-		{name: "raft", method: "Raft", args: &structs.NodeSpecificRequest{}},
+		{name: "job deregister", method: "Job.Deregister", args: &structs.JobDeregisterRequest{JobID: "web", Purge: true, WriteRequest: structs.WriteRequest{Namespace: "default"}}, want: "Permission denied"},
+		{name: "job register", method: "Job.Register", args: &structs.JobRegisterRequest{Job: mock.Job(), WriteRequest: structs.WriteRequest{Namespace: "default"}}, want: "Permission denied"},
+		{name: "node list", method: "Node.List", args: &structs.NodeListRequest{}, want: "Permission denied"},
+		{name: "peer hello", method: "Cluster.Hello", args: &HelloRequest{Server: ServerInfo{ID: "peer", Addr: "127.0.0.1:1"}}, want: "not a client RPC"},
+		{name: "relay", method: relayMethod, args: &relayRequest{NodeID: "x"}, want: "not a client RPC"},
+		{name: "raft", method: "Raft", args: &structs.NodeSpecificRequest{}, want: "not a client RPC"},
 	}
-	for _, tc := range cases {
+	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
 			var reply structs.GenericResponse
 			err := clientRPC(t, sess, tc.method, tc.args, &reply)
 			mustCode(t, 403, err)
-			must.StrContains(t, err.Error(), "not a client RPC")
+			must.StrContains(t, err.Error(), tc.want)
 		})
 	}
 	job, err := srv.State().JobByID(nil, "default", "web")
 	must.NoError(t, err)
 	must.NotNil(t, job)
 	must.Eq(t, before, srv.raft.LastIndex())
+
+	t.Run("a token row with the caller's token", func(t *testing.T) {
+		var reply structs.JobListResponse
+		must.NoError(t, clientRPC(t, sess, "Job.List", &structs.JobListRequest{QueryOptions: structs.QueryOptions{Namespace: "default", AuthToken: root}}, &reply))
+		must.SliceLen(t, 1, reply.Jobs)
+	})
 
 	// Raft's stream kind as the first byte, without the cluster handshake: closed unread.
 	conn, err := net.Dial("tcp", srv.RaftAddr())

@@ -404,7 +404,9 @@ func TestSecurity_PrivilegedIdentityWorksAndExecRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run("exec "+tc.name, func(t *testing.T) {
-			err := srv.Endpoints.ACL.AuthorizeAllocExec(tc.token, "default", tc.allocID, false)
+			err := srv.Endpoints.ACL.Authorize(&structs.ACLAuthorizeRequest{Check: structs.ACLCheckAllocExec,
+				Namespace: "default", AllocID: tc.allocID, QueryOptions: structs.QueryOptions{AuthToken: tc.token, AllowStale: true}},
+				&structs.ACLAuthorizeResponse{})
 			if tc.want == "" {
 				must.NoError(t, err)
 				return

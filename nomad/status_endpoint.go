@@ -1,12 +1,111 @@
 package nomad
 
+import (
+	"github.com/hashicorp/nomad/api"
+	"github.com/hashicorp/serf/serf"
+	"github.com/nomadfork/nomad/structs"
+)
+
 // Status answers leader and peer questions; these need no token, as upstream.
 type Status struct {
 	srv *Server
 }
 
-// Leader returns the leader's RPC address.
-func (s *Status) Leader() string { return s.srv.Leader() }
+// The status rows serve /v1/status and /v1/regions whichever agent is asked; they need no
+// token, as upstream's. A caller that allows a stale read gets the answer of the server it
+// reached.
+var statusLeader = read("Status.Leader", spec[structs.StatusRequest, structs.StatusResponse]{
+	Caller:    callerAnyone,
+	Prepare:   staleStatus,
+	Authorize: anyone[structs.StatusRequest],
+	Serve: func(c *rpcCall, _ *structs.StatusRequest, reply *structs.StatusResponse) error {
+		reply.Leader = c.srv.Leader()
+		c.srv.setQueryMeta(&reply.QueryMeta)
+		return nil
+	},
+})
 
-// Peers returns the Raft peers.
-func (s *Status) Peers() ([]string, error) { return s.srv.Peers() }
+var statusPeers = read("Status.Peers", spec[structs.StatusRequest, structs.StatusResponse]{
+	Caller:    callerAnyone,
+	Prepare:   staleStatus,
+	Authorize: anyone[structs.StatusRequest],
+	Serve: func(c *rpcCall, _ *structs.StatusRequest, reply *structs.StatusResponse) error {
+		peers, err := c.srv.Peers()
+		reply.Peers = peers
+		c.srv.setQueryMeta(&reply.QueryMeta)
+		return err
+	},
+})
+
+var statusRegions = read("Status.Regions", spec[structs.StatusRequest, structs.StatusResponse]{
+	Caller:    callerAnyone,
+	Prepare:   staleStatus,
+	Authorize: anyone[structs.StatusRequest],
+	Serve: func(c *rpcCall, _ *structs.StatusRequest, reply *structs.StatusResponse) error {
+		reply.Regions = c.srv.Regions()
+		c.srv.setQueryMeta(&reply.QueryMeta)
+		return nil
+	},
+})
+
+// staleStatus sets the token aside: none is needed, and a stale one the caller still sends
+// must not fail the call.
+func staleStatus(req *structs.StatusRequest) error {
+	req.AuthToken = ""
+	return nil
+}
+
+// Leader runs the Status.Leader row: the leader's Raft address, "" when there is none.
+func (s *Status) Leader(args *structs.StatusRequest, reply *structs.StatusResponse) error {
+	return statusLeader.Call(s.srv, args, reply)
+}
+
+// Peers runs the Status.Peers row: the Raft peers' addresses.
+func (s *Status) Peers(args *structs.StatusRequest, reply *structs.StatusResponse) error {
+	return statusPeers.Call(s.srv, args, reply)
+}
+
+// Regions runs the Status.Regions row: the regions of the servers in the gossip pool.
+func (s *Status) Regions(args *structs.StatusRequest, reply *structs.StatusResponse) error {
+	return statusRegions.Call(s.srv, args, reply)
+}
+
+// Status.Members is the gossip pool of the server asked, for an agent that has none of its
+// own (a client-only agent's /v1/agent/members); node read, as upstream's member list.
+var statusMembers = read("Status.Members", spec[structs.StatusRequest, structs.StatusMembersResponse]{
+	Authorize: nodeReadRule[structs.StatusRequest],
+	Serve: func(c *rpcCall, _ *structs.StatusRequest, reply *structs.StatusMembersResponse) error {
+		cfg := c.srv.config
+		out := &api.ServerMembers{ServerName: cfg.NodeName, ServerRegion: cfg.Region, ServerDC: cfg.Datacenter}
+		if sf := c.srv.serf; sf != nil {
+			for _, m := range sf.Members() {
+				out.Members = append(out.Members, SerfMember(m))
+			}
+		}
+		reply.Members = out
+		c.srv.setQueryMeta(&reply.QueryMeta)
+		return nil
+	},
+})
+
+// Members runs the Status.Members row.
+func (s *Status) Members(args *structs.StatusRequest, reply *structs.StatusMembersResponse) error {
+	return statusMembers.Call(s.srv, args, reply)
+}
+
+// SerfMember is a gossip member in the wire shape of /v1/agent/members.
+func SerfMember(m serf.Member) *api.AgentMember {
+	return &api.AgentMember{
+		Name:        m.Name,
+		Addr:        m.Addr.String(),
+		Port:        m.Port,
+		Tags:        m.Tags,
+		Status:      m.Status.String(),
+		ProtocolMin: m.ProtocolMin,
+		ProtocolMax: m.ProtocolMax,
+		ProtocolCur: m.ProtocolCur,
+		DelegateMin: m.DelegateMin,
+		DelegateMax: m.DelegateMax,
+		DelegateCur: m.DelegateCur,
+	}
+}

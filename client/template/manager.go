@@ -150,7 +150,7 @@ func New(cfg *Config) (*Manager, error) {
 func (m *Manager) noNomad() string {
 	switch {
 	case m.cfg.Nomad.Address == "":
-		return "this agent does not offer its templates one (a client-only agent)"
+		return "this agent does not offer its templates one"
 	case m.cfg.Nomad.Token == "":
 		return "the task has no workload identity to read it with"
 	}

@@ -24,7 +24,7 @@ func (s *HTTPServer) registerACLAuthRoutes(mux *http.ServeMux) {
 func (s *HTTPServer) aclAuthMethodList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
 	var reply nomad.AuthMethodListResponse
-	if err := s.srv.Endpoints.ACL.ListAuthMethods(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.ListAuthMethods", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -48,7 +48,7 @@ func (s *HTTPServer) aclAuthMethodWrite(w http.ResponseWriter, r *http.Request) 
 	}
 	args := structs.ACLAuthMethodUpsertRequest{AuthMethods: []*structs.ACLAuthMethod{&method}, WriteRequest: writeRequest(r)}
 	var reply structs.ACLAuthMethodUpsertResponse
-	if err := s.srv.Endpoints.ACL.UpsertAuthMethods(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.UpsertAuthMethods", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -58,7 +58,7 @@ func (s *HTTPServer) aclAuthMethodWrite(w http.ResponseWriter, r *http.Request) 
 func (s *HTTPServer) aclAuthMethodRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.AuthMethodSpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
 	var reply nomad.SingleAuthMethodResponse
-	if err := s.srv.Endpoints.ACL.GetAuthMethod(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.GetAuthMethod", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -71,7 +71,7 @@ func (s *HTTPServer) aclAuthMethodRead(w http.ResponseWriter, r *http.Request) (
 func (s *HTTPServer) aclAuthMethodDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLAuthMethodDeleteRequest{Names: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.ACL.DeleteAuthMethods(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.DeleteAuthMethods", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -81,7 +81,7 @@ func (s *HTTPServer) aclAuthMethodDelete(w http.ResponseWriter, r *http.Request)
 func (s *HTTPServer) aclBindingRuleList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
 	var reply nomad.BindingRuleListResponse
-	if err := s.srv.Endpoints.ACL.ListBindingRules(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.ListBindingRules", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -105,7 +105,7 @@ func (s *HTTPServer) aclBindingRuleWrite(w http.ResponseWriter, r *http.Request)
 	}
 	args := structs.ACLBindingRuleUpsertRequest{BindingRules: []*structs.ACLBindingRule{&rule}, WriteRequest: writeRequest(r)}
 	var reply structs.ACLBindingRuleUpsertResponse
-	if err := s.srv.Endpoints.ACL.UpsertBindingRules(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.UpsertBindingRules", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -115,7 +115,7 @@ func (s *HTTPServer) aclBindingRuleWrite(w http.ResponseWriter, r *http.Request)
 func (s *HTTPServer) aclBindingRuleRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.BindingRuleSpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply nomad.SingleBindingRuleResponse
-	if err := s.srv.Endpoints.ACL.GetBindingRule(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.GetBindingRule", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -128,7 +128,7 @@ func (s *HTTPServer) aclBindingRuleRead(w http.ResponseWriter, r *http.Request) 
 func (s *HTTPServer) aclBindingRuleDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLBindingRuleDeleteRequest{IDs: []string{r.PathValue("id")}, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.ACL.DeleteBindingRules(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.DeleteBindingRules", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -143,7 +143,7 @@ func (s *HTTPServer) aclLogin(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	args.WriteRequest = writeRequest(r)
 	var reply structs.ACLTokenUpsertResponse
-	if err := s.srv.Endpoints.ACL.Login(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.Login", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

@@ -37,7 +37,7 @@ func (s *HTTPServer) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, 
 	}
 	args.WriteRequest = writeRequest(r)
 	var reply structs.ACLTokenUpsertResponse
-	if err := s.srv.Endpoints.ACL.Bootstrap(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.Bootstrap", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -49,7 +49,7 @@ func (s *HTTPServer) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, 
 func (s *HTTPServer) aclPolicySelf(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
 	var reply nomad.PolicyListResponse
-	if err := s.srv.Endpoints.ACL.GetPolicySelf(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.GetPolicySelf", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -59,7 +59,7 @@ func (s *HTTPServer) aclPolicySelf(w http.ResponseWriter, r *http.Request) (any,
 func (s *HTTPServer) aclPolicyList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
 	var reply nomad.PolicyListResponse
-	if err := s.srv.Endpoints.ACL.ListPolicies(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.ListPolicies", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -69,7 +69,7 @@ func (s *HTTPServer) aclPolicyList(w http.ResponseWriter, r *http.Request) (any,
 func (s *HTTPServer) aclPolicyRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.PolicySpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
 	var reply nomad.SinglePolicyResponse
-	if err := s.srv.Endpoints.ACL.GetPolicy(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.GetPolicy", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -93,7 +93,7 @@ func (s *HTTPServer) aclPolicyWrite(w http.ResponseWriter, r *http.Request) (any
 	}
 	args := structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{&policy}, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.ACL.UpsertPolicies(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.UpsertPolicies", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -103,7 +103,7 @@ func (s *HTTPServer) aclPolicyWrite(w http.ResponseWriter, r *http.Request) (any
 func (s *HTTPServer) aclPolicyDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLPolicyDeleteRequest{Names: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.ACL.DeletePolicies(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.DeletePolicies", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -113,7 +113,7 @@ func (s *HTTPServer) aclPolicyDelete(w http.ResponseWriter, r *http.Request) (an
 func (s *HTTPServer) aclTokenList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
 	var reply nomad.TokenListResponse
-	if err := s.srv.Endpoints.ACL.ListTokens(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.ListTokens", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -143,7 +143,7 @@ func (s *HTTPServer) aclTokenWrite(w http.ResponseWriter, r *http.Request) (any,
 	}
 	args := structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{&token}, WriteRequest: writeRequest(r)}
 	var reply structs.ACLTokenUpsertResponse
-	if err := s.srv.Endpoints.ACL.UpsertTokens(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.UpsertTokens", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -153,7 +153,7 @@ func (s *HTTPServer) aclTokenWrite(w http.ResponseWriter, r *http.Request) (any,
 func (s *HTTPServer) aclTokenRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.TokenSpecificRequest{AccessorID: r.PathValue("accessor"), QueryOptions: queryOptions(r)}
 	var reply nomad.SingleTokenResponse
-	if err := s.srv.Endpoints.ACL.GetToken(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.GetToken", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -166,7 +166,7 @@ func (s *HTTPServer) aclTokenRead(w http.ResponseWriter, r *http.Request) (any, 
 func (s *HTTPServer) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
 	var reply nomad.SingleTokenResponse
-	if err := s.srv.Endpoints.ACL.ResolveSelf(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.ResolveSelf", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -176,7 +176,7 @@ func (s *HTTPServer) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, 
 func (s *HTTPServer) aclTokenDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLTokenDeleteRequest{AccessorIDs: []string{r.PathValue("accessor")}, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.ACL.DeleteTokens(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.DeleteTokens", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -186,7 +186,7 @@ func (s *HTTPServer) aclTokenDelete(w http.ResponseWriter, r *http.Request) (any
 func (s *HTTPServer) aclRoleList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
 	var reply nomad.RoleListResponse
-	if err := s.srv.Endpoints.ACL.ListRoles(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.ListRoles", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -210,7 +210,7 @@ func (s *HTTPServer) aclRoleWrite(w http.ResponseWriter, r *http.Request) (any, 
 	}
 	args := structs.ACLRoleUpsertRequest{Roles: []*structs.ACLRole{&role}, WriteRequest: writeRequest(r)}
 	var reply structs.ACLRoleUpsertResponse
-	if err := s.srv.Endpoints.ACL.UpsertRoles(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.UpsertRoles", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -227,7 +227,7 @@ func (s *HTTPServer) aclRoleReadByName(w http.ResponseWriter, r *http.Request) (
 
 func (s *HTTPServer) aclRoleGet(w http.ResponseWriter, _ *http.Request, args *nomad.RoleSpecificRequest) (any, error) {
 	var reply nomad.SingleRoleResponse
-	if err := s.srv.Endpoints.ACL.GetRole(args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.GetRole", args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -240,7 +240,7 @@ func (s *HTTPServer) aclRoleGet(w http.ResponseWriter, _ *http.Request, args *no
 func (s *HTTPServer) aclRoleDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLRoleDeleteRequest{IDs: []string{r.PathValue("id")}, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.ACL.DeleteRoles(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.DeleteRoles", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -251,7 +251,7 @@ func (s *HTTPServer) aclRoleDelete(w http.ResponseWriter, r *http.Request) (any,
 func (s *HTTPServer) aclOneTimeTokenCreate(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.OneTimeTokenUpsertRequest{WriteRequest: writeRequest(r)}
 	var reply structs.OneTimeTokenUpsertResponse
-	if err := s.srv.Endpoints.ACL.UpsertOneTimeToken(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.UpsertOneTimeToken", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -266,7 +266,7 @@ func (s *HTTPServer) aclOneTimeTokenExchange(w http.ResponseWriter, r *http.Requ
 	}
 	args := structs.OneTimeTokenExchangeRequest{OneTimeSecretID: body.OneTimeSecretID, WriteRequest: writeRequest(r)}
 	var reply structs.OneTimeTokenExchangeResponse
-	if err := s.srv.Endpoints.ACL.ExchangeOneTimeToken(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.ExchangeOneTimeToken", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

@@ -23,7 +23,7 @@ func (s *HTTPServer) aclClientIntroductionToken(_ http.ResponseWriter, r *http.R
 		TTL: body.TTL, NodeName: body.NodeName, NodePool: body.NodePool, WriteRequest: writeRequest(r),
 	}
 	var reply structs.ClientIntroductionTokenResponse
-	if err := s.srv.Endpoints.ACL.CreateClientIntroductionToken(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ACL.CreateClientIntroductionToken", &args, &reply); err != nil {
 		return nil, err
 	}
 	return api.ACLIdentityClientIntroductionTokenResponse{JWT: reply.JWT}, nil

@@ -124,12 +124,27 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 		a.server = srv
 	}
 
+	if !serverEnabled {
+		// The client's connection to the servers exists before the HTTP API, which sends
+		// every request over it.
+		r, err := a.newRPCServers()
+		if err != nil {
+			cancel()
+			a.unlockDataDir()
+			return nil, err
+		}
+		a.rpcServers = r
+	}
+
 	addr := net.JoinHostPort(cfg.Addresses.HTTP, strconv.Itoa(cfg.Ports.HTTP))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		cancel()
 		if a.server != nil {
 			_ = a.server.Shutdown()
+		}
+		if a.rpcServers != nil {
+			a.rpcServers.Close()
 		}
 		a.unlockDataDir()
 		return nil, fmt.Errorf("starting HTTP listener on %s: %w", addr, err)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/hashicorp/nomad/api"
-	"github.com/hashicorp/serf/serf"
+	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -20,28 +20,14 @@ func (s *HTTPServer) registerAgentRoutes(mux *http.ServeMux) {
 	s.handle(mux, "/v1/agent/force-leave", methods{"PUT": s.agentForceLeave, "POST": s.agentForceLeave})
 }
 
-// agentMember turns a gossip member into the wire shape.
-func agentMember(m serf.Member) *api.AgentMember {
-	return &api.AgentMember{
-		Name:        m.Name,
-		Addr:        m.Addr.String(),
-		Port:        m.Port,
-		Tags:        m.Tags,
-		Status:      m.Status.String(),
-		ProtocolMin: m.ProtocolMin,
-		ProtocolMax: m.ProtocolMax,
-		ProtocolCur: m.ProtocolCur,
-		DelegateMin: m.DelegateMin,
-		DelegateMax: m.DelegateMax,
-		DelegateCur: m.DelegateCur,
-	}
-}
-
 // member describes this agent: its gossip member, or, for a server without gossip (a dev
 // agent with Raft in memory), the member it would be.
 func (s *HTTPServer) member() *api.AgentMember {
+	if s.srv == nil {
+		return s.clientMember()
+	}
 	if sf := s.srv.Serf(); sf != nil {
-		return agentMember(sf.LocalMember())
+		return nomad.SerfMember(sf.LocalMember())
 	}
 	cfg := s.agent.config
 	host, portStr, _ := net.SplitHostPort(cfg.Advertise.Serf)
@@ -70,14 +56,25 @@ func (s *HTTPServer) member() *api.AgentMember {
 
 // agentMembers needs node read, as upstream's.
 func (s *HTTPServer) agentMembers(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeNodeRead(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckNodeRead}); err != nil {
 		return nil, err
 	}
+	if s.srv == nil {
+		// A client-only agent is no gossip member: the pool is its server's.
+		var reply structs.StatusMembersResponse
+		args := structs.StatusRequest{QueryOptions: queryOptions(r)}
+		args.AllowStale = true
+		if err := s.rpc.RPC("Status.Members", &args, &reply); err != nil {
+			return nil, err
+		}
+		return reply.Members, nil
+	}
+	srv := s.srv
 	cfg := s.agent.config
 	out := &api.ServerMembers{ServerName: cfg.Name, ServerRegion: cfg.Region, ServerDC: cfg.Datacenter}
-	if sf := s.srv.Serf(); sf != nil {
+	if sf := srv.Serf(); sf != nil {
 		for _, m := range sf.Members() {
-			out.Members = append(out.Members, agentMember(m))
+			out.Members = append(out.Members, nomad.SerfMember(m))
 		}
 	} else {
 		out.Members = []*api.AgentMember{s.member()}
@@ -96,14 +93,18 @@ type joinResponse struct {
 // It needs agent write. Joining gossip makes no voter: the leader adds a server to Raft only
 // once it authenticates on its RPC port.
 func (s *HTTPServer) agentJoin(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeAgentWrite(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentWrite}); err != nil {
 		return nil, err
 	}
 	addrs := r.URL.Query()["address"]
 	if len(addrs) == 0 {
 		return nil, structs.BadRequest("missing address: name at least one serf address to join")
 	}
-	n, err := s.srv.JoinGossip(addrs)
+	srv, err := s.ownServer("joining the gossip pool")
+	if err != nil {
+		return nil, err
+	}
+	n, err := srv.JoinGossip(addrs)
 	resp := &joinResponse{NumJoined: n}
 	if err != nil {
 		resp.Error = err.Error()
@@ -115,7 +116,7 @@ func (s *HTTPServer) agentJoin(_ http.ResponseWriter, r *http.Request) (any, err
 // drops it from the member list at once. Once it has left, the leader removes it from Raft.
 // It needs agent write.
 func (s *HTTPServer) agentForceLeave(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeAgentWrite(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentWrite}); err != nil {
 		return nil, err
 	}
 	q := r.URL.Query()
@@ -131,5 +132,22 @@ func (s *HTTPServer) agentForceLeave(_ http.ResponseWriter, r *http.Request) (an
 		}
 		prune = b
 	}
-	return nil, s.srv.ForceLeave(node, prune)
+	srv, err := s.ownServer("forcing a gossip member out")
+	if err != nil {
+		return nil, err
+	}
+	return nil, srv.ForceLeave(node, prune)
+}
+
+// clientMember describes a client-only agent, which is no gossip member: its name, the
+// address it advertises for RPC and its node, in the member's shape.
+func (s *HTTPServer) clientMember() *api.AgentMember {
+	cfg := s.agent.config
+	host, portStr, _ := net.SplitHostPort(cfg.Advertise.RPC)
+	port, _ := strconv.ParseUint(portStr, 10, 16)
+	tags := map[string]string{"role": "client", "region": cfg.Region, "dc": cfg.Datacenter}
+	if c := s.agent.Client(); c != nil {
+		tags["id"] = c.NodeID()
+	}
+	return &api.AgentMember{Name: cfg.Name, Addr: host, Port: uint16(port), Tags: tags, Status: "alive"}
 }

@@ -38,17 +38,20 @@ type hostDataResponse struct {
 // the host's files, network and environment. Asking for another agent (server_id, node_id)
 // is refused: the data is collected where the request lands.
 func (s *HTTPServer) agentHost(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeAgentRead(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
 		return nil, err
 	}
 	if !s.agent.config.ACL.Enabled && !s.agent.config.EnableDebug {
 		return nil, structs.PermissionDenied("agent read required: with ACLs disabled, host data needs enable_debug = true")
 	}
-	agentID := s.srv.Config().NodeID
 	q := r.URL.Query()
 	nodeID := ""
 	if c := s.agent.Client(); c != nil {
 		nodeID = c.NodeID()
+	}
+	agentID := nodeID
+	if s.srv != nil {
+		agentID = s.srv.Config().NodeID
 	}
 	if v := q.Get("server_id"); v != "" && v != agentID && v != s.agent.config.Name && v != s.agent.config.Name+"."+s.agent.config.Region {
 		return nil, structs.BadRequest("server_id %q: host data is only served by the agent asked; send the request to that server", v)
@@ -173,37 +176,47 @@ func redactedEnvironment(env []string) map[string]string {
 	return out
 }
 
-// agentServersList answers the servers this agent's client talks to. A client inside a
-// server agent talks to that server in process, so the list is the agent's own RPC address.
+// agentServersList answers the servers this agent's client talks to: a client-only agent's
+// list, in the order it tries them. A client inside a server agent talks to that server in
+// process, so the list is the agent's own RPC address.
 func (s *HTTPServer) agentServersList(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeAgentRead(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
 		return nil, err
 	}
 	if s.agent.Client() == nil {
 		return nil, structs.BadRequest("this agent runs no client: it has no server list")
 	}
+	if rs := s.agent.rpcServers; rs != nil {
+		return rs.Servers(), nil
+	}
 	return []string{s.agent.config.Advertise.RPC}, nil
 }
 
-// agentServersSet validates ?address= (host:port, repeatable) and refuses the change: the
-// client of a server agent reaches its own server in process and has no list to replace
-// (a client-only agent takes client.servers from its configuration). Nothing changes.
+// agentServersSet replaces a client-only agent's servers with ?address= (host:port,
+// repeatable) until the agent restarts, which goes back to client.servers. The client of a
+// server agent reaches its own server in process and has no list to replace.
 func (s *HTTPServer) agentServersSet(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeAgentWrite(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentWrite}); err != nil {
 		return nil, err
 	}
 	addrs := r.URL.Query()["address"]
 	if len(addrs) == 0 {
 		return nil, structs.BadRequest("missing address: name at least one server RPC address (host:port)")
 	}
-	sort.Strings(addrs)
-	for _, a := range addrs {
+	// Checked in sorted order, so the first bad address named is the same whatever the order;
+	// the list itself keeps the caller's order, which is the order the client tries them.
+	sorted := append([]string(nil), addrs...)
+	sort.Strings(sorted)
+	for _, a := range sorted {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
 			return nil, structs.BadRequest("address %q: want host:port", a)
 		}
 	}
 	if s.agent.Client() == nil {
 		return nil, structs.BadRequest("this agent runs no client: it has no server list")
+	}
+	if rs := s.agent.rpcServers; rs != nil {
+		return nil, rs.SetServers(addrs)
 	}
 	return nil, structs.BadRequest("this agent's client talks to its own server in process: its server list cannot be replaced")
 }

@@ -14,7 +14,7 @@ func (s *HTTPServer) registerAgentReloadRoutes(mux *http.ServeMux) {
 // again for HTTPS, the RPC port and the client's connections. It needs agent:write. A
 // failure leaves the certificates in use and is a 500 saying which file failed.
 func (s *HTTPServer) agentReload(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeAgentWrite(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentWrite}); err != nil {
 		return nil, err
 	}
 	if err := s.agent.ReloadTLS(); err != nil {

@@ -82,7 +82,7 @@ func (s *HTTPServer) agentPprof(w http.ResponseWriter, r *http.Request) (any, er
 		if !s.agent.config.EnableDebug {
 			return nil, structs.PermissionDenied("agent profiles need enable_debug when ACLs are disabled")
 		}
-	} else if err := s.srv.Endpoints.ACL.AuthorizeAgentWrite(queryOptions(r).AuthToken); err != nil {
+	} else if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentWrite}); err != nil {
 		return nil, err
 	}
 	q := r.URL.Query()
@@ -169,29 +169,36 @@ func (s *HTTPServer) agentServerID() string { return s.agent.config.Name + "." +
 // agentSchedulers lists this server's scheduling workers. Evaluations are processed one at a
 // time on the leader, so there is one worker, paused when num_schedulers is 0.
 func (s *HTTPServer) agentSchedulers(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeAgentRead(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
 		return nil, err
 	}
-	cfg := s.srv.SchedulerWorkerConfig()
+	srv, err := s.ownServer("the scheduling workers")
+	if err != nil {
+		return nil, err
+	}
+	cfg := srv.SchedulerWorkerConfig()
 	status := "Started"
 	if cfg.NumSchedulers == 0 {
 		status = "Paused"
 	}
 	workload := "WaitingToDequeue"
-	if !s.srv.IsLeader() {
+	if !srv.IsLeader() {
 		workload = "Paused"
 	}
 	return api.AgentSchedulerWorkersInfo{
 		ServerID: s.agentServerID(),
 		Schedulers: []api.AgentSchedulerWorkerInfo{{
-			ID: s.srv.Config().NodeID + "-worker-0", EnabledSchedulers: cfg.EnabledSchedulers,
-			Started: s.srv.SchedulerWorkerStarted().UTC().Format(time.RFC3339Nano), Status: status, WorkloadStatus: workload,
+			ID: srv.Config().NodeID + "-worker-0", EnabledSchedulers: cfg.EnabledSchedulers,
+			Started: srv.SchedulerWorkerStarted().UTC().Format(time.RFC3339Nano), Status: status, WorkloadStatus: workload,
 		}},
 	}, nil
 }
 
 func (s *HTTPServer) agentSchedulerConfig(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeAgentRead(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
+		return nil, err
+	}
+	if _, err := s.ownServer("the scheduling workers"); err != nil {
 		return nil, err
 	}
 	return s.schedulerConfigResponse(), nil
@@ -205,14 +212,18 @@ func (s *HTTPServer) schedulerConfigResponse() api.AgentSchedulerWorkerConfigRes
 // agentSchedulerConfigWrite changes this server's worker configuration at once; it is not
 // written to the agent's configuration file, so a restart goes back to num_schedulers.
 func (s *HTTPServer) agentSchedulerConfigWrite(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeAgentWrite(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentWrite}); err != nil {
 		return nil, err
 	}
 	var req api.AgentSchedulerWorkerConfigRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	if err := s.srv.SetSchedulerWorkerConfig(nomad.WorkerPoolConfig{NumSchedulers: req.NumSchedulers, EnabledSchedulers: req.EnabledSchedulers}); err != nil {
+	srv, err := s.ownServer("the scheduling workers")
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.SetSchedulerWorkerConfig(nomad.WorkerPoolConfig{NumSchedulers: req.NumSchedulers, EnabledSchedulers: req.EnabledSchedulers}); err != nil {
 		if structs.ErrorCode(err) != http.StatusBadRequest {
 			return nil, err
 		}

@@ -30,7 +30,7 @@ func (s *HTTPServer) allocStop(w http.ResponseWriter, r *http.Request) (any, err
 		*f.dst = v
 	}
 	var reply structs.AllocStopResponse
-	if err := s.srv.Endpoints.Alloc.Stop(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Alloc.Stop", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -54,7 +54,7 @@ func (s *HTTPServer) allocList(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	args := structs.AllocListRequest{QueryOptions: queryOptions(r)}
 	var reply structs.AllocListResponse
-	if err := s.srv.Endpoints.Alloc.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Alloc.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -76,7 +76,7 @@ func (s *HTTPServer) allocList(w http.ResponseWriter, r *http.Request) (any, err
 func (s *HTTPServer) allocRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.AllocSpecificRequest{AllocID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.SingleAllocResponse
-	if err := s.srv.Endpoints.Alloc.GetAlloc(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Alloc.GetAlloc", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)

@@ -140,12 +140,9 @@ func (a *Agent) startClient() error {
 }
 
 // templateAPI is where templates' Nomad functions read variables and services: this agent's
-// own HTTP API when it runs a server. A client-only agent's API cannot check tokens, so its
-// templates get none, and one that calls a Nomad function fails with that said.
+// own HTTP API, which on a client-only agent sends the task's workload identity on to the
+// servers to be checked there.
 func (a *Agent) templateAPI() template.NomadAPI {
-	if a.server == nil {
-		return template.NomadAPI{}
-	}
 	if t := a.config.TLS; t != nil && t.EnableHTTP {
 		// The agent's own certificate serves as the client certificate, which an agent
 		// that verifies HTTPS clients asks for.
@@ -171,18 +168,18 @@ func (a *Agent) clientServers() (client.Servers, error) {
 	if a.server != nil {
 		return localServers{srv: a.server}, nil
 	}
+	return a.rpcServers, nil
+}
+
+// newRPCServers is a client-only agent's connection to the servers it names.
+func (a *Agent) newRPCServers() (*client.RPCServers, error) {
 	cc := a.config.Client
 	addrs := append(append([]string(nil), cc.Servers...), cc.RetryJoin...)
 	var dial client.Dialer
 	if a.clientTLS != nil {
 		dial = a.clientTLS.Dial
 	}
-	r, err := client.NewRPCServers(addrs, nomad.ClientYamuxConfig(), dial, a.logger)
-	if err != nil {
-		return nil, err
-	}
-	a.rpcServers = r
-	return r, nil
+	return client.NewRPCServers(addrs, nomad.ClientYamuxConfig(), dial, a.logger)
 }
 
 // pipeListener hands out in-process connections, one per stream a server opens to the client

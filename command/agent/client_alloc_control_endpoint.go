@@ -42,9 +42,9 @@ func (s *HTTPServer) registerStreamedAllocControlRoutes(mux *http.ServeMux) {
 func (s *HTTPServer) clientAlloc(r *http.Request, capability string) (*structs.Allocation, error) {
 	opts := queryOptions(r)
 	authorize := func(ns string) error {
-		return s.srv.Endpoints.ACL.AuthorizeNamespaceCapability(opts.AuthToken, ns, capability)
+		return s.authorize(opts.AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckNamespaceCapability, Namespace: ns, Capability: capability})
 	}
-	alloc, err := s.srv.State().AllocByID(nil, r.PathValue("alloc_id"))
+	alloc, err := s.allocByID(opts, r.PathValue("alloc_id"))
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (s *HTTPServer) allocChecks(w http.ResponseWriter, r *http.Request) (any, e
 // (relayed to its client). Node read is required, as upstream.
 func (s *HTTPServer) clientStats(w http.ResponseWriter, r *http.Request) (any, error) {
 	opts := queryOptions(r)
-	if err := s.srv.Endpoints.ACL.AuthorizeNodeRead(opts.AuthToken); err != nil {
+	if err := s.authorize(opts.AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckNodeRead}); err != nil {
 		return nil, err
 	}
 	c := s.agent.Client()
@@ -146,7 +146,7 @@ func (s *HTTPServer) clientStats(w http.ResponseWriter, r *http.Request) (any, e
 		}
 		return c.HostStats()
 	}
-	node, err := s.srv.State().NodeByID(nil, nodeID)
+	node, err := s.nodeByID(opts, nodeID)
 	if err != nil {
 		return nil, err
 	}

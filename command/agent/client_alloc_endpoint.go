@@ -166,7 +166,9 @@ func (s *HTTPServer) authorizeAndDialExec(r *http.Request, req *execRequest) (no
 // authorizeExec decides whether the caller may run the command, and where: a remoteNodeError
 // names the allocation of another node, whose client the request is relayed to.
 func (s *HTTPServer) authorizeExec(req *execRequest) error {
-	authorize := s.srv.Endpoints.ACL.AuthorizeAllocExec
+	authorize := func(token, namespace, allocID string, nodeExec bool) error {
+		return s.authorize(token, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAllocExec, Namespace: namespace, AllocID: allocID, NodeExec: nodeExec})
+	}
 	c := s.agent.Client()
 	if c != nil {
 		t, err := c.ExecTarget(req.allocID, req.task)
@@ -183,7 +185,7 @@ func (s *HTTPServer) authorizeExec(req *execRequest) error {
 
 	// Not an allocation of this agent's client. The servers' view says whether it exists and
 	// where it runs, told only to a caller who could exec into it.
-	alloc, err := s.srv.State().AllocByID(nil, req.allocID)
+	alloc, err := s.allocByID(structs.QueryOptions{AuthToken: req.token, Namespace: req.namespace}, req.allocID)
 	if err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func (s *HTTPServer) streamedExec(w http.ResponseWriter, r *http.Request) (any, 
 func (s *HTTPServer) nodeTransport(nodeID string) *http.Transport {
 	return &http.Transport{
 		DialContext: func(context.Context, string, string) (net.Conn, error) {
-			return s.srv.DialNode(nodeID)
+			return s.dialNode(nodeID)
 		},
 		DisableKeepAlives:     true,
 		ResponseHeaderTimeout: 30 * time.Second,
@@ -182,7 +182,7 @@ func (s *HTTPServer) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID 
 // dialNodeExec opens the exec WebSocket to the client that runs the allocation.
 func (s *HTTPServer) dialNodeExec(ctx context.Context, r *http.Request, alloc *structs.Allocation) (*websocket.Conn, error) {
 	d := websocket.Dialer{
-		NetDialContext:   func(context.Context, string, string) (net.Conn, error) { return s.srv.DialNode(alloc.NodeID) },
+		NetDialContext:   func(context.Context, string, string) (net.Conn, error) { return s.dialNode(alloc.NodeID) },
 		HandshakeTimeout: 30 * time.Second,
 	}
 	conn, resp, err := d.DialContext(ctx, nodeURL("ws", r, "ws_handshake"), nil)
@@ -259,15 +259,6 @@ func relayExec(ctx context.Context, caller, node *websocket.Conn) {
 	for ; pending > 0; pending-- {
 		<-done
 	}
-}
-
-// registerClientOnlyRoutes is the HTTP API of a client-only agent: it has no server to answer
-// from, so every request is told where to go. Exec and logs of its allocations reach it
-// through any server.
-func (s *HTTPServer) registerClientOnlyRoutes(mux *http.ServeMux) {
-	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
-		return nil, structs.BadRequest("this agent runs only a client: send API requests (including exec and logs of its allocations) to a server agent's HTTP address")
-	}))
 }
 
 // streamedSnapshot serves a range of an allocation's disk snapshot, which a server relays to

@@ -3,6 +3,8 @@ package agent
 import (
 	"net/http"
 	"net/http/pprof"
+
+	"github.com/nomadfork/nomad/structs"
 )
 
 // registerDebugRoutes serves the Go runtime profiles under /debug/pprof/, as upstream does when
@@ -24,7 +26,7 @@ func (s *HTTPServer) registerDebugRoutes(mux *http.ServeMux) {
 // debugHandler checks the caller before a pprof handler writes anything.
 func (s *HTTPServer) debugHandler(fn http.HandlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) (any, error) {
-		if err := s.srv.Endpoints.ACL.AuthorizeAgentWrite(queryOptions(r).AuthToken); err != nil {
+		if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentWrite}); err != nil {
 			return nil, err
 		}
 		fn(w, r)

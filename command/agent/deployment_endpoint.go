@@ -21,7 +21,7 @@ func (s *HTTPServer) registerDeploymentRoutes(mux *http.ServeMux) {
 func (s *HTTPServer) deploymentList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentListRequest{QueryOptions: queryOptions(r)}
 	var reply structs.DeploymentListResponse
-	if err := s.srv.Endpoints.Deployment.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Deployment.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -31,7 +31,7 @@ func (s *HTTPServer) deploymentList(w http.ResponseWriter, r *http.Request) (any
 func (s *HTTPServer) deploymentRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentSpecificRequest{DeploymentID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.SingleDeploymentResponse
-	if err := s.srv.Endpoints.Deployment.GetDeployment(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Deployment.GetDeployment", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -44,7 +44,7 @@ func (s *HTTPServer) deploymentRead(w http.ResponseWriter, r *http.Request) (any
 func (s *HTTPServer) deploymentAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentSpecificRequest{DeploymentID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.AllocListResponse
-	if err := s.srv.Endpoints.Deployment.Allocations(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Deployment.Allocations", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -68,7 +68,7 @@ func checkBodyID(pathID, bodyID string) error {
 func (s *HTTPServer) deploymentFail(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentFailRequest{DeploymentID: r.PathValue("id"), WriteRequest: writeRequest(r)}
 	var reply structs.DeploymentUpdateResponse
-	if err := s.srv.Endpoints.Deployment.Fail(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Deployment.Fail", &args, &reply); err != nil {
 		return nil, err
 	}
 	return writeDeployment(w, &reply), nil
@@ -85,7 +85,7 @@ func (s *HTTPServer) deploymentPause(w http.ResponseWriter, r *http.Request) (an
 	}
 	args := structs.DeploymentPauseRequest{DeploymentID: id, Pause: body.Pause, WriteRequest: writeRequest(r)}
 	var reply structs.DeploymentUpdateResponse
-	if err := s.srv.Endpoints.Deployment.Pause(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Deployment.Pause", &args, &reply); err != nil {
 		return nil, err
 	}
 	return writeDeployment(w, &reply), nil
@@ -102,7 +102,7 @@ func (s *HTTPServer) deploymentPromote(w http.ResponseWriter, r *http.Request) (
 	}
 	args := structs.DeploymentPromoteRequest{DeploymentID: id, All: body.All, Groups: body.Groups, WriteRequest: writeRequest(r)}
 	var reply structs.DeploymentUpdateResponse
-	if err := s.srv.Endpoints.Deployment.Promote(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Deployment.Promote", &args, &reply); err != nil {
 		return nil, err
 	}
 	return writeDeployment(w, &reply), nil
@@ -120,7 +120,7 @@ func (s *HTTPServer) deploymentAllocHealth(w http.ResponseWriter, r *http.Reques
 	args := structs.DeploymentAllocHealthRequest{DeploymentID: id, HealthyAllocationIDs: body.HealthyAllocationIDs,
 		UnhealthyAllocationIDs: body.UnhealthyAllocationIDs, WriteRequest: writeRequest(r)}
 	var reply structs.DeploymentUpdateResponse
-	if err := s.srv.Endpoints.Deployment.SetAllocHealth(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Deployment.SetAllocHealth", &args, &reply); err != nil {
 		return nil, err
 	}
 	return writeDeployment(w, &reply), nil
@@ -131,7 +131,7 @@ func (s *HTTPServer) deploymentAllocHealth(w http.ResponseWriter, r *http.Reques
 func (s *HTTPServer) deploymentUnblock(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentFailRequest{DeploymentID: r.PathValue("id"), WriteRequest: writeRequest(r)}
 	var reply structs.DeploymentUpdateResponse
-	if err := s.srv.Endpoints.Deployment.Unblock(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Deployment.Unblock", &args, &reply); err != nil {
 		return nil, err
 	}
 	return writeDeployment(w, &reply), nil
@@ -141,7 +141,7 @@ func (s *HTTPServer) deploymentUnblock(w http.ResponseWriter, r *http.Request) (
 func (s *HTTPServer) jobDeployment(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
 	var reply structs.SingleDeploymentResponse
-	if err := s.srv.Endpoints.Deployment.LatestByJob(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Deployment.LatestByJob", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -157,7 +157,7 @@ func (s *HTTPServer) jobDeployments(w http.ResponseWriter, r *http.Request) (any
 	}
 	args := structs.JobSpecificRequest{JobID: jobID(r), All: all, QueryOptions: queryOptions(r)}
 	var reply structs.DeploymentListResponse
-	if err := s.srv.Endpoints.Deployment.ByJob(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Deployment.ByJob", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -175,7 +175,7 @@ func (s *HTTPServer) jobPromote(w http.ResponseWriter, r *http.Request) (any, er
 	args := structs.JobPromoteRequest{JobID: jobID(r), All: body.All || len(body.Groups) == 0, Groups: body.Groups,
 		WriteRequest: writeRequest(r)}
 	var reply structs.DeploymentUpdateResponse
-	if err := s.srv.Endpoints.Deployment.PromoteJob(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Deployment.PromoteJob", &args, &reply); err != nil {
 		return nil, err
 	}
 	return writeDeployment(w, &reply), nil

@@ -22,7 +22,7 @@ func (s *HTTPServer) evalDelete(w http.ResponseWriter, r *http.Request) (any, er
 	}
 	args.WriteRequest = writeRequest(r)
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.Eval.Delete(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Eval.Delete", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -33,7 +33,7 @@ func (s *HTTPServer) evalList(w http.ResponseWriter, r *http.Request) (any, erro
 	q := r.URL.Query()
 	args := structs.EvalListRequest{JobID: q.Get("job"), Status: q.Get("status"), QueryOptions: queryOptions(r)}
 	var reply structs.EvalListResponse
-	if err := s.srv.Endpoints.Eval.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Eval.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -45,7 +45,7 @@ func (s *HTTPServer) evalList(w http.ResponseWriter, r *http.Request) (any, erro
 func (s *HTTPServer) evalCount(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EvalListRequest{QueryOptions: queryOptions(r)}
 	var reply structs.EvalCountResponse
-	if err := s.srv.Endpoints.Eval.Count(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Eval.Count", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -60,7 +60,7 @@ func (s *HTTPServer) evalRead(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id"), IncludeRelated: related, QueryOptions: queryOptions(r)}
 	var reply structs.SingleEvalResponse
-	if err := s.srv.Endpoints.Eval.GetEval(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Eval.GetEval", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -74,7 +74,7 @@ func (s *HTTPServer) evalRead(w http.ResponseWriter, r *http.Request) (any, erro
 func (s *HTTPServer) evalAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.AllocListResponse
-	if err := s.srv.Endpoints.Alloc.ListByEval(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Alloc.ListByEval", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -57,7 +56,7 @@ func (s *HTTPServer) eventStream(w http.ResponseWriter, r *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	sub, expires, err := s.srv.Endpoints.Event.SubscribeUntil(&nomad.EventStreamRequest{
+	sub, expires, err := s.subscribeEvents(&structs.EventStreamRequest{
 		Topics: topics, Namespace: q.Namespace, Index: q.MinQueryIndex, AuthToken: q.AuthToken,
 	})
 	if err != nil {
@@ -145,3 +144,28 @@ type gapFrame struct {
 
 // heartbeatLine is what an idle stream sends, one shared slice for every stream.
 var heartbeatLine = []byte("{}\n")
+
+// eventSubscription is a subscription as the stream writer reads it: the server's own on a
+// server agent, one relayed over the client's connection on a client-only agent.
+type eventSubscription interface {
+	NextEncoded(ctx context.Context) ([]byte, error)
+	TakeGap() *structs.EventGap
+	Unsubscribe()
+}
+
+// subscribeEvents opens a subscription with the caller's request, which the servers
+// authorise; expires is when the caller's token expires (nil: never).
+func (s *HTTPServer) subscribeEvents(req *structs.EventStreamRequest) (eventSubscription, *time.Time, error) {
+	if s.srv != nil {
+		sub, expires, err := s.srv.Endpoints.Event.SubscribeUntil(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sub, expires, nil
+	}
+	es, expires, err := s.agent.rpcServers.EventStream(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return es, expires, nil
+}

@@ -212,7 +212,7 @@ func (s *HTTPServer) sendStream(w http.ResponseWriter, r *http.Request, rd chunk
 // authorizeLogs authorizes the request and finds its allocation and task. The servers'
 // view of the allocation decides: its logs outlive the client's runner of it.
 func (s *HTTPServer) authorizeLogs(opts structs.QueryOptions, req *logRequest) (*structs.Allocation, error) {
-	alloc, err := s.authorizeAlloc(opts, req.allocID, s.srv.Endpoints.ACL.AuthorizeReadLogs)
+	alloc, err := s.authorizeAlloc(opts, req.allocID, s.authorizeFunc(structs.ACLCheckReadLogs))
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (s *HTTPServer) authorizeLogs(opts structs.QueryOptions, req *logRequest) (
 // namespace. A caller refused in the request's namespace learns nothing, not even whether
 // the ID exists.
 func (s *HTTPServer) authorizeAlloc(opts structs.QueryOptions, allocID string, authorize func(secret, namespace string) error) (*structs.Allocation, error) {
-	alloc, err := s.srv.State().AllocByID(nil, allocID)
+	alloc, err := s.allocByID(opts, allocID)
 	if err != nil {
 		return nil, err
 	}

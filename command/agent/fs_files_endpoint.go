@@ -65,7 +65,7 @@ func (s *HTTPServer) fsHandler(rt fsRoute) handlerFunc {
 		if err != nil {
 			return nil, err
 		}
-		alloc, err := s.authorizeAlloc(queryOptions(r), req.allocID, s.srv.Endpoints.ACL.AuthorizeReadFS)
+		alloc, err := s.authorizeAlloc(queryOptions(r), req.allocID, s.authorizeFunc(structs.ACLCheckReadFS))
 		if err != nil {
 			return nil, err
 		}

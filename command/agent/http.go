@@ -30,11 +30,15 @@ const maxRequestBodySize = 10 << 20
 var errInvalidMethod = structs.NewErrCode(http.StatusMethodNotAllowed, "Invalid method")
 
 // HTTPServer serves the /v1 API of one agent. Handlers only parse the request, call one
-// in-process RPC endpoint of the server and return its answer; authorisation, validation and
-// defaults live behind the RPC boundary.
+// server RPC through rpc and return its answer; authorisation, validation and defaults live
+// behind the RPC boundary, so a client-only agent answers as a server agent does.
 type HTTPServer struct {
-	agent    *Agent
-	srv      *nomad.Server
+	agent *Agent
+	// srv is the agent's own server, nil on a client-only agent: only what acts on that
+	// server itself (gossip, scheduling workers, its state for relays) reads it.
+	srv *nomad.Server
+	// rpc reaches the servers' RPCs: every handler calls the cluster through it.
+	rpc      clusterRPC
 	logger   hclog.Logger
 	listener net.Listener
 	httpSrv  *http.Server
@@ -60,6 +64,11 @@ func newHTTPServer(a *Agent, ln net.Listener) *HTTPServer {
 		listener: ln,
 		mux:      http.NewServeMux(),
 	}
+	if a.server != nil {
+		s.rpc = serverRPC{srv: a.server}
+	} else {
+		s.rpc = a.rpcServers
+	}
 	s.registerHandlers(s.mux)
 	bodyIdle := httpBodyIdleTimeout
 	if a.config.httpBodyIdleTimeout > 0 {
@@ -80,10 +89,6 @@ func newHTTPServer(a *Agent, ln net.Listener) *HTTPServer {
 // registerHandlers installs every route. Each resource file owns a register*Routes method;
 // adding a resource is one line here.
 func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
-	if s.srv == nil {
-		s.registerClientOnlyRoutes(mux)
-		return
-	}
 	s.registerJobRoutes(mux)
 	s.registerEvalRoutes(mux)
 	s.registerNamespaceRoutes(mux)

@@ -29,7 +29,7 @@ func (s *HTTPServer) jobDispatch(w http.ResponseWriter, r *http.Request) (any, e
 		WriteRequest: writeRequest(r),
 	}
 	var reply structs.JobDispatchResponse
-	if err := s.srv.Endpoints.Job.Dispatch(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Dispatch", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

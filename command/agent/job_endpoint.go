@@ -38,7 +38,7 @@ func (s *HTTPServer) jobList(w http.ResponseWriter, r *http.Request) (any, error
 	}
 	args := structs.JobListRequest{WithMeta: withMeta, QueryOptions: queryOptions(r)}
 	var reply structs.JobListResponse
-	if err := s.srv.Endpoints.Job.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -92,7 +92,7 @@ func (s *HTTPServer) registerJob(w http.ResponseWriter, r *http.Request, pathID 
 		WriteRequest:      wr,
 	}
 	var reply structs.JobRegisterResponse
-	if err := s.srv.Endpoints.Job.Register(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Register", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -128,7 +128,7 @@ func (s *HTTPServer) jobsParse(_ http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	q := queryOptions(r)
-	if err := s.srv.Endpoints.Job.AuthorizeParse(q.AuthToken, q.Namespace); err != nil {
+	if err := s.authorize(q.AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckParseJob, Namespace: q.Namespace}); err != nil {
 		return nil, err
 	}
 	if body.JobHCL == "" {
@@ -155,7 +155,7 @@ func (s *HTTPServer) jobsParse(_ http.ResponseWriter, r *http.Request) (any, err
 func (s *HTTPServer) jobRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
 	var reply structs.SingleJobResponse
-	if err := s.srv.Endpoints.Job.GetJob(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.GetJob", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -181,7 +181,7 @@ func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any,
 		return nil, err
 	}
 	var reply structs.JobDeregisterResponse
-	if err := s.srv.Endpoints.Job.Deregister(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Deregister", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -202,7 +202,7 @@ func (s *HTTPServer) jobVersions(w http.ResponseWriter, r *http.Request) (any, e
 		args.DiffVersion = &v
 	}
 	var reply structs.JobVersionsResponse
-	if err := s.srv.Endpoints.Job.Versions(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Versions", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -236,7 +236,7 @@ func (s *HTTPServer) jobTag(w http.ResponseWriter, r *http.Request) (any, error)
 		args.Description = body.Description
 	}
 	var reply structs.JobTagResponse
-	if err := s.srv.Endpoints.Job.TagVersion(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.TagVersion", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -246,7 +246,7 @@ func (s *HTTPServer) jobTag(w http.ResponseWriter, r *http.Request) (any, error)
 func (s *HTTPServer) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
 	var reply structs.JobSummaryResponse
-	if err := s.srv.Endpoints.Job.Summary(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Summary", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -272,7 +272,7 @@ func (s *HTTPServer) jobRevert(w http.ResponseWriter, r *http.Request) (any, err
 		WriteRequest:        writeRequest(r),
 	}
 	var reply structs.JobRegisterResponse
-	if err := s.srv.Endpoints.Job.Revert(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Revert", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -282,11 +282,14 @@ func (s *HTTPServer) jobRevert(w http.ResponseWriter, r *http.Request) (any, err
 func (s *HTTPServer) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
 	var reply structs.JobScaleStatusResponse
-	if err := s.srv.Endpoints.Job.ScaleStatus(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.ScaleStatus", &args, &reply); err != nil {
 		return nil, err
 	}
-	// The scale status carries no query metadata of its own; it is read from the jobs table.
-	s.setLocalMeta(w, s.srv.State().Index("jobs"))
+	// The scale status carries no query metadata of its own; a server agent reads it from
+	// the jobs table, a client-only agent has no state to read it from.
+	if s.srv != nil {
+		s.setLocalMeta(w, s.srv.State().Index("jobs"))
+	}
 	return &reply, nil
 }
 
@@ -311,7 +314,7 @@ func (s *HTTPServer) jobScale(w http.ResponseWriter, r *http.Request) (any, erro
 		WriteRequest:   writeRequest(r),
 	}
 	var reply structs.JobRegisterResponse
-	if err := s.srv.Endpoints.Job.Scale(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Scale", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -321,7 +324,7 @@ func (s *HTTPServer) jobScale(w http.ResponseWriter, r *http.Request) (any, erro
 func (s *HTTPServer) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
 	var reply structs.EvalListResponse
-	if err := s.srv.Endpoints.Job.Evaluations(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Evaluations", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -337,7 +340,7 @@ func (s *HTTPServer) jobAllocations(w http.ResponseWriter, r *http.Request) (any
 	}
 	args := structs.JobSpecificRequest{JobID: jobID(r), All: all, QueryOptions: queryOptions(r)}
 	var reply structs.AllocListResponse
-	if err := s.srv.Endpoints.Alloc.ListByJob(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Alloc.ListByJob", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -373,7 +376,7 @@ func (s *HTTPServer) jobStable(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	args := structs.JobStabilityRequest{JobID: id, JobVersion: body.JobVersion, Stable: body.Stable, WriteRequest: writeRequest(r)}
 	var reply structs.JobStabilityResponse
-	if err := s.srv.Endpoints.Job.Stable(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Stable", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -397,7 +400,7 @@ func (s *HTTPServer) jobStatuses(w http.ResponseWriter, r *http.Request) (any, e
 		args.Jobs = body.Jobs
 	}
 	var reply structs.JobStatusesResponse
-	if err := s.srv.Endpoints.Job.Statuses(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Statuses", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)

@@ -25,7 +25,7 @@ func (s *HTTPServer) jobEvaluate(w http.ResponseWriter, r *http.Request) (any, e
 	}
 	args := structs.JobEvaluateRequest{JobID: id, EvalOptions: body.EvalOptions, WriteRequest: writeRequest(r)}
 	var reply structs.JobRegisterResponse
-	if err := s.srv.Endpoints.Job.Evaluate(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Evaluate", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -36,7 +36,7 @@ func (s *HTTPServer) jobEvaluate(w http.ResponseWriter, r *http.Request) (any, e
 func (s *HTTPServer) jobPeriodicForce(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobPeriodicForceRequest{JobID: jobID(r), WriteRequest: writeRequest(r)}
 	var reply structs.PeriodicForceResponse
-	if err := s.srv.Endpoints.Job.PeriodicForce(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.PeriodicForce", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

@@ -50,7 +50,7 @@ func (s *HTTPServer) jobPlan(w http.ResponseWriter, r *http.Request) (any, error
 	}
 	args := structs.JobPlanRequest{Job: job, Diff: body.Diff, PolicyOverride: body.PolicyOverride, WriteRequest: wr}
 	var reply structs.JobPlanResponse
-	if err := s.srv.Endpoints.Job.Plan(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Plan", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -69,7 +69,7 @@ func (s *HTTPServer) jobValidate(_ http.ResponseWriter, r *http.Request) (any, e
 	}
 	args := structs.JobValidateRequest{Job: job, WriteRequest: wr}
 	var reply structs.JobValidateResponse
-	if err := s.srv.Endpoints.Job.Validate(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.Validate", &args, &reply); err != nil {
 		return nil, err
 	}
 	return reply, nil

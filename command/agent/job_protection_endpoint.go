@@ -34,7 +34,7 @@ func (s *HTTPServer) jobProtectionWrite(w http.ResponseWriter, r *http.Request) 
 	}
 	args := structs.JobProtectionRequest{JobID: jobID(r), Protected: body.Protected, Reason: body.Reason, WriteRequest: writeRequest(r)}
 	var reply structs.JobProtectionResponse
-	if err := s.srv.Endpoints.Job.SetProtection(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.SetProtection", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -44,7 +44,7 @@ func (s *HTTPServer) jobProtectionWrite(w http.ResponseWriter, r *http.Request) 
 func (s *HTTPServer) jobProtectionRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
 	var reply structs.JobProtectionGetResponse
-	if err := s.srv.Endpoints.Job.GetProtection(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.GetProtection", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -56,7 +56,7 @@ func (s *HTTPServer) jobProtectionRead(w http.ResponseWriter, r *http.Request) (
 func (s *HTTPServer) jobPurgePlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
 	var reply structs.JobPurgePlanResponse
-	if err := s.srv.Endpoints.Job.PurgePlan(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.PurgePlan", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)

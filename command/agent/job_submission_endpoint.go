@@ -24,7 +24,7 @@ func (s *HTTPServer) jobSubmission(w http.ResponseWriter, r *http.Request) (any,
 	}
 	args := structs.JobSubmissionRequest{JobID: jobID(r), Version: version, QueryOptions: queryOptions(r)}
 	var reply structs.JobSubmissionResponse
-	if err := s.srv.Endpoints.Job.GetJobSubmission(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Job.GetJobSubmission", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)

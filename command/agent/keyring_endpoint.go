@@ -22,7 +22,7 @@ func (s *HTTPServer) registerKeyringRoutes(mux *http.ServeMux) {
 func (s *HTTPServer) keyringList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.KeyringListRequest{QueryOptions: queryOptions(r)}
 	var reply structs.KeyringListResponse
-	if err := s.srv.Endpoints.Keyring.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Keyring.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -45,7 +45,7 @@ func (s *HTTPServer) keyringRotate(w http.ResponseWriter, r *http.Request) (any,
 	}
 	args := structs.KeyringRotateRootKeyRequest{WriteRequest: writeRequest(r)}
 	var reply structs.KeyringRotateRootKeyResponse
-	if err := s.srv.Endpoints.Keyring.Rotate(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Keyring.Rotate", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -60,7 +60,7 @@ func (s *HTTPServer) keyringDelete(w http.ResponseWriter, r *http.Request) (any,
 	}
 	args := structs.KeyringDeleteRootKeyRequest{KeyID: r.PathValue("id"), Force: force, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.Keyring.Delete(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Keyring.Delete", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -71,7 +71,7 @@ func (s *HTTPServer) keyringDelete(w http.ResponseWriter, r *http.Request) (any,
 func (s *HTTPServer) jwks(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.KeyringListPublicRequest{QueryOptions: queryOptions(r)}
 	var reply structs.KeyringListPublicResponse
-	if err := s.srv.Endpoints.Keyring.ListPublic(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Keyring.ListPublic", &args, &reply); err != nil {
 		return nil, err
 	}
 	set := jose.JSONWebKeySet{Keys: make([]jose.JSONWebKey, 0, len(reply.PublicKeys))}

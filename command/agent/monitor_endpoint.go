@@ -30,14 +30,14 @@ func (s *HTTPServer) registerMonitorRoutes(mux *http.ServeMux) {
 // needed.
 func (s *HTTPServer) agentMonitor(w http.ResponseWriter, r *http.Request) (any, error) {
 	opts := queryOptions(r)
-	if err := s.srv.Endpoints.ACL.AuthorizeAgentRead(opts.AuthToken); err != nil {
+	if err := s.authorize(opts.AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
 		return nil, err
 	}
 	q := r.URL.Query()
 	if nodeID := q.Get("node_id"); nodeID != "" {
 		c := s.agent.Client()
 		if c == nil || c.NodeID() != nodeID {
-			node, err := s.srv.State().NodeByID(nil, nodeID)
+			node, err := s.nodeByID(opts, nodeID)
 			if err != nil {
 				return nil, err
 			}

@@ -21,7 +21,7 @@ var errNamespaceNotFound = &structs.CodedError{Code: http.StatusNotFound, Msg: "
 func (s *HTTPServer) namespaceList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NamespaceListRequest{QueryOptions: queryOptions(r)}
 	var reply structs.NamespaceListResponse
-	if err := s.srv.Endpoints.Namespace.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Namespace.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -31,7 +31,7 @@ func (s *HTTPServer) namespaceList(w http.ResponseWriter, r *http.Request) (any,
 func (s *HTTPServer) namespaceRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NamespaceSpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
 	var reply structs.SingleNamespaceResponse
-	if err := s.srv.Endpoints.Namespace.GetNamespace(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Namespace.GetNamespace", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -73,7 +73,7 @@ func (s *HTTPServer) namespaceUpsert(w http.ResponseWriter, r *http.Request) (an
 	}
 	args := structs.NamespaceUpsertRequest{Namespaces: []*structs.Namespace{ns}, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.Namespace.Upsert(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Namespace.Upsert", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -83,7 +83,7 @@ func (s *HTTPServer) namespaceUpsert(w http.ResponseWriter, r *http.Request) (an
 func (s *HTTPServer) namespaceDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NamespaceDeleteRequest{Namespaces: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.Namespace.Delete(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Namespace.Delete", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

@@ -55,7 +55,7 @@ func (s *HTTPServer) nodeList(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	args := structs.NodeListRequest{WithOS: withOS, WithResources: withResources, QueryOptions: queryOptions(r)}
 	var reply structs.NodeListResponse
-	if err := s.srv.Endpoints.Node.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Node.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -65,7 +65,7 @@ func (s *HTTPServer) nodeList(w http.ResponseWriter, r *http.Request) (any, erro
 func (s *HTTPServer) nodeRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeSpecificRequest{NodeID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.SingleNodeResponse
-	if err := s.srv.Endpoints.Node.GetNode(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Node.GetNode", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -78,7 +78,7 @@ func (s *HTTPServer) nodeRead(w http.ResponseWriter, r *http.Request) (any, erro
 func (s *HTTPServer) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeSpecificRequest{NodeID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.NodeAllocsResponse
-	if err := s.srv.Endpoints.Node.GetAllocs(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Node.GetAllocs", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)

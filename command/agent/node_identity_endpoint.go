@@ -46,10 +46,10 @@ func (s *HTTPServer) registerStreamedNodeIdentityRoutes(mux *http.ServeMux) {
 }
 
 func (s *HTTPServer) nodeIdentityGet(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeNodeRead(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckNodeRead}); err != nil {
 		return nil, err
 	}
-	c, err := s.nodeMetaClient(r.URL.Query().Get("node_id"))
+	c, err := s.nodeMetaClient(queryOptions(r), r.URL.Query().Get("node_id"))
 	var remote *remoteNodeMeta
 	if errors.As(err, &remote) {
 		return s.relayToNode(w, r, remote.nodeID, nil)
@@ -69,10 +69,10 @@ func (s *HTTPServer) nodeIdentityRenew(w http.ResponseWriter, r *http.Request) (
 	if err := decodeOptionalBody(r, &req); err != nil {
 		return nil, err
 	}
-	if err := s.srv.Endpoints.ACL.AuthorizeNodeWrite(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckNodeWrite}); err != nil {
 		return nil, err
 	}
-	c, err := s.nodeMetaClient(req.NodeID)
+	c, err := s.nodeMetaClient(queryOptions(r), req.NodeID)
 	var remote *remoteNodeMeta
 	if errors.As(err, &remote) {
 		return s.relayToNode(w, r, remote.nodeID, &req)

@@ -24,7 +24,7 @@ func (s *HTTPServer) nodeDrain(w http.ResponseWriter, r *http.Request) (any, err
 		args.DrainStrategy = &api.DrainStrategy{DrainSpec: *body.DrainSpec}
 	}
 	var reply structs.NodeDrainUpdateResponse
-	if err := s.srv.Endpoints.Node.UpdateDrain(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Node.UpdateDrain", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -41,7 +41,7 @@ func (s *HTTPServer) nodeEligibility(w http.ResponseWriter, r *http.Request) (an
 		NodeID: r.PathValue("id"), Eligibility: body.Eligibility, WriteRequest: writeRequest(r),
 	}
 	var reply structs.NodeDrainUpdateResponse
-	if err := s.srv.Endpoints.Node.UpdateEligibility(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Node.UpdateEligibility", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -51,7 +51,7 @@ func (s *HTTPServer) nodeEligibility(w http.ResponseWriter, r *http.Request) (an
 func (s *HTTPServer) nodePurge(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeDeregisterRequest{NodeIDs: []string{r.PathValue("id")}, WriteRequest: writeRequest(r)}
 	var reply structs.NodeUpdateResponse
-	if err := s.srv.Endpoints.Node.Deregister(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Node.Deregister", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -61,7 +61,7 @@ func (s *HTTPServer) nodePurge(w http.ResponseWriter, r *http.Request) (any, err
 func (s *HTTPServer) nodeEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeEvaluateRequest{NodeID: r.PathValue("id"), WriteRequest: writeRequest(r)}
 	var reply structs.NodeUpdateResponse
-	if err := s.srv.Endpoints.Node.Evaluate(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Node.Evaluate", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)

@@ -41,10 +41,10 @@ func (s *HTTPServer) registerStreamedNodeMetaRoutes(mux *http.ServeMux) {
 }
 
 func (s *HTTPServer) nodeMetaRead(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeNodeRead(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckNodeRead}); err != nil {
 		return nil, err
 	}
-	c, err := s.nodeMetaClient(r.URL.Query().Get("node_id"))
+	c, err := s.nodeMetaClient(queryOptions(r), r.URL.Query().Get("node_id"))
 	if err != nil {
 		return s.relayNodeMeta(w, r, err, nil)
 	}
@@ -56,13 +56,13 @@ func (s *HTTPServer) nodeMetaApply(w http.ResponseWriter, r *http.Request) (any,
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	if err := s.srv.Endpoints.ACL.AuthorizeNodeWrite(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckNodeWrite}); err != nil {
 		return nil, err
 	}
 	if err := client.ValidateNodeMetaApply(req.Meta); err != nil {
 		return nil, err
 	}
-	c, err := s.nodeMetaClient(req.NodeID)
+	c, err := s.nodeMetaClient(queryOptions(r), req.NodeID)
 	if err != nil {
 		return s.relayNodeMeta(w, r, err, &req)
 	}
@@ -76,7 +76,7 @@ func (e *remoteNodeMeta) Error() string { return "node " + e.nodeID + " is anoth
 
 // nodeMetaClient is this agent's client when nodeID names it (or is empty); a node of
 // another agent is a *remoteNodeMeta, an unknown one a 404.
-func (s *HTTPServer) nodeMetaClient(nodeID string) (*client.Client, error) {
+func (s *HTTPServer) nodeMetaClient(opts structs.QueryOptions, nodeID string) (*client.Client, error) {
 	c := s.agent.Client()
 	if nodeID == "" || (c != nil && nodeID == c.NodeID()) {
 		if c == nil {
@@ -84,7 +84,7 @@ func (s *HTTPServer) nodeMetaClient(nodeID string) (*client.Client, error) {
 		}
 		return c, nil
 	}
-	node, err := s.srv.State().NodeByID(nil, nodeID)
+	node, err := s.nodeByID(opts, nodeID)
 	if err != nil {
 		return nil, err
 	}

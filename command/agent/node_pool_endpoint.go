@@ -19,7 +19,7 @@ func (s *HTTPServer) registerNodePoolRoutes(mux *http.ServeMux) {
 func (s *HTTPServer) nodePoolJobs(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodePoolJobsRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
 	var reply structs.JobListResponse
-	if err := s.srv.Endpoints.NodePool.ListJobs(&args, &reply); err != nil {
+	if err := s.rpc.RPC("NodePool.ListJobs", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -29,7 +29,7 @@ func (s *HTTPServer) nodePoolJobs(w http.ResponseWriter, r *http.Request) (any, 
 func (s *HTTPServer) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodePoolNodesRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
 	var reply structs.NodeListResponse
-	if err := s.srv.Endpoints.NodePool.ListNodes(&args, &reply); err != nil {
+	if err := s.rpc.RPC("NodePool.ListNodes", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -39,7 +39,7 @@ func (s *HTTPServer) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any,
 func (s *HTTPServer) nodePoolList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodePoolListRequest{QueryOptions: queryOptions(r)}
 	var reply structs.NodePoolListResponse
-	if err := s.srv.Endpoints.NodePool.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("NodePool.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -53,7 +53,7 @@ func (s *HTTPServer) nodePoolList(w http.ResponseWriter, r *http.Request) (any, 
 func (s *HTTPServer) nodePoolRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodePoolSpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
 	var reply structs.SingleNodePoolResponse
-	if err := s.srv.Endpoints.NodePool.GetNodePool(&args, &reply); err != nil {
+	if err := s.rpc.RPC("NodePool.GetNodePool", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -86,7 +86,7 @@ func (s *HTTPServer) nodePoolUpsert(w http.ResponseWriter, r *http.Request) (any
 	}
 	args := structs.NodePoolUpsertRequest{NodePools: []*structs.NodePool{pool}, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.NodePool.UpsertNodePools(&args, &reply); err != nil {
+	if err := s.rpc.RPC("NodePool.UpsertNodePools", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -96,7 +96,7 @@ func (s *HTTPServer) nodePoolUpsert(w http.ResponseWriter, r *http.Request) (any
 func (s *HTTPServer) nodePoolDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodePoolDeleteRequest{Names: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.NodePool.DeleteNodePools(&args, &reply); err != nil {
+	if err := s.rpc.RPC("NodePool.DeleteNodePools", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

@@ -25,7 +25,7 @@ func (s *HTTPServer) registerOperatorRoutes(mux *http.ServeMux) {
 func (s *HTTPServer) operatorRaftConfiguration(_ http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.RaftConfigurationRequest{QueryOptions: queryOptions(r)}
 	var reply structs.RaftConfigurationResponse
-	if err := s.srv.Endpoints.Operator.RaftGetConfiguration(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Operator.RaftGetConfiguration", &args, &reply); err != nil {
 		return nil, err
 	}
 	out := &api.RaftConfiguration{Index: reply.Index, Servers: []*api.RaftServer{}}
@@ -42,7 +42,7 @@ func (s *HTTPServer) operatorRaftRemovePeer(w http.ResponseWriter, r *http.Reque
 	q := r.URL.Query()
 	args := structs.RaftPeerRequest{ID: q.Get("id"), Address: q.Get("address"), WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.Operator.RaftRemovePeer(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Operator.RaftRemovePeer", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -53,7 +53,7 @@ func (s *HTTPServer) operatorRaftTransferLeadership(w http.ResponseWriter, r *ht
 	q := r.URL.Query()
 	args := structs.RaftPeerRequest{ID: q.Get("id"), Address: q.Get("address"), WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.Operator.RaftTransferLeadership(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Operator.RaftTransferLeadership", &args, &reply); err != nil {
 		return nil, err
 	}
 	return nil, nil
@@ -77,7 +77,7 @@ func autopilotToAPI(c *structs.AutopilotConfig) *api.AutopilotConfiguration {
 func (s *HTTPServer) operatorAutopilotGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.AutopilotConfigRequest{QueryOptions: queryOptions(r)}
 	var reply structs.AutopilotConfigResponse
-	if err := s.srv.Endpoints.Operator.AutopilotGetConfiguration(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Operator.AutopilotGetConfiguration", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -113,7 +113,7 @@ func (s *HTTPServer) operatorAutopilotSet(w http.ResponseWriter, r *http.Request
 		args.Config.ModifyIndex = index
 	}
 	var reply structs.AutopilotSetConfigResponse
-	if err := s.srv.Endpoints.Operator.AutopilotSetConfiguration(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Operator.AutopilotSetConfiguration", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -158,7 +158,7 @@ func (h serverHealthOut) MarshalJSON() ([]byte, error) {
 func (s *HTTPServer) operatorAutopilotHealth(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.OperatorHealthRequest{QueryOptions: queryOptions(r)}
 	var reply structs.OperatorHealthReply
-	if err := s.srv.Endpoints.Operator.ServerHealth(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Operator.ServerHealth", &args, &reply); err != nil {
 		return nil, err
 	}
 	out := &operatorHealthOut{

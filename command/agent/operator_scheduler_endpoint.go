@@ -16,7 +16,7 @@ func (s *HTTPServer) registerSchedulerConfigRoutes(mux *http.ServeMux) {
 func (s *HTTPServer) schedulerConfigRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
 	var reply structs.SchedulerConfigurationResponse
-	if err := s.srv.Endpoints.Operator.SchedulerGetConfiguration(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Operator.SchedulerGetConfiguration", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -66,7 +66,7 @@ func (s *HTTPServer) schedulerConfigWrite(w http.ResponseWriter, r *http.Request
 		args.Config.SchedulerAlgorithm = structs.SchedulerAlgorithmBinpack
 	}
 	var reply structs.SchedulerSetConfigurationResponse
-	if err := s.srv.Endpoints.Operator.SchedulerSetConfiguration(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Operator.SchedulerSetConfiguration", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

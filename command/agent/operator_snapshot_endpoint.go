@@ -20,7 +20,7 @@ func (s *HTTPServer) registerOperatorSnapshotRoutes(mux *http.ServeMux) {
 func (s *HTTPServer) operatorSnapshotSave(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.SnapshotSaveRequest{QueryOptions: queryOptions(r)}
 	var reply structs.SnapshotSaveResponse
-	if err := s.srv.Endpoints.Operator.SnapshotSave(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Operator.SnapshotSave", &args, &reply); err != nil {
 		return nil, err
 	}
 	h := w.Header()
@@ -39,7 +39,7 @@ var errSnapshotTooLarge = structs.BadRequest("snapshot: the upload is larger tha
 // it to the server, which checks it before Raft restores it.
 func (s *HTTPServer) operatorSnapshotRestore(w http.ResponseWriter, r *http.Request) (any, error) {
 	// Refuse a caller before buffering what may be hundreds of megabytes.
-	if err := s.srv.Endpoints.Operator.AuthorizeSnapshotRestore(writeRequest(r).AuthToken); err != nil {
+	if err := s.authorize(writeRequest(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckSnapshotRestore}); err != nil {
 		return nil, err
 	}
 	if r.ContentLength > structs.MaxSnapshotSize {
@@ -58,7 +58,7 @@ func (s *HTTPServer) operatorSnapshotRestore(w http.ResponseWriter, r *http.Requ
 	}
 	args := structs.SnapshotRestoreRequest{Archive: archive, WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.Operator.SnapshotRestore(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Operator.SnapshotRestore", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

@@ -37,7 +37,7 @@ func (s *HTTPServer) purgeRecordList(w http.ResponseWriter, r *http.Request) (an
 		}
 	}
 	var reply structs.PurgeRecordListResponse
-	if err := s.srv.Endpoints.PurgeRecord.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("PurgeHistory.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -47,7 +47,7 @@ func (s *HTTPServer) purgeRecordList(w http.ResponseWriter, r *http.Request) (an
 func (s *HTTPServer) purgeRecordRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.PurgeRecordSpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.SinglePurgeRecordResponse
-	if err := s.srv.Endpoints.PurgeRecord.GetRecord(&args, &reply); err != nil {
+	if err := s.rpc.RPC("PurgeHistory.GetRecord", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -57,7 +57,7 @@ func (s *HTTPServer) purgeRecordRead(w http.ResponseWriter, r *http.Request) (an
 func (s *HTTPServer) purgeRecordRestore(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.PurgeRecordRestoreRequest{ID: r.PathValue("id"), WriteRequest: writeRequest(r)}
 	var reply structs.JobRegisterResponse
-	if err := s.srv.Endpoints.PurgeRecord.Restore(&args, &reply); err != nil {
+	if err := s.rpc.RPC("PurgeHistory.Restore", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -69,7 +69,7 @@ func (s *HTTPServer) purgeRecordRestore(w http.ResponseWriter, r *http.Request) 
 func (s *HTTPServer) purgeChainVerify(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.PurgeChainVerifyRequest{QueryOptions: queryOptions(r)}
 	var reply structs.PurgeChainVerifyResponse
-	if err := s.srv.Endpoints.PurgeRecord.Verify(&args, &reply); err != nil {
+	if err := s.rpc.RPC("PurgeHistory.Verify", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)

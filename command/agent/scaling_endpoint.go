@@ -18,7 +18,7 @@ func (s *HTTPServer) scalingPoliciesList(w http.ResponseWriter, r *http.Request)
 	q := r.URL.Query()
 	args := structs.ScalingPolicyListRequest{Job: q.Get("job"), Type: q.Get("type"), QueryOptions: queryOptions(r)}
 	var reply structs.ScalingPolicyListResponse
-	if err := s.srv.Endpoints.Scaling.ListPolicies(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Scaling.ListPolicies", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -28,7 +28,7 @@ func (s *HTTPServer) scalingPoliciesList(w http.ResponseWriter, r *http.Request)
 func (s *HTTPServer) scalingPolicyRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ScalingPolicySpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.SingleScalingPolicyResponse
-	if err := s.srv.Endpoints.Scaling.GetPolicy(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Scaling.GetPolicy", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)

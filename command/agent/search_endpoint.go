@@ -26,7 +26,7 @@ func (s *HTTPServer) searchPrefix(w http.ResponseWriter, r *http.Request) (any, 
 	}
 	args := structs.SearchRequest{Prefix: body.Prefix, Context: body.Context, QueryOptions: queryOptions(r)}
 	var reply structs.SearchResponse
-	if err := s.srv.Endpoints.Search.PrefixSearch(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Search.PrefixSearch", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -40,7 +40,7 @@ func (s *HTTPServer) searchFuzzy(w http.ResponseWriter, r *http.Request) (any, e
 	}
 	args := structs.FuzzySearchRequest{Text: body.Text, Context: body.Context, QueryOptions: queryOptions(r)}
 	var reply structs.FuzzySearchResponse
-	if err := s.srv.Endpoints.Search.FuzzySearch(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Search.FuzzySearch", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)

@@ -21,7 +21,7 @@ func (s *HTTPServer) registerServiceRoutes(mux *http.ServeMux) {
 func (s *HTTPServer) serviceList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ServiceRegistrationListRequest{QueryOptions: queryOptions(r)}
 	var reply structs.ServiceRegistrationListResponse
-	if err := s.srv.Endpoints.Services.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ServiceRegistration.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -35,7 +35,7 @@ func (s *HTTPServer) serviceRead(w http.ResponseWriter, r *http.Request) (any, e
 		ServiceName: r.PathValue("name"), Choose: r.URL.Query().Get("choose"), QueryOptions: queryOptions(r),
 	}
 	var reply structs.ServiceRegistrationsResponse
-	if err := s.srv.Endpoints.Services.GetService(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ServiceRegistration.GetService", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -47,7 +47,7 @@ func (s *HTTPServer) serviceDelete(w http.ResponseWriter, r *http.Request) (any,
 		ID: r.PathValue("id"), ServiceName: r.PathValue("name"), WriteRequest: writeRequest(r),
 	}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.Services.DeleteByID(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ServiceRegistration.DeleteByID", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -57,7 +57,7 @@ func (s *HTTPServer) serviceDelete(w http.ResponseWriter, r *http.Request) (any,
 func (s *HTTPServer) jobServices(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.ServiceRegistrationsResponse
-	if err := s.srv.Endpoints.Services.ListByJob(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ServiceRegistration.ListByJob", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -70,7 +70,7 @@ func (s *HTTPServer) jobServices(w http.ResponseWriter, r *http.Request) (any, e
 func (s *HTTPServer) allocServices(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.AllocSpecificRequest{AllocID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.ServiceRegistrationsResponse
-	if err := s.srv.Endpoints.Services.ListByAlloc(&args, &reply); err != nil {
+	if err := s.rpc.RPC("ServiceRegistration.ListByAlloc", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
@@ -22,23 +23,38 @@ func (s *HTTPServer) registerStatusRoutes(mux *http.ServeMux) {
 // in-memory transport has a synthetic address ("inmem-…"); it is reported as the agent's
 // advertised RPC address, as upstream reports host:port.
 func (s *HTTPServer) rpcAddr(raftAddr string) string {
-	if raftAddr != "" && raftAddr == s.srv.RaftAddr() {
+	if s.srv != nil && raftAddr != "" && raftAddr == s.srv.RaftAddr() {
 		return s.agent.config.Advertise.RPC
 	}
 	return raftAddr
 }
 
-func (s *HTTPServer) statusLeader(_ http.ResponseWriter, _ *http.Request) (any, error) {
-	return s.rpcAddr(s.srv.Endpoints.Status.Leader()), nil
+// status runs one of the Status rows, answered by the server the call reaches (the agent's
+// own, or the one its client is connected to), as upstream's status routes answer.
+func (s *HTTPServer) status(method string) (*structs.StatusResponse, error) {
+	var reply structs.StatusResponse
+	args := structs.StatusRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}
+	if err := s.rpc.RPC(method, &args, &reply); err != nil {
+		return nil, err
+	}
+	return &reply, nil
 }
 
-func (s *HTTPServer) statusPeers(_ http.ResponseWriter, _ *http.Request) (any, error) {
-	peers, err := s.srv.Endpoints.Status.Peers()
+func (s *HTTPServer) statusLeader(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	reply, err := s.status("Status.Leader")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(peers))
-	for _, p := range peers {
+	return s.rpcAddr(reply.Leader), nil
+}
+
+func (s *HTTPServer) statusPeers(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	reply, err := s.status("Status.Peers")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(reply.Peers))
+	for _, p := range reply.Peers {
 		out = append(out, s.rpcAddr(p))
 	}
 	return out, nil
@@ -47,13 +63,17 @@ func (s *HTTPServer) statusPeers(_ http.ResponseWriter, _ *http.Request) (any, e
 // regions lists the regions of the servers in the gossip pool (all regions share one pool,
 // as upstream's servers do), sorted; a server without gossip knows its own.
 func (s *HTTPServer) regions(_ http.ResponseWriter, _ *http.Request) (any, error) {
-	return s.srv.Regions(), nil
+	reply, err := s.status("Status.Regions")
+	if err != nil {
+		return nil, err
+	}
+	return reply.Regions, nil
 }
 
 func (s *HTTPServer) systemGC(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := writeRequest(r)
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.System.GarbageCollect(&args, &reply); err != nil {
+	if err := s.rpc.RPC("System.GarbageCollect", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -63,7 +83,7 @@ func (s *HTTPServer) systemGC(w http.ResponseWriter, r *http.Request) (any, erro
 func (s *HTTPServer) systemReconcileSummaries(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ReconcileJobSummariesRequest{WriteRequest: writeRequest(r)}
 	var reply structs.GenericResponse
-	if err := s.srv.Endpoints.System.ReconcileSummaries(&args, &reply); err != nil {
+	if err := s.rpc.RPC("System.ReconcileSummaries", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -75,7 +95,7 @@ func (s *HTTPServer) systemReconcileSummaries(w http.ResponseWriter, r *http.Req
 // (the gossip key) stay out; plugin configuration is left out too, as it may hold
 // credentials. It needs agent read.
 func (s *HTTPServer) agentSelf(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.srv.Endpoints.ACL.AuthorizeAgentRead(queryOptions(r).AuthToken); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
 		return nil, err
 	}
 	raw, err := json.Marshal(s.agent.config)
@@ -88,12 +108,24 @@ func (s *HTTPServer) agentSelf(_ http.ResponseWriter, r *http.Request) (any, err
 	}
 	delete(config, "Plugins")
 
-	leader := s.rpcAddr(s.srv.Leader())
 	clientStats := map[string]string{"enabled": strconv.FormatBool(s.agent.Client() != nil)}
 	if c := s.agent.Client(); c != nil {
 		// What `nomad node ... -self` reads to find this agent's node, as upstream.
 		clientStats["node_id"] = c.NodeID()
 	}
+	if rs := s.agent.rpcServers; rs != nil {
+		clientStats["known_servers"] = strings.Join(rs.Servers(), ",")
+		clientStats["connected_server"] = rs.Current()
+	}
+	if s.srv == nil {
+		// A client-only agent: no server stats, as upstream's client agents report none.
+		return &api.AgentSelf{
+			Config: config,
+			Member: *s.member(),
+			Stats:  map[string]map[string]string{"client": clientStats},
+		}, nil
+	}
+	leader := s.rpcAddr(s.srv.Leader())
 	return &api.AgentSelf{
 		Config: config,
 		Member: *s.member(),

@@ -21,7 +21,7 @@ func (s *HTTPServer) registerVariableRoutes(mux *http.ServeMux) {
 func (s *HTTPServer) variablesList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.VariablesListRequest{QueryOptions: queryOptions(r)}
 	var reply structs.VariablesListResponse
-	if err := s.srv.Endpoints.Variables.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Variables.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -31,7 +31,7 @@ func (s *HTTPServer) variablesList(w http.ResponseWriter, r *http.Request) (any,
 func (s *HTTPServer) variableRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.VariablesReadRequest{Path: r.PathValue("path"), QueryOptions: queryOptions(r)}
 	var reply structs.VariablesReadResponse
-	if err := s.srv.Endpoints.Variables.Read(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Variables.Read", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -83,7 +83,7 @@ func (s *HTTPServer) variablePut(w http.ResponseWriter, r *http.Request) (any, e
 		args := structs.VariablesRenewLockRequest{Path: path, LockID: body.LockID(), WriteRequest: wr}
 		args.Namespace = nonEmpty(body.Namespace, wr.Namespace)
 		var reply structs.VariablesRenewLockResponse
-		if err := s.srv.Endpoints.Variables.RenewLock(&args, &reply); err != nil {
+		if err := s.rpc.RPC("Variables.RenewLock", &args, &reply); err != nil {
 			return nil, err
 		}
 		setIndex(w, reply.Index)
@@ -121,7 +121,7 @@ func (s *HTTPServer) variableDelete(w http.ResponseWriter, r *http.Request) (any
 func (s *HTTPServer) variableApply(w http.ResponseWriter, op structs.VarOp, v *structs.VariableDecrypted, wr structs.WriteRequest) (any, error) {
 	args := structs.VariablesApplyRequest{Op: op, Var: v, WriteRequest: wr}
 	var reply structs.VariablesApplyResponse
-	if err := s.srv.Endpoints.Variables.Apply(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Variables.Apply", &args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

@@ -23,7 +23,7 @@ func (s *HTTPServer) registerVolumeRoutes(mux *http.ServeMux) {
 func (s *HTTPServer) volumeList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.VolumeListRequest{Type: r.URL.Query().Get("type"), QueryOptions: queryOptions(r)}
 	var reply structs.EmptyListResponse
-	if err := s.srv.Endpoints.Volume.List(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Volume.List", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -33,7 +33,7 @@ func (s *HTTPServer) volumeList(w http.ResponseWriter, r *http.Request) (any, er
 func (s *HTTPServer) volumeRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.VolumeSpecificRequest{Type: r.PathValue("type"), ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.EmptyListResponse
-	return nil, s.srv.Endpoints.Volume.Read(&args, &reply)
+	return nil, s.rpc.RPC("Volume.Read", &args, &reply)
 }
 
 func (s *HTTPServer) volumeWrite(http.ResponseWriter, *http.Request) (any, error) {
@@ -43,7 +43,7 @@ func (s *HTTPServer) volumeWrite(http.ResponseWriter, *http.Request) (any, error
 func (s *HTTPServer) pluginList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.PluginListRequest{Type: r.URL.Query().Get("type"), QueryOptions: queryOptions(r)}
 	var reply structs.EmptyListResponse
-	if err := s.srv.Endpoints.Volume.ListPlugins(&args, &reply); err != nil {
+	if err := s.rpc.RPC("Volume.ListPlugins", &args, &reply); err != nil {
 		return nil, err
 	}
 	setMeta(w, &reply.QueryMeta)
@@ -53,5 +53,5 @@ func (s *HTTPServer) pluginList(w http.ResponseWriter, r *http.Request) (any, er
 func (s *HTTPServer) pluginRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.PluginSpecificRequest{Type: r.PathValue("type"), ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
 	var reply structs.EmptyListResponse
-	return nil, s.srv.Endpoints.Volume.ReadPlugin(&args, &reply)
+	return nil, s.rpc.RPC("Volume.ReadPlugin", &args, &reply)
 }
