@@ -6,10 +6,13 @@
 //	taskbin sleep         waits; SIGINT makes it print "got interrupt" and exit 3, SIGTERM is ignored
 //	taskbin tty [WxH]     prints "tty WxH" when stdin is a terminal, "notty" otherwise; given
 //	                      a size, it first waits (up to 10s) for the terminal to have it
+//	taskbin serve ADDR PATH  serves HTTP on ADDR: "/" answers the file at PATH as it is at the
+//	                      time of the request, "/health" answers 200; anything else is 404
 package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -21,7 +24,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: taskbin echo|exit|cat|sleep|tty")
+		fmt.Fprintln(os.Stderr, "usage: taskbin echo|exit|cat|sleep|tty|serve")
 		os.Exit(2)
 	}
 	args := os.Args[2:]
@@ -59,6 +62,30 @@ func main() {
 			return
 		}
 		fmt.Println("tty " + size)
+	case "serve":
+		serve(args[0], args[1])
+	}
+}
+
+// serve reads the file per request so that a re-rendered template shows without a restart.
+func serve(addr, path string) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Write(b)
+	})
+	fmt.Println("serving on " + addr)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.ListenAndServe(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 }
 
