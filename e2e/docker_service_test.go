@@ -3,64 +3,43 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/client/drivers/docker/dockertest"
 	"github.com/shoenig/test/must"
 )
 
-// dockerWebJob is the README's Docker driver example with the image and the check's path
-// filled in: a pulled image serving a file rendered from a Nomad variable on a dynamic port,
-// its nomad service's http check deciding the deployment's health.
-func dockerWebJob(image, checkPath string) string {
-	return fmt.Sprintf(`
-job "web" {
-  datacenters = ["dc1"]
-  update {
-    health_check      = "checks"
-    min_healthy_time  = "1s"
-    healthy_deadline  = "30s"
-    progress_deadline = "2m"
-    auto_revert       = true
-  }
-  group "web" {
-    network {
-      port "http" {
-        to = 8080
-      }
-    }
-    service {
-      name     = "web"
-      provider = "nomad"
-      port     = "http"
-      check {
-        type     = "http"
-        path     = %q
-        interval = "1s"
-        timeout  = "1s"
-      }
-    }
-    task "server" {
-      driver = "docker"
-      config {
-        image = %q
-        args  = ["serve", ":8080", "/local/index.html"]
-        ports = ["http"]
-      }
-      template {
-        data        = "greeting={{ with nomadVar \"nomad/jobs/web\" }}{{ .greeting }}{{ end }}"
-        destination = "local/index.html"
-      }
-    }
-  }
-}
-`, checkPath, image)
+// dockerWebJob is the README's complete docker service (the block with `job "web"` and
+// `provider = "nomad"` in the Docker driver section) with its image replaced and, given a
+// checkPath, its check's path replaced: what a user copies is what this test runs.
+func dockerWebJob(t *testing.T, image, checkPath string) string {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	must.NoError(t, err)
+	var job string
+	for _, block := range strings.Split(string(readme), "```hcl\n")[1:] {
+		block = block[:strings.Index(block, "```")]
+		if strings.HasPrefix(block, `job "web" {`) && strings.Contains(block, `provider = "nomad"`) {
+			job = block
+		}
+	}
+	must.NotEq(t, "", job, must.Sprint("README has no docker service example"))
+	for old, repl := range map[string]string{`"busybox:1.36"`: fmt.Sprintf("%q", image), `path     = "/"`: fmt.Sprintf("path     = %q", checkPath)} {
+		must.StrContains(t, job, old)
+		job = strings.Replace(job, old, repl, 1)
+	}
+	return job
 }
 
 // TestDockerService_PulledCheckedRolledBack: a docker job pulled from a registry answers on
@@ -79,10 +58,26 @@ func TestDockerService_PulledCheckedRolledBack(t *testing.T) {
 	config, url := writeConfig(t, t.TempDir(), "client {\n  enabled = true\n}\n")
 	agent := startAgent(t, config, url)
 	c := agent.client()
+	// Tasks outlive their agent: the job is stopped while the agent runs, so that no
+	// container holds the image when its tag is removed.
+	t.Cleanup(func() {
+		allocs, _, _ := c.Jobs().Allocations("web", true, nil)
+		_, _, _ = c.Jobs().Deregister("web", true, nil)
+		waitUntil(t, time.Minute, "the job's containers to be removed", func() bool {
+			for _, a := range allocs {
+				ps, err := dcli.ContainerList(context.Background(), container.ListOptions{All: true,
+					Filters: filters.NewArgs(filters.Arg("label", "com.hashicorp.nomad.alloc_id="+a.ID))})
+				if err != nil || len(ps) > 0 {
+					return false
+				}
+			}
+			return true
+		})
+	})
 	_, _, err := c.Variables().Create(&api.Variable{Path: "nomad/jobs/web", Items: api.VariableItems{"greeting": "hello from a variable"}}, nil)
 	must.NoError(t, err)
 
-	out, code := cli(t, url, "", "job", "run", "-detach", writeFile(t, "web.nomad.hcl", dockerWebJob(ref, "/health")))
+	out, code := cli(t, url, "", "job", "run", "-detach", writeFile(t, "web.nomad.hcl", dockerWebJob(t, ref, "/")))
 	must.Zero(t, code, must.Sprint(out))
 	dep := waitDeployment(t, c, "web", 0, 2*time.Minute)
 	must.Eq(t, "successful", dep.Status, must.Sprintf("deployment: %s", dep.StatusDescription))
@@ -103,7 +98,7 @@ func TestDockerService_PulledCheckedRolledBack(t *testing.T) {
 		must.Eq(t, "success", r.Status, must.Sprintf("check: %+v", r))
 	}
 
-	out, code = cli(t, url, "", "job", "run", "-detach", writeFile(t, "web2.nomad.hcl", dockerWebJob(ref, "/broken")))
+	out, code = cli(t, url, "", "job", "run", "-detach", writeFile(t, "web2.nomad.hcl", dockerWebJob(t, ref, "/broken")))
 	must.Zero(t, code, must.Sprint(out))
 	dep = waitDeployment(t, c, "web", 1, 2*time.Minute)
 	must.Eq(t, "failed", dep.Status, must.Sprintf("deployment: %s", dep.StatusDescription))
@@ -114,7 +109,7 @@ func TestDockerService_PulledCheckedRolledBack(t *testing.T) {
 	must.Eq(t, "successful", dep.Status, must.Sprintf("deployment: %s", dep.StatusDescription))
 	job, _, err := c.Jobs().Info("web", nil)
 	must.NoError(t, err)
-	must.Eq(t, "/health", job.TaskGroups[0].Services[0].Checks[0].Path)
+	must.Eq(t, "/", job.TaskGroups[0].Services[0].Checks[0].Path)
 	alloc = runningAlloc(t, c, "web", 2)
 	must.Eq(t, "greeting=hello from a variable", httpBody(t, "http://"+hostAddr(t, alloc, "http")+"/"))
 }

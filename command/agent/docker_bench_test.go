@@ -17,11 +17,11 @@ func dockerServiceJob(id, image string) *api.Job {
 	job := api.NewServiceJob(id, id, "global", 50)
 	job.Datacenters = []string{"dc1"}
 	task := api.NewTask("server", "docker")
-	task.Config = map[string]any{"image": image, "args": []string{"serve", ":8080", "/taskbin"}, "ports": []string{"http"}}
+	task.Config = map[string]any{"image": image, "command": "httpd", "args": []string{"-f", "-p", "8080", "-h", "/"}, "ports": []string{"http"}}
 	tg := api.NewTaskGroup("web", 1).AddTask(task)
 	tg.Networks = []*api.NetworkResource{{DynamicPorts: []api.Port{{Label: "http", To: 8080}}}}
 	tg.Services = []*api.Service{{Name: id, Provider: "nomad", PortLabel: "http", Checks: []api.ServiceCheck{{
-		Name: "http", Type: "http", Path: "/health", Interval: time.Second, Timeout: time.Second,
+		Name: "http", Type: "http", Path: "/", Interval: time.Second, Timeout: time.Second,
 	}}}}
 	tg.Update = &api.UpdateStrategy{HealthCheck: new("checks"), MinHealthyTime: new(time.Duration(0)), HealthyDeadline: new(time.Minute)}
 	job.AddTaskGroup(tg)

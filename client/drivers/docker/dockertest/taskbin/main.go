@@ -6,8 +6,10 @@
 //	taskbin sleep         waits; SIGINT makes it print "got interrupt" and exit 3, SIGTERM is ignored
 //	taskbin tty [WxH]     prints "tty WxH" when stdin is a terminal, "notty" otherwise; given
 //	                      a size, it first waits (up to 10s) for the terminal to have it
-//	taskbin serve ADDR PATH  serves HTTP on ADDR: "/" answers the file at PATH as it is at the
-//	                      time of the request, "/health" answers 200; anything else is 404
+//	taskbin httpd -f -p PORT -h DIR
+//	                      serves the files of DIR over HTTP on PORT (index.html for a
+//	                      directory), in the foreground: busybox httpd's flags, so that a
+//	                      job written for a busybox image runs on this one unchanged
 package main
 
 import (
@@ -24,7 +26,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: taskbin echo|exit|cat|sleep|tty|serve")
+		fmt.Fprintln(os.Stderr, "usage: taskbin echo|exit|cat|sleep|tty|httpd")
 		os.Exit(2)
 	}
 	args := os.Args[2:]
@@ -62,27 +64,30 @@ func main() {
 			return
 		}
 		fmt.Println("tty " + size)
-	case "serve":
-		serve(args[0], args[1])
+	case "httpd":
+		httpd(args)
 	}
 }
 
-// serve reads the file per request so that a re-rendered template shows without a restart.
-func serve(addr, path string) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
+// httpd takes busybox httpd's -p and -h (-f, the foreground, is what it always does); the
+// files are read per request, so a re-rendered template shows without a restart.
+func httpd(args []string) {
+	port, dir := "80", "."
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-p":
+			i++
+			port = args[i]
+		case "-h":
+			i++
+			dir = args[i]
 		}
-		w.Write(b)
-	})
-	fmt.Println("serving on " + addr)
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	}
+	if !strings.Contains(port, ":") {
+		port = ":" + port
+	}
+	fmt.Println("serving " + dir + " on " + port)
+	srv := &http.Server{Addr: port, Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.ListenAndServe(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
