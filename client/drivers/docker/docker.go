@@ -388,7 +388,7 @@ func portBindings(cfg *drivers.TaskConfig, c *taskConfig, ccfg *container.Config
 			return fmt.Errorf("docker: config \"ports\": the group's network has no port %q", label)
 		}
 		if pm.Value == 0 {
-			return fmt.Errorf("docker: config \"ports\": port %q has no host port: this scheduler does not assign dynamic ports yet, give it a static value", label)
+			return fmt.Errorf("docker: config \"ports\": port %q has no host port in the allocation", label)
 		}
 		to := pm.To
 		if to <= 0 {

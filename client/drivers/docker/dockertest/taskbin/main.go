@@ -6,10 +6,15 @@
 //	taskbin sleep         waits; SIGINT makes it print "got interrupt" and exit 3, SIGTERM is ignored
 //	taskbin tty [WxH]     prints "tty WxH" when stdin is a terminal, "notty" otherwise; given
 //	                      a size, it first waits (up to 10s) for the terminal to have it
+//	taskbin httpd -f -p PORT -h DIR
+//	                      serves the files of DIR over HTTP on PORT (index.html for a
+//	                      directory), in the foreground: busybox httpd's flags, so that a
+//	                      job written for a busybox image runs on this one unchanged
 package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -21,7 +26,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: taskbin echo|exit|cat|sleep|tty")
+		fmt.Fprintln(os.Stderr, "usage: taskbin echo|exit|cat|sleep|tty|httpd")
 		os.Exit(2)
 	}
 	args := os.Args[2:]
@@ -59,6 +64,33 @@ func main() {
 			return
 		}
 		fmt.Println("tty " + size)
+	case "httpd":
+		httpd(args)
+	}
+}
+
+// httpd takes busybox httpd's -p and -h (-f, the foreground, is what it always does); the
+// files are read per request, so a re-rendered template shows without a restart.
+func httpd(args []string) {
+	port, dir := "80", "."
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-p":
+			i++
+			port = args[i]
+		case "-h":
+			i++
+			dir = args[i]
+		}
+	}
+	if !strings.Contains(port, ":") {
+		port = ":" + port
+	}
+	fmt.Println("serving " + dir + " on " + port)
+	srv := &http.Server{Addr: port, Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.ListenAndServe(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 }
 
