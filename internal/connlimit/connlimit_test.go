@@ -165,9 +165,13 @@ func TestListener_ClosesIdleConnectionsAtTheCap(t *testing.T) {
 	}
 	for i := 0; i < 10; i++ {
 		must.NoError(t, get("/"), must.Sprintf("call %d", i))
+		waitFor(t, "the answered connection to be idle", func() bool { return idleCount(ln) == min(i+1, 3) })
 	}
 	must.Eq(t, 3, ln.Limiter.Count("127.0.0.1"))
 	must.Eq(t, 0, len(refused))
+	// The server marks a connection idle after its answer, which the client may have read
+	// before: wait until all three are known idle, or a busy-looking one would be refused.
+	waitFor(t, "three idle connections", func() bool { return idleCount(ln) == 3 })
 
 	// Three requests in flight hold every slot: none of them is idle, so a fourth connection
 	// is refused rather than a busy one closed.
@@ -180,11 +184,7 @@ func TestListener_ClosesIdleConnectionsAtTheCap(t *testing.T) {
 			busyErrs <- get("/block")
 		}()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for busyCount(ln) < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	must.Eq(t, 3, busyCount(ln))
+	waitFor(t, "three busy connections", func() bool { return busyCount(ln) == 3 })
 	must.Error(t, get("/"))
 	must.Eq(t, 1, len(refused))
 	close(block)
@@ -200,4 +200,22 @@ func busyCount(ln *Listener) int {
 	ln.Limiter.mu.Lock()
 	defer ln.Limiter.mu.Unlock()
 	return ln.Limiter.byIP["127.0.0.1"] - len(ln.Limiter.idle["127.0.0.1"])
+}
+
+// idleCount is how many connections of 127.0.0.1 wait idle between requests.
+func idleCount(ln *Listener) int {
+	ln.Limiter.mu.Lock()
+	defer ln.Limiter.mu.Unlock()
+	return len(ln.Limiter.idle["127.0.0.1"])
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
