@@ -204,6 +204,11 @@ func (tr *taskRunner) run(done func()) {
 		// Checked before anything is created for the task.
 		return
 	}
+	if _, ok := driver.(drivers.VolumeMounter); !ok && len(tr.task.VolumeMounts) > 0 {
+		msg := fmt.Sprintf("driver %q does not support volume_mount: it has no filesystem isolation to mount into; use the exec or docker driver", tr.task.Driver)
+		tr.finish(&structs.TaskEvent{Type: structs.TaskEventSetupFailure, FailsTask: true, SetupError: msg, Message: msg}, true)
+		return
+	}
 	cfg, err := tr.setup()
 	if tr.templates != nil {
 		defer tr.templates.Stop()
@@ -444,6 +449,10 @@ func (tr *taskRunner) stop(handle drivers.TaskHandle, failed bool) {
 // the task's name (the allocation runner checked the names, this is the second lock).
 func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 	root := tr.ar.c.config.AllocDir
+	mounts, err := taskMounts(tr.tg, tr.task, tr.ar.c.config.HostVolumes)
+	if err != nil {
+		return nil, err
+	}
 	allocDir, err := allocdir.Join(root, tr.alloc.ID, "alloc")
 	if err != nil {
 		return nil, err
@@ -513,6 +522,7 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 		User:       tr.task.User,
 		Resources:  taskResources(tr.task.Resources),
 		Ports:      ports,
+		Mounts:     mounts,
 		Event: func(msg string) {
 			tr.event(&structs.TaskEvent{Type: structs.TaskEventDriverMessage, DriverMessage: msg, Message: msg}, nil)
 		},

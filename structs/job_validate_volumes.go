@@ -2,6 +2,7 @@ package structs
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/hashicorp/nomad/api"
@@ -56,6 +57,9 @@ func checkMountDestination(dest string) string {
 		if seg == ".." {
 			return fmt.Sprintf("%q must not contain a \"..\" segment", dest)
 		}
+	}
+	if path.Clean("/"+dest) == "/" {
+		return fmt.Sprintf("%q must not be the task's root", dest)
 	}
 	return ""
 }
