@@ -105,12 +105,24 @@ var taskFieldRules = map[string]fieldRule{
 	"ShutdownDelay":   actedOn,
 	"Artifacts":       actedOn,
 	"Templates":       actedOn,
-	"VolumeMounts":    actedOn,
 	"Consul":          warned("there is no Consul integration"),
 	"CSIPluginConfig": warned("CSI plugins are not supported"),
 	"Secrets":         warned("secret blocks are not fetched"),
 	"Actions":         warned("actions are stored but cannot be run"),
 	"Schedule":        warned("task schedules are not enforced"),
+
+	// Mounts are bound private and unlabelled: only other propagation modes and SELinux
+	// labels are not acted on.
+	"VolumeMounts": {support: fieldWarned, why: "propagation_mode other than private and selinux_label are not acted on: mounts are private and unlabelled",
+		when: func(task *api.Task, _ reflect.Value) bool {
+			for _, m := range task.VolumeMounts {
+				if m != nil && ((m.PropagationMode != nil && *m.PropagationMode != "" && *m.PropagationMode != api.VolumeMountPropagationPrivate) ||
+					(m.SELinuxLabel != nil && *m.SELinuxLabel != "")) {
+					return true
+				}
+			}
+			return false
+		}},
 }
 
 // Warnings lists, one line each, the fields the job sets that this build accepts but does
