@@ -47,6 +47,9 @@ type taskRunner struct {
 	// the allocation is restored after an agent restart.
 	restoredState  *structs.TaskState
 	restoredHandle *drivers.HandleState
+	// mountErr is why a restored task's volume_mounts no longer resolve on this node: it
+	// runs on with the mounts it has, and is not started again without them.
+	mountErr error
 
 	mu     sync.Mutex
 	handle drivers.TaskHandle
@@ -204,6 +207,13 @@ func (tr *taskRunner) run(done func()) {
 		// Checked before anything is created for the task.
 		return
 	}
+	// A restored task runs as it was started (perhaps by a build that did not mount); only
+	// a new start is refused.
+	if _, ok := driver.(drivers.VolumeMounter); !ok && !restoring && len(tr.task.VolumeMounts) > 0 {
+		msg := fmt.Sprintf("driver %q does not support volume_mount: it has no filesystem isolation to mount into; use the exec or docker driver", tr.task.Driver)
+		tr.finish(&structs.TaskEvent{Type: structs.TaskEventSetupFailure, FailsTask: true, SetupError: msg, Message: msg}, true)
+		return
+	}
 	cfg, err := tr.setup()
 	if tr.templates != nil {
 		defer tr.templates.Stop()
@@ -258,6 +268,11 @@ func (tr *taskRunner) run(done func()) {
 			// not running, or restarts, runs under today's options. One re-attached as
 			// running was started under the options of its time and is left alone.
 			if tr.deniedUser() {
+				return
+			}
+			if tr.mountErr != nil {
+				tr.finish(&structs.TaskEvent{Type: structs.TaskEventSetupFailure, FailsTask: true,
+					SetupError: tr.mountErr.Error(), Message: tr.mountErr.Error()}, true)
 				return
 			}
 			if handle, err = tr.start(driver, cfg); err != nil {
@@ -444,6 +459,16 @@ func (tr *taskRunner) stop(handle drivers.TaskHandle, failed bool) {
 // the task's name (the allocation runner checked the names, this is the second lock).
 func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 	root := tr.ar.c.config.AllocDir
+	mounts, err := taskMounts(tr.tg, tr.task, tr.ar.c.config.HostVolumes)
+	if err != nil {
+		if tr.restoredState == nil {
+			return nil, err
+		}
+		// A restored task keeps the mounts it was started with, whatever the node's
+		// host_volume blocks say now; a new start of it is refused (mountErr).
+		tr.ar.logger.Warn("host volumes not resolved for a restored task", "task", tr.task.Name, "error", err)
+		tr.mountErr, mounts = err, nil
+	}
 	allocDir, err := allocdir.Join(root, tr.alloc.ID, "alloc")
 	if err != nil {
 		return nil, err
@@ -513,6 +538,7 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 		User:       tr.task.User,
 		Resources:  taskResources(tr.task.Resources),
 		Ports:      ports,
+		Mounts:     mounts,
 		Event: func(msg string) {
 			tr.event(&structs.TaskEvent{Type: structs.TaskEventDriverMessage, DriverMessage: msg, Message: msg}, nil)
 		},

@@ -126,6 +126,9 @@ func (j *Job) Validate() error {
 		for _, msg := range checkDisconnect(tg) {
 			add("group %q: %s", name, msg)
 		}
+		for _, msg := range checkGroupVolumes(tg) {
+			add("group %q: %s", name, msg)
+		}
 		seenTasks := map[string]bool{}
 		for k, task := range tg.Tasks {
 			if task == nil {
@@ -167,6 +170,11 @@ func (j *Job) Validate() error {
 			for i, a := range task.Artifacts {
 				for _, msg := range checkArtifact(a) {
 					add("group %q: task %q: artifact %d: %s", name, task.Name, i+1, msg)
+				}
+			}
+			for i, vm := range task.VolumeMounts {
+				for _, msg := range checkVolumeMount(tg, vm) {
+					add("group %q: task %q: volume_mount %d: %s", name, task.Name, i+1, msg)
 				}
 			}
 			if dp := task.DispatchPayload; dp != nil && dp.File != "" {

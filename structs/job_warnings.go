@@ -70,8 +70,17 @@ var groupFieldRules = map[string]fieldRule{
 	"Spreads": actedOn, "RestartPolicy": actedOn, "Disconnect": actedOn, "ReschedulePolicy": actedOn,
 	"Update": actedOn, "Migrate": actedOn, "Networks": actedOn, "Meta": actedOn, "Services": actedOn,
 	"MaxClientDisconnect": actedOn, "Scaling": actedOn,
-	"Volumes": {support: fieldWarned, why: "host and CSI volumes are not mounted into tasks yet (a host volume only decides placement: the node must have it; a CSI volume fits no node)",
-		when: func(_ *api.Task, v reflect.Value) bool { return v.Len() > 0 }},
+	// Host volumes are placed on and mounted; a CSI request fits no node, which is why it
+	// alone is warned.
+	"Volumes": {support: fieldWarned, why: "CSI volumes are not supported: a group asking for one fits no node",
+		when: func(_ *api.Task, v reflect.Value) bool {
+			for _, k := range v.MapKeys() {
+				if r, ok := v.MapIndex(k).Interface().(*api.VolumeRequest); ok && r != nil && r.Type != "" && r.Type != "host" {
+					return true
+				}
+			}
+			return false
+		}},
 	"EphemeralDisk":             actedOn,
 	"ShutdownDelay":             actedOn,
 	"MaxRunDuration":            warned("is not enforced"),
@@ -96,12 +105,24 @@ var taskFieldRules = map[string]fieldRule{
 	"ShutdownDelay":   actedOn,
 	"Artifacts":       actedOn,
 	"Templates":       actedOn,
-	"VolumeMounts":    warned("volumes are not mounted into tasks yet"),
 	"Consul":          warned("there is no Consul integration"),
 	"CSIPluginConfig": warned("CSI plugins are not supported"),
 	"Secrets":         warned("secret blocks are not fetched"),
 	"Actions":         warned("actions are stored but cannot be run"),
 	"Schedule":        warned("task schedules are not enforced"),
+
+	// Mounts are bound private and unlabelled: only other propagation modes and SELinux
+	// labels are not acted on.
+	"VolumeMounts": {support: fieldWarned, why: "propagation_mode other than private and selinux_label are not acted on: mounts are private and unlabelled",
+		when: func(task *api.Task, _ reflect.Value) bool {
+			for _, m := range task.VolumeMounts {
+				if m != nil && ((m.PropagationMode != nil && *m.PropagationMode != "" && *m.PropagationMode != api.VolumeMountPropagationPrivate) ||
+					(m.SELinuxLabel != nil && *m.SELinuxLabel != "")) {
+					return true
+				}
+			}
+			return false
+		}},
 }
 
 // Warnings lists, one line each, the fields the job sets that this build accepts but does

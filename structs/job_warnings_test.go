@@ -45,7 +45,11 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 	}{
 		{"multiregion", func(j *Job) { j.Multiregion = &api.Multiregion{} }, "multiregion: multi-region deployments are not built"},
 		{"consul namespace", func(j *Job) { j.ConsulNamespace = "x" }, "consul_namespace: there is no Consul integration"},
-		{"host volume", func(j *Job) { j.TaskGroups[0].Volumes = map[string]*api.VolumeRequest{"v": {}} }, "volume: host and CSI volumes are not mounted"},
+		{"bidirectional volume_mount", func(j *Job) {
+			j.TaskGroups[0].Volumes = map[string]*api.VolumeRequest{"v": {Type: "host", Source: "s"}}
+			j.TaskGroups[0].Tasks[0].VolumeMounts = []*api.VolumeMount{{Volume: new("v"), Destination: new("/v"), PropagationMode: new("bidirectional")}}
+		}, `task "t": volume_mount: propagation_mode other than private and selinux_label are not acted on`},
+		{"csi volume", func(j *Job) { j.TaskGroups[0].Volumes = map[string]*api.VolumeRequest{"v": {Type: "csi"}} }, "volume: CSI volumes are not supported"},
 		{"consul service", func(j *Job) { j.TaskGroups[0].Services = []*api.Service{{Name: "web"}} },
 			`group "g": service "web": provider "consul": there is no Consul integration`},
 		{"grpc check", func(j *Job) {
@@ -68,6 +72,13 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 			must.StrContains(t, got[0], tc.want)
 		})
 	}
+
+	t.Run("host volumes and their mounts are acted on", func(t *testing.T) {
+		j := validJob()
+		j.TaskGroups[0].Volumes = map[string]*api.VolumeRequest{"v": {Type: "host", Source: "s"}, "w": {Source: "s"}}
+		j.TaskGroups[0].Tasks[0].VolumeMounts = []*api.VolumeMount{{Volume: new("v"), Destination: new("/v"), PropagationMode: new("private")}}
+		must.SliceEmpty(t, j.Warnings())
+	})
 
 	t.Run("a sticky, migrating ephemeral disk, an exec user, disabled logs, lifecycle, leader, a nomad service with http, tcp and script checks and templates are acted on", func(t *testing.T) {
 		j := validJob()

@@ -36,6 +36,9 @@ type TaskConfig struct {
 	// Ports are the ports of the task's group network, with their host values: those the
 	// scheduler allocated, else the group's static ports.
 	Ports []PortMapping
+	// Mounts are the task's volume_mounts resolved to host paths on this node. Drivers
+	// that cannot mount refuse a task that has any rather than run it without them.
+	Mounts []Mount
 	// Event, when set, records a message as a task event while Start runs (a driver's
 	// progress on slow work such as pulling an image). Drivers call it from any goroutine,
 	// never after Start returned, and rate-limit it themselves.
@@ -47,6 +50,13 @@ func (cfg *TaskConfig) Emit(message string) {
 	if cfg != nil && cfg.Event != nil {
 		cfg.Event(message)
 	}
+}
+
+// VolumeMounter is a driver that binds TaskConfig.Mounts into its tasks. A driver that is
+// not one (raw_exec: no filesystem isolation to mount into, as upstream documents) never
+// gets a task with mounts: the client fails the task first.
+type VolumeMounter interface {
+	MountsVolumes()
 }
 
 // Shutdowner is a driver with background work of its own (timers, caches) that the client
@@ -64,6 +74,19 @@ type TaskResources struct {
 	MemoryMaxMB int
 	// Cores is a number of whole cores the task is pinned to (drivers that can).
 	Cores int
+}
+
+// Mount is a host directory bound into a task.
+type Mount struct {
+	// Volume is the group volume's name, for messages.
+	Volume string
+	// HostPath is the client host_volume's path; TaskPath the destination inside the
+	// task, absolute and clean (the client made it so).
+	HostPath string
+	TaskPath string
+	// ReadOnly is set when the group volume, the volume_mount or the client's host_volume
+	// says so.
+	ReadOnly bool
 }
 
 // PortMapping is one port of a group's network. Value is the host port (0 when the

@@ -310,6 +310,11 @@ func (d *Driver) binds(cfg *drivers.TaskConfig, c *taskConfig) ([]string, []moun
 		}
 		mounts = append(mounts, dm)
 	}
+	// Host volumes are the operator's own host_volume blocks, so they need no plugin
+	// option, unlike the job's free-form volumes and mounts above.
+	for _, m := range cfg.Mounts {
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: m.HostPath, Target: m.TaskPath, ReadOnly: m.ReadOnly})
+	}
 	return binds, mounts, nil
 }
 

@@ -121,6 +121,9 @@ func (d *Driver) Shutdown() {
 // Name implements drivers.Driver.
 func (*Driver) Name() string { return "docker" }
 
+// MountsVolumes implements drivers.VolumeMounter: host volumes become bind mounts.
+func (*Driver) MountsVolumes() {}
+
 // FSIsolation implements drivers.ExecDriver: a task sees its image's filesystem.
 func (*Driver) FSIsolation() drivers.FSIsolation { return drivers.FSIsolationImage }
 

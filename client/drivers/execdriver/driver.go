@@ -64,6 +64,10 @@ func New(opts Options) *Driver {
 // Name implements drivers.Driver: upstream's name for this driver.
 func (*Driver) Name() string { return "exec" }
 
+// MountsVolumes implements drivers.VolumeMounter: host volumes are bound into the task's
+// root.
+func (*Driver) MountsVolumes() {}
+
 // FSIsolation implements drivers.ExecDriver: a task sees its chroot, not the host.
 func (*Driver) FSIsolation() drivers.FSIsolation { return drivers.FSIsolationChroot }
 

@@ -308,6 +308,18 @@ func (d *Driver) initConfig(cfg *drivers.TaskConfig, c *taskConfig) (*initConfig
 	// Parents before children, so a nested entry lands on its parent's mount.
 	sort.Slice(binds, func(i, j int) bool { return binds[i].Target < binds[j].Target })
 	binds = append(binds, bindMount{Source: allocDir, Target: chrootAllocDir})
+	// Host volumes last, parents first, so one may land inside the allocation's directory or
+	// inside another volume. bind refuses a mount point reached through a link, which keeps
+	// a destination the task could prepare from pointing out of its root.
+	vols := make([]bindMount, 0, len(cfg.Mounts))
+	for _, m := range cfg.Mounts {
+		if !filepath.IsAbs(m.TaskPath) || filepath.Clean(m.TaskPath) != m.TaskPath || m.TaskPath == "/" {
+			return nil, fmt.Errorf("exec: volume %q: destination %q is not a clean absolute path below the task's root", m.Volume, m.TaskPath)
+		}
+		vols = append(vols, bindMount{Source: m.HostPath, Target: m.TaskPath, ReadOnly: m.ReadOnly})
+	}
+	sort.SliceStable(vols, func(i, j int) bool { return vols[i].Target < vols[j].Target })
+	binds = append(binds, vols...)
 
 	env := map[string]string{"PATH": defaultPath}
 	for k, v := range cfg.Env {

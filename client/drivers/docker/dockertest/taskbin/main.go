@@ -3,6 +3,7 @@
 //	taskbin echo TEXT...  prints TEXT on stdout and "err:TEXT" on stderr
 //	taskbin exit N        exits with N
 //	taskbin cat PATH      prints the file at PATH
+//	taskbin write PATH T  writes T to the file at PATH; a failure is printed on stderr, exit 1
 //	taskbin sleep         waits; SIGINT makes it print "got interrupt" and exit 3, SIGTERM is ignored
 //	taskbin tty [WxH]     prints "tty WxH" when stdin is a terminal, "notty" otherwise; given
 //	                      a size, it first waits (up to 10s) for the terminal to have it
@@ -26,7 +27,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: taskbin echo|exit|cat|sleep|tty|httpd")
+		fmt.Fprintln(os.Stderr, "usage: taskbin echo|exit|cat|write|sleep|tty|httpd")
 		os.Exit(2)
 	}
 	args := os.Args[2:]
@@ -45,6 +46,11 @@ func main() {
 			os.Exit(1)
 		}
 		os.Stdout.Write(b)
+	case "write":
+		if err := os.WriteFile(args[0], []byte(strings.Join(args[1:], " ")), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	case "sleep":
 		signal.Ignore(syscall.SIGTERM)
 		ch := make(chan os.Signal, 1)
