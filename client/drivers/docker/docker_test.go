@@ -201,8 +201,8 @@ func TestDocker_BadTasksFailWithReason(t *testing.T) {
 		{name: "invalid mount", config: map[string]any{"image": dockertest.Image, "mount": []any{map[string]any{"type": "nfs", "target": "/x", "source": "y"}}}, want: `type "nfs" is not one of bind, volume, tmpfs`},
 		{name: "named volume without volumes enabled", config: map[string]any{"image": dockertest.Image, "mount": []any{map[string]any{"type": "volume", "target": "/x", "source": "shared"}}}, want: "need the docker plugin to enable volumes"},
 		{name: "mount target relative", config: map[string]any{"image": dockertest.Image, "mount": []any{map[string]any{"type": "tmpfs", "target": "x"}}}, want: "must be an absolute path"},
-		{name: "dynamic port", config: map[string]any{"image": dockertest.Image, "ports": []any{"http"}},
-			setup: func(cfg *drivers.TaskConfig) { cfg.Ports = []drivers.PortMapping{{Label: "http"}} }, want: "does not assign dynamic ports"},
+		{name: "port without a host port", config: map[string]any{"image": dockertest.Image, "ports": []any{"http"}},
+			setup: func(cfg *drivers.TaskConfig) { cfg.Ports = []drivers.PortMapping{{Label: "http"}} }, want: `port "http" has no host port in the allocation`},
 		{name: "unknown port", config: map[string]any{"image": dockertest.Image, "ports": []any{"db"}}, want: `no port "db"`},
 	}
 	for _, tc := range cases {
