@@ -70,3 +70,32 @@ func TestAllocStatus_AddressesAndStats(t *testing.T) {
 	must.Zero(t, code)
 	must.StrNotContains(t, out, "Allocation Addresses:")
 }
+
+// TestNodeStatus_Details runs node status against an agent whose client runs a job: the
+// node's uptime, events, what its allocations hold and its host's use are shown, and
+// -verbose lists the nomad.version attribute the client fills.
+func TestNodeStatus_Details(t *testing.T) {
+	ta := agenttest.NewClientAgent(t, nil)
+	c := ta.Client("")
+	waitUntil(t, 30*time.Second, "the agent's node to be ready", func() bool {
+		nodes, _, err := c.Nodes().List(nil)
+		return err == nil && len(nodes) == 1 && nodes[0].Status == "ready"
+	})
+	code, out, errOut := runCLIWithin(t, 60*time.Second, ta.URL(), "job", "run", "-detach", writeFile(t, "ports.nomad.hcl", portsJobHCL))
+	must.Zero(t, code, must.Sprint(out, errOut))
+	waitUntil(t, 60*time.Second, "the allocation to run", func() bool { return jobSettled(c, "ports") })
+	nodes, _, err := c.Nodes().List(nil)
+	must.NoError(t, err)
+	prefix := nodes[0].ID[:6]
+
+	code, out, errOut = runCLI(t, ta.URL(), "", "node", "status", prefix)
+	must.Zero(t, code, must.Sprint(errOut))
+	must.RegexMatch(t, regexp.MustCompile(`Uptime\s+= \S+`), out)
+	must.RegexMatch(t, regexp.MustCompile(`Node Events\nTime\s+Subsystem\s+Message\n\S+\s+\S+\s+\S+`), out)
+	must.RegexMatch(t, regexp.MustCompile(`Allocated Resources\nCPU\s+Memory\s+Disk\n120/\d+ MHz\s+64 MiB/\S+ \S+\s+300 MiB/`), out)
+	must.RegexMatch(t, regexp.MustCompile(`Host Resource Utilization\nCPU\s+Memory\s+Disk\n\d+/\d+ MHz`), out)
+
+	code, out, errOut = runCLI(t, ta.URL(), "", "node", "status", "-verbose", prefix)
+	must.Zero(t, code, must.Sprint(errOut))
+	must.RegexMatch(t, regexp.MustCompile(`nomad\.version\s+= \d+\.\d+\.\d+`), out)
+}

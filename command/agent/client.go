@@ -98,6 +98,7 @@ func (a *Agent) startClient() error {
 		Datacenter:  cfg.Datacenter,
 		NodePool:    cc.NodePool,
 		NodeClass:   cc.NodeClass,
+		Version:     buildVersion(),
 		Meta:        cc.Meta,
 		HostVolumes: hostVolumes(cc.HostVolumes),
 		Artifact:    artifactConfig(cc.Artifact),
