@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
@@ -28,8 +29,21 @@ func (s *HTTPServer) rpcAddr(raftAddr string) string {
 	return raftAddr
 }
 
-func (s *HTTPServer) statusLeader(_ http.ResponseWriter, _ *http.Request) (any, error) {
-	return s.rpcAddr(s.srv.Endpoints.Status.Leader()), nil
+func (s *HTTPServer) statusLeader(_ http.ResponseWriter, r *http.Request) (any, error) {
+	leader := s.srv.Endpoints.Status.Leader()
+	// A -dev agent reports its leader once its own node is registered too (briefly waited
+	// for), so that a script waiting for the leader and then running a job finds the node
+	// ready instead of "No nodes were eligible".
+	if c := s.agent.Client(); leader != "" && c != nil && s.agent.config.DevMode {
+		t := time.NewTimer(2 * time.Second)
+		select {
+		case <-c.Registered():
+		case <-t.C:
+		case <-r.Context().Done():
+		}
+		t.Stop()
+	}
+	return s.rpcAddr(leader), nil
 }
 
 func (s *HTTPServer) statusPeers(_ http.ResponseWriter, _ *http.Request) (any, error) {
