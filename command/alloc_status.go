@@ -33,6 +33,10 @@ Status Options:
   -short
     Show the allocation's header and the task states, without their events.
 
+  -stats
+    Also read the tasks' resource usage from the allocation's client and
+    show it beside what was allocated, with the memory and CPU breakdown.
+
   -json
     Print the allocation as the API's JSON.
 `)
@@ -41,9 +45,10 @@ Status Options:
 func (c *AllocStatusCommand) Synopsis() string { return "Show an allocation and its tasks" }
 
 func (c *AllocStatusCommand) Run(args []string) int {
-	var short, asJSON bool
+	var short, asJSON, stats bool
 	fs := c.FlagSet("alloc status")
 	fs.BoolVar(&short, "short", false, "")
+	fs.BoolVar(&stats, "stats", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
 	pos, client, code, ok := c.connect(fs, args, "<allocation>")
 	if !ok {
@@ -60,11 +65,21 @@ func (c *AllocStatusCommand) Run(args []string) int {
 	if c.now != nil {
 		now = c.now
 	}
-	c.Ui.Output(formatAllocStatus(alloc, short, now()))
+	var usage *api.AllocResourceUsage
+	if stats && alloc.ClientStatus == "running" {
+		var err error
+		if usage, err = client.Allocations().Stats(alloc, nil); err != nil {
+			// The allocation is still worth showing when its client cannot be reached.
+			c.Ui.Warn(fmt.Sprintf("Couldn't retrieve the allocation's resource usage: %v", err))
+		}
+	}
+	c.Ui.Output(formatAllocStatus(alloc, short, stats, usage, now()))
 	return 0
 }
 
-func formatAllocStatus(a *api.Allocation, short bool, now time.Time) string {
+// formatAllocStatus prints the allocation's header, its addresses and each task's state,
+// resources (with usage when known) and recent events; short leaves out all but the states.
+func formatAllocStatus(a *api.Allocation, short, stats bool, usage *api.AllocResourceUsage, now time.Time) string {
 	var b strings.Builder
 	b.WriteString(formatKV([]string{
 		"ID|" + a.ID,
@@ -82,6 +97,9 @@ func formatAllocStatus(a *api.Allocation, short bool, now time.Time) string {
 		"Created|" + formatAgo(time.Unix(0, a.CreateTime), now),
 		"Modified|" + formatAgo(time.Unix(0, a.ModifyTime), now),
 	}))
+	if addrs := formatAllocAddresses(a); addrs != "" && !short {
+		b.WriteString("\n\nAllocation Addresses:\n" + addrs)
+	}
 	tasks := make([]string, 0, len(a.TaskStates))
 	for name := range a.TaskStates {
 		tasks = append(tasks, name)
@@ -97,7 +115,17 @@ func formatAllocStatus(a *api.Allocation, short bool, now time.Time) string {
 		if ts.Restarts > 0 {
 			fmt.Fprintf(&b, " (restarted %d times)", ts.Restarts)
 		}
-		if short || len(ts.Events) == 0 {
+		if short {
+			continue
+		}
+		var tu *api.TaskResourceUsage
+		if usage != nil {
+			tu = usage.Tasks[name]
+		}
+		if res := formatTaskResources(a, name, tu, stats); res != "" {
+			b.WriteString("\n\nTask Resources:\n" + res + "\n")
+		}
+		if len(ts.Events) == 0 {
 			continue
 		}
 		b.WriteString("\nRecent Events:\n")

@@ -44,7 +44,9 @@ Usage: nomad event stream [options]
   change), the command subscribes again from the last index it printed, so
   no event that is still buffered is missed or printed twice.
 
-  Each line holds the time it was received, the Raft index, topic, type,
+  Each line holds the time of the change (the changed object's own modify,
+  submit or purge time; the time it was received when the object has none),
+  the Raft index, topic, type,
   namespace and key, "purge=true" when a job was removed from the cluster
   rather than stopped, and the actor that caused the change.
 
@@ -342,8 +344,12 @@ func (c *EventStreamCommand) printEvent(e api.Event, asJSON bool) {
 // formatEventLine is the readable form: key=value pairs after the receive
 // time, so lines can be grepped and split without knowing every topic.
 func formatEventLine(e api.Event, received time.Time) string {
+	at := received
+	if t, ok := eventTime(e); ok {
+		at = t
+	}
 	parts := []string{
-		formatTime(received),
+		formatTime(at),
 		"index=" + strconv.FormatUint(e.Index, 10),
 		"topic=" + string(e.Topic),
 		"type=" + e.Type,
@@ -390,4 +396,48 @@ func quoteIfSpaced(s string) string {
 		return strconv.Quote(s)
 	}
 	return s
+}
+
+// eventTimeFields are the payload objects' fields that hold when they last changed, in the
+// order they are looked for, with the unit of each: nanoseconds since the epoch, except a
+// node's StatusUpdatedAt in seconds.
+var eventTimeFields = []struct {
+	name string
+	unit time.Duration
+}{
+	{"ModifyTime", time.Nanosecond},
+	{"PurgeTime", time.Nanosecond},
+	{"SubmitTime", time.Nanosecond},
+	{"StatusUpdatedAt", time.Second},
+	{"CreateTime", time.Nanosecond},
+}
+
+// eventTime is when the event's change happened, read from its payload object: events carry
+// no time of their own, and the receive time of a replayed (-index) or delayed event is not
+// when it happened. ok is false for an object without such a field.
+func eventTime(e api.Event) (time.Time, bool) {
+	keys := make([]string, 0, len(e.Payload))
+	for k := range e.Payload {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		obj, ok := e.Payload[k].(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, f := range eventTimeFields {
+			switch v := obj[f.name].(type) {
+			case float64:
+				if v > 0 {
+					return time.Unix(0, int64(v)*int64(f.unit)).UTC(), true
+				}
+			case string:
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil && !t.IsZero() && t.Year() > 1 {
+					return t.UTC(), true
+				}
+			}
+		}
+	}
+	return time.Time{}, false
 }

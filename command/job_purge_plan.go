@@ -109,13 +109,5 @@ func formatPurgePlan(p *purgePlan) string {
 	})
 	return fmt.Sprintf("Purging job %q in namespace %q removes:\n%s\nand leaves in place:\n%s\n"+
 		"A purge record keeps the last version (\"nomad job purged\", \"nomad job restore\").",
-		p.JobID, p.Namespace, indent(removes), indent(keeps))
-}
-
-func indent(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = "  " + l
-	}
-	return strings.Join(lines, "\n")
+		p.JobID, p.Namespace, indent(removes, "  "), indent(keeps, "  "))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -170,7 +171,8 @@ func (c *JobRestoreCommand) Help() string {
 Usage: nomad job restore [options] <record-id>
 
   Register a purged job again, using the spec kept in its purge record (see
-  "nomad job purged"). It fails if a job with the same ID exists. Needs the
+  "nomad job purged"). <record-id> may be a unique prefix of the ID, as
+  "nomad job purged" shows it. It fails if a job with the same ID exists. Needs the
   "submit-job" capability in the record's namespace.
 `, `
 Restore Options:
@@ -195,7 +197,11 @@ func (c *JobRestoreCommand) Run(args []string) int {
 	if !ok {
 		return code
 	}
-	base := "/v1/jobs/purged/" + url.PathEscape(pos[0])
+	recordID, ok := c.resolvePurgeRecord(client, pos[0])
+	if !ok {
+		return 1
+	}
+	base := "/v1/jobs/purged/" + url.PathEscape(recordID)
 	rec, err := readPurgeRecord(client, base)
 	if err != nil {
 		return c.fail("Error reading purge record: %v", err)
@@ -290,4 +296,38 @@ func (c *JobPurgedCommand) verify(asJSON bool) int {
 		return 2
 	}
 	return 0
+}
+
+// resolvePurgeRecord turns a record ID or unique prefix into the exact ID, looking through
+// every namespace's records the token may read, as the record ID names one purge wherever it
+// happened.
+func (m *Meta) resolvePurgeRecord(client *api.Client, prefix string) (string, bool) {
+	if len(prefix) == 36 {
+		// A whole ID is read directly.
+		return prefix, true
+	}
+	var records []*purgeRecord
+	if _, err := client.Raw().Query("/v1/jobs/purged", &records, &api.QueryOptions{Namespace: "*"}); err != nil {
+		m.fail("Error querying purge records: %v", err)
+		return "", false
+	}
+	var ids []string
+	for _, r := range records {
+		if r.ID == prefix {
+			return r.ID, true
+		}
+		if strings.HasPrefix(r.ID, prefix) {
+			ids = append(ids, r.ID)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		m.fail("No purge record with prefix or ID %q found", prefix)
+		return "", false
+	case 1:
+		return ids[0], true
+	}
+	sort.Strings(ids)
+	m.fail("Prefix %q matched multiple purge records: %v", prefix, ids)
+	return "", false
 }

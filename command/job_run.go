@@ -28,12 +28,17 @@ Usage: nomad job run [options] <path>
   "-" reads the job from standard input.
 
   Unless -detach is given, the command follows the evaluation the
-  registration created for a few seconds and reports its status.
+  registration created and then the deployment it started, until the
+  deployment succeeds (exit 0) or fails (exit 1). Placement failures exit 2.
 `, `
 Run Options:
 
   -detach
     Print the evaluation ID and return without monitoring.
+
+  -verbose
+    Print full IDs while monitoring, and the deployment's allocations at
+    the end.
 
   -check-index=<index>
     Register only if the job's modify index is still <index>. An index of 0
@@ -63,12 +68,13 @@ Run Options:
 func (c *JobRunCommand) Synopsis() string { return "Submit a job file" }
 
 func (c *JobRunCommand) Run(args []string) int {
-	var detach, asJSON, output, preserveCounts, policyOverride bool
+	var detach, verbose, asJSON, output, preserveCounts, policyOverride bool
 	var checkIndex string
 	var evalPriority int
 	vars := varFlag{}
 	fs := c.FlagSet("job run")
 	fs.BoolVar(&detach, "detach", false, "")
+	fs.BoolVar(&verbose, "verbose", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.BoolVar(&output, "output", false, "")
 	fs.BoolVar(&preserveCounts, "preserve-counts", false, "")
@@ -138,7 +144,10 @@ func (c *JobRunCommand) Run(args []string) int {
 	if detach || resp.EvalID == "" {
 		c.Ui.Output("Job registration successful")
 	}
-	return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
+	if detach || resp.EvalID == "" {
+		return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
+	}
+	return c.monitorRun(client, resp.EvalID, verbose)
 }
 
 // loadJob reads and parses a job file for run and validate.

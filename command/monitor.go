@@ -12,6 +12,15 @@ import (
 // evaluation or one still waiting, and 2 for a failed or canceled one, as
 // upstream does when the scheduler could not place the work.
 func (m *Meta) monitor(client *api.Client, evalID string) int {
+	code, _ := m.followEval(client, evalID, shortID)
+	return code
+}
+
+// followEval is monitor returning the evaluation as last read (nil when it could not be
+// read), so that job run can go on to the deployment the evaluation started; id formats the
+// IDs printed (shortID, or the full ID under -verbose).
+func (m *Meta) followEval(client *api.Client, evalID string, id func(string) string) (int, *api.Evaluation) {
+	shortID := id
 	now := func() string { return formatTime(time.Now()) }
 	m.Ui.Output(fmt.Sprintf("==> %s: Monitoring evaluation %q", now(), shortID(evalID)))
 
@@ -24,7 +33,7 @@ func (m *Meta) monitor(client *api.Client, evalID string) int {
 	for first := true; ; first = false {
 		eval, _, err := client.Evaluations().Info(evalID, nil)
 		if err != nil {
-			return m.fail("Error reading evaluation: %v", err)
+			return m.fail("Error reading evaluation: %v", err), nil
 		}
 		if first && eval.JobID != "" {
 			m.Ui.Output(fmt.Sprintf("    %s: Evaluation triggered by job %q", now(), eval.JobID))
@@ -39,16 +48,19 @@ func (m *Meta) monitor(client *api.Client, evalID string) int {
 		}
 		switch eval.Status {
 		case "complete":
+			if eval.DeploymentID != "" {
+				m.Ui.Output(fmt.Sprintf("    %s: Evaluation within deployment: %q", now(), shortID(eval.DeploymentID)))
+			}
 			m.Ui.Output(fmt.Sprintf("==> %s: Evaluation %q finished with status %q", now(), shortID(evalID), eval.Status))
-			return 0
+			return 0, eval
 		case "failed", "canceled":
 			m.Ui.Output(fmt.Sprintf("==> %s: Evaluation %q finished with status %q", now(), shortID(evalID), eval.Status))
-			return 2
+			return 2, eval
 		}
 		if time.Now().After(deadline) {
 			m.Ui.Output(fmt.Sprintf("==> %s: Evaluation %q is still %q; no longer waiting (use -detach to skip monitoring)",
 				now(), shortID(evalID), eval.Status))
-			return 0
+			return 0, eval
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

@@ -84,7 +84,14 @@ func (c *NodeStatusCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error querying node allocations: %v", err)
 	}
-	c.Ui.Output(formatNode(node, allocs, verbose, time.Now()))
+	// Only a ready node's client answers; the others are shown without host statistics.
+	var stats *api.HostStats
+	if node.Status == "ready" {
+		if stats, err = client.Nodes().Stats(nodeID, nil); err != nil {
+			c.Ui.Warn(fmt.Sprintf("Couldn't retrieve the node's host statistics: %v", err))
+		}
+	}
+	c.Ui.Output(formatNode(node, allocs, verbose, time.Now(), stats))
 	return 0
 }
 
@@ -112,7 +119,10 @@ func formatNodeList(nodes []*api.NodeListStub, verbose bool) string {
 }
 
 // formatNode shows one node, its drain and its allocations.
-func formatNode(n *api.Node, allocs []*api.Allocation, verbose bool, now time.Time) string {
+// formatNode is the node's header, then (given its client's host statistics, nil when
+// unknown) its uptime and utilisation, its events, what its allocations hold, and the
+// allocations.
+func formatNode(n *api.Node, allocs []*api.Allocation, verbose bool, now time.Time, stats *api.HostStats) string {
 	id := shortID(n.ID)
 	if verbose {
 		id = n.ID
@@ -152,8 +162,20 @@ func formatNode(n *api.Node, allocs []*api.Allocation, verbose bool, now time.Ti
 	if ld := n.LastDrain; ld != nil {
 		rows = append(rows, fmt.Sprintf("Last Drain|%s (started %s, updated %s)", ld.Status, formatTime(ld.StartedAt), formatTime(ld.UpdatedAt)))
 	}
+	if up := formatUptime(stats); up != "" {
+		rows = append(rows, "Uptime|"+up)
+	}
 	var b strings.Builder
 	b.WriteString(formatKV(rows))
+	if ev := formatNodeEvents(n, verbose); ev != "" {
+		b.WriteString("\n\nNode Events\n" + ev)
+	}
+	if res := formatNodeAllocated(n, allocs); res != "" {
+		b.WriteString("\n\nAllocated Resources\n" + res)
+	}
+	if host := formatHostUtilization(n, stats); host != "" {
+		b.WriteString("\n\nHost Resource Utilization\n" + host)
+	}
 	if verbose {
 		b.WriteString("\n\nAttributes\n")
 		b.WriteString(formatKV(mapRows(n.Attributes)))

@@ -27,6 +27,7 @@ func nodeRoutes(extra map[string]route) map[string]route {
 		"GET /v1/nodes":                          jsonBody(nodeListBody),
 		"GET /v1/node/" + nodeA:                  jsonBody(nodeABody),
 		"GET /v1/node/" + nodeA + "/allocations": jsonBody(`[]`),
+		"GET /v1/client/stats":                   jsonBody(`{"Uptime":3600,"CPUTicksConsumed":250,"Memory":{"Total":8589934592,"Used":1073741824}}`),
 	}
 	for k, v := range extra {
 		routes[k] = v
@@ -63,7 +64,8 @@ func TestNodeStatus(t *testing.T) {
 			routes: nodeRoutes(map[string]route{"GET /v1/nodes": jsonBody(`[` + strings.SplitN(nodeListBody[1:], `},{`, 2)[0] + `}]`)}),
 			args:   []string{"node", "status", "5f7e6"},
 			stdout: "ID          = 5f7e6b1c\nName        = alpha\nNode Pool   = default\nClass       = <none>\nDC          = dc1\n" +
-				"Drain       = false\nEligibility = eligible\nStatus      = ready\nDrivers     = mock_driver\n\n" +
+				"Drain       = false\nEligibility = eligible\nStatus      = ready\nDrivers     = mock_driver\nUptime      = 1h0m0s\n\n" +
+				"Host Resource Utilization\nCPU      Memory           Disk\n250 MHz  1.0 GiB/8.0 GiB  -\n\n" +
 				"Allocations\nNo allocations placed\n",
 		},
 		{

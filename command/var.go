@@ -6,7 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/hashicorp/nomad/api"
+	"github.com/zclconf/go-cty/cty"
 )
 
 const varHelp = `
@@ -35,6 +37,9 @@ Put Options:
     Write only if the variable's modify index is still <index> (0: only if
     it does not exist yet). A conflict is reported and nothing is written.
 
+  -force
+    Write whatever the variable's modify index is, ignoring -check-index.
+
   -json
     Print the written variable as JSON.
 `)
@@ -43,10 +48,11 @@ Put Options:
 func (c *VarPutCommand) Synopsis() string { return "Write a variable" }
 
 func (c *VarPutCommand) Run(args []string) int {
-	var asJSON bool
+	var asJSON, force bool
 	checkIndex := optUint{}
 	fs := c.FlagSet("var put")
 	fs.BoolVar(&asJSON, "json", false, "")
+	fs.BoolVar(&force, "force", false, "")
 	fs.Var(&checkIndex, "check-index", "")
 	pos, code, ok := c.parse(fs, args)
 	if !ok {
@@ -77,7 +83,7 @@ func (c *VarPutCommand) Run(args []string) int {
 	v := &api.Variable{Path: pos[0], Namespace: c.Namespace(), Items: items}
 	var out *api.Variable
 	var err error
-	if checkIndex.set {
+	if checkIndex.set && !force {
 		v.ModifyIndex = checkIndex.v
 		out, _, err = client.Variables().CheckedUpdate(v, nil)
 	} else {
@@ -114,7 +120,14 @@ Get Options:
     Print only the value of one item.
 
   -json
-    Print the variable as JSON.
+    Print the variable as JSON (the same as -out=json).
+
+  -out=<format>
+    How to print the variable: "table" (the default), "json", "hcl" (the
+    spec "var put" reads), "go-template" (with -template) or "none".
+
+  -template=<template>
+    Go template applied to the variable with -out=go-template.
 `)
 }
 
@@ -122,13 +135,37 @@ func (c *VarGetCommand) Synopsis() string { return "Read a variable" }
 
 func (c *VarGetCommand) Run(args []string) int {
 	var asJSON bool
-	var item string
+	var item, out, tmpl string
 	fs := c.FlagSet("var get")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.StringVar(&item, "item", "", "")
-	pos, client, code, ok := c.connect(fs, args, "<path>")
+	fs.StringVar(&out, "out", "", "")
+	fs.StringVar(&tmpl, "template", "", "")
+	pos, code, ok := c.parseArgs(fs, args, "<path>")
 	if !ok {
 		return code
+	}
+	if asJSON {
+		if out != "" && out != "json" {
+			return c.fail("Only one of -json or -out may be given")
+		}
+		out = "json"
+	}
+	switch out {
+	case "", "table", "json", "hcl", "none":
+		if tmpl != "" {
+			return c.fail("-template needs -out=go-template")
+		}
+	case "go-template":
+		if tmpl == "" {
+			return c.fail("-out=go-template needs -template")
+		}
+	default:
+		return c.fail("Invalid -out %q: one of table, json, hcl, go-template, none", out)
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
 	}
 	v, _, err := client.Variables().Read(pos[0], &api.QueryOptions{Namespace: c.Namespace()})
 	if errors.Is(err, api.ErrVariablePathNotFound) {
@@ -145,7 +182,18 @@ func (c *VarGetCommand) Run(args []string) int {
 		c.Ui.Output(val)
 		return 0
 	}
-	return printResult(&c.Meta, v, asJSON, formatVariable)
+	switch out {
+	case "json":
+		return c.printJSON(v)
+	case "hcl":
+		c.Ui.Output(formatVariableHCL(v))
+		return 0
+	case "go-template":
+		return printTemplated(&c.Meta, v, false, tmpl, formatVariable)
+	case "none":
+		return 0
+	}
+	return printResult(&c.Meta, v, false, formatVariable)
 }
 
 func formatVariable(v *api.Variable) string {
@@ -274,4 +322,26 @@ func (c *VarPurgeCommand) Run(args []string) int {
 	}
 	c.Ui.Output(fmt.Sprintf("Successfully purged variable %q!", pos[0]))
 	return 0
+}
+
+// formatVariableHCL renders the variable as the HCL specification upstream's "var get -out
+// hcl" prints and "var put" reads back: path, namespace, the modify index a later write can
+// check against, and the items block.
+func formatVariableHCL(v *api.Variable) string {
+	f := hclwrite.NewEmptyFile()
+	body := f.Body()
+	body.SetAttributeValue("path", cty.StringVal(v.Path))
+	body.SetAttributeValue("namespace", cty.StringVal(v.Namespace))
+	body.SetAttributeValue("modify_index", cty.NumberUIntVal(v.ModifyIndex))
+	body.AppendNewline()
+	items := body.AppendNewBlock("items", nil).Body()
+	keys := make([]string, 0, len(v.Items))
+	for k := range v.Items {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		items.SetAttributeValue(k, cty.StringVal(v.Items[k]))
+	}
+	return strings.TrimSpace(string(hclwrite.Format(f.Bytes())))
 }

@@ -233,6 +233,18 @@ func (w *worker) process(ctx context.Context, store *state.StateStore, eval *str
 	done.StatusDescription = ""
 	done.ModifyTime = t
 	done.QueuedAllocations = plan.Queued
+	// Clients (upstream's "job run" among them) follow the deployment an evaluation started
+	// or placed into through this field, so that a failing task does not look finished.
+	if plan.Deployment != nil {
+		done.DeploymentID = plan.Deployment.ID
+	} else {
+		for _, a := range plan.Place {
+			if a.DeploymentID != "" {
+				done.DeploymentID = a.DeploymentID
+				break
+			}
+		}
+	}
 	deferred := plan.DeferredTotal()
 	if deferred > 0 {
 		// What waits for the follow-up is queued too, as far as the job's summary goes.

@@ -171,6 +171,15 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 // server's default when empty, as in tests).
 var Build string
 
+// buildVersion is Build, or the server's default when main did not set it; the node's
+// nomad.version attribute reports it, as constraints and "node status -verbose" read it.
+func buildVersion() string {
+	if Build != "" {
+		return Build
+	}
+	return nomad.DefaultConfig().Build
+}
+
 // serverConfig derives the server's configuration from the agent's.
 func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc := nomad.DefaultConfig()

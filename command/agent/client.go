@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/client/artifact"
@@ -29,6 +30,13 @@ type localServers struct {
 }
 
 func (l localServers) RegisterNode(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	// The agent's own server is electing itself (-dev, a new cluster): registering the moment
+	// a leader is known, rather than after the client's retry interval, means the node is
+	// ready as soon as the agent reports a leader, and "job run" right after start places.
+	// Bounded, as the client's run loop waits here and shutdown waits for that loop.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = l.srv.WaitForLeader(ctx)
+	cancel()
 	if args.Node != nil {
 		l.srv.TrustLocalNode(args.Node.SecretID)
 	}
@@ -102,6 +110,7 @@ func (a *Agent) startClient() error {
 		Datacenter:  cfg.Datacenter,
 		NodePool:    cc.NodePool,
 		NodeClass:   cc.NodeClass,
+		Version:     buildVersion(),
 		Meta:        cc.Meta,
 		HostVolumes: hostVolumes(cc.HostVolumes),
 		Artifact:    artifactConfig(cc.Artifact),

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
@@ -40,10 +41,22 @@ func (s *HTTPServer) status(method string) (*structs.StatusResponse, error) {
 	return &reply, nil
 }
 
-func (s *HTTPServer) statusLeader(_ http.ResponseWriter, _ *http.Request) (any, error) {
+func (s *HTTPServer) statusLeader(_ http.ResponseWriter, r *http.Request) (any, error) {
 	reply, err := s.status("Status.Leader")
 	if err != nil {
 		return nil, err
+	}
+	// A -dev agent reports its leader once its own node is registered too (briefly waited
+	// for), so that a script waiting for the leader and then running a job finds the node
+	// ready instead of "No nodes were eligible".
+	if c := s.agent.Client(); reply.Leader != "" && c != nil && s.agent.config.DevMode {
+		t := time.NewTimer(2 * time.Second)
+		select {
+		case <-c.Registered():
+		case <-t.C:
+		case <-r.Context().Done():
+		}
+		t.Stop()
 	}
 	return s.rpcAddr(reply.Leader), nil
 }
