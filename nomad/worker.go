@@ -43,8 +43,7 @@ type worker struct {
 // evaluation each is processing and starts the new number; 0 runs none.
 func (s *Server) runWorkers(ctx context.Context, applier *planapply.Applier) {
 	for ctx.Err() == nil {
-		cfg, changed := s.workers.get()
-		wctx, cancel := context.WithCancel(ctx)
+		cfg, changed, wctx, cancel := s.workers.startGeneration(ctx)
 		var wg sync.WaitGroup
 		for range cfg.NumSchedulers {
 			wg.Add(1)

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"context"
 	"runtime"
 	"slices"
 	"sync"
@@ -23,6 +24,10 @@ type workerPool struct {
 	started time.Time
 	// changed is closed and replaced on every change, waking a worker that waits.
 	changed chan struct{}
+	// stopGeneration cancels the running workers' context (nil when none run). A change
+	// calls it before it returns, so that once the API has answered no worker of the old
+	// configuration takes another evaluation (a paused pool is paused when it says so).
+	stopGeneration context.CancelFunc
 }
 
 func newWorkerPool(num int) *workerPool {
@@ -33,6 +38,16 @@ func newWorkerPool(num int) *workerPool {
 type WorkerPoolConfig struct {
 	NumSchedulers     int
 	EnabledSchedulers []string
+}
+
+// startGeneration is the configuration workers start with now, the channel closed when it
+// changes, and their context: a child of ctx that the next change cancels.
+func (p *workerPool) startGeneration(ctx context.Context) (WorkerPoolConfig, <-chan struct{}, context.Context, context.CancelFunc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	wctx, cancel := context.WithCancel(ctx)
+	p.stopGeneration = cancel
+	return WorkerPoolConfig{NumSchedulers: p.num, EnabledSchedulers: slices.Clone(p.enabled)}, p.changed, wctx, cancel
 }
 
 func (p *workerPool) get() (WorkerPoolConfig, <-chan struct{}) {
@@ -73,6 +88,10 @@ func (s *Server) SetSchedulerWorkerConfig(c WorkerPoolConfig) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.num, p.enabled, p.started = c.NumSchedulers, slices.Clone(c.EnabledSchedulers), time.Now()
+	if p.stopGeneration != nil {
+		p.stopGeneration()
+		p.stopGeneration = nil
+	}
 	close(p.changed)
 	p.changed = make(chan struct{})
 	return nil

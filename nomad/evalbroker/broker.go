@@ -242,6 +242,12 @@ func (b *Broker) Dequeue(ctx context.Context, queues []string, timeout time.Dura
 			b.mu.Unlock()
 			return nil, "", ErrNotEnabled
 		}
+		// Checked under the lock: a caller whose context ended before an evaluation was
+		// enqueued never takes it (a paused worker pool is paused for what comes after).
+		if err := ctx.Err(); err != nil {
+			b.mu.Unlock()
+			return nil, "", err
+		}
 		eval, token, err := b.popLocked(queues)
 		if err != nil || eval != nil {
 			b.mu.Unlock()

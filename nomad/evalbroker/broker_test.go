@@ -313,3 +313,17 @@ func TestBroker_ConcurrentWorkers(t *testing.T) {
 	must.False(t, overlap)
 	must.MapLen(t, jobs*perJob, seen)
 }
+
+// TestBroker_EndedContextTakesNothing: a caller whose context has ended (a worker of a paused
+// pool) takes no evaluation, even one that is ready, and leaves it for the next caller.
+func TestBroker_EndedContextTakesNothing(t *testing.T) {
+	b := testBroker(t, Config{})
+	b.Enqueue(evalFor("ready", "j1", 50, 1))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e, _, err := b.Dequeue(ctx, services, time.Second)
+	must.ErrorIs(t, err, context.Canceled)
+	must.Nil(t, e)
+	e, _ = dequeue(t, b, services)
+	must.Eq(t, "ready", e.ID)
+}
