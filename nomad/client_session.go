@@ -3,6 +3,7 @@ package nomad
 import (
 	"bufio"
 	"fmt"
+	"github.com/nomadfork/nomad/nomad/transport"
 	"io"
 	"net"
 	"net/http"
@@ -118,7 +119,7 @@ func (c *releasingConn) Close() error {
 
 func (s *Server) dialRelay(peer, nodeID string) (net.Conn, error) {
 	// As any server-to-server stream: TLS when the RPC port has it, else the cluster key.
-	conn, err := s.dialer().dial(peer, connRPC, 5*time.Second)
+	conn, err := s.dialer().Dial(peer, transport.KindRPC, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}

@@ -3,12 +3,12 @@ package nomad
 import (
 	"errors"
 	"fmt"
+	"github.com/nomadfork/nomad/nomad/transport"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomadfork/nomad/nomad/evalbroker"
 	"github.com/nomadfork/nomad/structs"
-	"github.com/nomadfork/nomad/tlsutil"
 )
 
 // Config configures a server.
@@ -45,7 +45,7 @@ type Config struct {
 	EncryptKey string
 	// TLS is tls { rpc = true }: nil leaves the RPC port to the cluster key alone. With it,
 	// servers present and require certificates from the CA and need no key to join.
-	TLS *RPCTLSConfig
+	TLS *transport.TLSConfig
 	// RPCMaxConnsPerClient caps the connections one IP address holds on the RPC port before
 	// it authenticates as a server (limits.rpc_max_conns_per_client; 0: unlimited).
 	// RPCHandshakeTimeout bounds an inbound peer's first byte and handshake
@@ -191,15 +191,4 @@ func (c ClientIntroductionConfig) Validate() error {
 		return errors.New("client_introduction.max_identity_ttl must be at least default_identity_ttl")
 	}
 	return nil
-}
-
-// RPCTLSConfig is the agent's tls block as far as the RPC port is concerned.
-type RPCTLSConfig struct {
-	tlsutil.Config
-	// VerifyServerHostname makes a server accept Raft and server RPC only from certificates
-	// naming server.<region>.nomad, and check that name when it dials another server.
-	VerifyServerHostname bool
-	// RPCUpgradeMode also accepts the cluster-key handshake (never bare bytes), and dials
-	// with the key when one is set, while a keyed cluster moves to TLS one server at a time.
-	RPCUpgradeMode bool
 }

@@ -10,8 +10,10 @@
 //     fsm.go decodes each entry and hands it to one state/ method per message type
 //     (fsm_*.go register them); events.go reacts to every committed transaction (event
 //     publishing, the evaluation broker, ACL cache and subscription re-checks, acl_recheck.go).
-//   - RPC: rpc_mux.go authenticates connections (cluster key or TLS, rpc_tls.go) and splits
-//     one port between Raft and RPC; rpc_server.go dispatches calls; rpc_client_conn.go and
+//   - RPC: the transport package (nomad/transport) owns the RPC port: it authenticates
+//     connections (cluster key or TLS), caps them per address and splits one port between
+//     Raft, server RPC and client agents; rpc_tls.go loads its TLS from the server's config;
+//     rpc_server.go dispatches calls; rpc_client_conn.go and
 //     client_session.go carry the client agents' connections and streams; rpc.go serves
 //     blocking reads.
 //   - Endpoints: endpoint.go declares the endpoint table and its read and write pipelines

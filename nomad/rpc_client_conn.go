@@ -15,11 +15,10 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// connClientAgent opens a client agent's connection: no cluster key, a yamux session on which
-// the client opens one stream per call to the client RPCs of clientMethods (each authenticated
-// by the node's secret) or, for its HTTP API, to a token row (apiRow) or the event stream, and
-// the server opens streams towards the client for exec and logs.
-const connClientAgent byte = 0x20
+// A client agent's connection (transport.KindClientAgent) carries no cluster key: it is a yamux
+// session on which the client opens one stream per call to the client RPCs of clientMethods
+// (each authenticated by the node's secret) or, for its HTTP API, to a token row (apiRow) or the
+// event stream, and the server opens streams towards the client for exec and logs.
 
 const (
 	// maxClientCalls bounds the calls one client connection has in flight: its blocking read

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"bufio"
+	"github.com/nomadfork/nomad/nomad/transport"
 	"net"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func clientConn(t *testing.T, srv *Server) *yamux.Session {
 	t.Helper()
 	conn, err := net.Dial("tcp", srv.RaftAddr())
 	must.NoError(t, err)
-	_, err = conn.Write([]byte{connClientAgent})
+	_, err = conn.Write([]byte{transport.KindClientAgent})
 	must.NoError(t, err)
 	sess, err := yamux.Client(conn, ClientYamuxConfig())
 	must.NoError(t, err)
@@ -116,7 +117,7 @@ func TestSecurity_ClientRPC_AllowList(t *testing.T) {
 	conn, err := net.Dial("tcp", srv.RaftAddr())
 	must.NoError(t, err)
 	defer conn.Close()
-	_, err = conn.Write([]byte{connRaft, 0, 0, 0})
+	_, err = conn.Write([]byte{transport.KindRaft, 0, 0, 0})
 	must.NoError(t, err)
 	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, err = conn.Read(make([]byte, 1))

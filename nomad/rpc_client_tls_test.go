@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"github.com/nomadfork/nomad/nomad/transport"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ import (
 // tlsClientSession opens a client agent's session to srv over TLS presenting files.
 func tlsClientSession(t *testing.T, srv *Server, ca *tlstest.CA, files tlstest.Files) (*yamux.Session, error) {
 	t.Helper()
-	ct, err := NewClientTLS(&RPCTLSConfig{
+	ct, err := transport.NewClientTLS(&transport.TLSConfig{
 		Config:               tlsutil.Config{CAFile: ca.CertFile, CertFile: files.CertFile, KeyFile: files.KeyFile},
 		VerifyServerHostname: true,
 	}, "global")
@@ -57,7 +58,7 @@ func TestSecurity_ClientAgentsNeedTLSWhenTheRPCPortHasIt(t *testing.T) {
 		return func(t *testing.T) *yamux.Session {
 			pair, err := tls.LoadX509KeyPair(files.CertFile, files.KeyFile)
 			must.NoError(t, err)
-			conn, err := rawTLSDialer([]tls.Certificate{pair})(srv.RaftAddr(), connClientAgent, 5*time.Second)
+			conn, err := rawTLSDialer([]tls.Certificate{pair})(srv.RaftAddr(), transport.KindClientAgent, 5*time.Second)
 			if err != nil {
 				return nil // refused during the handshake
 			}

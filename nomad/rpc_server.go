@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/nomadfork/nomad/nomad/transport"
 	"net"
 	"time"
 
@@ -100,7 +101,7 @@ func (s *Server) rpcCall(addr, method string, args, reply any) error {
 
 // rpcCallTimeout is rpcCall with a deadline for the whole exchange.
 func (s *Server) rpcCallTimeout(addr, method string, args, reply any, timeout time.Duration) error {
-	conn, err := s.dialer().dial(addr, connRPC, 5*time.Second)
+	conn, err := s.dialer().Dial(addr, transport.KindRPC, 5*time.Second)
 	if err != nil {
 		return fmt.Errorf("contacting server %s: %w", addr, err)
 	}

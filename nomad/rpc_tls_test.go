@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"errors"
+	"github.com/nomadfork/nomad/nomad/transport"
 	"net"
 	"strings"
 	"sync"
@@ -21,8 +22,8 @@ import (
 )
 
 // tlsFor is the RPC TLS block of a server presenting files, signed by ca.
-func tlsFor(ca *tlstest.CA, files tlstest.Files, verify bool) *RPCTLSConfig {
-	return &RPCTLSConfig{
+func tlsFor(ca *tlstest.CA, files tlstest.Files, verify bool) *transport.TLSConfig {
+	return &transport.TLSConfig{
 		Config:               tlsutil.Config{CAFile: ca.CertFile, CertFile: files.CertFile, KeyFile: files.KeyFile},
 		VerifyServerHostname: verify,
 	}
@@ -76,11 +77,11 @@ func (d *dialLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Co
 
 // certDialer dials as a server presenting files would, with the server-name check off so
 // only the listening side decides.
-func certDialer(t *testing.T, ca *tlstest.CA, files tlstest.Files) serverDialer {
+func certDialer(t *testing.T, ca *tlstest.CA, files tlstest.Files) transport.Dialer {
 	t.Helper()
-	w, err := tlsutil.New(tlsutil.Config{CAFile: ca.CertFile, CertFile: files.CertFile, KeyFile: files.KeyFile})
+	tlsConf, err := transport.LoadTLS(&transport.TLSConfig{Config: tlsutil.Config{CAFile: ca.CertFile, CertFile: files.CertFile, KeyFile: files.KeyFile}}, "global")
 	must.NoError(t, err)
-	return serverDialer{tls: &rpcTLS{w: w, region: "global"}}
+	return transport.Dialer{TLS: tlsConf}
 }
 
 // rawTLSDialer presents a certificate that expired: tlsutil refuses to load one, so the
@@ -91,7 +92,7 @@ func rawTLSDialer(certs []tls.Certificate) func(addr string, kind byte, timeout 
 		if err != nil {
 			return nil, err
 		}
-		if _, err := conn.Write([]byte{connTLS}); err != nil {
+		if _, err := conn.Write([]byte{transport.OpenTLS}); err != nil {
 			conn.Close()
 			return nil, err
 		}
@@ -123,25 +124,25 @@ func TestSecurity_TLSRefusesPeersWithoutAServerCertificate(t *testing.T) {
 	}{
 		{name: "no certificate", verify: true, dial: func(t *testing.T) dialFn { return rawTLSDialer(nil) }},
 		{name: "server certificate from another CA", verify: true, dial: func(t *testing.T) dialFn {
-			return certDialer(t, other, other.Issue(t, "evil", []string{"server.global.nomad"})).dial
+			return certDialer(t, other, other.Issue(t, "evil", []string{"server.global.nomad"})).Dial
 		}},
 		{name: "expired server certificate", verify: true, dial: func(t *testing.T) dialFn {
 			return rawTLSDialer([]tls.Certificate{expiredPair})
 		}},
 		{name: "client certificate", verify: true, dial: func(t *testing.T) dialFn {
-			return certDialer(t, ca, ca.Issue(t, "client", []string{"client.global.nomad"})).dial
+			return certDialer(t, ca, ca.Issue(t, "client", []string{"client.global.nomad"})).Dial
 		}},
 		{name: "client certificate, verify_server_hostname off", verify: false, dial: func(t *testing.T) dialFn {
-			return certDialer(t, ca, ca.Issue(t, "client", []string{"client.global.nomad"})).dial
+			return certDialer(t, ca, ca.Issue(t, "client", []string{"client.global.nomad"})).Dial
 		}},
 		{name: "cli certificate, verify_server_hostname off", verify: false, dial: func(t *testing.T) dialFn {
-			return certDialer(t, ca, ca.Issue(t, "cli", []string{"cli.global.nomad"})).dial
+			return certDialer(t, ca, ca.Issue(t, "cli", []string{"cli.global.nomad"})).Dial
 		}},
 		{name: "server certificate of another region", verify: true, dial: func(t *testing.T) dialFn {
-			return certDialer(t, ca, ca.Issue(t, "eu", []string{"server.eu.nomad"})).dial
+			return certDialer(t, ca, ca.Issue(t, "eu", []string{"server.eu.nomad"})).Dial
 		}},
 		{name: "cluster key while TLS is required", verify: true, dial: func(t *testing.T) dialFn {
-			return serverDialer{key: mustKey(t, testClusterKey)}.dial
+			return transport.Dialer{Key: mustKey(t, testClusterKey)}.Dial
 		}},
 		{name: "bare raft byte", verify: true, dial: func(t *testing.T) dialFn {
 			return func(addr string, kind byte, timeout time.Duration) (net.Conn, error) {
@@ -162,22 +163,22 @@ func TestSecurity_TLSRefusesPeersWithoutAServerCertificate(t *testing.T) {
 				WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace}}, &reply))
 			termBefore := srv.raft.Stats()["term"]
 			indexBefore := srv.raft.LastIndex()
-			refusedBefore := srv.rpcListener.refused.Load()
+			refusedBefore := srv.rpcListener.Refused()
 			dial := tc.dial(t)
 
 			layer := &dialLayer{dial: func(addr string, timeout time.Duration) (net.Conn, error) {
-				return dial(addr, connRaft, timeout)
+				return dial(addr, transport.KindRaft, timeout)
 			}}
 			must.Error(t, forgeAppendEntries(t, srv, layer))
 
 			fake := ServerInfo{ID: "fake-voter", Addr: "127.0.0.1:1"}
-			conn, err := dial(srv.RaftAddr(), connRPC, 2*time.Second)
+			conn, err := dial(srv.RaftAddr(), transport.KindRPC, 2*time.Second)
 			if err == nil {
 				err = rpcOnConn(conn, "Cluster.Hello", &HelloRequest{Server: fake})
 			}
 			must.Error(t, err)
 
-			waitFor(t, 5*time.Second, func() bool { return srv.rpcListener.refused.Load() >= refusedBefore+2 })
+			waitFor(t, 5*time.Second, func() bool { return srv.rpcListener.Refused() >= refusedBefore+2 })
 			must.True(t, srv.IsLeader())
 			must.Eq(t, termBefore, srv.raft.Stats()["term"])
 			must.Eq(t, indexBefore, srv.raft.LastIndex())
@@ -205,7 +206,7 @@ func rpcOnConn(conn net.Conn, method string, args any) error {
 func TestSecurity_TLSServerWithAnotherCACannotJoin(t *testing.T) {
 	ca := tlstest.NewCA(t, "cluster")
 	servers := testTLSCluster(t, 1, ca)
-	refusedBefore := servers[0].rpcListener.refused.Load()
+	refusedBefore := servers[0].rpcListener.Refused()
 
 	other := tlstest.NewCA(t, "other")
 	cfg := DefaultConfig()
@@ -225,7 +226,7 @@ func TestSecurity_TLSServerWithAnotherCACannotJoin(t *testing.T) {
 	// never adds it. Its own attempts to call the leader are refused too.
 	waitFor(t, 15*time.Second, func() bool { return len(servers[0].regionServers()) == 2 })
 	waitFor(t, 15*time.Second, func() bool {
-		return evil.rpcListener.refused.Load() >= 1 && servers[0].rpcListener.refused.Load() >= refusedBefore
+		return evil.rpcListener.Refused() >= 1 && servers[0].rpcListener.Refused() >= refusedBefore
 	})
 	peers, err := servers[0].Peers()
 	must.NoError(t, err)
@@ -277,11 +278,11 @@ func TestSecurity_TLSUpgradeModeAcceptsTheKeyButNeverBareBytes(t *testing.T) {
 	var reply HelloResponse
 	keyed := &Server{clusterKey: mustKey(t, testClusterKey)}
 	must.NoError(t, keyed.rpcCallTimeout(srv.RaftAddr(), "Cluster.Hello", hello, &reply, 5*time.Second))
-	tlsPeer := &Server{rpcTLS: certDialer(t, ca, ca.Issue(t, "peer", []string{"server.global.nomad"})).tls}
+	tlsPeer := &Server{rpcTLS: certDialer(t, ca, ca.Issue(t, "peer", []string{"server.global.nomad"})).TLS}
 	must.NoError(t, tlsPeer.rpcCallTimeout(srv.RaftAddr(), "Cluster.Hello", hello, &reply, 5*time.Second))
 
 	must.Error(t, rawRPC(t, srv.RaftAddr(), "Cluster.Hello", hello))
-	must.Error(t, forgeAppendEntries(t, srv, &strangerLayer{prefix: []byte{connRaft}}))
+	must.Error(t, forgeAppendEntries(t, srv, &strangerLayer{prefix: []byte{transport.KindRaft}}))
 }
 
 func TestSecurity_GarbageFirstByteClosesOnlyThatConnection(t *testing.T) {
@@ -290,12 +291,12 @@ func TestSecurity_GarbageFirstByteClosesOnlyThatConnection(t *testing.T) {
 		c.RaftBindAddr = freeAddr(t)
 		c.TLS = tlsFor(ca, ca.Issue(t, "server", []string{"server.global.nomad"}), true)
 	})
-	peer := &Server{rpcTLS: certDialer(t, ca, ca.Issue(t, "peer", []string{"server.global.nomad"})).tls}
-	good, err := peer.dialer().dial(srv.RaftAddr(), connRPC, 2*time.Second)
+	peer := &Server{rpcTLS: certDialer(t, ca, ca.Issue(t, "peer", []string{"server.global.nomad"})).TLS}
+	good, err := peer.dialer().Dial(srv.RaftAddr(), transport.KindRPC, 2*time.Second)
 	must.NoError(t, err)
 	defer good.Close()
 
-	for _, garbage := range [][]byte{{0xff}, {0x00, 1, 2, 3}, []byte("GET / HTTP/1.1\r\n\r\n"), {connTLS, 0x16, 0x03}} {
+	for _, garbage := range [][]byte{{0xff}, {0x00, 1, 2, 3}, []byte("GET / HTTP/1.1\r\n\r\n"), {transport.OpenTLS, 0x16, 0x03}} {
 		conn, err := net.DialTimeout("tcp", srv.RaftAddr(), 2*time.Second)
 		must.NoError(t, err)
 		_, _ = conn.Write(garbage)
@@ -323,10 +324,10 @@ func TestSecurity_TransportWarnings(t *testing.T) {
 		{name: "any address with key", cfg: Config{RaftBindAddr: "0.0.0.0:4647", EncryptKey: testClusterKey},
 			want: "authenticated by the shared cluster key (server.encrypt) only"},
 		{name: "private address without key", cfg: Config{RaftBindAddr: "10.0.0.5:4647"}, want: "refuses every connection"},
-		{name: "tls with hostname check", cfg: Config{RaftBindAddr: "0.0.0.0:4647", TLS: &RPCTLSConfig{VerifyServerHostname: true}}},
-		{name: "tls without hostname check", cfg: Config{RaftBindAddr: "0.0.0.0:4647", TLS: &RPCTLSConfig{}},
+		{name: "tls with hostname check", cfg: Config{RaftBindAddr: "0.0.0.0:4647", TLS: &transport.TLSConfig{VerifyServerHostname: true}}},
+		{name: "tls without hostname check", cfg: Config{RaftBindAddr: "0.0.0.0:4647", TLS: &transport.TLSConfig{}},
 			want: "tls.verify_server_hostname is off"},
-		{name: "tls upgrade mode", cfg: Config{RaftBindAddr: "0.0.0.0:4647", TLS: &RPCTLSConfig{VerifyServerHostname: true, RPCUpgradeMode: true}},
+		{name: "tls upgrade mode", cfg: Config{RaftBindAddr: "0.0.0.0:4647", TLS: &transport.TLSConfig{VerifyServerHostname: true, RPCUpgradeMode: true}},
 			want: "remove rpc_upgrade_mode once every server runs with TLS"},
 	}
 	for _, tc := range cases {

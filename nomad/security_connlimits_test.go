@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"errors"
+	"github.com/nomadfork/nomad/nomad/transport"
 	"net"
 	"testing"
 	"time"
@@ -56,14 +57,14 @@ func TestSecurity_RPCStrangerHoldingSilentConnectionsDoesNotStarvePeers(t *testi
 	for range 300 {
 		dialFrom(t, attackerIP, srv.RaftAddr())
 	}
-	waitFor(t, 10*time.Second, func() bool { return srv.rpcListener.perClient.Count(attackerIP) == 100 })
+	waitFor(t, 10*time.Second, func() bool { return srv.rpcListener.ConnsFrom(attackerIP) == 100 })
 
 	must.NoError(t, keyedPeerHello(t, srv))
 	// A client agent's connection from another address is served too.
 	client := dialFrom(t, "127.0.0.1", srv.RaftAddr())
-	_, err := client.Write([]byte{connClientAgent})
+	_, err := client.Write([]byte{transport.KindClientAgent})
 	must.NoError(t, err)
-	waitFor(t, 10*time.Second, func() bool { return srv.rpcListener.perClient.Count("127.0.0.1") >= 1 })
+	waitFor(t, 10*time.Second, func() bool { return srv.rpcListener.ConnsFrom("127.0.0.1") >= 1 })
 	must.NoError(t, srv.raft.Barrier(5*time.Second).Error())
 }
 
@@ -75,7 +76,7 @@ func TestSecurity_RPCPerClientCapIsEnforcedAndReleased(t *testing.T) {
 		first []byte
 	}{
 		{name: "silent connections", first: nil},
-		{name: "client agent sessions", first: []byte{connClientAgent}},
+		{name: "client agent sessions", first: []byte{transport.KindClientAgent}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,7 +86,7 @@ func TestSecurity_RPCPerClientCapIsEnforcedAndReleased(t *testing.T) {
 				c.RPCMaxConnsPerClient = 5
 				c.RPCHandshakeTimeout = 10 * time.Minute
 			})
-			count := func() int { return srv.rpcListener.perClient.Count(attackerIP) }
+			count := func() int { return srv.rpcListener.ConnsFrom(attackerIP) }
 			open := func() net.Conn {
 				conn := dialFrom(t, attackerIP, srv.RaftAddr())
 				if tc.first != nil {
@@ -127,13 +128,13 @@ func TestSecurity_RPCAuthenticatedServersAreNotCapped(t *testing.T) {
 	hello, err := encodeBody(&HelloRequest{Server: ServerInfo{ID: "peer", Addr: "127.0.0.1:1"}})
 	must.NoError(t, err)
 	for i := range 10 {
-		conn, err := peer.dialer().dial(srv.RaftAddr(), connRPC, 5*time.Second)
+		conn, err := peer.dialer().Dial(srv.RaftAddr(), transport.KindRPC, 5*time.Second)
 		must.NoError(t, err, must.Sprintf("connection %d", i))
 		t.Cleanup(func() { _ = conn.Close() })
 		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 		must.NoError(t, exchange(conn, &rpcRequest{Method: "Cluster.Hello", Body: hello}), must.Sprintf("connection %d", i))
 	}
-	must.Eq(t, 0, srv.rpcListener.perClient.Count("127.0.0.1"))
+	must.Eq(t, 0, srv.rpcListener.ConnsFrom("127.0.0.1"))
 }
 
 func TestSecurity_RPCSilentConnectionClosedAfterHandshakeTimeout(t *testing.T) {
@@ -152,8 +153,8 @@ func TestSecurity_RPCSilentConnectionClosedAfterHandshakeTimeout(t *testing.T) {
 	}{
 		{name: "nothing sent", first: nil},
 		{name: "cluster-key handshake begun", first: []byte{serverauth.ConnAuthenticated}},
-		{name: "TLS begun", first: []byte{connTLS}},
-		{name: "TLS hello cut short", first: []byte{connTLS, 0x16, 0x03, 0x01, 0x00, 0x80}},
+		{name: "TLS begun", first: []byte{transport.OpenTLS}},
+		{name: "TLS hello cut short", first: []byte{transport.OpenTLS, 0x16, 0x03, 0x01, 0x00, 0x80}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,7 +164,7 @@ func TestSecurity_RPCSilentConnectionClosedAfterHandshakeTimeout(t *testing.T) {
 				must.NoError(t, err)
 			}
 			must.True(t, closedByServer(conn))
-			waitFor(t, 10*time.Second, func() bool { return srv.rpcListener.perClient.Count(attackerIP) == 0 })
+			waitFor(t, 10*time.Second, func() bool { return srv.rpcListener.ConnsFrom(attackerIP) == 0 })
 		})
 	}
 }

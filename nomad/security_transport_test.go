@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"errors"
+	"github.com/nomadfork/nomad/nomad/transport"
 	"io"
 	"net"
 	"strconv"
@@ -28,7 +29,7 @@ func (s *strangerLayer) Close() error              { return nil }
 func (s *strangerLayer) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1} }
 func (s *strangerLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	if s.key != nil {
-		return dialServer(s.key, string(addr), connRaft, timeout)
+		return transport.DialKey(s.key, string(addr), transport.KindRaft, timeout)
 	}
 	conn, err := net.DialTimeout("tcp", string(addr), timeout)
 	if err != nil {
@@ -90,8 +91,8 @@ func TestSecurity_ForgedRaftAppendEntriesRefused(t *testing.T) {
 		key      string
 		attacker raft.StreamLayer
 	}{
-		{name: "lone server without a key, bare raft byte", attacker: &strangerLayer{prefix: []byte{connRaft}}},
-		{name: "keyed server, bare raft byte", key: testClusterKey, attacker: &strangerLayer{prefix: []byte{connRaft}}},
+		{name: "lone server without a key, bare raft byte", attacker: &strangerLayer{prefix: []byte{transport.KindRaft}}},
+		{name: "keyed server, bare raft byte", key: testClusterKey, attacker: &strangerLayer{prefix: []byte{transport.KindRaft}}},
 		{name: "keyed server, handshake with another key", key: testClusterKey, attacker: &strangerLayer{key: mustKey(t, strangerKey)}},
 		{name: "lone server without a key, handshake with some key", attacker: &strangerLayer{key: mustKey(t, strangerKey)}},
 	}
@@ -134,7 +135,7 @@ func rawRPC(t *testing.T, addr, method string, args any) error {
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	body, err := encodeBody(args)
 	must.NoError(t, err)
-	if _, err := conn.Write([]byte{connRPC}); err != nil {
+	if _, err := conn.Write([]byte{transport.KindRPC}); err != nil {
 		return err
 	}
 	return exchange(conn, &rpcRequest{Method: method, Body: body})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nomadfork/nomad/nomad/transport"
 	"net"
 	"os"
 	"path/filepath"
@@ -54,9 +55,9 @@ type Server struct {
 
 	// rpcListener serves Raft and server-to-server RPC on the RPC port; nil for a server
 	// that keeps Raft in memory.
-	rpcListener *rpcListener
+	rpcListener *transport.Listener
 	clusterKey  *serverauth.Key
-	rpcTLS      *rpcTLS
+	rpcTLS      *transport.TLS
 	raftStarted atomic.Bool
 
 	// serf is the gossip pool (nil without a serf address); membership makes Raft follow it.
@@ -325,14 +326,14 @@ func (s *Server) setupRaft() error {
 		if err != nil {
 			return fmt.Errorf("resolving raft advertise address %q: %w", advertise, err)
 		}
-		limits := rpcLimits{maxConnsPerClient: s.config.RPCMaxConnsPerClient, handshakeTimeout: s.config.RPCHandshakeTimeout}
-		ln, err := newRPCListener(s.config.RaftBindAddr, s.clusterKey, s.rpcTLS, limits, s.logger.Named("rpc"), s.serveRPC, s.serveClientConn)
+		limits := transport.Limits{MaxConnsPerClient: s.config.RPCMaxConnsPerClient, HandshakeTimeout: s.config.RPCHandshakeTimeout}
+		ln, err := transport.Listen(s.config.RaftBindAddr, s.clusterKey, s.rpcTLS, limits, s.logger.Named("rpc"), s.serveRPC, s.serveClientConn)
 		if err != nil {
 			return fmt.Errorf("listening on RPC address %s: %w", s.config.RaftBindAddr, err)
 		}
 		s.rpcListener = ln
 		trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-			Stream:  &raftLayer{l: ln, advertise: adv},
+			Stream:  ln.RaftLayer(adv),
 			MaxPool: 3,
 			Timeout: 10 * time.Second,
 			Logger:  s.logger.Named("raft-net"),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	metrics "github.com/hashicorp/go-metrics"
+	"github.com/nomadfork/nomad/nomad/transport"
 	"net"
 	"net/http"
 	"os"
@@ -36,7 +37,7 @@ type Agent struct {
 	// metrics is the process's in-memory metrics sink (see setupMetrics).
 	metrics *metrics.InmemSink
 	// clientTLS is a client-only agent's certificate for the servers' RPC port (tls.rpc).
-	clientTLS *nomad.ClientTLS
+	clientTLS *transport.ClientTLS
 	// rpcServers is the client's connection to the servers of a client-only agent.
 	rpcServers *client.RPCServers
 	// streamSrv serves what servers send to the client over streams (exec, logs).
@@ -92,9 +93,9 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 		httpTLS = w
 	}
 
-	var clientTLS *nomad.ClientTLS
+	var clientTLS *transport.ClientTLS
 	if t := cfg.TLS; t != nil && t.EnableRPC && !serverEnabled {
-		ct, err := nomad.NewClientTLS(rpcTLSConfig(t), cfg.Region)
+		ct, err := transport.NewClientTLS(rpcTLSConfig(t), cfg.Region)
 		if err != nil {
 			return nil, err
 		}
@@ -259,8 +260,8 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 
 // rpcTLSConfig is the tls block as the RPC port of a server, or a client agent's connection
 // to one, uses it.
-func rpcTLSConfig(t *TLSConfig) *nomad.RPCTLSConfig {
-	return &nomad.RPCTLSConfig{
+func rpcTLSConfig(t *TLSConfig) *transport.TLSConfig {
+	return &transport.TLSConfig{
 		Config:               tlsutil.Config{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, MinVersion: t.TLSMinVersion},
 		VerifyServerHostname: t.VerifyServerHostname,
 		RPCUpgradeMode:       t.RPCUpgradeMode,

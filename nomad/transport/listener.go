@@ -1,4 +1,9 @@
-package nomad
+// Package transport is the servers' RPC port: one TCP listener shared by Raft, server RPC and
+// client agents' sessions, the handshakes that prove what a peer is (the cluster key or a
+// certificate from the CA), the per-address connection limits, and the dialers servers and
+// client agents use to reach it. It knows nothing of what is served on an authenticated
+// stream: the server hands it the functions that serve each kind.
+package transport
 
 import (
 	"errors"
@@ -18,45 +23,48 @@ import (
 // Raft and the server RPC share one port, as upstream's do. A connection that opens with one
 // of these bytes without the handshake is closed unread.
 const (
-	connRaft byte = 0x01
-	connRPC  byte = 0x02
+	KindRaft byte = 0x01
+	KindRPC  byte = 0x02
+	// KindClientAgent opens a client agent's connection: no cluster key, a yamux session
+	// (served by the server's client-session code).
+	KindClientAgent byte = 0x20
 )
 
-// handshakeTimeout bounds the handshakes this server runs as the dialing side, towards peers
-// it chose. What an inbound peer is allowed is limits.rpc_handshake_timeout (rpcLimits).
-const handshakeTimeout = 10 * time.Second
+// HandshakeTimeout bounds the handshakes this server runs as the dialing side, towards peers
+// it chose. What an inbound peer is allowed is limits.rpc_handshake_timeout (Limits).
+const HandshakeTimeout = 10 * time.Second
 
-// rpcLimits bound what one source address may hold on the RPC port. A global cap on
+// Limits bound what one source address may hold on the RPC port. A global cap on
 // connections being authenticated used to stand here: 64 silent connections from one
 // stranger filled it and closed the port to every server and client, Raft included. Counting
 // per address (and bounding the handshake) keeps a stranger to its own share.
-type rpcLimits struct {
-	// maxConnsPerClient caps the connections one IP address holds (0: unlimited). A
+type Limits struct {
+	// MaxConnsPerClient caps the connections one IP address holds (0: unlimited). A
 	// connection that authenticates as a server stops counting: servers open one connection
 	// per forwarded call, and a follower forwarding many blocking queries must not be cut off.
-	maxConnsPerClient int
-	// handshakeTimeout bounds reading the first byte and completing the TLS or cluster-key
+	MaxConnsPerClient int
+	// HandshakeTimeout bounds reading the first byte and completing the TLS or cluster-key
 	// handshake (0: no bound).
-	handshakeTimeout time.Duration
+	HandshakeTimeout time.Duration
 }
 
-// rpcListener accepts on the RPC port. Only peers that prove the cluster key or present a
+// Listener accepts on the RPC port. Only peers that prove the cluster key or present a
 // certificate from the CA (tls.rpc) get through; with neither (a lone server with nothing to
 // join) every connection is closed at once.
-type rpcListener struct {
+type Listener struct {
 	ln        net.Listener
 	key       *serverauth.Key
-	tls       *rpcTLS
+	tls       *TLS
 	logger    hclog.Logger
 	raftConns chan net.Conn
 	serveRPC  func(net.Conn)
-	// serveClient serves client agents' connections (nomad/rpc_client_conn.go).
+	// serveClient serves client agents' connections.
 	// plain is true for a connection without TLS on a server that has TLS on (rpc_upgrade_mode).
 	serveClient func(conn net.Conn, plain bool)
 	perClient   *connlimit.Limiter
-	limits      rpcLimits
+	limits      Limits
 	lastWarn    atomic.Int64
-	// refused counts connections closed because they did not authenticate (a metric to come).
+	// refused counts connections closed because they did not authenticate.
 	refused   atomic.Uint64
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -67,14 +75,17 @@ type rpcListener struct {
 	conns   map[net.Conn]struct{}
 }
 
-func newRPCListener(addr string, key *serverauth.Key, tlsConf *rpcTLS, limits rpcLimits, logger hclog.Logger, serveRPC func(net.Conn), serveClient func(net.Conn, bool)) (*rpcListener, error) {
+// Listen opens the RPC port on addr. serveRPC gets each authenticated server RPC stream,
+// serveClient each client agent connection (plain: a connection without TLS on a port that has
+// it, accepted in rpc_upgrade_mode); both own the connection they are given.
+func Listen(addr string, key *serverauth.Key, tlsConf *TLS, limits Limits, logger hclog.Logger, serveRPC func(net.Conn), serveClient func(conn net.Conn, plain bool)) (*Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	l := &rpcListener{
+	l := &Listener{
 		ln: ln, key: key, tls: tlsConf, logger: logger, serveRPC: serveRPC, serveClient: serveClient,
-		perClient: connlimit.New(limits.maxConnsPerClient),
+		perClient: connlimit.New(limits.MaxConnsPerClient),
 		limits:    limits,
 		raftConns: make(chan net.Conn, 16),
 		closed:    make(chan struct{}),
@@ -85,7 +96,7 @@ func newRPCListener(addr string, key *serverauth.Key, tlsConf *rpcTLS, limits rp
 	return l, nil
 }
 
-func (l *rpcListener) acceptLoop() {
+func (l *Listener) acceptLoop() {
 	defer l.wg.Done()
 	for {
 		conn, err := l.ln.Accept()
@@ -121,15 +132,15 @@ func (l *rpcListener) acceptLoop() {
 }
 
 // handshakeDeadline is when an inbound peer must have authenticated; zero is no bound.
-func (l *rpcListener) handshakeDeadline() time.Time {
-	if l.limits.handshakeTimeout <= 0 {
+func (l *Listener) handshakeDeadline() time.Time {
+	if l.limits.HandshakeTimeout <= 0 {
 		return time.Time{}
 	}
-	return time.Now().Add(l.limits.handshakeTimeout)
+	return time.Now().Add(l.limits.HandshakeTimeout)
 }
 
 // refuse closes conn and logs why, at most every few seconds so a flood cannot fill the log.
-func (l *rpcListener) refuse(conn net.Conn, why string) {
+func (l *Listener) refuse(conn net.Conn, why string) {
 	remote := conn.RemoteAddr().String()
 	conn.Close()
 	l.refused.Add(1)
@@ -144,7 +155,7 @@ func (l *rpcListener) refuse(conn net.Conn, why string) {
 // then hands the authenticated stream to serve. Anything else closes this connection only.
 // release gives back the connection's slot of its address; it is held until the connection
 // ends, or until the peer proves itself a server.
-func (l *rpcListener) route(conn net.Conn, release func()) {
+func (l *Listener) route(conn net.Conn, release func()) {
 	defer release()
 	defer l.wg.Done()
 	defer l.untrack(conn)
@@ -156,7 +167,7 @@ func (l *rpcListener) route(conn net.Conn, release func()) {
 		conn.Close()
 		return
 	}
-	if first[0] == connClientAgent && l.serveClient != nil {
+	if first[0] == KindClientAgent && l.serveClient != nil {
 		// With tls.rpc a client agent must present a certificate like every other peer;
 		// a plain connection is served only while rpc_upgrade_mode lets clients move over.
 		if l.tls != nil && !l.tls.upgrade {
@@ -173,11 +184,11 @@ func (l *rpcListener) route(conn net.Conn, release func()) {
 	var (
 		secure net.Conn
 		kind   byte
-		role   peerRole
+		role   Role
 		err    error
 	)
 	switch first[0] {
-	case connTLS:
+	case OpenTLS:
 		secure, kind, role, err = l.acceptTLS(conn, deadline)
 	case serverauth.ConnAuthenticated:
 		secure, kind, role, err = l.acceptKey(conn, deadline)
@@ -189,7 +200,7 @@ func (l *rpcListener) route(conn net.Conn, release func()) {
 		l.refuse(conn, err.Error())
 		return
 	}
-	if role == roleServer {
+	if role == RoleServer {
 		release()
 	}
 	l.serve(conn, secure, kind, role)
@@ -197,10 +208,10 @@ func (l *rpcListener) route(conn net.Conn, release func()) {
 
 // serve hands an authenticated stream to what speaks kind, if role may speak it. raw is the
 // accepted connection under secure, tracked until its owner takes it.
-func (l *rpcListener) serve(raw, secure net.Conn, kind byte, role peerRole) {
+func (l *Listener) serve(raw, secure net.Conn, kind byte, role Role) {
 	switch kind {
-	case connRaft:
-		if role != roleServer {
+	case KindRaft:
+		if role != RoleServer {
 			l.refuse(secure, fmt.Sprintf("a %s certificate may not speak Raft", role))
 			return
 		}
@@ -211,17 +222,17 @@ func (l *rpcListener) serve(raw, secure net.Conn, kind byte, role peerRole) {
 		case <-l.closed:
 			secure.Close()
 		}
-	case connRPC:
-		if role != roleServer {
+	case KindRPC:
+		if role != RoleServer {
 			l.refuse(secure, fmt.Sprintf("a %s certificate may not call server RPCs", role))
 			return
 		}
 		l.serveRPC(secure)
-	case connClientAgent:
+	case KindClientAgent:
 		// A client agent's certificate, or a server's (servers hold the stronger one). A
 		// CLI certificate, or one naming another region under verify_server_hostname, is not
 		// a node's.
-		if l.serveClient == nil || (role != roleClient && role != roleServer) {
+		if l.serveClient == nil || (role != RoleClient && role != RoleServer) {
 			l.refuse(secure, fmt.Sprintf("a %s certificate may not connect as a client agent", role))
 			return
 		}
@@ -231,7 +242,7 @@ func (l *rpcListener) serve(raw, secure net.Conn, kind byte, role peerRole) {
 	}
 }
 
-func (l *rpcListener) track(conn net.Conn) bool {
+func (l *Listener) track(conn net.Conn) bool {
 	l.connsMu.Lock()
 	defer l.connsMu.Unlock()
 	select {
@@ -244,7 +255,7 @@ func (l *rpcListener) track(conn net.Conn) bool {
 	return true
 }
 
-func (l *rpcListener) untrack(conn net.Conn) {
+func (l *Listener) untrack(conn net.Conn) {
 	l.connsMu.Lock()
 	defer l.connsMu.Unlock()
 	delete(l.conns, conn)
@@ -252,7 +263,7 @@ func (l *rpcListener) untrack(conn net.Conn) {
 
 // Close stops accepting, ends the connections being authenticated or served and waits for every
 // connection goroutine; Raft's own connections are closed by Raft's transport.
-func (l *rpcListener) Close() error {
+func (l *Listener) Close() error {
 	var err error
 	l.closeOnce.Do(func() {
 		l.connsMu.Lock()
@@ -267,23 +278,36 @@ func (l *rpcListener) Close() error {
 	return err
 }
 
-// dial opens an authenticated stream of kind to the server at addr.
-func dialServer(key *serverauth.Key, addr string, kind byte, timeout time.Duration) (net.Conn, error) {
+// DialKey opens a stream of kind to the server at addr, authenticated by the cluster key.
+func DialKey(key *serverauth.Key, addr string, kind byte, timeout time.Duration) (net.Conn, error) {
 	if key == nil {
-		return nil, errNoClusterKey
+		return nil, ErrNoClusterKey
 	}
 	conn, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, err
 	}
-	return key.Client(conn, kind, handshakeTimeout)
+	return key.Client(conn, kind, HandshakeTimeout)
 }
 
-var errNoClusterKey = errors.New("no cluster key: set server { encrypt = ... } on every server to connect servers")
+// ErrNoClusterKey is the answer of DialKey without a key.
+var ErrNoClusterKey = errors.New("no cluster key: set server { encrypt = ... } on every server to connect servers")
 
-// raftLayer is the raft.StreamLayer over the shared port.
+// RaftLayer is Raft's stream layer over the shared port: it accepts the Raft streams the
+// listener authenticated and dials other servers as a server. advertise is this server's
+// address as its peers know it.
+func (l *Listener) RaftLayer(advertise net.Addr) raft.StreamLayer {
+	return &raftLayer{l: l, advertise: advertise}
+}
+
+// Refused counts the connections closed because they did not authenticate.
+func (l *Listener) Refused() uint64 { return l.refused.Load() }
+
+// ConnsFrom is how many connections the address ip holds against its cap.
+func (l *Listener) ConnsFrom(ip string) int { return l.perClient.Count(ip) }
+
 type raftLayer struct {
-	l         *rpcListener
+	l         *Listener
 	advertise net.Addr
 }
 
@@ -302,5 +326,5 @@ func (r *raftLayer) Close() error   { return r.l.Close() }
 func (r *raftLayer) Addr() net.Addr { return r.advertise }
 
 func (r *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return serverDialer{key: r.l.key, tls: r.l.tls}.dial(string(address), connRaft, timeout)
+	return Dialer{Key: r.l.key, TLS: r.l.tls}.Dial(string(address), KindRaft, timeout)
 }
