@@ -7,8 +7,8 @@
 //     Shutdown stops them. Tests start in-memory servers through the server harness.
 //   - Raft and the FSM: raft_logstore.go, raft_applied.go, raft_recovery.go and
 //     raft_snapshots.go keep the log on disk, verify it before Raft reads it and recover it;
-//     fsm.go decodes each entry and hands it to one state/ method per message type
-//     (fsm_*.go register them); events.go reacts to every committed transaction (event
+//     the fsm package decodes each entry and hands it to one state/ method per message
+//     type (one file per concern registers them); events.go reacts to every committed transaction (event
 //     publishing, the evaluation broker, ACL cache and subscription re-checks, acl_recheck.go).
 //   - RPC: the transport package (nomad/transport) owns the RPC port: it authenticates
 //     connections (cluster key or TLS), caps them per address and splits one port between

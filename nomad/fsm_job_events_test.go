@@ -3,6 +3,7 @@ package nomad
 import (
 	"context"
 	"fmt"
+	"github.com/nomadfork/nomad/nomad/fsm"
 	"testing"
 	"time"
 
@@ -228,8 +229,7 @@ func TestJobEvents_PurgeInvariantThroughTheFSM(t *testing.T) {
 
 	rapid.Check(t, func(rt *rapid.T) {
 		var got []*structs.Events
-		var fsm *FSM
-		fsm, err := NewFSM(hclog.NewNullLogger(), state.Config{JobTrackedVersions: 2}, func(txn *state.Txn, changes memdb.Changes) {
+		machine, err := fsm.NewFSM(hclog.NewNullLogger(), state.Config{JobTrackedVersions: 2}, func(txn *state.Txn, changes memdb.Changes) {
 			if events := state.EventsFromChanges(txn, changes); events != nil {
 				got = append(got, events)
 			}
@@ -240,7 +240,7 @@ func TestJobEvents_PurgeInvariantThroughTheFSM(t *testing.T) {
 			index++
 			data, err := structs.EncodeEntry(t, req)
 			must.NoError(rt, err)
-			return fsm.Apply(&raft.Log{Index: index, Term: 1, Type: raft.LogCommand, Data: data})
+			return machine.Apply(&raft.Log{Index: index, Term: 1, Type: raft.LogCommand, Data: data})
 		}
 		nanos := func() int64 { return int64(index) * 1_000_000_000 }
 		must.Nil(rt, apply(structs.NamespaceUpsertRequestType, &structs.NamespaceUpsertRequest{
@@ -307,7 +307,7 @@ func TestJobEvents_PurgeInvariantThroughTheFSM(t *testing.T) {
 					must.Eq(rt, structs.TypeJobVersionPruned, e.Type, must.Sprintf("%s %s", op, e.Key))
 					continue
 				}
-				row, err := fsm.State().JobByID(nil, e.Namespace, e.Key)
+				row, err := machine.State().JobByID(nil, e.Namespace, e.Key)
 				must.NoError(rt, err)
 				must.Eq(rt, row == nil, payload.Deleted, must.Sprintf("%s %s: Deleted is the row's removal", op, e.Key))
 				must.Eq(rt, wantPurge, payload.Purge, must.Sprintf("%s %s: Purge is the request's flag", op, e.Key))
@@ -315,7 +315,7 @@ func TestJobEvents_PurgeInvariantThroughTheFSM(t *testing.T) {
 			}
 		}
 		for _, id := range ids {
-			job, err := fsm.State().JobByID(nil, structs.DefaultNamespace, id)
+			job, err := machine.State().JobByID(nil, structs.DefaultNamespace, id)
 			must.NoError(rt, err)
 			must.Eq(rt, exists[id], job != nil, must.Sprintf("job %s", id))
 		}

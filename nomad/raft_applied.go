@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"github.com/hashicorp/raft"
+	"github.com/nomadfork/nomad/nomad/fsm"
 	"github.com/nomadfork/nomad/raftutil"
 )
 
@@ -11,7 +12,7 @@ import (
 // Raft's batches so the record costs one small write per batch, and configuration entries
 // too, so even a server that has applied no command has a record.
 type appliedFSM struct {
-	*FSM
+	*fsm.FSM
 	record *raftutil.AppliedRecord
 }
 

@@ -3,6 +3,7 @@ package nomad
 import (
 	"errors"
 	"fmt"
+	"github.com/nomadfork/nomad/nomad/fsm"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func (s *Server) recoverPeers(rc *raft.Config, logs raft.LogStore, stable raft.S
 	}
 	// Recovery replays the log into an FSM of its own: the server's store, broker and
 	// commit hook must see nothing until Raft restores them from the snapshot it writes.
-	scratch, err := NewFSM(s.logger.Named("recovery"), state.Config{JobTrackedVersions: s.config.JobTrackedVersions}, nil)
+	scratch, err := fsm.NewFSM(s.logger.Named("recovery"), state.Config{JobTrackedVersions: s.config.JobTrackedVersions}, nil)
 	if err != nil {
 		return err
 	}

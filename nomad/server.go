@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nomadfork/nomad/nomad/fsm"
 	"github.com/nomadfork/nomad/nomad/transport"
 	"net"
 	"os"
@@ -39,7 +40,7 @@ type Server struct {
 	// jobSizes remembers the encoded size of stored job versions for job_max_total_size.
 	jobSizes jobSizeCache
 
-	fsm       *FSM
+	fsm       *fsm.FSM
 	raft      *raft.Raft
 	transport raft.Transport
 	// logStore is the on-disk log and stable store, and disk the guard over data_dir's free
@@ -178,12 +179,12 @@ func NewServer(config *Config) (*Server, error) {
 	s.localNodes = &localNodeSecrets{}
 	s.clientSessions = newClientSessionTable()
 	s.localDialer = &localNodeDialer{dials: map[string]func() (net.Conn, error){}}
-	fsm, err := NewFSM(s.logger.Named("fsm"), state.Config{JobTrackedVersions: config.JobTrackedVersions}, s.onCommit)
+	machine, err := fsm.NewFSM(s.logger.Named("fsm"), state.Config{JobTrackedVersions: config.JobTrackedVersions}, s.onCommit)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	s.fsm = fsm
+	s.fsm = machine
 	s.workers = newWorkerPool(config.NumSchedulers)
 	s.evalBroker = evalbroker.New(config.EvalBroker)
 	s.Endpoints = &Endpoints{
@@ -301,14 +302,14 @@ func (s *Server) setupRaft() error {
 	var logs raft.LogStore
 	var stable raft.StableStore
 	var snaps raft.SnapshotStore
-	var fsm raft.FSM = s.fsm
+	var raftFSM raft.FSM = s.fsm
 	if s.config.DataDir == "" {
 		mem := raft.NewInmemStore()
 		logs, stable = mem, mem
 		snaps = raft.NewInmemSnapshotStore()
 	} else {
 		var err error
-		if snaps, fsm, err = s.openDiskRaft(); err != nil {
+		if snaps, raftFSM, err = s.openDiskRaft(); err != nil {
 			return err
 		}
 		logs, stable = s.logStore, s.logStore
@@ -357,7 +358,7 @@ func (s *Server) setupRaft() error {
 	if err := s.recoverPeers(rc, logs, stable, snaps); err != nil {
 		return err
 	}
-	r, err := raft.NewRaft(rc, fsm, logs, stable, snaps, s.transport)
+	r, err := raft.NewRaft(rc, raftFSM, logs, stable, snaps, s.transport)
 	if err != nil {
 		return fmt.Errorf("starting raft: %w", err)
 	}

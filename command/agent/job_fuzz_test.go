@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/nomadfork/nomad/nomad/fsm"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,7 +14,6 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/hashicorp/raft"
 	"github.com/nomadfork/nomad/jobspec"
-	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
@@ -122,7 +122,7 @@ func FuzzJobRegisterRoundTrip(f *testing.F) {
 	for _, seed := range seedJobs(f) {
 		f.Add(seed)
 	}
-	fsm, err := nomad.NewFSM(hclog.NewNullLogger(), state.Config{JobTrackedVersions: 2}, nil)
+	fsm, err := fsm.NewFSM(hclog.NewNullLogger(), state.Config{JobTrackedVersions: 2}, nil)
 	must.NoError(f, err)
 	var index uint64
 

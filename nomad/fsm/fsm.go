@@ -1,4 +1,8 @@
-package nomad
+// Package fsm applies the Raft log to the state store: each committed entry is decoded into
+// the request type its message type names and applied in one write transaction, so a
+// replayed log, a snapshot restore and every server reach the same state. It reads no clock
+// and makes no ID: the leader fixed them before the entry reached Raft.
+package fsm
 
 import (
 	"fmt"
