@@ -61,42 +61,12 @@ func (c *Client) Checks(allocID string) (api.AllocCheckStatuses, error) {
 // the allocation: the address and port of their service (or the check's own port), and the
 // task a script check runs in and check_restart restarts.
 func allocChecks(node *structs.Node, alloc *structs.Allocation, states map[string]*structs.TaskState) []servicecheck.Spec {
-	if alloc.Job == nil {
-		return nil
-	}
-	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
-	if tg == nil {
-		return nil
-	}
-	running := func(task string) bool {
-		ts := states[task]
-		return ts != nil && ts.State == structs.TaskStateRunning
-	}
-	anyRunning := false
-	for _, t := range tg.Tasks {
-		anyRunning = anyRunning || running(t.Name)
-	}
 	var out []servicecheck.Spec
-	add := func(owner, task string, svc *api.Service) {
-		if svc == nil || svc.Provider != ServiceProviderNomad || svc.Name == "" {
-			return
-		}
+	eachLiveNomadService(alloc, states, func(owner, task string, svc *api.Service) {
 		for i := range svc.Checks {
 			out = append(out, checkSpec(node, alloc, owner, task, svc, &svc.Checks[i]))
 		}
-	}
-	if anyRunning && tg.Name != nil {
-		for _, svc := range tg.Services {
-			add("group-"+*tg.Name, "", svc)
-		}
-	}
-	for _, t := range tg.Tasks {
-		if running(t.Name) {
-			for _, svc := range t.Services {
-				add(t.Name, t.Name, svc)
-			}
-		}
-	}
+	})
 	return out
 }
 

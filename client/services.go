@@ -184,15 +184,16 @@ func serviceID(allocID, owner string, svc *api.Service) string {
 	return "_nomad-task-" + allocID + "-" + owner + "-" + svc.Name + "-" + svc.PortLabel
 }
 
-// allocServices builds the registrations of alloc's nomad services that should exist with the
-// given task states: a group's while any of its tasks runs, a task's while it runs.
-func allocServices(node *structs.Node, alloc *structs.Allocation, states map[string]*structs.TaskState) []*structs.ServiceRegistration {
+// eachLiveNomadService calls fn for every nomad-provider service of alloc that should exist
+// with the given task states: a group's while any of its tasks runs (owner "group-<name>",
+// task ""), a task's while it runs (owner and task the task's name).
+func eachLiveNomadService(alloc *structs.Allocation, states map[string]*structs.TaskState, fn func(owner, task string, svc *api.Service)) {
 	if alloc.Job == nil {
-		return nil
+		return
 	}
 	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
 	if tg == nil {
-		return nil
+		return
 	}
 	running := func(task string) bool {
 		ts := states[task]
@@ -202,30 +203,37 @@ func allocServices(node *structs.Node, alloc *structs.Allocation, states map[str
 	for _, t := range tg.Tasks {
 		anyRunning = anyRunning || running(t.Name)
 	}
-	var out []*structs.ServiceRegistration
-	add := func(owner string, svc *api.Service) {
-		if svc == nil || svc.Provider != ServiceProviderNomad || svc.Name == "" {
-			return
+	live := func(owner, task string, svc *api.Service) {
+		if svc != nil && svc.Provider == ServiceProviderNomad && svc.Name != "" {
+			fn(owner, task, svc)
 		}
+	}
+	if anyRunning && tg.Name != nil {
+		for _, svc := range tg.Services {
+			live("group-"+*tg.Name, "", svc)
+		}
+	}
+	for _, t := range tg.Tasks {
+		if running(t.Name) {
+			for _, svc := range t.Services {
+				live(t.Name, t.Name, svc)
+			}
+		}
+	}
+}
+
+// allocServices builds the registrations of alloc's nomad services that should exist with the
+// given task states.
+func allocServices(node *structs.Node, alloc *structs.Allocation, states map[string]*structs.TaskState) []*structs.ServiceRegistration {
+	var out []*structs.ServiceRegistration
+	eachLiveNomadService(alloc, states, func(owner, _ string, svc *api.Service) {
 		addr, port := serviceAddress(node, alloc, svc)
 		out = append(out, &structs.ServiceRegistration{
 			ID: serviceID(alloc.ID, owner, svc), ServiceName: svc.Name, Namespace: alloc.Namespace,
 			NodeID: node.ID, Datacenter: node.Datacenter, JobID: alloc.JobID, AllocID: alloc.ID,
 			Tags: slices.Clone(svc.Tags), Address: addr, Port: port,
 		})
-	}
-	if anyRunning && tg.Name != nil {
-		for _, svc := range tg.Services {
-			add("group-"+*tg.Name, svc)
-		}
-	}
-	for _, t := range tg.Tasks {
-		if running(t.Name) {
-			for _, svc := range t.Services {
-				add(t.Name, svc)
-			}
-		}
-	}
+	})
 	return out
 }
 
