@@ -70,12 +70,7 @@ func (s *HTTPServer) aclAuthMethodRead(w http.ResponseWriter, r *http.Request) (
 
 func (s *HTTPServer) aclAuthMethodDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLAuthMethodDeleteRequest{Names: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("ACL.DeleteAuthMethods", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "ACL.DeleteAuthMethods", &args)
 }
 
 func (s *HTTPServer) aclBindingRuleList(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -127,12 +122,7 @@ func (s *HTTPServer) aclBindingRuleRead(w http.ResponseWriter, r *http.Request) 
 
 func (s *HTTPServer) aclBindingRuleDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLBindingRuleDeleteRequest{IDs: []string{r.PathValue("id")}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("ACL.DeleteBindingRules", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "ACL.DeleteBindingRules", &args)
 }
 
 // aclLogin exchanges a token another system issued for a new ACL token.

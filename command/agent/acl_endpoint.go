@@ -92,22 +92,12 @@ func (s *HTTPServer) aclPolicyWrite(w http.ResponseWriter, r *http.Request) (any
 		return nil, structs.BadRequest("Policy name does not match request path")
 	}
 	args := structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{&policy}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("ACL.UpsertPolicies", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "ACL.UpsertPolicies", &args)
 }
 
 func (s *HTTPServer) aclPolicyDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLPolicyDeleteRequest{Names: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("ACL.DeletePolicies", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "ACL.DeletePolicies", &args)
 }
 
 func (s *HTTPServer) aclTokenList(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -175,12 +165,7 @@ func (s *HTTPServer) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, 
 
 func (s *HTTPServer) aclTokenDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLTokenDeleteRequest{AccessorIDs: []string{r.PathValue("accessor")}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("ACL.DeleteTokens", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "ACL.DeleteTokens", &args)
 }
 
 func (s *HTTPServer) aclRoleList(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -239,12 +224,7 @@ func (s *HTTPServer) aclRoleGet(w http.ResponseWriter, _ *http.Request, args *no
 
 func (s *HTTPServer) aclRoleDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLRoleDeleteRequest{IDs: []string{r.PathValue("id")}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("ACL.DeleteRoles", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "ACL.DeleteRoles", &args)
 }
 
 // aclOneTimeTokenCreate makes a one-time token standing for the caller's token.

@@ -21,12 +21,7 @@ func (s *HTTPServer) evalDelete(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, err
 	}
 	args.WriteRequest = writeRequest(r)
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("Eval.Delete", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "Eval.Delete", &args)
 }
 
 func (s *HTTPServer) evalList(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -407,6 +407,16 @@ func setIndex(w http.ResponseWriter, index uint64) {
 	w.Header().Set("X-Nomad-Index", strconv.FormatUint(index, 10))
 }
 
+// writeForIndex makes a write whose answer is its index alone: no body, the index header.
+func (s *HTTPServer) writeForIndex(w http.ResponseWriter, method string, args any) (any, error) {
+	var reply structs.GenericResponse
+	if err := s.rpc.RPC(method, args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
+}
+
 // maxBodyDepth bounds how deeply a JSON request body may nest. Whatever a write carries is
 // written to the Raft log as msgpack, whose decoder refuses values past 1,024 levels, and an
 // entry it cannot decode stops every server replaying the log. The typed part of a job is

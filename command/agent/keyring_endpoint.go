@@ -59,12 +59,7 @@ func (s *HTTPServer) keyringDelete(w http.ResponseWriter, r *http.Request) (any,
 		return nil, err
 	}
 	args := structs.KeyringDeleteRootKeyRequest{KeyID: r.PathValue("id"), Force: force, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("Keyring.Delete", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "Keyring.Delete", &args)
 }
 
 // jwks answers the public root keys as a JSON Web Key Set (RFC 7517).

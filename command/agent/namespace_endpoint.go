@@ -72,20 +72,10 @@ func (s *HTTPServer) namespaceUpsert(w http.ResponseWriter, r *http.Request) (an
 		ns.NodePoolConfiguration = &structs.NamespaceNodePoolConfiguration{Default: c.Default, Allowed: c.Allowed}
 	}
 	args := structs.NamespaceUpsertRequest{Namespaces: []*structs.Namespace{ns}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("Namespace.Upsert", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "Namespace.Upsert", &args)
 }
 
 func (s *HTTPServer) namespaceDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NamespaceDeleteRequest{Namespaces: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("Namespace.Delete", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "Namespace.Delete", &args)
 }

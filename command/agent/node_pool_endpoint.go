@@ -85,22 +85,12 @@ func (s *HTTPServer) nodePoolUpsert(w http.ResponseWriter, r *http.Request) (any
 		}
 	}
 	args := structs.NodePoolUpsertRequest{NodePools: []*structs.NodePool{pool}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("NodePool.UpsertNodePools", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "NodePool.UpsertNodePools", &args)
 }
 
 func (s *HTTPServer) nodePoolDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodePoolDeleteRequest{Names: []string{r.PathValue("name")}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("NodePool.DeleteNodePools", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "NodePool.DeleteNodePools", &args)
 }
 
 func nodePoolToAPI(p *structs.NodePool) *api.NodePool {

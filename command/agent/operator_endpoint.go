@@ -41,12 +41,7 @@ func (s *HTTPServer) operatorRaftConfiguration(_ http.ResponseWriter, r *http.Re
 func (s *HTTPServer) operatorRaftRemovePeer(w http.ResponseWriter, r *http.Request) (any, error) {
 	q := r.URL.Query()
 	args := structs.RaftPeerRequest{ID: q.Get("id"), Address: q.Get("address"), WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("Operator.RaftRemovePeer", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "Operator.RaftRemovePeer", &args)
 }
 
 func (s *HTTPServer) operatorRaftTransferLeadership(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -57,10 +57,5 @@ func (s *HTTPServer) operatorSnapshotRestore(w http.ResponseWriter, r *http.Requ
 		return nil, errSnapshotTooLarge
 	}
 	args := structs.SnapshotRestoreRequest{Archive: archive, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("Operator.SnapshotRestore", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "Operator.SnapshotRestore", &args)
 }

@@ -46,12 +46,7 @@ func (s *HTTPServer) serviceDelete(w http.ResponseWriter, r *http.Request) (any,
 	args := structs.ServiceRegistrationDeleteByIDRequest{
 		ID: r.PathValue("id"), ServiceName: r.PathValue("name"), WriteRequest: writeRequest(r),
 	}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("ServiceRegistration.DeleteByID", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "ServiceRegistration.DeleteByID", &args)
 }
 
 func (s *HTTPServer) jobServices(w http.ResponseWriter, r *http.Request) (any, error) {

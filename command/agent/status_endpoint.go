@@ -85,22 +85,12 @@ func (s *HTTPServer) regions(_ http.ResponseWriter, _ *http.Request) (any, error
 
 func (s *HTTPServer) systemGC(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := writeRequest(r)
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("System.GarbageCollect", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "System.GarbageCollect", &args)
 }
 
 func (s *HTTPServer) systemReconcileSummaries(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ReconcileJobSummariesRequest{WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("System.ReconcileSummaries", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return s.writeForIndex(w, "System.ReconcileSummaries", &args)
 }
 
 // agentSelf reports the configuration, this member and a few stats, in the shape
