@@ -58,7 +58,7 @@ func (c *JobScalingEventsCommand) Run(args []string) int {
 		return c.fail("Error reading the scaling status of job %q: %v", jobID, err)
 	}
 	if asJSON {
-		events := map[string][]*api.ScalingEvent{}
+		events := map[string][]api.ScalingEvent{}
 		for name, tg := range status.TaskGroups {
 			events[name] = nonNilSlice(tg.Events)
 		}
@@ -66,10 +66,8 @@ func (c *JobScalingEventsCommand) Run(args []string) int {
 	}
 	var rows []scalingEventRow
 	for name, tg := range status.TaskGroups {
-		for _, ev := range tg.Events {
-			if ev != nil {
-				rows = append(rows, scalingEventRow{group: name, ev: ev})
-			}
+		for i := range tg.Events {
+			rows = append(rows, scalingEventRow{group: name, ev: &tg.Events[i]})
 		}
 	}
 	if len(rows) == 0 {
