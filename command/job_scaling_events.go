@@ -32,7 +32,9 @@ Scaling-Events Options:
 `)
 }
 
-func (c *JobScalingEventsCommand) Synopsis() string { return "Display the most recent scaling events for a job" }
+func (c *JobScalingEventsCommand) Synopsis() string {
+	return "Display the most recent scaling events for a job"
+}
 
 // scalingEventRow is one event with its group, for sorting across groups.
 type scalingEventRow struct {
