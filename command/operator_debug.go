@@ -445,7 +445,7 @@ func redactSecrets(v any) any {
 				if s, ok := val.(string); ok && s == "" {
 					continue
 				}
-				x[k] = "<redacted>"
+				x[k] = "[REDACTED]"
 				continue
 			}
 			x[k] = redactSecrets(val)
@@ -461,7 +461,8 @@ func redactSecrets(v any) any {
 func isSecretKey(k string) bool {
 	l := strings.ToLower(strings.ReplaceAll(k, "_", ""))
 	switch {
-	case l == "secretid", l == "encrypt", l == "key", l == "password", l == "token":
+	case l == "secretid", l == "encrypt", l == "key", l == "password", l == "token",
+		l == "signedidentities": // workload identity JWTs, each a credential
 		return true
 	case strings.HasSuffix(l, "token") && !strings.HasSuffix(l, "ttl"),
 		strings.HasSuffix(l, "secret"), strings.HasSuffix(l, "password"),
