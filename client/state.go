@@ -10,20 +10,19 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomadfork/nomad/client/drivers"
+	"github.com/nomadfork/nomad/client/statefile"
 	"github.com/nomadfork/nomad/structs"
 	bolt "go.etcd.io/bbolt"
 )
 
-// stateFileName is the client's state file under its state directory.
-const stateFileName = "state.db"
+// The state file's layout is statefile's, which the offline tools read too.
+const stateFileName = statefile.FileName
 
-// Buckets of the state file: allocations/<alloc ID>/ holds the allocation as last received
-// ("alloc"), and one key per task in "task-states" and "handles".
 var (
-	bucketAllocs     = []byte("allocations")
-	keyAlloc         = []byte("alloc")
-	bucketTaskStates = []byte("task-states")
-	bucketHandles    = []byte("handles")
+	bucketAllocs     = statefile.BucketAllocs
+	keyAlloc         = statefile.KeyAlloc
+	bucketTaskStates = statefile.BucketTaskStates
+	bucketHandles    = statefile.BucketHandles
 )
 
 // clientState keeps what a restarted client needs to find its tasks again: every write is

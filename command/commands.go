@@ -198,11 +198,22 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"system reconcile summaries": func() (cli.Command, error) {
 			return &SystemReconcileSummariesCommand{Meta: meta()}, nil
 		},
-		"monitor":    func() (cli.Command, error) { return &AgentMonitorCommand{Meta: meta()}, nil },
-		"fmt":        func() (cli.Command, error) { return &FormatCommand{Meta: meta()}, nil },
-		"ui":         func() (cli.Command, error) { return &UiCommand{Meta: meta()}, nil },
-		"agent-info": func() (cli.Command, error) { return &AgentInfoCommand{Meta: meta()}, nil },
-		"config":     group("Validate agent configuration", configHelp),
+		"monitor":               func() (cli.Command, error) { return &AgentMonitorCommand{Meta: meta()}, nil },
+		"fmt":                   func() (cli.Command, error) { return &FormatCommand{Meta: meta()}, nil },
+		"ui":                    func() (cli.Command, error) { return &UiCommand{Meta: meta()}, nil },
+		"agent-info":            func() (cli.Command, error) { return &AgentInfoCommand{Meta: meta()}, nil },
+		"config":                group("Validate agent configuration", configHelp),
+		"operator api":          func() (cli.Command, error) { return &OperatorAPICommand{Meta: meta()}, nil },
+		"operator debug":        func() (cli.Command, error) { return &OperatorDebugCommand{Meta: meta()}, nil },
+		"operator client-state": func() (cli.Command, error) { return &OperatorClientStateCommand{Meta: meta()}, nil },
+
+		"var init":           func() (cli.Command, error) { return &VarInitCommand{Meta: meta()}, nil },
+		"eval delete":        func() (cli.Command, error) { return &EvalDeleteCommand{Meta: meta()}, nil },
+		"node pool init":     func() (cli.Command, error) { return &NodePoolInitCommand{Meta: meta()}, nil },
+		"node pool jobs":     func() (cli.Command, error) { return &NodePoolJobsCommand{Meta: meta()}, nil },
+		"node pool nodes":    func() (cli.Command, error) { return &NodePoolNodesCommand{Meta: meta()}, nil },
+		"namespace inspect":  func() (cli.Command, error) { return &NamespaceInspectCommand{Meta: meta()}, nil },
+		"job scaling-events": func() (cli.Command, error) { return &JobScalingEventsCommand{Meta: meta()}, nil },
 	}
 	for name, factory := range compatCommands(ui, meta) {
 		all[name] = factory

@@ -42,6 +42,8 @@ func compatCommands(ui cli.Ui, meta func() Meta) map[string]cli.CommandFactory {
 		"plugin":              subcommandGroup("Inspect storage plugins", pluginHelp),
 		"plugin status":       func() (cli.Command, error) { return &PluginStatusCommand{Meta: meta()}, nil },
 		"check":               func() (cli.Command, error) { return &AgentCheckCommand{Meta: meta()}, nil },
+		"volume":              subcommandGroup("Interact with volumes", volumeHelp),
+		"volume status":       func() (cli.Command, error) { return &VolumeStatusCommand{Meta: meta()}, nil },
 	}
 	for _, f := range unavailableFeatures {
 		for _, name := range f.commands {
@@ -89,6 +91,11 @@ var unavailableFeatures = []unavailableFeature{
 		[]string{"recommendation", "recommendation apply", "recommendation dismiss", "recommendation info", "recommendation list"}},
 	{"Running Nomad as a Windows service is a Windows feature that this build does not have.",
 		[]string{"windows", "windows service", "windows service install", "windows service uninstall"}},
+	{"Consul and Vault integration is not built in this project, so \"nomad setup\" has nothing to configure.",
+		[]string{"setup", "setup consul", "setup vault"}},
+	{"Job actions are not built in this project: the agent has no actions API to run them through.",
+		[]string{"action", "job action"}},
+	volumeUnavailable,
 }
 
 // unavailableCommand answers a command of an unavailable feature: one sentence, exit 1.

@@ -223,6 +223,13 @@ func TestUnavailableFeatures(t *testing.T) {
 		{[]string{"license", "get"}, "Licenses are a Nomad Enterprise feature that this build does not have.\n"},
 		{[]string{"recommendation", "dismiss", "abc"}, "Resource recommendations are a Nomad Enterprise feature that this build does not have.\n"},
 		{[]string{"windows", "service", "install"}, "Running Nomad as a Windows service is a Windows feature that this build does not have.\n"},
+		{[]string{"setup", "consul", "-y"}, "Consul and Vault integration is not built in this project, so \"nomad setup\" has nothing to configure.\n"},
+		{[]string{"setup", "vault"}, "Consul and Vault integration is not built in this project, so \"nomad setup\" has nothing to configure.\n"},
+		{[]string{"action", "-job", "web", "weather"}, "Job actions are not built in this project: the agent has no actions API to run them through.\n"},
+		{[]string{"job", "action", "-job", "web", "weather"}, "Job actions are not built in this project: the agent has no actions API to run them through.\n"},
+		{[]string{"volume", "create", "vol.hcl"}, volumeUnavailable.sentence + "\n"},
+		{[]string{"volume", "snapshot", "list"}, volumeUnavailable.sentence + "\n"},
+		{[]string{"volume", "detach", "vol", "node"}, volumeUnavailable.sentence + "\n"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -257,5 +264,28 @@ func TestHiddenCommands(t *testing.T) {
 	}
 	for _, listed := range []string{"exec", "alloc", "job", "node", "server", "scaling", "plugin"} {
 		must.False(t, slices.Contains(HiddenCommands, listed), must.Sprint(listed))
+	}
+}
+
+// upstreamCommandNames are the command names upstream's CLI answers to that issue #23 found
+// missing here. Each must exist, so a script gets either the command or a sentence naming
+// why it does not run, never "command not found".
+var upstreamCommandNames = []string{
+	"operator debug", "operator api", "operator client-state",
+	"volume", "volume status", "volume create", "volume register", "volume deregister", "volume delete",
+	"volume detach", "volume init", "volume snapshot create", "volume snapshot delete", "volume snapshot list",
+	"action", "job action", "var init", "eval delete", "node pool init", "node pool jobs", "node pool nodes",
+	"namespace inspect", "job scaling-events", "setup", "setup consul", "setup vault",
+}
+
+func TestUpstreamCommandNames(t *testing.T) {
+	cmds := Commands(cli.NewMockUi())
+	for _, name := range upstreamCommandNames {
+		factory, ok := cmds[name]
+		must.True(t, ok, must.Sprintf("no command %q", name))
+		cmd, err := factory()
+		must.NoError(t, err)
+		must.StrHasPrefix(t, "Usage: nomad "+name, cmd.Help(), must.Sprint(name))
+		must.NotEq(t, "", cmd.Synopsis(), must.Sprint(name))
 	}
 }

@@ -114,33 +114,9 @@ func (c *EvalStatusCommand) Run(args []string) int {
 	if !ok {
 		return code
 	}
-	prefix := pos[0]
-	if len(prefix) < 2 {
-		return c.fail("Evaluation ID must have at least two characters")
-	}
-	stubs, _, err := client.Evaluations().PrefixList(prefix)
-	if err != nil {
-		return c.fail("Error querying evaluation prefix %q: %v", prefix, err)
-	}
-	var id string
-	for _, e := range stubs {
-		if e.ID == prefix {
-			id = e.ID
-		}
-	}
-	switch {
-	case id != "":
-	case len(stubs) == 0:
-		return c.fail("No evaluation(s) with prefix or ID %q found", prefix)
-	case len(stubs) == 1:
-		id = stubs[0].ID
-	default:
-		ids := make([]string, len(stubs))
-		for i, e := range stubs {
-			ids[i] = e.ID
-		}
-		sort.Strings(ids)
-		return c.fail("Prefix %q matched multiple evaluations:\n%s", prefix, strings.Join(ids, "\n"))
+	id, ok := c.resolveEval(client, pos[0])
+	if !ok {
+		return 1
 	}
 	eval, _, err := client.Evaluations().Info(id, &api.QueryOptions{Params: map[string]string{"related": "true"}})
 	if err != nil {
@@ -203,4 +179,37 @@ func formatEvalStatus(e *api.Evaluation) string {
 		}
 	}
 	return b.String()
+}
+
+// resolveEval turns an evaluation ID or unique ID prefix (two characters at least) into the
+// exact ID, the failure already reported.
+func (m *Meta) resolveEval(client *api.Client, prefix string) (string, bool) {
+	if len(prefix) < 2 {
+		m.fail("Evaluation ID must have at least two characters")
+		return "", false
+	}
+	stubs, _, err := client.Evaluations().PrefixList(prefix)
+	if err != nil {
+		m.fail("Error querying evaluation prefix %q: %v", prefix, err)
+		return "", false
+	}
+	for _, e := range stubs {
+		if e.ID == prefix {
+			return e.ID, true
+		}
+	}
+	switch len(stubs) {
+	case 0:
+		m.fail("No evaluation(s) with prefix or ID %q found", prefix)
+		return "", false
+	case 1:
+		return stubs[0].ID, true
+	}
+	ids := make([]string, len(stubs))
+	for i, e := range stubs {
+		ids[i] = e.ID
+	}
+	sort.Strings(ids)
+	m.fail("Prefix %q matched multiple evaluations:\n%s", prefix, strings.Join(ids, "\n"))
+	return "", false
 }

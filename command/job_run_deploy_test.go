@@ -101,3 +101,33 @@ func TestJobRun_MonitorsDeployment(t *testing.T) {
 		must.StrNotContains(t, out, "Monitoring")
 	})
 }
+
+// TestJobRun_AutoRevert runs a healthy version, then one whose task exits at once with
+// auto_revert set: job run says the deployment failed and rolled the job back to version 0,
+// follows the reverted version's deployment to success, and still exits 1, since the
+// version submitted is not the one running.
+func TestJobRun_AutoRevert(t *testing.T) {
+	ta := agenttest.NewClientAgent(t, nil)
+	c := ta.Client("")
+	waitUntil(t, 30*time.Second, "the agent's node to be ready", func() bool {
+		nodes, _, err := c.Nodes().List(nil)
+		return err == nil && len(nodes) == 1 && nodes[0].Status == "ready"
+	})
+	job := func(script string) string {
+		hcl := strings.NewReplacer("JOBNAME", "reverting", "SCRIPT", script, "auto_revert       = false", "auto_revert       = true").Replace(deployJobHCL)
+		return writeFile(t, "reverting.nomad.hcl", hcl)
+	}
+	code, out, errOut := runCLIWithin(t, 90*time.Second, ta.URL(), "job", "run", job("sleep 600"))
+	must.Eq(t, 0, code, must.Sprint(out, errOut))
+
+	code, out, errOut = runCLIWithin(t, 120*time.Second, ta.URL(), "job", "run", job("exit 1"))
+	must.Eq(t, 1, code, must.Sprint(out, errOut))
+	must.RegexMatch(t, regexp.MustCompile(`! Deployment "[0-9a-f]{8}" failed`), out)
+	must.RegexMatch(t, regexp.MustCompile(`Deployment "[0-9a-f]{8}" failed and auto_revert rolled job "reverting" back to version 0`), out)
+	must.RegexMatch(t, regexp.MustCompile(`✓ Deployment "[0-9a-f]{8}" successful`), out)
+
+	j, _, err := c.Jobs().Info("reverting", nil)
+	must.NoError(t, err)
+	must.Eq(t, uint64(2), *j.Version)
+	must.Eq[any](t, []any{"-c", "sleep 600"}, j.TaskGroups[0].Tasks[0].Config["args"])
+}

@@ -67,6 +67,11 @@ func (m *Meta) FlagSet(name string) *flag.FlagSet {
 
 // Client builds an API client from the environment and the parsed flags.
 func (m *Meta) Client() (*api.Client, error) {
+	return api.NewClient(m.clientConfig())
+}
+
+// clientConfig is the environment with the parsed flags laid over it.
+func (m *Meta) clientConfig() *api.Config {
 	cfg := api.DefaultConfig()
 	if m.address != "" {
 		cfg.Address = m.address
@@ -81,7 +86,7 @@ func (m *Meta) Client() (*api.Client, error) {
 		cfg.Region = m.region
 	}
 	m.applyTLSFlags(cfg)
-	return api.NewClient(cfg)
+	return cfg
 }
 
 // applyTLSFlags lays the TLS flags over what api.DefaultConfig read from the

@@ -3,7 +3,9 @@ package command
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,12 +29,15 @@ func (m *Meta) monitorRun(client *api.Client, evalID string, verbose bool) int {
 	if code != 0 || eval == nil || eval.Status != "complete" || eval.DeploymentID == "" {
 		return code
 	}
-	return m.monitorDeployment(client, eval.DeploymentID, verbose)
+	return m.monitorDeployment(client, eval.DeploymentID, verbose, true)
 }
 
 // monitorDeployment waits on the deployment with blocking queries, printing each change of
 // its status or of its groups' counts, then the deployment as "deployment status" shows it.
-func (m *Meta) monitorDeployment(client *api.Client, deploymentID string, verbose bool) int {
+// A deployment that failed and auto-reverted the job is said to have done so, and the
+// deployment of the reverted version is followed too when followRollback is set; the run
+// still exits 1, since the version submitted is not the one running.
+func (m *Meta) monitorDeployment(client *api.Client, deploymentID string, verbose, followRollback bool) int {
 	id := shortID
 	if verbose {
 		id = func(s string) string { return s }
@@ -67,11 +72,57 @@ func (m *Meta) monitorDeployment(client *api.Client, deploymentID string, verbos
 			}
 		}
 		if d.Status != "successful" {
+			if version, ok := rollbackVersion(d); ok {
+				m.Ui.Output(fmt.Sprintf("\n==> %s: Deployment %q failed and auto_revert rolled job %q back to version %d",
+					now(), id(d.ID), d.JobID, version))
+				if followRollback {
+					m.followRollback(client, d, version, verbose)
+				}
+			}
 			return 1
 		}
 		return 0
 	}
 }
+
+var rollbackDesc = regexp.MustCompile(` - rolling back to job version (\d+)$`)
+
+// rollbackVersion is the version a failed deployment reverted its job to, from the status
+// description the deployment watcher writes.
+func rollbackVersion(d *api.Deployment) (uint64, bool) {
+	m := rollbackDesc.FindStringSubmatch(d.StatusDescription)
+	if m == nil {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(m[1], 10, 64)
+	return v, err == nil
+}
+
+// followRollback waits for the deployment the revert started (the job's latest one, newer
+// than the failed one) and follows it. The revert is registered by the deployment watcher
+// after it marks the deployment failed, so the new deployment may take a moment to appear.
+func (m *Meta) followRollback(client *api.Client, failed *api.Deployment, version uint64, verbose bool) {
+	q := &api.QueryOptions{Namespace: failed.Namespace, WaitTime: 5 * time.Second}
+	deadline := time.Now().Add(rollbackWait)
+	for time.Now().Before(deadline) {
+		d, meta, err := client.Jobs().LatestDeployment(failed.JobID, q)
+		if err != nil {
+			m.Ui.Error(fmt.Sprintf("Error reading the rollback's deployment: %v", err))
+			return
+		}
+		if d != nil && d.ID != failed.ID && d.CreateIndex > failed.CreateIndex {
+			m.monitorDeployment(client, d.ID, verbose, false)
+			return
+		}
+		if meta != nil {
+			q.WaitIndex = meta.LastIndex
+		}
+	}
+	m.Ui.Output(fmt.Sprintf("    No deployment of the reverted version %d appeared; see \"nomad job status %s\"", version, failed.JobID))
+}
+
+// rollbackWait bounds how long a run waits for the reverted version's deployment to appear.
+const rollbackWait = 30 * time.Second
 
 // deploymentProgress is one line summing up a deployment: its status, description and each
 // group's healthy and unhealthy counts.

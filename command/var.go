@@ -30,6 +30,10 @@ Usage: nomad var put [options] <path> <key>=<value> [<key>=<value>...]
   Write a variable: its items replace every item it had. A value written as
   @<file> is read from that file, and @- from stdin, so a secret need not
   appear on the command line.
+
+  "nomad var put [options] @<spec-file> [<path>] [<key>=<value>...]" reads
+  the variable from a specification ("nomad var init" writes an example):
+  a path and items given after the file win over the file's.
 `, `
 Put Options:
 
@@ -58,10 +62,34 @@ func (c *VarPutCommand) Run(args []string) int {
 	if !ok {
 		return code
 	}
-	if len(pos) < 2 {
+	// "@<file>" first reads a specification (as "var init" writes and "var get -out hcl"
+	// prints); a path and items given after it win over the file's.
+	var spec *api.Variable
+	if len(pos) > 0 && strings.HasPrefix(pos[0], "@") {
+		raw, err := readInput(pos[0][1:], nil)
+		if err != nil {
+			return c.fail("Error reading the specification %s: %v", pos[0][1:], err)
+		}
+		if spec, err = parseVariableSpec(raw); err != nil {
+			return c.fail("Error parsing the specification %s: %v", pos[0][1:], err)
+		}
+		pos = pos[1:]
+		if len(pos) == 0 || strings.Contains(pos[0], "=") {
+			pos = append([]string{spec.Path}, pos...)
+		}
+		if pos[0] == "" {
+			return c.fail("The specification names no path: give one after it")
+		}
+	}
+	if len(pos) < 2 && (spec == nil || len(spec.Items) == 0) {
 		return c.fail("This command takes a path and at least one <key>=<value> item")
 	}
 	items := map[string]string{}
+	if spec != nil {
+		for k, v := range spec.Items {
+			items[k] = v
+		}
+	}
 	for _, kv := range pos[1:] {
 		k, v, found := strings.Cut(kv, "=")
 		if !found || k == "" {
@@ -81,6 +109,10 @@ func (c *VarPutCommand) Run(args []string) int {
 		return 1
 	}
 	v := &api.Variable{Path: pos[0], Namespace: c.Namespace(), Items: items}
+	if spec != nil && spec.Namespace != "" && c.Namespace() == "" {
+		v.Namespace = spec.Namespace
+		client.SetNamespace(spec.Namespace)
+	}
 	var out *api.Variable
 	var err error
 	if checkIndex.set && !force {

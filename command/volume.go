@@ -1,0 +1,145 @@
+package command
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+const volumeHelp = `
+Usage: nomad volume <subcommand> [options] [args]
+
+  Inspect the host volumes the clients offer. Volumes are declared in each
+  client's configuration ("host_volume" blocks); CSI and dynamic host
+  volumes are not built here, so the subcommands that create, register,
+  claim, detach, snapshot or delete them answer with that sentence.
+`
+
+// volumeUnavailable is why upstream's volume write commands have nothing to act on here.
+var volumeUnavailable = unavailableFeature{
+	"CSI volumes and dynamic host volumes are not built in this project: host volumes are declared in the client configuration's host_volume blocks, and \"nomad volume status\" lists them.",
+	[]string{
+		"volume create", "volume register", "volume deregister", "volume delete", "volume detach",
+		"volume init", "volume snapshot", "volume snapshot create", "volume snapshot delete",
+		"volume snapshot list", "volume claim", "volume claim list", "volume claim delete",
+	},
+}
+
+// VolumeStatusCommand lists the host volumes as the nodes report them.
+type VolumeStatusCommand struct {
+	Meta
+}
+
+func (c *VolumeStatusCommand) Help() string {
+	return helpText(`
+Usage: nomad volume status [options] [<name>]
+
+  List the host volumes every node offers, as the nodes report them from their
+  configuration. With a name, show only the volumes of that name.
+`, `
+Status Options:
+
+  -type=<type>
+    Only "host" (the default) is built; "csi" answers that CSI is not built.
+
+  -node=<node-id>
+    Only the volumes of nodes whose ID starts with this prefix.
+
+  -node-pool=<pool>
+    Only the volumes of nodes in this node pool.
+
+  -json
+    Print the volumes as JSON.
+
+  -t=<template>
+    Format the volumes with a Go template.
+`)
+}
+
+func (c *VolumeStatusCommand) Synopsis() string { return "Display status information about volumes" }
+
+// hostVolumeRow is one volume on one node: the shape -json prints.
+type hostVolumeRow struct {
+	Name     string
+	NodeID   string
+	NodeName string
+	NodePool string
+	Path     string
+	ReadOnly bool
+}
+
+func (c *VolumeStatusCommand) Run(args []string) int {
+	var asJSON bool
+	var typ, nodePrefix, pool, tmpl string
+	fs := c.FlagSet("volume status")
+	fs.StringVar(&typ, "type", "host", "")
+	fs.StringVar(&nodePrefix, "node", "", "")
+	fs.StringVar(&pool, "node-pool", "", "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.StringVar(&tmpl, "t", "", "")
+	pos, code, ok := c.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 1 {
+		return c.fail("This command takes either no arguments or one: <name>")
+	}
+	switch typ {
+	case "host":
+	case "csi":
+		return c.fail("%s", volumeUnavailable.sentence)
+	default:
+		return c.fail("Invalid -type %q: one of host, csi", typ)
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
+	}
+	stubs, _, err := client.Nodes().List(&api.QueryOptions{Prefix: nodePrefix})
+	if err != nil {
+		return c.fail("Error listing nodes: %v", err)
+	}
+	rows := []hostVolumeRow{}
+	for _, stub := range stubs {
+		if pool != "" && stub.NodePool != pool {
+			continue
+		}
+		// The list stub leaves the volumes out; the node itself has them.
+		node, _, err := client.Nodes().Info(stub.ID, nil)
+		if err != nil {
+			return c.fail("Error reading node %s: %v", shortID(stub.ID), err)
+		}
+		for name, hv := range node.HostVolumes {
+			if hv == nil || (len(pos) == 1 && name != pos[0]) {
+				continue
+			}
+			rows = append(rows, hostVolumeRow{
+				Name: name, NodeID: node.ID, NodeName: node.Name, NodePool: node.NodePool,
+				Path: hv.Path, ReadOnly: hv.ReadOnly,
+			})
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].Name != rows[j].Name {
+			return rows[i].Name < rows[j].Name
+		}
+		return rows[i].NodeID < rows[j].NodeID
+	})
+	if len(pos) == 1 && len(rows) == 0 {
+		return c.fail("No host volume named %q on any node", pos[0])
+	}
+	return printTemplated(&c.Meta, rows, asJSON, tmpl, formatHostVolumes)
+}
+
+func formatHostVolumes(rows []hostVolumeRow) string {
+	if len(rows) == 0 {
+		return "No host volumes"
+	}
+	out := []string{"Name|Node ID|Node Name|Node Pool|Path|Read Only"}
+	for _, r := range rows {
+		out = append(out, strings.Join([]string{r.Name, shortID(r.NodeID), r.NodeName, r.NodePool, r.Path, fmt.Sprint(r.ReadOnly)}, "|"))
+	}
+	return "Host Volumes\n" + formatList(out)
+}
