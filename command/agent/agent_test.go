@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,12 +14,21 @@ import (
 
 // freePort finds a loopback port nobody listens on right now, for configurations that must
 // name a real port (Validate rejects 0).
+// handedOutPorts are the ports freePort already gave: the kernel may offer a closed port
+// again at once, and two ports of one agent must differ.
+var handedOutPorts sync.Map
+
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		must.NoError(t, err)
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if _, given := handedOutPorts.LoadOrStore(port, true); !given {
+			return port
+		}
+	}
 }
 
 func TestAgent_NeedsServer(t *testing.T) {
