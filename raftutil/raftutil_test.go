@@ -235,26 +235,43 @@ func TestTruncate_KeepsThePrefixOrTheSnapshot(t *testing.T) {
 	}
 }
 
-// raft-wal v0.4.0 seals a segment on a tail truncation (which raft does on a follower whose
-// log conflicts with the leader's) without writing its index block; after a restart raft
-// panicked reading it. The server must refuse with the remedy, and the remedy must keep every
-// entry.
-func TestVerify_SegmentSealedByTailTruncationIsRewritten(t *testing.T) {
-	dir := t.TempDir()
-	walDir := WALDir(dir)
-	must.NoError(t, os.MkdirAll(walDir, 0o700))
-	meta := &metadb.BoltMetaDB{}
-	w, err := wal.Open(walDir, wal.WithMetaStore(meta))
+// raft-wal v0.4.0 sealed a segment on a tail truncation (which raft does on a follower whose
+// log conflicts with the leader's) without writing its index block, and raft then panicked
+// reading it after a restart (raft-wal issue #31). The patched v0.4.2 in third_party writes
+// the index block, so the same steps now restart with every kept entry and take appends.
+func TestVerify_TailTruncationThenRestartKeepsTheLog(t *testing.T) {
+	dir := truncatedTailLog(t)
+	must.NoError(t, openVerified(dir))
+
+	w, meta, err := OpenVerified(WALDir(dir), hclog.NewNullLogger(), Progress{}, testSegmentSize)
 	must.NoError(t, err)
-	cfg := raft.EncodeConfiguration(raft.Configuration{Servers: []raft.Server{{ID: "s1", Address: "s1"}}})
-	logs := []*raft.Log{{Index: 1, Term: 1, Type: raft.LogConfiguration, Data: cfg}}
-	for i := uint64(2); i <= 10; i++ {
-		logs = append(logs, &raft.Log{Index: i, Term: 1, Type: raft.LogNoop})
+	defer meta.Close()
+	defer w.Close()
+	last, err := w.LastIndex()
+	must.NoError(t, err)
+	must.Eq(t, uint64(7), last)
+	var got raft.Log
+	must.NoError(t, w.GetLog(7, &got))
+	must.NoError(t, w.StoreLogs([]*raft.Log{{Index: 8, Term: 2, Type: raft.LogNoop}}))
+}
+
+// A data dir written by v0.4.0 still holds such a segment: the server must refuse with the
+// remedy, and the remedy must keep every entry.
+func TestVerify_SegmentSealedByTailTruncationIsRewritten(t *testing.T) {
+	dir := truncatedTailLog(t)
+	// Make the meta say what v0.4.0 wrote: the old tail sealed with no index block.
+	meta := &metadb.BoltMetaDB{}
+	st, err := meta.Load(WALDir(dir))
+	must.NoError(t, err)
+	sealedWithoutIndex := false
+	for i := range st.Segments {
+		if !st.Segments[i].SealTime.IsZero() && st.Segments[i].IndexStart != 0 {
+			st.Segments[i].IndexStart = 0
+			sealedWithoutIndex = true
+		}
 	}
-	must.NoError(t, w.StoreLogs(logs))
-	must.NoError(t, w.DeleteRange(8, 10))
-	must.NoError(t, w.SetUint64([]byte("CurrentTerm"), 1))
-	must.NoError(t, w.Close())
+	must.True(t, sealedWithoutIndex, must.Sprint("the truncation sealed no segment"))
+	must.NoError(t, meta.CommitState(st))
 	must.NoError(t, meta.Close())
 
 	err = openVerified(dir)
@@ -273,6 +290,29 @@ func TestVerify_SegmentSealedByTailTruncationIsRewritten(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, uint64(7), rep.Last)
 	must.NoError(t, openVerified(dir))
+}
+
+// truncatedTailLog writes entries 1-10 and removes 8-10 from the tail, as raft does on a
+// follower whose log conflicts with a new leader's.
+func truncatedTailLog(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	walDir := WALDir(dir)
+	must.NoError(t, os.MkdirAll(walDir, 0o700))
+	meta := &metadb.BoltMetaDB{}
+	w, err := wal.Open(walDir, wal.WithMetaStore(meta))
+	must.NoError(t, err)
+	cfg := raft.EncodeConfiguration(raft.Configuration{Servers: []raft.Server{{ID: "s1", Address: "s1"}}})
+	logs := []*raft.Log{{Index: 1, Term: 1, Type: raft.LogConfiguration, Data: cfg}}
+	for i := uint64(2); i <= 10; i++ {
+		logs = append(logs, &raft.Log{Index: i, Term: 1, Type: raft.LogNoop})
+	}
+	must.NoError(t, w.StoreLogs(logs))
+	must.NoError(t, w.DeleteRange(8, 10))
+	must.NoError(t, w.SetUint64([]byte("CurrentTerm"), 1))
+	must.NoError(t, w.Close())
+	must.NoError(t, meta.Close())
+	return dir
 }
 
 // A log compacted after a snapshot starts past index 1; without that snapshot (moved aside,
