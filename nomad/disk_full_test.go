@@ -132,11 +132,29 @@ func TestDiskFull_FailedSegmentRotationRecoversWithoutRestart(t *testing.T) {
 		return applyJob(srv, "after-space-returned")
 	}), wait.Timeout(20*time.Second), wait.Gap(100*time.Millisecond)))
 	acked = append(acked, "after-space-returned")
+	// The reopened log shares the metadata DB with the one it replaced, which was closed:
+	// the stable store and the next segment rotation must still reach that DB.
+	must.NoError(t, srv.logStore.SetUint64([]byte("reopen-check"), 7))
+	segments := func() int {
+		files, err := filepath.Glob(filepath.Join(raftutil.WALDir(mnt), "*.wal"))
+		must.NoError(t, err)
+		return len(files)
+	}
+	before := segments()
+	for i := 0; segments() == before; i++ {
+		must.Less(t, 5000, i, must.Sprint("the log never rotated after the reopen"))
+		id := fmt.Sprintf("rotate-%d", i)
+		must.NoError(t, applyJob(srv, id))
+		acked = append(acked, id)
+	}
 	mustHaveJobs(t, srv, acked)
 	must.NoError(t, srv.Shutdown())
 
 	srv = diskServer(t, mnt)
 	mustHaveJobs(t, srv, acked)
+	v, err := srv.logStore.GetUint64([]byte("reopen-check"))
+	must.NoError(t, err)
+	must.Eq(t, uint64(7), v)
 }
 
 // The next start after a full disk: a 0-byte tail segment past the applied index is the

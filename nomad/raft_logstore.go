@@ -79,8 +79,8 @@ func (s *Server) openDiskRaft() (raft.SnapshotStore, raft.FSM, error) {
 // the next file leaves its tail sealed in memory (every later append fails with "segment is
 // sealed"), and a failed append leaves its unwritten frames in its buffer. The files on disk
 // are still right, so the store rebuilds raft-wal from them before the next append. The
-// metadata DB stays open across reopens (raft-wal never closes it, and its file lock would
-// make a second open wait forever).
+// metadata DB stays open across reopens (each WAL gets it as raftutil.KeptOpen: its file
+// lock would make a second open wait forever).
 //
 // Lock order: mu, then raft-wal's own locks. Reads and appends share mu; only a reopen takes
 // it exclusively, so a read never sees a closed WAL.
@@ -178,7 +178,7 @@ func (d *diskLogStore) reopenIfBroken() error {
 		}
 	}
 	// The new WAL opens beside the old one, which keeps serving reads if this fails.
-	nw, err := wal.Open(d.dir, wal.WithMetaStore(d.meta), wal.WithSegmentSize(d.segmentSize), wal.WithLogger(d.logger))
+	nw, err := wal.Open(d.dir, wal.WithMetaStore(raftutil.KeptOpen{BoltMetaDB: d.meta}), wal.WithSegmentSize(d.segmentSize), wal.WithLogger(d.logger))
 	if err != nil {
 		return d.diskError(fmt.Errorf("reopening the raft log in %s: %w", d.dir, err))
 	}

@@ -121,6 +121,14 @@ func VerifyLog(walDir string, segs []types.SegmentInfo, logs raft.LogStore, stab
 	return nil
 }
 
+// KeptOpen lends a metadata DB to a WAL without letting the WAL's Close close it. raft-wal
+// v0.4.2 closes its metadata DB on Close, but the server replaces a WAL broken by a failed
+// append with a new one on the same DB (its file lock forbids a second handle), and closes
+// the old WAL only once the new one is open; the DB's owner closes it.
+type KeptOpen struct{ *metadb.BoltMetaDB }
+
+func (KeptOpen) Close() error { return nil }
+
 // Progress is what a server knows of how far it had got, to compare its log against.
 type Progress struct {
 	// SnapshotIndex is the newest snapshot's index, 0 for none.
@@ -135,7 +143,7 @@ type Progress struct {
 // would recover a damaged tail as a shorter log without a word), every entry is checked
 // after, and the log must reach the recorded applied index. A tail segment that a full disk
 // kept raft-wal from allocating is removed first, so raft-wal creates it again. The metadata
-// DB is returned too because the WAL does not close it, and it holds a file lock. On error
+// DB is returned too because the WAL does not close it (see KeptOpen), and it holds a file lock. On error
 // nothing stays open.
 func OpenVerified(walDir string, logger hclog.Logger, p Progress, segmentSize int) (*wal.WAL, *metadb.BoltMetaDB, error) {
 	if segmentSize == 0 {
@@ -158,7 +166,7 @@ func OpenVerified(walDir string, logger hclog.Logger, p Progress, segmentSize in
 		}
 		logger.Warn("removed a log segment that could not be allocated (the disk was full); raft-wal creates it again", "file", empty)
 	}
-	w, err := wal.Open(walDir, wal.WithLogger(logger), wal.WithMetaStore(meta), wal.WithSegmentSize(segmentSize))
+	w, err := wal.Open(walDir, wal.WithLogger(logger), wal.WithMetaStore(KeptOpen{meta}), wal.WithSegmentSize(segmentSize))
 	if err != nil {
 		_ = meta.Close()
 		return nil, nil, fmt.Errorf("opening raft log in %s: %w", walDir, err)
