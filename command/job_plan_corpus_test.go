@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/command/agent"
 	"github.com/nomadfork/nomad/command/agent/agenttest"
 	"github.com/nomadfork/nomad/jobspec"
 	"github.com/shoenig/test/must"
@@ -17,12 +18,15 @@ import (
 
 var updatePlans = flag.Bool("update-plans", false, "rewrite jobspec/testdata/corpus/*.plan from what `job plan` answers")
 
-// planCorpusSkipped are the corpus files whose plan depends on the machine running the test,
-// not on this code: whether a Docker Engine answers, whether the exec driver can isolate
-// (root, cgroups). Their rendered JSON is still checked by jobspec's corpus test.
-var planCorpusSkipped = map[string]string{
-	"service-checks":    "docker driver: detected only where a Docker Engine runs",
-	"artifacts-volumes": "exec driver: detected only as root with cgroups",
+// planCorpusOnRawExec are the corpus files whose driver is detected or not depending on the
+// machine running the test, not on this code: docker only where a Docker Engine answers, exec
+// only as root with cgroups. What their plan says about the job's shape (counts, canaries,
+// ports, host volumes) does not depend on the driver, so they are planned with the driver
+// swapped for the test agent's raw_exec, every other line as written. Their rendered JSON is
+// checked as written by jobspec's corpus test and TestJobRun_OutputMatchesCorpus.
+var planCorpusOnRawExec = map[string]string{
+	"service-checks":    `driver = "docker"`,
+	"artifacts-volumes": `driver = "exec"`,
 }
 
 // planCorpusSteps says which corpus jobs are also registered, to plan them unchanged, and
@@ -43,7 +47,10 @@ var planCorpusSteps = map[string]func(src string) string{
 // for the files in planCorpusSteps also the job once registered (unchanged) and edited
 // (updated). Exit codes: 0 nothing created or destroyed, 1 some would be, 255 error.
 func TestJobPlan_CorpusExitCodesAndAnnotations(t *testing.T) {
-	ta := agenttest.NewClientAgent(t, nil)
+	// The host volume artifacts-volumes asks for, so that its group places.
+	ta := agenttest.NewClientAgent(t, func(cfg *agent.Config) {
+		cfg.Client.HostVolumes = []*agent.HostVolumeConfig{{Name: "shared-data", Path: t.TempDir()}}
+	})
 	c := ta.Client("")
 	waitUntil(t, 30*time.Second, "the agent's node to be ready", func() bool {
 		nodes, _, err := c.Nodes().List(nil)
@@ -56,10 +63,15 @@ func TestJobPlan_CorpusExitCodesAndAnnotations(t *testing.T) {
 	must.SliceNotEmpty(t, files)
 	for _, path := range files {
 		name := strings.TrimSuffix(filepath.Base(path), ".nomad.hcl")
-		if _, skip := planCorpusSkipped[name]; skip {
-			continue
-		}
 		t.Run(name, func(t *testing.T) {
+			if driver, ok := planCorpusOnRawExec[name]; ok {
+				src, err := os.ReadFile(path)
+				must.NoError(t, err)
+				must.StrContains(t, string(src), driver)
+				path = filepath.Join(t.TempDir(), filepath.Base(path))
+				swapped := strings.ReplaceAll(string(src), driver, `driver = "raw_exec"`)
+				must.NoError(t, os.WriteFile(path, []byte(swapped), 0o644))
+			}
 			var got strings.Builder
 			newPlan := planStep(t, ta.URL(), "new", path)
 			got.WriteString(newPlan)

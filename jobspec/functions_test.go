@@ -114,6 +114,8 @@ func TestFunctions_FilesystemRelativeToTheJobFileForTheCLI(t *testing.T) {
         exists = fileexists("tpl/app.conf.tpl")
         absent = fileexists("tpl/none")
         set    = join(",", fileset(".", "tpl/*.tpl"))
+        abs    = abspath("tpl")
+        home   = pathexpand("~/x")
       }
     }
   }
@@ -127,6 +129,14 @@ func TestFunctions_FilesystemRelativeToTheJobFileForTheCLI(t *testing.T) {
 	must.Eq(t, "false", task.Meta["absent"])
 	must.Eq(t, "tpl/app.conf.tpl", task.Meta["set"])
 	must.True(t, strings.HasPrefix(task.Meta["b64"], "cG9ydCA9IHt7"))
+	// abspath and pathexpand are upstream's: abspath against the working directory (as
+	// filepath.Abs), pathexpand expanding ~ to the user's home.
+	wd, err := os.Getwd()
+	must.NoError(t, err)
+	must.Eq(t, filepath.Join(wd, "tpl"), task.Meta["abs"])
+	home, err := os.UserHomeDir()
+	must.NoError(t, err)
+	must.Eq(t, filepath.Join(home, "x"), task.Meta["home"])
 }
 
 // Every function issue 30 found upstream's job files calling and this parser lacking is

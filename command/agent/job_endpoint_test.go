@@ -727,6 +727,18 @@ job "p" {
 		// As upstream: the diagnostic names input.hcl and the position.
 		must.StrHasPrefix(t, "Failed to parse job: input.hcl:1,11-16: Argument or block definition required", body)
 	})
+
+	// The agent parses for an API caller: file() would read the agent's disk, not the
+	// caller's, so it is refused with a message saying where it works (issue 30).
+	t.Run("filesystem functions refused", func(t *testing.T) {
+		_, err := jobs.ParseHCL(`job "p" {
+  meta { v = file("/etc/hostname") }
+}`, true)
+		status, body := responseError(t, err)
+		must.Eq(t, 400, status)
+		must.StrContains(t, body, "reads the filesystem, which is only allowed when the CLI parses a job file")
+		must.StrNotContains(t, body, "There is no function named")
+	})
 }
 
 // TestJobEndpoint_BadInputChangesNothing sends every kind of bad write and checks that each
