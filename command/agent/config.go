@@ -95,6 +95,10 @@ type Config struct {
 	// httpBodyIdleTimeout overrides how long a request body may stall (httpBodyIdleTimeout);
 	// tests shorten it. No file key sets it.
 	httpBodyIdleTimeout time.Duration
+
+	// httpHeaderTimeout overrides how long plain HTTP may take to send a request's headers
+	// (httpHeaderTimeout); tests shorten it. No file key sets it.
+	httpHeaderTimeout time.Duration
 }
 
 // Ports are the TCP ports the agent listens on.

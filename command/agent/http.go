@@ -74,9 +74,13 @@ func newHTTPServer(a *Agent, ln net.Listener) *HTTPServer {
 	if a.config.httpBodyIdleTimeout > 0 {
 		bodyIdle = a.config.httpBodyIdleTimeout
 	}
+	headerWait := headerTimeout(a.httpTLS != nil, a.config.Limits)
+	if a.config.httpHeaderTimeout > 0 && a.httpTLS == nil {
+		headerWait = a.config.httpHeaderTimeout
+	}
 	s.httpSrv = &http.Server{
 		Handler:           withBodyDeadline(s.mux, bodyIdle),
-		ReadHeaderTimeout: headerTimeout(a.httpTLS != nil, a.config.Limits),
+		ReadHeaderTimeout: headerWait,
 		IdleTimeout:       2 * time.Minute,
 		// Requests inherit the agent's lifetime, so waits the agent runs itself end at
 		// shutdown instead of holding it up.

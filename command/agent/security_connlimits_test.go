@@ -144,6 +144,46 @@ func TestSecurity_HTTPSlowAndSilentConnectionsAreClosed(t *testing.T) {
 		readToClose(t, conn)
 		waitHTTPCount(t, ta, attackerIP, 0)
 	})
+	// The read-header deadline: without it Go waits for headers for ever, and a connection
+	// that sends nothing, or drips its headers, holds its slot and its descriptor.
+	t.Run("connection that sends nothing", func(t *testing.T) {
+		ta := NewTestAgent(t, func(c *Config) { c.httpHeaderTimeout = 300 * time.Millisecond })
+		conn := dialFrom(t, attackerIP, ta.Agent.HTTPAddr())
+		waitHTTPCount(t, ta, attackerIP, 1)
+		start := time.Now()
+		readToClose(t, conn)
+		must.Less(t, 10*time.Second, time.Since(start))
+		waitHTTPCount(t, ta, attackerIP, 0)
+	})
+	t.Run("headers that drip and never end", func(t *testing.T) {
+		ta := NewTestAgent(t, func(c *Config) { c.httpHeaderTimeout = 300 * time.Millisecond })
+		conn := dialFrom(t, attackerIP, ta.Agent.HTTPAddr())
+		stop := make(chan struct{})
+		dripped := make(chan struct{})
+		go func() {
+			defer close(dripped)
+			if _, err := io.WriteString(conn, "GET /v1/status/leader HTTP/1.1\r\nHost: nomad\r\n"); err != nil {
+				return
+			}
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				if _, err := io.WriteString(conn, "X-Drip: 1\r\n"); err != nil {
+					return
+				}
+			}
+		}()
+		start := time.Now()
+		got := readToClose(t, conn)
+		close(stop)
+		<-dripped
+		must.Less(t, 10*time.Second, time.Since(start))
+		must.StrNotContains(t, got, "200 OK")
+		waitHTTPCount(t, ta, attackerIP, 0)
+	})
 	t.Run("HTTPS connection that never starts its handshake", func(t *testing.T) {
 		ca := tlstest.NewCA(t, "cluster")
 		server := ca.Issue(t, "server", []string{"server.global.nomad"})
