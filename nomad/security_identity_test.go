@@ -401,6 +401,11 @@ func TestSecurity_PrivilegedIdentityWorksAndExecRefused(t *testing.T) {
 			want: "Permission denied: allocation d1000000-0000-0000-0000-000000000001: job janitor's identity holds purge-job through policy janitor; your token does not"},
 		{name: "developer into a plain job", token: dev, allocID: "d1000000-0000-0000-0000-000000000002"},
 		{name: "management into the janitor", token: mgmt, allocID: "d1000000-0000-0000-0000-000000000001"},
+		// An allocation this server does not hold (a stale read, or one collected) cannot
+		// have its identities checked, so only management goes on.
+		{name: "developer into an unknown allocation", token: dev, allocID: "d1000000-0000-0000-0000-00000000000f",
+			want: "Permission denied: allocation d1000000-0000-0000-0000-00000000000f is not known to this server, so the rights of its identities cannot be checked; retry"},
+		{name: "management into an unknown allocation", token: mgmt, allocID: "d1000000-0000-0000-0000-00000000000f"},
 	}
 	for _, tc := range cases {
 		t.Run("exec "+tc.name, func(t *testing.T) {
