@@ -250,9 +250,10 @@ func TestNamespaceCommands(t *testing.T) {
 	})
 }
 
-// A spec file is the whole namespace, capabilities included; nothing is read from the agent
-// first, and a misspelt setting is an error rather than a namespace without the control.
-func TestNamespaceApply_SpecFile(t *testing.T) {
+// Issue 32 item 2, in `make security`: a spec file is the whole namespace, capabilities
+// included; nothing is read from the agent first, and a misspelt setting is an error rather
+// than a namespace without the control.
+func TestSecurity_NamespaceApplySpecFile(t *testing.T) {
 	cases := []struct {
 		name     string
 		file     string

@@ -555,6 +555,11 @@ var jobTagVersion = write("Job.TagVersion", spec[structs.JobTagRequest, structs.
 		if job == nil {
 			return structs.NotFound(structs.ErrJobNotFound)
 		}
+		if !req.Unset {
+			if err := jobTagReplaceRule(c, req, job); err != nil {
+				return err
+			}
+		}
 		req.Actor = c.actor
 		req.Tag = nil
 		if !req.Unset {
@@ -572,6 +577,30 @@ var jobTagVersion = write("Job.TagVersion", spec[structs.JobTagRequest, structs.
 		return nil
 	},
 })
+
+// jobTagReplaceRule: a version carries one tag, so naming a version that already carries
+// another name removes that name, which is an untag (jobTagVersionRule) and needs purge-job
+// too; otherwise a tag an operator set could be renamed away with submit-job, unpublished.
+// The same name again (a new description) removes nothing.
+func jobTagReplaceRule(c *rpcCall, req *structs.JobTagRequest, current *structs.Job) error {
+	target := current
+	if req.Version != nil && *req.Version != current.Version {
+		v, err := c.srv.State().JobByIDAndVersion(nil, req.Namespace, req.JobID, *req.Version)
+		if err != nil || v == nil {
+			// A missing version is the state store's 404.
+			return err
+		}
+		target = v
+	}
+	if target.VersionTag == nil || target.VersionTag.Name == req.Name {
+		return nil
+	}
+	if err := jobAnyCapIn(c, req.Namespace, acl.NamespaceCapabilityPurgeJob); err != nil {
+		return structs.PermissionDenied("purge-job capability required in namespace %q to replace tag %q of version %d",
+			jobNamespaceOrDefault(req.Namespace), target.VersionTag.Name, target.Version)
+	}
+	return nil
+}
 
 // TagVersion names a version (or removes a name with args.Unset). Naming needs submit-job or
 // tag-job-version, as upstream; removing a name needs purge-job.

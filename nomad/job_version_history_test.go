@@ -122,3 +122,91 @@ func TestJobEndpoint_TagDescriptionBounded(t *testing.T) {
 		})
 	}
 }
+
+// A version carries one tag, so naming a tagged version anew removes its tag: that is an
+// untag, needing purge-job and published with its actor like one. Naming it again with the
+// same name (a new description) and naming an untagged version stay submit-job's.
+func TestSecurity_TagReplaceNeedsPurgeJobAndIsPublished(t *testing.T) {
+	srv, mgmt := testACLServer(t, nil)
+	dev := clientToken(t, srv, mgmt, "dev", `namespace "default" { capabilities = ["submit-job", "read-job", "list-jobs"] }`)
+	purger := clientToken(t, srv, mgmt, "purger", `namespace "default" { capabilities = ["purge-job", "submit-job"] }`)
+	registerJob(t, srv, mgmt, mock.Job())
+	job := mock.Job()
+	job.Meta = map[string]string{"rev": "1"}
+	registerJob(t, srv, mgmt, job)
+	tag := func(token, name string, version *uint64) error {
+		var reply structs.JobTagResponse
+		return srv.Endpoints.Job.TagVersion(&structs.JobTagRequest{JobID: "web", Name: name, Version: version,
+			Description: "d-" + name, WriteRequest: structs.WriteRequest{Namespace: "default", AuthToken: token}}, &reply)
+	}
+	tagOf := func(version uint64) string {
+		v, err := srv.State().JobByIDAndVersion(nil, "default", "web", version)
+		must.NoError(t, err)
+		if v.VersionTag == nil {
+			return ""
+		}
+		return v.VersionTag.Name
+	}
+	must.NoError(t, tag(mgmt, "golden", new(uint64(0))))
+	must.NoError(t, tag(mgmt, "latest", nil))
+
+	sub, err := srv.Endpoints.Event.Subscribe(&EventStreamRequest{
+		Topics: map[structs.Topic][]string{structs.TopicJob: {"web"}}, Namespace: "default",
+		Index: srv.State().LatestIndex() + 1, AuthToken: mgmt,
+	})
+	must.NoError(t, err)
+	defer sub.Unsubscribe()
+
+	cases := []struct {
+		name    string
+		version *uint64
+		newName string
+		wantErr string
+	}{
+		{name: "an old version", version: new(uint64(0)), newName: "mine",
+			wantErr: `Permission denied: purge-job capability required in namespace "default" to replace tag "golden" of version 0`},
+		{name: "the current version, named", version: new(uint64(1)), newName: "mine",
+			wantErr: `Permission denied: purge-job capability required in namespace "default" to replace tag "latest" of version 1`},
+		{name: "the current version, unnamed", newName: "mine",
+			wantErr: `Permission denied: purge-job capability required in namespace "default" to replace tag "latest" of version 1`},
+	}
+	for _, tc := range cases {
+		t.Run("refused on "+tc.name, func(t *testing.T) {
+			before := srv.State().LatestIndex()
+			err := tag(dev.SecretID, tc.newName, tc.version)
+			must.EqError(t, err, tc.wantErr)
+			must.Eq(t, 403, structs.ErrorCode(err))
+			must.Eq(t, before, srv.State().LatestIndex())
+		})
+	}
+	t.Run("the same name again", func(t *testing.T) {
+		must.NoError(t, tag(dev.SecretID, "golden", new(uint64(0))))
+		must.Eq(t, "golden", tagOf(0))
+	})
+	t.Run("with purge-job", func(t *testing.T) {
+		must.NoError(t, tag(purger.SecretID, "renamed", new(uint64(0))))
+		must.Eq(t, "renamed", tagOf(0))
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		batch, err := sub.Next(ctx)
+		must.NoError(t, err)
+		var untags []*structs.JobVersionEvent
+		for _, e := range batch.Events {
+			if p, ok := e.Payload.(*structs.JobVersionEvent); ok && e.Type == structs.TypeJobVersionUntagged {
+				untags = append(untags, p)
+			}
+		}
+		if len(untags) == 0 {
+			continue
+		}
+		// The first untag published is the purger's rename: the same name again was none.
+		must.SliceLen(t, 1, untags)
+		must.Eq(t, "golden", untags[0].RemovedTag.Name)
+		must.Eq(t, "renamed", untags[0].Job.VersionTag.Name)
+		must.Eq(t, "purger", untags[0].Actor.Name)
+		return
+	}
+}

@@ -401,6 +401,11 @@ func TestSecurity_PrivilegedIdentityWorksAndExecRefused(t *testing.T) {
 			want: "Permission denied: allocation d1000000-0000-0000-0000-000000000001: job janitor's identity holds purge-job through policy janitor; your token does not"},
 		{name: "developer into a plain job", token: dev, allocID: "d1000000-0000-0000-0000-000000000002"},
 		{name: "management into the janitor", token: mgmt, allocID: "d1000000-0000-0000-0000-000000000001"},
+		// An allocation this server does not hold (a stale read, or one collected) cannot
+		// have its identities checked, so only management goes on.
+		{name: "developer into an unknown allocation", token: dev, allocID: "d1000000-0000-0000-0000-00000000000f",
+			want: "Permission denied: allocation d1000000-0000-0000-0000-00000000000f is not known to this server, so the rights of its identities cannot be checked; retry"},
+		{name: "management into an unknown allocation", token: mgmt, allocID: "d1000000-0000-0000-0000-00000000000f"},
 	}
 	for _, tc := range cases {
 		t.Run("exec "+tc.name, func(t *testing.T) {
@@ -550,4 +555,74 @@ func TestSecurity_SubmittedByIsTheServers(t *testing.T) {
 			must.Eq(t, tc.want, stored.SubmittedBy)
 		})
 	}
+}
+
+// Issue 32 item 4 beyond purges: every write a workload identity makes is recorded with its
+// allocation and the token on whose behalf it acted (one resolution of the identity's actor
+// serves every write): a job it registers, a job it stops, and a version whose tag it removes
+// (and that then leaves history) all name them in their events.
+func TestSecurity_IdentityWritesNameAllocAndOnBehalfOf(t *testing.T) {
+	srv, mgmt := testACLServer(t, func(c *Config) { c.JobTrackedVersions = 1 })
+	node := mock.Node("n1")
+	registerNode(t, srv, node, mgmt)
+	writer := clientToken(t, srv, mgmt, "writer", `namespace "default" { policy = "write" }`).SecretID
+	registerJob(t, srv, mgmt, exposedJob("victim"))
+	registerJob(t, srv, mgmt, exposedJob("tagged"))
+	var tr structs.JobTagResponse
+	must.NoError(t, srv.Endpoints.Job.TagVersion(&structs.JobTagRequest{JobID: "tagged", Name: "keep", Version: new(uint64(0)),
+		WriteRequest: structs.WriteRequest{Namespace: "default", AuthToken: mgmt}}, &tr))
+	withMeta := exposedJob("tagged")
+	withMeta.Meta = map[string]string{"v": "1"}
+	registerJob(t, srv, mgmt, withMeta)
+
+	// The operator binds write to the deployer and has a writer register it.
+	bindPolicy(t, srv, mgmt, "deployer", `namespace "default" { policy = "write" }`, "deployer")
+	registerJob(t, srv, writer, exposedJob("deployer"))
+	const allocID = "f2000000-0000-0000-0000-000000000001"
+	wi, _ := identityOf(t, srv, node, "deployer", allocID)
+	want := &structs.Actor{Type: structs.ActorTypeWorkloadIdentity, Name: "global:default:deployer:web:server:default",
+		AllocID: allocID, OnBehalfOf: tokenRef(t, srv, writer)}
+
+	sub, err := srv.Endpoints.Event.Subscribe(&EventStreamRequest{
+		Topics: map[structs.Topic][]string{structs.TopicJob: {"built", "victim", "tagged"}}, Namespace: "default",
+		Index: srv.State().LatestIndex() + 1, AuthToken: mgmt,
+	})
+	must.NoError(t, err)
+	t.Cleanup(sub.Unsubscribe)
+
+	registerJob(t, srv, wi, exposedJob("built"))
+	var dr structs.JobDeregisterResponse
+	must.NoError(t, srv.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: "victim",
+		WriteRequest: structs.WriteRequest{Namespace: "default", AuthToken: wi}}, &dr))
+	must.NoError(t, srv.Endpoints.Job.TagVersion(&structs.JobTagRequest{JobID: "tagged", Name: "keep", Unset: true,
+		WriteRequest: structs.WriteRequest{Namespace: "default", AuthToken: wi}}, &tr))
+
+	// With one tracked version, the stop's new version pushes the victim's first out too.
+	wantTypes := []string{"built JobRegistered", "victim JobDeregistered", "victim " + structs.TypeJobVersionPruned,
+		"tagged " + structs.TypeJobVersionUntagged, "tagged " + structs.TypeJobVersionPruned}
+	var got []string
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for len(got) < len(wantTypes) {
+		batch, err := sub.Next(ctx)
+		must.NoError(t, err)
+		for _, e := range batch.Events {
+			var actor *structs.Actor
+			switch p := e.Payload.(type) {
+			case *structs.JobEvent:
+				actor = p.Actor
+			case *structs.JobVersionEvent:
+				actor = p.Actor
+			default:
+				continue
+			}
+			got = append(got, e.Key+" "+e.Type)
+			must.Eq(t, want, actor, must.Sprint(e.Key, " ", e.Type))
+			raw, err := json.Marshal(e.Payload)
+			must.NoError(t, err)
+			must.StrNotContains(t, string(raw), wi)
+			must.StrNotContains(t, string(raw), writer)
+		}
+	}
+	must.Eq(t, wantTypes, got)
 }

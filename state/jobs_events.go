@@ -33,7 +33,8 @@ func jobVersionEvents(txn *Txn, change memdb.Change) []structs.Event {
 		return nil
 	}
 	var out []structs.Event
-	if before.VersionTag != nil && (after == nil || after.VersionTag == nil) {
+	// A tag replaced by another name is that name's untag.
+	if before.VersionTag != nil && (after == nil || after.VersionTag == nil || after.VersionTag.Name != before.VersionTag.Name) {
 		if after == nil {
 			// Folded untag and prune: publish the version as the untag left it. A shallow
 			// copy, since payloads are read-only and a version's spec can be large.

@@ -59,26 +59,31 @@ func TestSecurity_HostVolumeOverDataDirRefused(t *testing.T) {
 	dataDir := filepath.Join(base, "data")
 	must.NoError(t, os.MkdirAll(filepath.Join(dataDir, "alloc"), 0o755))
 	must.NoError(t, os.Symlink(filepath.Join(dataDir, "alloc"), filepath.Join(base, "innocent")))
+	// An alloc_dir or state_dir moved out of data_dir is kept out of host volumes as well.
+	allocDir, stateDir := filepath.Join(base, "allocs"), filepath.Join(base, "state")
 	cases := []struct {
 		name, path string
-		wantErr    bool
+		wantKey    string
 	}{
-		{name: "allocation directories", path: filepath.Join(dataDir, "alloc"), wantErr: true},
-		{name: "link to them", path: filepath.Join(base, "innocent"), wantErr: true},
-		{name: "parent of data_dir", path: base, wantErr: true},
+		{name: "allocation directories", path: filepath.Join(dataDir, "alloc"), wantKey: "data_dir"},
+		{name: "link to them", path: filepath.Join(base, "innocent"), wantKey: "data_dir"},
+		{name: "parent of data_dir", path: base, wantKey: "data_dir"},
+		{name: "inside alloc_dir", path: filepath.Join(allocDir, "a1", "t", "secrets"), wantKey: "client.alloc_dir"},
+		{name: "inside state_dir", path: filepath.Join(stateDir, "x"), wantKey: "client.state_dir"},
 		{name: "elsewhere", path: filepath.Join(base, "elsewhere")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DevConfig()
 			c.DevMode, c.DataDir = false, dataDir
+			c.Client.AllocDir, c.Client.StateDir = allocDir, stateDir
 			c.Client.HostVolumes = []*HostVolumeConfig{{Name: "shared", Path: tc.path}}
 			err := c.Validate()
-			if !tc.wantErr {
+			if tc.wantKey == "" {
 				must.NoError(t, err)
 				return
 			}
-			must.ErrorContains(t, err, `client.host_volume "shared" path: must neither contain nor lie inside data_dir`)
+			must.ErrorContains(t, err, `client.host_volume "shared" path: must neither contain nor lie inside `+tc.wantKey+` "`)
 		})
 	}
 }

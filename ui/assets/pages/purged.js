@@ -48,12 +48,24 @@ async function restore(rec, result) {
   }
 }
 
+// actorName is what the actor filter matches: the actor's name, and for a workload identity
+// also the token it acted on behalf of, so filtering by a person finds what their jobs did.
 function actorName(a) {
-  return a ? a.Name || a.AccessorID || "" : "";
+  if (!a) return "";
+  const name = a.Name || a.AccessorID || "";
+  const behalf = a.OnBehalfOf ? a.OnBehalfOf.Name || a.OnBehalfOf.AccessorID || "" : "";
+  return behalf ? name + " " + behalf : name;
 }
 
+// actorLabel names who acted; for a workload identity, its allocation and the token that
+// registered the job version it ran, since an identity only borrows its power from that
+// person and an audit must reach them.
 export function actorLabel(a) {
   if (!a) return "";
   const who = a.Name || (a.AccessorID ? shortID(a.AccessorID) : "");
-  return who + (a.Type ? " (" + a.Type + ")" : "");
+  let label = who + (a.Type ? " (" + a.Type + ")" : "");
+  if (a.AllocID) label += ", alloc " + shortID(a.AllocID);
+  const b = a.OnBehalfOf;
+  if (b) label += ", on behalf of " + (b.Name || shortID(b.AccessorID) || "?");
+  return label;
 }
