@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -76,8 +77,11 @@ func TestFullDisk_RefusesClearlyRecoversAndRestarts(t *testing.T) {
 		must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
 		acked[path] = value
 	}
+	// A 256 MiB filesystem is below the warning threshold from the start: healthy, with a
+	// warning naming the disk, so an operator sees it coming.
 	health := agent.raw(http.MethodGet, "/v1/agent/health", nil)
 	must.Eq(t, http.StatusOK, health.status, must.Sprint(health.body))
+	must.StrContains(t, health.body, "ok; warning: data_dir "+dataDir)
 
 	filler := fillTmpfs(t, dataDir)
 	refused := 0
@@ -103,8 +107,11 @@ func TestFullDisk_RefusesClearlyRecoversAndRestarts(t *testing.T) {
 	metricsRes := agent.raw(http.MethodGet, "/v1/metrics", nil)
 	must.Eq(t, http.StatusOK, metricsRes.status)
 	must.StrContains(t, metricsRes.body, `"nomad.agent.data_dir.free_bytes"`)
-	// One error line per interval, not one per refused write.
-	must.Less(t, refused, strings.Count(agent.logs.String(), "the data_dir disk is full"))
+	// An error line, and one per interval, not one per refused write.
+	lines := strings.Count(agent.logs.String(), "the data_dir disk is full")
+	must.Positive(t, lines, must.Sprint("a refused write logged nothing"))
+	must.Less(t, refused, lines)
+	must.RegexMatch(t, regexp.MustCompile(`\[ERROR\][^\n]*the data_dir disk is full`), agent.logs.String())
 	must.StrNotContains(t, agent.logs.String(), "segment is sealed")
 
 	must.NoError(t, os.Remove(filler))
@@ -195,16 +202,50 @@ func TestFullDisk_ThreeServersKeepServingAndTheFullOneCatchesUp(t *testing.T) {
 	// It cannot store entries, so it cannot have applied the last write.
 	_, has := readVarStale(full, "app/during-29")
 	must.False(t, has, must.Sprint("the full server applied a write it could not store"))
+	// The full one says why it is unhealthy; the others are healthy.
+	health := full.raw(http.MethodGet, "/v1/agent/health", nil)
+	must.Eq(t, http.StatusInternalServerError, health.status, must.Sprint(health.body))
+	must.StrContains(t, health.body, fullDir)
+	for _, a := range agents {
+		if a != full {
+			health := a.raw(http.MethodGet, "/v1/agent/health", nil)
+			must.Eq(t, http.StatusOK, health.status, must.Sprint(health.body))
+		}
+	}
 
 	must.NoError(t, os.Remove(filler))
-	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
-		for path, want := range acked {
-			if got, ok := readVarStale(full, path); !ok || got != want {
-				return false
+	caughtUp := func(a *agentProc) {
+		t.Helper()
+		must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+			for path, want := range acked {
+				if got, ok := readVarStale(a, path); !ok || got != want {
+					return fmt.Errorf("%s: %s is %q, want %q", a.httpURL, path, got, want)
+				}
 			}
-		}
-		return true
-	}), wait.Timeout(60*time.Second), wait.Gap(250*time.Millisecond)))
+			return nil
+		}), wait.Timeout(60*time.Second), wait.Gap(250*time.Millisecond)))
+	}
+	caughtUp(full)
 	res := putVar(full, "app/after", "x")
 	must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
+	acked["app/after"] = "x"
+	for _, a := range agents {
+		caughtUp(a)
+	}
+	health = full.raw(http.MethodGet, "/v1/agent/health", nil)
+	must.Eq(t, http.StatusOK, health.status, must.Sprint(health.body))
+
+	// The server whose disk filled starts again (killed, as a crash would) with its log as the
+	// fault left it, keeps every write and takes part in the cluster.
+	restarted := full.restart()
+	caughtUp(restarted)
+	res = putVar(restarted, "app/after-restart", "y")
+	must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
+	acked["app/after-restart"] = "y"
+	caughtUp(restarted)
+	for _, a := range agents {
+		if a != full {
+			caughtUp(a)
+		}
+	}
 }
