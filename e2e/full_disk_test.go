@@ -249,3 +249,54 @@ func TestFullDisk_ThreeServersKeepServingAndTheFullOneCatchesUp(t *testing.T) {
 		}
 	}
 }
+
+// TestFullDisk_StartOnAStillFullDisk restarts a server of one (killed, as a crash would) while
+// its data_dir is still full. It starts, calls nothing damaged, and cannot lead (Raft cannot
+// store the new leader's entry), so a write answers the disk's 507 naming the path, not "No
+// cluster leader", and /v1/agent/health says why. Once space is freed it leads and takes
+// writes without another restart, with every acknowledged write kept.
+func TestFullDisk_StartOnAStillFullDisk(t *testing.T) {
+	dataDir := diskTmpfs(t, "256m")
+	config, url := writeConfig(t, dataDir, "")
+	agent := startAgent(t, config, url)
+	acked := map[string]string{}
+	for i := range 20 {
+		path, value := fmt.Sprintf("app/before-%d", i), fmt.Sprintf("value-%d", i)
+		res := putVar(agent, path, value)
+		must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
+		acked[path] = value
+	}
+	agent.kill9()
+	filler := fillTmpfs(t, dataDir)
+
+	agent = startAgentNoWait(t, config, url)
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		req, err := http.NewRequest(http.MethodGet, url+"/v1/agent/self", nil)
+		must.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}), wait.Timeout(30*time.Second), wait.Gap(200*time.Millisecond)))
+	res := putVar(agent, "app/while-full", "x")
+	must.Eq(t, http.StatusInsufficientStorage, res.status, must.Sprint(res.body))
+	must.StrContains(t, res.body, "no space left on device")
+	must.StrContains(t, res.body, dataDir)
+	health := agent.raw(http.MethodGet, "/v1/agent/health", nil)
+	must.Eq(t, http.StatusInternalServerError, health.status)
+	must.StrContains(t, health.body, dataDir)
+	must.StrNotContains(t, agent.logs.String(), "damaged")
+
+	must.NoError(t, os.Remove(filler))
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		return putVar(agent, "app/after-0", "value-0").status == http.StatusOK
+	}), wait.Timeout(30*time.Second), wait.Gap(200*time.Millisecond)))
+	acked["app/after-0"] = "value-0"
+	mustHaveVars(t, agent, acked)
+	v, _, err := agent.client().Variables().Read("app/while-full", nil)
+	must.True(t, err != nil || v == nil, must.Sprint("a refused write was stored"))
+	health = agent.raw(http.MethodGet, "/v1/agent/health", nil)
+	must.Eq(t, http.StatusOK, health.status, must.Sprint(health.body))
+}
