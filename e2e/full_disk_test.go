@@ -202,6 +202,9 @@ func TestFullDisk_ThreeServersKeepServingAndTheFullOneCatchesUp(t *testing.T) {
 	// It cannot store entries, so it cannot have applied the last write.
 	_, has := readVarStale(full, "app/during-29")
 	must.False(t, has, must.Sprint("the full server applied a write it could not store"))
+	// As a follower it refused the entries the leader sent, for the disk (Raft's own line,
+	// which is not rate-limited as ours is).
+	must.RegexMatch(t, regexp.MustCompile(`failed to append to logs: error="no space left on device[^\n]*`+regexp.QuoteMeta(fullDir)), full.logs.String())
 	// The full one says why it is unhealthy; the others are healthy.
 	health := full.raw(http.MethodGet, "/v1/agent/health", nil)
 	must.Eq(t, http.StatusInternalServerError, health.status, must.Sprint(health.body))
