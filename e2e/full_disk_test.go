@@ -107,6 +107,7 @@ func TestFullDisk_RefusesClearlyRecoversAndRestarts(t *testing.T) {
 	metricsRes := agent.raw(http.MethodGet, "/v1/metrics", nil)
 	must.Eq(t, http.StatusOK, metricsRes.status)
 	must.StrContains(t, metricsRes.body, `"nomad.agent.data_dir.free_bytes"`)
+	must.StrContains(t, metricsRes.body, `"nomad.agent.data_dir.total_bytes"`)
 	// An error line, and one per interval, not one per refused write.
 	lines := strings.Count(agent.logs.String(), "the data_dir disk is full")
 	must.Positive(t, lines, must.Sprint("a refused write logged nothing"))
