@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -76,8 +77,11 @@ func TestFullDisk_RefusesClearlyRecoversAndRestarts(t *testing.T) {
 		must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
 		acked[path] = value
 	}
+	// A 256 MiB filesystem is below the warning threshold from the start: healthy, with a
+	// warning naming the disk, so an operator sees it coming.
 	health := agent.raw(http.MethodGet, "/v1/agent/health", nil)
 	must.Eq(t, http.StatusOK, health.status, must.Sprint(health.body))
+	must.StrContains(t, health.body, "ok; warning: data_dir "+dataDir)
 
 	filler := fillTmpfs(t, dataDir)
 	refused := 0
@@ -103,8 +107,12 @@ func TestFullDisk_RefusesClearlyRecoversAndRestarts(t *testing.T) {
 	metricsRes := agent.raw(http.MethodGet, "/v1/metrics", nil)
 	must.Eq(t, http.StatusOK, metricsRes.status)
 	must.StrContains(t, metricsRes.body, `"nomad.agent.data_dir.free_bytes"`)
-	// One error line per interval, not one per refused write.
-	must.Less(t, refused, strings.Count(agent.logs.String(), "the data_dir disk is full"))
+	must.StrContains(t, metricsRes.body, `"nomad.agent.data_dir.total_bytes"`)
+	// An error line, and one per interval, not one per refused write.
+	lines := strings.Count(agent.logs.String(), "the data_dir disk is full")
+	must.Positive(t, lines, must.Sprint("a refused write logged nothing"))
+	must.Less(t, refused, lines)
+	must.RegexMatch(t, regexp.MustCompile(`\[ERROR\][^\n]*the data_dir disk is full`), agent.logs.String())
 	must.StrNotContains(t, agent.logs.String(), "segment is sealed")
 
 	must.NoError(t, os.Remove(filler))
@@ -195,16 +203,104 @@ func TestFullDisk_ThreeServersKeepServingAndTheFullOneCatchesUp(t *testing.T) {
 	// It cannot store entries, so it cannot have applied the last write.
 	_, has := readVarStale(full, "app/during-29")
 	must.False(t, has, must.Sprint("the full server applied a write it could not store"))
+	// As a follower it refused the entries the leader sent, for the disk (Raft's own line,
+	// which is not rate-limited as ours is).
+	must.RegexMatch(t, regexp.MustCompile(`failed to append to logs: error="no space left on device[^\n]*`+regexp.QuoteMeta(fullDir)), full.logs.String())
+	// The full one says why it is unhealthy; the others are healthy.
+	health := full.raw(http.MethodGet, "/v1/agent/health", nil)
+	must.Eq(t, http.StatusInternalServerError, health.status, must.Sprint(health.body))
+	must.StrContains(t, health.body, fullDir)
+	for _, a := range agents {
+		if a != full {
+			health := a.raw(http.MethodGet, "/v1/agent/health", nil)
+			must.Eq(t, http.StatusOK, health.status, must.Sprint(health.body))
+		}
+	}
+
+	must.NoError(t, os.Remove(filler))
+	caughtUp := func(a *agentProc) {
+		t.Helper()
+		must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+			for path, want := range acked {
+				if got, ok := readVarStale(a, path); !ok || got != want {
+					return fmt.Errorf("%s: %s is %q, want %q", a.httpURL, path, got, want)
+				}
+			}
+			return nil
+		}), wait.Timeout(60*time.Second), wait.Gap(250*time.Millisecond)))
+	}
+	caughtUp(full)
+	res := putVar(full, "app/after", "x")
+	must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
+	acked["app/after"] = "x"
+	for _, a := range agents {
+		caughtUp(a)
+	}
+	health = full.raw(http.MethodGet, "/v1/agent/health", nil)
+	must.Eq(t, http.StatusOK, health.status, must.Sprint(health.body))
+
+	// The server whose disk filled starts again (killed, as a crash would) with its log as the
+	// fault left it, keeps every write and takes part in the cluster.
+	restarted := full.restart()
+	caughtUp(restarted)
+	res = putVar(restarted, "app/after-restart", "y")
+	must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
+	acked["app/after-restart"] = "y"
+	caughtUp(restarted)
+	for _, a := range agents {
+		if a != full {
+			caughtUp(a)
+		}
+	}
+}
+
+// TestFullDisk_StartOnAStillFullDisk restarts a server of one (killed, as a crash would) while
+// its data_dir is still full. It starts, calls nothing damaged, and cannot lead (Raft cannot
+// store the new leader's entry), so a write answers the disk's 507 naming the path, not "No
+// cluster leader", and /v1/agent/health says why. Once space is freed it leads and takes
+// writes without another restart, with every acknowledged write kept.
+func TestFullDisk_StartOnAStillFullDisk(t *testing.T) {
+	dataDir := diskTmpfs(t, "256m")
+	config, url := writeConfig(t, dataDir, "")
+	agent := startAgent(t, config, url)
+	acked := map[string]string{}
+	for i := range 20 {
+		path, value := fmt.Sprintf("app/before-%d", i), fmt.Sprintf("value-%d", i)
+		res := putVar(agent, path, value)
+		must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
+		acked[path] = value
+	}
+	agent.kill9()
+	filler := fillTmpfs(t, dataDir)
+
+	agent = startAgentNoWait(t, config, url)
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		req, err := http.NewRequest(http.MethodGet, url+"/v1/agent/self", nil)
+		must.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}), wait.Timeout(30*time.Second), wait.Gap(200*time.Millisecond)))
+	res := putVar(agent, "app/while-full", "x")
+	must.Eq(t, http.StatusInsufficientStorage, res.status, must.Sprint(res.body))
+	must.StrContains(t, res.body, "no space left on device")
+	must.StrContains(t, res.body, dataDir)
+	health := agent.raw(http.MethodGet, "/v1/agent/health", nil)
+	must.Eq(t, http.StatusInternalServerError, health.status)
+	must.StrContains(t, health.body, dataDir)
+	must.StrNotContains(t, agent.logs.String(), "damaged")
 
 	must.NoError(t, os.Remove(filler))
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
-		for path, want := range acked {
-			if got, ok := readVarStale(full, path); !ok || got != want {
-				return false
-			}
-		}
-		return true
-	}), wait.Timeout(60*time.Second), wait.Gap(250*time.Millisecond)))
-	res := putVar(full, "app/after", "x")
-	must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
+		return putVar(agent, "app/after-0", "value-0").status == http.StatusOK
+	}), wait.Timeout(30*time.Second), wait.Gap(200*time.Millisecond)))
+	acked["app/after-0"] = "value-0"
+	mustHaveVars(t, agent, acked)
+	v, _, err := agent.client().Variables().Read("app/while-full", nil)
+	must.True(t, err != nil || v == nil, must.Sprint("a refused write was stored"))
+	health = agent.raw(http.MethodGet, "/v1/agent/health", nil)
+	must.Eq(t, http.StatusOK, health.status, must.Sprint(health.body))
 }

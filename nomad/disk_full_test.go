@@ -187,6 +187,9 @@ func TestDiskFull_UnallocatedTailSegmentIsNotDamage(t *testing.T) {
 	cfg.Logger = hclog.NewNullLogger()
 	_, err = NewServer(cfg)
 	must.ErrorIs(t, err, unix.ENOSPC)
+	must.StrContains(t, err.Error(), "no space left on device")
+	must.StrContains(t, err.Error(), mnt)
+	must.StrNotContains(t, err.Error(), "damaged", must.Sprint("a full disk is not damage; the repair steps are the wrong advice"))
 	var coded *structs.CodedError
 	must.False(t, errors.As(err, &coded))
 
@@ -194,6 +197,29 @@ func TestDiskFull_UnallocatedTailSegmentIsNotDamage(t *testing.T) {
 	srv = diskServer(t, mnt)
 	mustHaveJobs(t, srv, acked)
 	must.NoError(t, applyJob(srv, "after"))
+}
+
+// The warning starts below 256 MiB or 5% free, whichever is larger, so a small disk warns at
+// 256 MiB and a large one before its last 5% goes.
+func TestDiskFull_WarningThreshold(t *testing.T) {
+	const mib, gib = uint64(1 << 20), uint64(1 << 30)
+	for _, tc := range []struct {
+		free, total uint64
+		warn        bool
+	}{
+		{free: 300 * mib, total: gib, warn: false},
+		{free: 255 * mib, total: gib, warn: true},
+		{free: 256 * mib, total: gib, warn: false},
+		{free: 40 * gib, total: 1000 * gib, warn: true},
+		{free: 60 * gib, total: 1000 * gib, warn: false},
+		{free: 0, total: 0, warn: true},
+	} {
+		got := DiskSpace{Path: "/data/server/raft/wal", FreeBytes: tc.free, TotalBytes: tc.total}.Warning()
+		must.Eq(t, tc.warn, got != "", must.Sprintf("free %d of %d: %q", tc.free, tc.total, got))
+		if tc.warn {
+			must.StrContains(t, got, "/data/server/raft/wal")
+		}
+	}
 }
 
 // A snapshot that fails for lack of space leaves the previous one whole and no half-written

@@ -57,6 +57,11 @@ func (s *Server) openDiskRaft() (raft.SnapshotStore, raft.FSM, error) {
 	w, meta, err := raftutil.OpenVerified(walDir, s.logger.Named("wal"), progress, s.config.RaftSegmentSize)
 	if err != nil {
 		_ = record.Close()
+		// A disk still full (raft-wal could not allocate its tail segment again) is not
+		// damage: pointing the operator at the log-repair steps would send them the wrong way.
+		if errors.Is(err, syscall.ENOSPC) {
+			return nil, nil, fmt.Errorf("refusing to start: the data_dir filesystem at %s is full (%w); the log is intact: free space on that disk and start the server again", walDir, err)
+		}
 		return nil, nil, refuseDamagedLog(s.config.DataDir, err)
 	}
 	segmentSize := s.config.RaftSegmentSize

@@ -169,7 +169,9 @@ func (s *Server) forwardTimeout(method string, args, reply any, timeout time.Dur
 			return false, nil
 		}
 		if time.Now().After(deadline) {
-			return true, structs.NoLeader()
+			// A server whose own disk is full (a server of one restarted on it cannot store
+			// its election entry) says so, not a bare "No cluster leader".
+			return true, s.noLeaderError()
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
