@@ -146,7 +146,22 @@ func (s *Server) forwardRead(method string, opts *structs.QueryOptions, args, re
 	if opts.MinQueryIndex > 0 && wait <= 0 {
 		wait = 5 * time.Minute
 	}
-	return s.forwardTimeout(method, args, reply, rpcTimeout+wait+wait/16)
+	handled, err := s.forwardTimeout(method, args, reply, rpcTimeout+wait+wait/16)
+	if handled || err != nil {
+		return handled, err
+	}
+	// Served here, as the leader. A leader cut off from the others (paused, partitioned)
+	// still believes it leads until its lease runs out, while a new leader may already have
+	// acknowledged writes: it must hear from a majority before answering, or a default read
+	// could miss a write acknowledged before it began.
+	// Verified whatever IsLeader says now: the lease may have run out since forwardTimeout
+	// looked, and a server that is not the leader must not answer from its own state either.
+	if s.raft != nil {
+		if err := s.raft.VerifyLeader().Error(); err != nil {
+			return true, structs.NotLeader()
+		}
+	}
+	return false, nil
 }
 
 func (s *Server) forwardTimeout(method string, args, reply any, timeout time.Duration) (bool, error) {

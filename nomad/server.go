@@ -463,16 +463,28 @@ func (s *Server) raftApplyResponse(t structs.MessageType, msg any) (uint64, any,
 	}
 	future := s.raft.Apply(buf, raftApplyTimeout)
 	if err := future.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-			return 0, nil, structs.NoLeader()
-		}
-		return 0, nil, err
+		return 0, nil, raftApplyError(err)
 	}
 	resp := future.Response()
 	if err, ok := resp.(error); ok {
 		return future.Index(), nil, err
 	}
 	return future.Index(), resp, nil
+}
+
+// raftApplyError tells a write raft refused from one whose fate is open. ErrNotLeader comes
+// before the entry reaches the log: nothing was written, and "No cluster leader" is true.
+// ErrLeadershipLost and ErrRaftShutdown can come after the entry was sent to the followers,
+// and the next leader commits what a majority holds: answering "No cluster leader" there
+// told clients a write failed that was then applied (found by the Jepsen-style checker).
+func raftApplyError(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader):
+		return structs.NoLeader()
+	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrRaftShutdown):
+		return structs.WriteOutcomeUnknown()
+	}
+	return err
 }
 
 // encodeEntry encodes msg and checks the entry the way every FSM will: an entry they cannot

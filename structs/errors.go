@@ -33,6 +33,10 @@ var (
 	// ErrDiskFull: a write could not be made durable because the filesystem holding a server's
 	// data_dir is (nearly) full. It crosses the wire as a 507 (Insufficient Storage).
 	ErrDiskFull = errors.New("no space left on device")
+	// ErrWriteOutcomeUnknown: the leader lost its leadership (or shut down) after a write
+	// entered its log and before the write was committed. A newer leader may still commit
+	// it, so the caller must not take the refusal for "not applied".
+	ErrWriteOutcomeUnknown = errors.New("write outcome unknown")
 )
 
 // CodedError carries an HTTP status across the RPC boundary. Its message is what the client
@@ -94,6 +98,15 @@ func NoLeader() error {
 	return &CodedError{Code: http.StatusInternalServerError, Msg: ErrNoLeader.Error(), Err: ErrNoLeader}
 }
 
+// WriteOutcomeUnknown answers a write whose leader lost its leadership before the write was
+// committed: a 500 that says the write may still be applied, so a client reads before it
+// retries instead of writing twice (or believing a write that later lands was refused).
+func WriteOutcomeUnknown() error {
+	return &CodedError{Code: http.StatusInternalServerError,
+		Msg: ErrWriteOutcomeUnknown.Error() + ": the leader lost its leadership before the write was committed; a new leader may still apply it (read the object before retrying)",
+		Err: ErrWriteOutcomeUnknown}
+}
+
 // NotLeader is the refusal of a write by a server that lost the leadership during the call.
 func NotLeader() error {
 	return &CodedError{Code: http.StatusInternalServerError, Msg: ErrNotLeader.Error(), Err: ErrNotLeader}
@@ -124,6 +137,7 @@ var errorKinds = []struct {
 	{"periodic-launched", ErrPeriodicLaunched},
 	{"dispatch-token-used", ErrDispatchTokenUsed},
 	{"disk-full", ErrDiskFull},
+	{"write-outcome-unknown", ErrWriteOutcomeUnknown},
 }
 
 // ErrorKind is the wire name of the first sentinel err matches, "" for none.
