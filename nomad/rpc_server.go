@@ -153,9 +153,8 @@ func (s *Server) forwardRead(method string, opts *structs.QueryOptions, args, re
 	// Served here, as the leader. A leader cut off from the others (paused, partitioned)
 	// still believes it leads until its lease runs out, while a new leader may already have
 	// acknowledged writes: it must hear from a majority before answering, or a default read
-	// could miss a write acknowledged before it began.
-	// Verified whatever IsLeader says now: the lease may have run out since forwardTimeout
-	// looked, and a server that is not the leader must not answer from its own state either.
+	// could miss a write acknowledged before it began. Verified whatever IsLeader says now:
+	// the lease may have run out since forwardTimeout looked.
 	if s.raft != nil {
 		if err := s.raft.VerifyLeader().Error(); err != nil {
 			return true, structs.NotLeader()
