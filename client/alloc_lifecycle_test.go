@@ -216,3 +216,57 @@ func TestStickyDisk_ReplacementTakesOverAllocData(t *testing.T) {
 	_, err = os.Stat(kept)
 	must.True(t, os.IsNotExist(err), must.Sprint("the data moved, it was not copied"))
 }
+
+// A prestart task runs once per allocation even when the restart policy would restart a
+// service's task that exits: it is restarted only when it fails, and then as the policy says.
+func TestLifecycle_PrestartRestartedOnlyOnFailure(t *testing.T) {
+	_, s := testClient(t)
+	policy := &api.RestartPolicy{Attempts: new(2), Interval: new(time.Minute), Delay: new(50 * time.Millisecond), Mode: new("fail")}
+	ok := testAlloc("a1", structs.JobTypeService,
+		withHook(mockTask("init", map[string]any{"run_for": "10ms"}), api.TaskLifecycleHookPrestart, false),
+		mockTask("main", map[string]any{"run_for": "1h"}))
+	ok.Job.TaskGroups[0].RestartPolicy = policy
+	failing := testAlloc("a2", structs.JobTypeService,
+		withHook(mockTask("init", map[string]any{"run_for": "10ms", "exit_code": 3}), api.TaskLifecycleHookPrestart, false),
+		mockTask("main", map[string]any{"run_for": "1h"}))
+	failing.Job.TaskGroups[0].RestartPolicy = policy
+	s.setAllocs(ok, failing)
+
+	waitFor(t, "a2 failed after its restarts", reportedStatus(s, "a2", structs.AllocClientStatusFailed))
+	r := s.lastReport("a2")
+	must.Eq(t, uint64(2), r.TaskStates["init"].Restarts, must.Sprint("a failing prestart task goes through the restart policy"))
+	must.False(t, hasEvent(r.TaskStates["main"], structs.TaskEventStarted))
+
+	// Many restart delays later, the prestart task that succeeded has still run once.
+	time.Sleep(500 * time.Millisecond)
+	r = s.lastReport("a1")
+	must.Eq(t, structs.AllocClientStatusRunning, r.ClientStatus)
+	must.Eq(t, structs.TaskStateDead, r.TaskStates["init"].State)
+	must.False(t, r.TaskStates["init"].Failed)
+	must.Zero(t, r.TaskStates["init"].Restarts)
+	must.False(t, hasEvent(r.TaskStates["init"], structs.TaskEventRestarting))
+	must.Eq(t, structs.TaskStateRunning, r.TaskStates["main"].State)
+}
+
+// Stopping an allocation deregisters its services first; the tasks then wait out their
+// shutdown_delay, still running, before the kill signal.
+func TestShutdownDelay_ServicesGoFirst(t *testing.T) {
+	_, s := testClient(t)
+	task := mockTask("t", map[string]any{"run_for": "1h"})
+	task.ShutdownDelay = 2 * time.Second
+	a1 := serviceAlloc("a1", task)
+	s.setAllocs(a1)
+	waitFor(t, "services registered", func() bool { return len(s.serviceIDs()) == 2 })
+
+	stopped := *a1
+	stopped.DesiredStatus, stopped.AllocModifyIndex = structs.AllocDesiredStatusStop, 2
+	s.setAllocs(&stopped)
+	waitFor(t, "services deregistered and the wait reported", func() bool {
+		r := s.lastReport("a1")
+		return len(s.serviceIDs()) == 0 && r != nil && hasEvent(r.TaskStates["t"], structs.TaskEventWaitingShutdownDelay)
+	})
+	ts := s.lastReport("a1").TaskStates["t"]
+	must.Eq(t, structs.TaskStateRunning, ts.State, must.Sprint("the task still runs while the delay drains traffic"))
+	must.False(t, hasEvent(ts, structs.TaskEventKilling))
+	waitFor(t, "complete", reportedStatus(s, "a1", structs.AllocClientStatusComplete))
+}
