@@ -270,3 +270,45 @@ func TestShutdownDelay_ServicesGoFirst(t *testing.T) {
 	must.False(t, hasEvent(ts, structs.TaskEventKilling))
 	waitFor(t, "complete", reportedStatus(s, "a1", structs.AllocClientStatusComplete))
 }
+
+// A raw_exec task's kill_signal, kill_timeout and user reach the driver from the job: the
+// task runs as nobody, a stop sends SIGINT (which it traps to exit cleanly) and the Killing
+// event carries its kill_timeout.
+func TestRawExec_KillSignalTimeoutAndUserFromTheJob(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a task as another user needs root")
+	}
+	c, s := testClient(t)
+	task := &api.Task{Name: "t", Driver: "raw_exec", User: "nobody", KillSignal: "SIGINT", KillTimeout: new(7 * time.Second),
+		Config: map[string]any{"command": "/bin/sh", "args": []string{"-c", `trap 'echo got-int; exit 0' INT; id -u; while :; do sleep 0.05; done`}}}
+	a1 := testAlloc("a1", structs.JobTypeService, task)
+	s.setAllocs(a1)
+	stdout := filepath.Join(c.config.AllocDir, "a1", "alloc", "logs", LogFileName("t", "stdout"))
+	waitFor(t, "the task's uid on stdout", func() bool {
+		b, _ := os.ReadFile(stdout)
+		return len(b) > 0
+	})
+	stopped := *a1
+	stopped.DesiredStatus, stopped.AllocModifyIndex = structs.AllocDesiredStatusStop, 2
+	s.setAllocs(&stopped)
+	waitFor(t, "complete", reportedStatus(s, "a1", structs.AllocClientStatusComplete))
+
+	out, err := os.ReadFile(stdout)
+	must.NoError(t, err)
+	must.Eq(t, "65534\ngot-int\n", string(out))
+	ts := s.lastReport("a1").TaskStates["t"]
+	must.False(t, ts.Failed)
+	var killing *structs.TaskEvent
+	for _, e := range ts.Events {
+		if e.Type == structs.TaskEventKilling {
+			killing = e
+		}
+	}
+	must.NotNil(t, killing)
+	must.Eq(t, 7*time.Second, killing.KillTimeout)
+	for _, e := range ts.Events {
+		if e.Type == structs.TaskEventTerminated {
+			must.Eq(t, 0, e.ExitCode, must.Sprint("ended by its trapped kill_signal, not a SIGKILL"))
+		}
+	}
+}
