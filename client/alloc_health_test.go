@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -50,4 +51,41 @@ func TestAllocHealth_ClockStartsWithTheWatcher(t *testing.T) {
 	got, wait := r.judgeHealth(time.Now(), 10*time.Second, false)
 	must.Nil(t, got)
 	must.Greater(t, 9*time.Second, wait)
+}
+
+// Deployment health and lifecycle hooks, as upstream: a poststop task never counts, nor does
+// a prestart or poststart task that completed or a poststart task not yet run; a prestart
+// sidecar counts as a main task does; a failed hook task fails the allocation's health.
+func TestAllocHealth_LifecycleKinds(t *testing.T) {
+	start := time.Now().Add(-time.Minute)
+	main := &structs.TaskState{State: structs.TaskStateRunning, StartedAt: time.Now().Add(-time.Hour)}
+	done := &structs.TaskState{State: structs.TaskStateDead}
+	failed := &structs.TaskState{State: structs.TaskStateDead, Failed: true}
+	pending := &structs.TaskState{State: structs.TaskStatePending}
+	cases := []struct {
+		name  string
+		kind  lifecycleKind
+		state *structs.TaskState
+		want  *bool
+	}{
+		{"prestart completed", kindPrestart, done, new(true)},
+		{"prestart failed", kindPrestart, failed, new(false)},
+		{"prestart sidecar pending", kindPrestartSidecar, pending, nil},
+		{"prestart sidecar ended", kindPrestartSidecar, done, new(false)},
+		{"poststart not yet run", kindPoststart, pending, new(true)},
+		{"poststart completed", kindPoststart, done, new(true)},
+		{"poststart failed", kindPoststart, failed, new(false)},
+		{"poststop not yet run", kindPoststop, pending, new(true)},
+		{"poststop failed", kindPoststop, failed, new(true)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &allocRunner{
+				tasks:  []*taskRunner{{task: &api.Task{Name: "main"}, kind: kindMain}, {task: &api.Task{Name: "hook"}, kind: tc.kind}},
+				states: map[string]*structs.TaskState{"main": main, "hook": tc.state},
+			}
+			got, _ := r.judgeHealth(start, 10*time.Second, false)
+			must.Eq(t, tc.want, got)
+		})
+	}
 }

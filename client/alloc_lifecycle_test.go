@@ -216,3 +216,99 @@ func TestStickyDisk_ReplacementTakesOverAllocData(t *testing.T) {
 	_, err = os.Stat(kept)
 	must.True(t, os.IsNotExist(err), must.Sprint("the data moved, it was not copied"))
 }
+
+// A prestart task runs once per allocation even when the restart policy would restart a
+// service's task that exits: it is restarted only when it fails, and then as the policy says.
+func TestLifecycle_PrestartRestartedOnlyOnFailure(t *testing.T) {
+	_, s := testClient(t)
+	policy := &api.RestartPolicy{Attempts: new(2), Interval: new(time.Minute), Delay: new(50 * time.Millisecond), Mode: new("fail")}
+	ok := testAlloc("a1", structs.JobTypeService,
+		withHook(mockTask("init", map[string]any{"run_for": "10ms"}), api.TaskLifecycleHookPrestart, false),
+		mockTask("main", map[string]any{"run_for": "1h"}))
+	ok.Job.TaskGroups[0].RestartPolicy = policy
+	failing := testAlloc("a2", structs.JobTypeService,
+		withHook(mockTask("init", map[string]any{"run_for": "10ms", "exit_code": 3}), api.TaskLifecycleHookPrestart, false),
+		mockTask("main", map[string]any{"run_for": "1h"}))
+	failing.Job.TaskGroups[0].RestartPolicy = policy
+	s.setAllocs(ok, failing)
+
+	waitFor(t, "a2 failed after its restarts", reportedStatus(s, "a2", structs.AllocClientStatusFailed))
+	r := s.lastReport("a2")
+	must.Eq(t, uint64(2), r.TaskStates["init"].Restarts, must.Sprint("a failing prestart task goes through the restart policy"))
+	must.False(t, hasEvent(r.TaskStates["main"], structs.TaskEventStarted))
+
+	// Many restart delays later, the prestart task that succeeded has still run once.
+	time.Sleep(500 * time.Millisecond)
+	r = s.lastReport("a1")
+	must.Eq(t, structs.AllocClientStatusRunning, r.ClientStatus)
+	must.Eq(t, structs.TaskStateDead, r.TaskStates["init"].State)
+	must.False(t, r.TaskStates["init"].Failed)
+	must.Zero(t, r.TaskStates["init"].Restarts)
+	must.False(t, hasEvent(r.TaskStates["init"], structs.TaskEventRestarting))
+	must.Eq(t, structs.TaskStateRunning, r.TaskStates["main"].State)
+}
+
+// Stopping an allocation deregisters its services first; the tasks then wait out their
+// shutdown_delay, still running, before the kill signal.
+func TestShutdownDelay_ServicesGoFirst(t *testing.T) {
+	_, s := testClient(t)
+	task := mockTask("t", map[string]any{"run_for": "1h"})
+	task.ShutdownDelay = 2 * time.Second
+	a1 := serviceAlloc("a1", task)
+	s.setAllocs(a1)
+	waitFor(t, "services registered", func() bool { return len(s.serviceIDs()) == 2 })
+
+	stopped := *a1
+	stopped.DesiredStatus, stopped.AllocModifyIndex = structs.AllocDesiredStatusStop, 2
+	s.setAllocs(&stopped)
+	waitFor(t, "services deregistered and the wait reported", func() bool {
+		r := s.lastReport("a1")
+		return len(s.serviceIDs()) == 0 && r != nil && hasEvent(r.TaskStates["t"], structs.TaskEventWaitingShutdownDelay)
+	})
+	ts := s.lastReport("a1").TaskStates["t"]
+	must.Eq(t, structs.TaskStateRunning, ts.State, must.Sprint("the task still runs while the delay drains traffic"))
+	must.False(t, hasEvent(ts, structs.TaskEventKilling))
+	waitFor(t, "complete", reportedStatus(s, "a1", structs.AllocClientStatusComplete))
+}
+
+// A raw_exec task's kill_signal, kill_timeout and user reach the driver from the job: the
+// task runs as nobody, a stop sends SIGINT (which it traps to exit cleanly) and the Killing
+// event carries its kill_timeout.
+func TestRawExec_KillSignalTimeoutAndUserFromTheJob(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a task as another user needs root")
+	}
+	c, s := testClient(t)
+	task := &api.Task{Name: "t", Driver: "raw_exec", User: "nobody", KillSignal: "SIGINT", KillTimeout: new(7 * time.Second),
+		Config: map[string]any{"command": "/bin/sh", "args": []string{"-c", `trap 'echo got-int; exit 0' INT; id -u; while :; do sleep 0.05; done`}}}
+	a1 := testAlloc("a1", structs.JobTypeService, task)
+	s.setAllocs(a1)
+	stdout := filepath.Join(c.config.AllocDir, "a1", "alloc", "logs", LogFileName("t", "stdout"))
+	waitFor(t, "the task's uid on stdout", func() bool {
+		b, _ := os.ReadFile(stdout)
+		return len(b) > 0
+	})
+	stopped := *a1
+	stopped.DesiredStatus, stopped.AllocModifyIndex = structs.AllocDesiredStatusStop, 2
+	s.setAllocs(&stopped)
+	waitFor(t, "complete", reportedStatus(s, "a1", structs.AllocClientStatusComplete))
+
+	out, err := os.ReadFile(stdout)
+	must.NoError(t, err)
+	must.Eq(t, "65534\ngot-int\n", string(out))
+	ts := s.lastReport("a1").TaskStates["t"]
+	must.False(t, ts.Failed)
+	var killing *structs.TaskEvent
+	for _, e := range ts.Events {
+		if e.Type == structs.TaskEventKilling {
+			killing = e
+		}
+	}
+	must.NotNil(t, killing)
+	must.Eq(t, 7*time.Second, killing.KillTimeout)
+	for _, e := range ts.Events {
+		if e.Type == structs.TaskEventTerminated {
+			must.Eq(t, 0, e.ExitCode, must.Sprint("ended by its trapped kill_signal, not a SIGKILL"))
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -24,8 +25,10 @@ func TestJobStop(t *testing.T) {
 		wantCode   int
 		wantDelete bool
 		wantPurge  string
-		wantOut    string
-		wantErr    string
+		// wantNoShutdown: the stop asks the clients to skip shutdown_delay.
+		wantNoShutdown bool
+		wantOut        string
+		wantErr        string
 	}{
 		{
 			name:     "purge declined",
@@ -72,6 +75,14 @@ func TestJobStop(t *testing.T) {
 			wantOut:    "9a2dc317-4d4e-f764-427d-b09345a0da21\n",
 		},
 		{
+			name:           "no shutdown delay",
+			args:           []string{"-detach", "-no-shutdown-delay", "web"},
+			wantDelete:     true,
+			wantPurge:      "false",
+			wantNoShutdown: true,
+			wantOut:        "9a2dc317-4d4e-f764-427d-b09345a0da21\n",
+		},
+		{
 			name:       "flags after the job",
 			args:       []string{"web", "-purge", "-yes", "-detach"},
 			wantDelete: true,
@@ -110,6 +121,7 @@ func TestJobStop(t *testing.T) {
 			}
 			must.Len(t, 1, dels)
 			must.Eq(t, []string{tc.wantPurge}, dels[0].Query["purge"])
+			must.Eq(t, []string{fmt.Sprint(tc.wantNoShutdown)}, dels[0].Query["no_shutdown_delay"])
 		})
 	}
 }

@@ -46,7 +46,11 @@ func TestLifecycle_Binary(t *testing.T) {
 		pre.Lifecycle = &api.TaskLifecycle{Hook: "prestart"}
 		side := sh("side", `echo side >> "$NOMAD_ALLOC_DIR/data/order"; exec sleep 600`)
 		side.Lifecycle = &api.TaskLifecycle{Hook: "poststart", Sidecar: true}
-		job.AddTaskGroup(api.NewTaskGroup("g", 1).AddTask(pre).AddTask(sh("main", `echo main >> "$NOMAD_ALLOC_DIR/data/order"; exec sleep 600`)).AddTask(side))
+		group := api.NewTaskGroup("g", 1).AddTask(pre).AddTask(sh("main", `echo main >> "$NOMAD_ALLOC_DIR/data/order"; exec sleep 600`)).AddTask(side)
+		// A restart delay of a second: a prestart task that the restart policy re-ran (as
+		// this build once did, every 15s by default) would show within the wait below.
+		group.RestartPolicy = &api.RestartPolicy{Attempts: new(3), Interval: new(time.Minute), Delay: new(time.Second), Mode: new("delay")}
+		job.AddTaskGroup(group)
 		_, _, err := c.Jobs().Register(job, nil)
 		must.NoError(t, err)
 		t.Cleanup(func() { stopJob(t, c, "svc") })
@@ -74,6 +78,16 @@ func TestLifecycle_Binary(t *testing.T) {
 		}
 		must.True(t, said, must.Sprint("main said what it waited for"))
 		must.SliceContainsAll(t, []string{"main", "side"}, order[2:])
+
+		// Several restart delays later, init has still run once and the others still run.
+		time.Sleep(4 * time.Second)
+		status, states := taskStates("svc")
+		must.Eq(t, "running", status)
+		must.Eq(t, "dead", states["init"].State)
+		must.Zero(t, states["init"].Restarts)
+		must.Eq(t, "running", states["main"].State)
+		must.Eq(t, "running", states["side"].State)
+		must.Eq(t, order, strings.Fields(catAllocFile(a, "svc", "alloc/data/order")))
 	})
 
 	t.Run("leader, helper, poststop", func(t *testing.T) {

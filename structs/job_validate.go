@@ -154,6 +154,11 @@ func (j *Job) Validate() error {
 				// that starts without the secrets it expects.
 				add("group %q: task %q: vault: this cluster has no Vault integration; remove the vault block", name, task.Name)
 			}
+			if task.Kind != "" {
+				// Every kind names a Consul Connect role (connect-proxy:, connect-native:,
+				// the gateways): a task that declares one would run without its mesh.
+				add("group %q: task %q: kind: Consul Connect (sidecars, gateways, native) is not supported by this cluster; remove kind %q", name, task.Name, task.Kind)
+			}
 			if r := task.Resources; r != nil {
 				if r.CPU != nil && *r.CPU < 0 {
 					add("group %q: task %q: resources: cpu must not be negative", name, task.Name)

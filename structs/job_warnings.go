@@ -125,14 +125,50 @@ var taskFieldRules = map[string]fieldRule{
 		}},
 }
 
+// resourcesFieldRules is keyed by the field names of api.Resources, a task's resources
+// block: the scheduler and the drivers act on the sizes, ports and devices; the rest is
+// warned so that a job relying on it is not accepted in silence.
+var resourcesFieldRules = map[string]fieldRule{
+	"CPU": actedOn, "Cores": actedOn, "MemoryMB": actedOn, "MemoryMaxMB": actedOn,
+	"Networks": actedOn, "Devices": actedOn,
+	// The client library fills affinity "none", which asks nothing.
+	"NUMA": {support: fieldWarned, why: "NUMA-aware placement is not built: cores and devices are not aligned to a NUMA node",
+		when: func(_ *api.Task, v reflect.Value) bool {
+			n, _ := v.Interface().(*api.NUMAResource)
+			return n != nil && ((n.Affinity != "" && n.Affinity != "none") || len(n.Devices) > 0)
+		}},
+	// Jobs exported from upstream carry these sizes as 0 (and secrets as its default, 1):
+	// only a size that asks for something is warned.
+	"SecretsMB": {support: fieldWarned, why: "is not acted on: the secrets directory is a plain directory, not a size-limited tmpfs",
+		when: intAbove(1)},
+	"DiskMB": {support: fieldWarned, why: "is not acted on: a task's disk is the group's ephemeral_disk size", when: intAbove(0)},
+	"IOPS":   {support: fieldWarned, why: "is not acted on", when: intAbove(0)},
+}
+
+// intAbove narrows a warned *int field to values above floor.
+func intAbove(floor int) func(*api.Task, reflect.Value) bool {
+	return func(_ *api.Task, v reflect.Value) bool {
+		n, _ := v.Interface().(*int)
+		return n != nil && *n > floor
+	}
+}
+
 // Warnings lists, one line each, the fields the job sets that this build accepts but does
 // not act on. The lines name the group and task as validation errors do.
 func (j *Job) Warnings() []string {
 	var out []string
 	jobValue := reflect.ValueOf(j).Elem()
-	for _, name := range []string{"AllAtOnce", "Multiregion", "ConsulNamespace", "VaultNamespace"} {
-		if f := jobValue.FieldByName(name); !f.IsZero() {
-			out = append(out, fmt.Sprintf("%s: %s", hclName(reflect.TypeFor[api.Job](), name), jobFieldRules[name].why))
+	// The stored job has plain values where the client's has pointers: its fields are
+	// looked up by the client's names, in the client's order, so that a row turned to
+	// warned here warns without another list to keep.
+	apiJob := reflect.TypeFor[api.Job]()
+	for i := 0; i < apiJob.NumField(); i++ {
+		name := apiJob.Field(i).Name
+		if jobFieldRules[name].support != fieldWarned {
+			continue
+		}
+		if f := jobValue.FieldByName(name); f.IsValid() && !f.IsZero() {
+			out = append(out, fmt.Sprintf("%s: %s", hclName(apiJob, name), jobFieldRules[name].why))
 		}
 	}
 	for _, tg := range j.TaskGroups {
@@ -148,6 +184,9 @@ func (j *Job) Warnings() []string {
 			}
 			taskPrefix := fmt.Sprintf("%stask %q: ", prefix, task.Name)
 			out = append(out, warnedFields(taskPrefix, reflect.ValueOf(task).Elem(), taskFieldRules, task)...)
+			if task.Resources != nil {
+				out = append(out, warnedFields(taskPrefix+"resources: ", reflect.ValueOf(task.Resources).Elem(), resourcesFieldRules, task)...)
+			}
 			out = append(out, serviceWarnings(taskPrefix, task.Services, false)...)
 		}
 	}

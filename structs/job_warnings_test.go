@@ -21,6 +21,7 @@ func TestJobWarnings_EveryFieldHasARule(t *testing.T) {
 		{reflect.TypeFor[api.Job](), jobFieldRules},
 		{reflect.TypeFor[api.TaskGroup](), groupFieldRules},
 		{reflect.TypeFor[api.Task](), taskFieldRules},
+		{reflect.TypeFor[api.Resources](), resourcesFieldRules},
 	} {
 		for i := 0; i < tc.typ.NumField(); i++ {
 			name := tc.typ.Field(i).Name
@@ -59,6 +60,9 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 			j.TaskGroups[0].Services = []*api.Service{{Name: "web", Provider: "nomad", CheckRestart: &api.CheckRestart{Limit: 2},
 				Checks: []api.ServiceCheck{{Name: "h", Type: "http"}}}}
 		}, `group "g": service "web": check "h": check_restart: not acted on`},
+		{"numa", func(j *Job) {
+			j.TaskGroups[0].Tasks[0].Resources = &api.Resources{NUMA: &api.NUMAResource{Affinity: "require"}}
+		}, `group "g": task "t": resources: numa: NUMA-aware placement is not built`},
 		{"check thresholds", func(j *Job) {
 			j.TaskGroups[0].Tasks[0].Services = []*api.Service{{Name: "web", Provider: "nomad", Checks: []api.ServiceCheck{{Name: "h", Type: "http", SuccessBeforePassing: 2}}}}
 		}, `task "t": service "web": check "h": success_before_passing: not acted on`},
@@ -95,6 +99,133 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 		j.TaskGroups[0].Tasks[0].Driver = "exec"
 		j.TaskGroups[0].Tasks[0].User = "nobody"
 		j.TaskGroups[0].Tasks[0].LogConfig = &api.LogConfig{Disabled: new(true)}
+		// What the client library fills and upstream's exported jobs carry asks nothing.
+		j.TaskGroups[0].Tasks[0].Resources = &api.Resources{CPU: new(100), MemoryMB: new(64), NUMA: &api.NUMAResource{Affinity: "none"},
+			SecretsMB: new(1), DiskMB: new(0), IOPS: new(0)}
 		must.SliceEmpty(t, j.Warnings(), must.Sprint(strings.Join(j.Warnings(), "\n")))
 	})
+}
+
+// fillValue sets v to a non-zero value all the way down (to a bounded depth): strings "x",
+// numbers 2 (above any default a narrowed rule leaves alone), booleans true, one element in each slice and map. "x" is no value a narrowed
+// rule (a host volume, a private mount, NUMA affinity none) treats as acted on.
+func fillValue(v reflect.Value, depth int) {
+	if depth > 4 || !v.CanSet() {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillValue(v.Elem(), depth+1)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fillValue(v.Field(i), depth+1)
+			}
+		}
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(2)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(2)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(2)
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		fillValue(s.Index(0), depth+1)
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fillValue(k, depth+1)
+		fillValue(e, depth+1)
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	case reflect.Interface:
+		v.Set(reflect.ValueOf("x"))
+	}
+}
+
+// One test walks every field of the official client's Job, TaskGroup and Task, and of a
+// task's resources: each is set in turn, all the way down, on a job that otherwise warns of
+// nothing, and goes through the client library's canonicalisation and JobFromAPI as a
+// registration does. A field whose row says warned must yield its line; refused must fail
+// validation naming it; acted on or set by the server must yield no line of its own. So a
+// field is never accepted in silence: it is acted on, or this test or the one above fails.
+func TestJobWarnings_EverySetFieldIsActedOnRefusedOrWarned(t *testing.T) {
+	base := func() (*api.Job, *api.TaskGroup, *api.Task) {
+		task := api.NewTask("t", "raw_exec")
+		tg := api.NewTaskGroup("g", 1).AddTask(task)
+		job := api.NewServiceJob("web", "web", "global", 50).AddTaskGroup(tg)
+		job.Datacenters = []string{"dc1"}
+		return job, tg, task
+	}
+	check := func(t *testing.T, job *api.Job) ([]string, error) {
+		func() {
+			defer func() { _ = recover() }() // a value canonicalisation cannot take: checked as sent
+			job.Canonicalize()
+		}()
+		j := JobFromAPI(job)
+		return j.Warnings(), j.Validate()
+	}
+	{
+		job, _, _ := base()
+		warnings, err := check(t, job)
+		must.SliceEmpty(t, warnings)
+		must.NoError(t, err)
+	}
+
+	levels := []struct {
+		typ    reflect.Type
+		rules  map[string]fieldRule
+		prefix string
+		target func(job *api.Job, tg *api.TaskGroup, task *api.Task) reflect.Value
+	}{
+		{reflect.TypeFor[api.Job](), jobFieldRules, "",
+			func(job *api.Job, _ *api.TaskGroup, _ *api.Task) reflect.Value { return reflect.ValueOf(job).Elem() }},
+		{reflect.TypeFor[api.TaskGroup](), groupFieldRules, `group "g": `,
+			func(_ *api.Job, tg *api.TaskGroup, _ *api.Task) reflect.Value { return reflect.ValueOf(tg).Elem() }},
+		{reflect.TypeFor[api.Task](), taskFieldRules, `group "g": task "t": `,
+			func(_ *api.Job, _ *api.TaskGroup, task *api.Task) reflect.Value { return reflect.ValueOf(task).Elem() }},
+		{reflect.TypeFor[api.Resources](), resourcesFieldRules, `group "g": task "t": resources: `,
+			func(_ *api.Job, _ *api.TaskGroup, task *api.Task) reflect.Value {
+				task.Resources = &api.Resources{}
+				return reflect.ValueOf(task.Resources).Elem()
+			}},
+	}
+	for _, level := range levels {
+		for i := 0; i < level.typ.NumField(); i++ {
+			name := level.typ.Field(i).Name
+			t.Run(level.typ.Name()+"."+name, func(t *testing.T) {
+				rule, ok := level.rules[name]
+				must.True(t, ok, must.Sprint("no row: see TestJobWarnings_EveryFieldHasARule"))
+				job, tg, task := base()
+				fillValue(level.target(job, tg, task).Field(i), 0)
+				warnings, err := check(t, job)
+				own := level.prefix + hclName(level.typ, name) + ": "
+				var lines []string
+				for _, w := range warnings {
+					if strings.HasPrefix(w, own) {
+						lines = append(lines, w)
+					}
+				}
+				switch rule.support {
+				case fieldWarned:
+					must.SliceLen(t, 1, lines, must.Sprintf("warnings: %q", warnings))
+					must.StrContains(t, lines[0], rule.why)
+				case fieldRefused:
+					must.Error(t, err)
+					must.StrContains(t, err.Error(), own)
+				default:
+					if level.typ == reflect.TypeFor[api.Task]() && name == "Resources" {
+						return // its fields are walked one by one below
+					}
+					must.SliceEmpty(t, lines, must.Sprintf("warnings: %q", warnings))
+				}
+			})
+		}
+	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
@@ -44,4 +45,27 @@ func TestAllocStop_ThroughOfficialClient(t *testing.T) {
 
 	_, err = c.Allocations().Stop(&api.Allocation{ID: "no-such-alloc"}, nil)
 	must.ErrorContains(t, err, "404")
+}
+
+// TestJobStop_NoShutdownDelay: job stop -no-shutdown-delay (?no_shutdown_delay=true on the
+// deregister) marks the job's allocations, so their client kills the task at once rather
+// than after its 60s shutdown_delay.
+func TestJobStop_NoShutdownDelay(t *testing.T) {
+	ta := NewTestClientAgent(t, nil)
+	c := ta.Client("")
+	job := testJob("web")
+	job.TaskGroups[0].Tasks[0].ShutdownDelay = time.Minute
+	_, _, err := c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	first := allocsIn(t, c, "web", map[string]int{"running": 1})[0]
+
+	_, _, err = c.Jobs().DeregisterOpts("web", &api.DeregisterOptions{NoShutdownDelay: true}, nil)
+	must.NoError(t, err)
+	allocsIn(t, c, "web", map[string]int{"complete": 1}) // within 20s: the minute was skipped
+	stopped, _, err := c.Allocations().Info(first.ID, nil)
+	must.NoError(t, err)
+	must.True(t, stopped.DesiredTransition.ShouldIgnoreShutdownDelay())
+	for _, e := range stopped.TaskStates["sleep"].Events {
+		must.NotEq(t, "Waiting for shutdown delay", e.Type)
+	}
 }

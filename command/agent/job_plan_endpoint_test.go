@@ -289,3 +289,34 @@ func TestHostVolumes_AdvertisedAndPlaced(t *testing.T) {
 		}
 	}
 }
+
+// A task that asks for a device: no client here fingerprints one, so plan and register both
+// fail placement naming the missing devices, and nothing lands on the node.
+func TestDevices_FailPlacementNamingThem(t *testing.T) {
+	ta := NewTestClientAgent(t, nil)
+	c := ta.Client("")
+	waitFor(t, 30*time.Second, func() bool {
+		nodes, _, err := c.Nodes().List(nil)
+		return err == nil && len(nodes) == 1 && nodes[0].Status == "ready"
+	})
+	job := testJob("gpu")
+	job.TaskGroups[0].Tasks[0].Resources.Devices = []*api.RequestedDevice{{Name: "nvidia/gpu", Count: new(uint64(1))}}
+
+	plan, _, err := c.Jobs().Plan(job, false, nil)
+	must.NoError(t, err)
+	must.NotNil(t, plan.FailedTGAllocs["web"])
+	must.Positive(t, plan.FailedTGAllocs["web"].ConstraintFiltered["missing devices"])
+
+	reg, _, err := c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	var eval *api.Evaluation
+	waitFor(t, 20*time.Second, func() bool {
+		eval, _, err = c.Evaluations().Info(reg.EvalID, nil)
+		return err == nil && eval.Status == "complete"
+	})
+	must.NotNil(t, eval.FailedTGAllocs["web"])
+	must.Positive(t, eval.FailedTGAllocs["web"].ConstraintFiltered["missing devices"])
+	allocs, _, err := c.Jobs().Allocations("gpu", true, nil)
+	must.NoError(t, err)
+	must.SliceEmpty(t, allocs)
+}
