@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
+	"github.com/nomadfork/nomad/nomad/gossip"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -67,7 +68,7 @@ func (s *Server) serverHealth() (*structs.OperatorHealthReply, error) {
 		return nil, err
 	}
 	conf := s.autopilotConfig()
-	members := map[string]*serverMember{}
+	members := map[string]*gossip.Server{}
 	for _, m := range s.regionServers() {
 		members[m.ID] = m
 	}
@@ -85,14 +86,14 @@ func (s *Server) serverHealth() (*structs.OperatorHealthReply, error) {
 			Leader:  string(srv.Address) == leaderAddr,
 			Voter:   srv.Suffrage == raft.Voter,
 		}
-		serfOK := s.serf == nil
+		serfOK := s.gossip == nil
 		if m, ok := members[id]; ok {
 			h.Name, h.SerfStatus, h.Version = m.Name, m.Status.String(), m.Build
 			serfOK = m.Status == serf.StatusAlive
 		} else if id == s.config.NodeID {
 			h.Name, h.SerfStatus, h.Version = s.config.NodeName+"."+s.config.Region, "alive", s.config.Build
 			serfOK = true
-		} else if s.serf == nil {
+		} else if s.gossip == nil {
 			h.SerfStatus = "none"
 		}
 		var stats structs.RaftStats
@@ -151,7 +152,7 @@ func (s *Server) autopilotCleanup() {
 			voters++
 		}
 	}
-	var failed []*serverMember
+	var failed []*gossip.Server
 	failedVoters := 0
 	for _, p := range s.regionServers() {
 		srv, ok := inRaft[p.ID]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
+	"github.com/nomadfork/nomad/nomad/gossip"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -68,7 +69,7 @@ const helloTimeout = 5 * time.Second
 // verifyServer calls Hello on m's RPC port. It succeeds only when the member authenticates
 // there (the dialer proves and requires the key or the CA) and answers with the ID it
 // gossiped: gossip alone, which anyone may speak when it is not encrypted, never vouches.
-func (s *Server) verifyServer(m *serverMember) (*HelloResponse, error) {
+func (s *Server) verifyServer(m *gossip.Server) (*HelloResponse, error) {
 	var resp HelloResponse
 	if err := s.rpcCallTimeout(m.RPCAddr, "Cluster.Hello", &HelloRequest{Server: s.self()}, &resp, helloTimeout); err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func (m *membership) noteGone(members []serf.Member) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, mem := range members {
-		if p, ok := parseServerMember(mem); ok && p.Region == m.srv.config.Region {
+		if p, ok := gossip.ParseServer(mem); ok && p.Region == m.srv.config.Region {
 			m.gone[p.ID] = p.Name
 		}
 	}
@@ -215,7 +216,7 @@ func (m *membership) maybeBootstrap() {
 	if expect <= 1 {
 		return
 	}
-	var alive []*serverMember
+	var alive []*gossip.Server
 	for _, p := range s.regionServers() {
 		if p.Status == serf.StatusAlive {
 			alive = append(alive, p)

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
 	"github.com/nomadfork/nomad/mock"
+	"github.com/nomadfork/nomad/nomad/gossip"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -233,7 +234,7 @@ func TestCluster_GossipTagsDescribeTheServer(t *testing.T) {
 	servers := testCluster(t, 1)
 	members := servers[0].Serf().Members()
 	must.Len(t, 1, members)
-	m, ok := parseServerMember(members[0])
+	m, ok := gossip.ParseServer(members[0])
 	must.True(t, ok)
 	must.Eq(t, servers[0].config.NodeID, m.ID)
 	must.Eq(t, servers[0].RaftAddr(), m.RPCAddr)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nomadfork/nomad/nomad/fsm"
+	"github.com/nomadfork/nomad/nomad/gossip"
 	"github.com/nomadfork/nomad/nomad/transport"
 	"net"
 	"os"
@@ -61,8 +62,8 @@ type Server struct {
 	rpcTLS      *transport.TLS
 	raftStarted atomic.Bool
 
-	// serf is the gossip pool (nil without a serf address); membership makes Raft follow it.
-	serf       *serf.Serf
+	// gossip is the gossip pool (nil without a serf address); membership makes Raft follow it.
+	gossip     *gossip.Pool
 	serfEvents chan serf.Event
 	membership *membership
 	health     healthTracker
@@ -238,7 +239,7 @@ func NewServer(config *Config) (*Server, error) {
 			s.disk.runMetrics(ctx)
 		}()
 	}
-	if s.serf != nil {
+	if s.gossip != nil {
 		s.leaderWG.Add(2)
 		go s.runSerfEvents(ctx)
 		go s.membership.run(ctx)
@@ -551,10 +552,8 @@ func (s *Server) Shutdown() error {
 	var err error
 	s.shutdownOnce.Do(func() {
 		s.shutdownCancel()
-		if s.serf != nil {
-			// Without a leave: the others see this server fail, and autopilot decides.
-			_ = s.serf.Shutdown()
-		}
+		// Without a leave: the others see this server fail, and autopilot decides.
+		_ = s.gossip.Shutdown()
 		if s.raft != nil {
 			err = s.raft.Shutdown().Error()
 		}

@@ -77,7 +77,7 @@ var statusMembers = read("Status.Members", spec[structs.StatusRequest, structs.S
 	Serve: func(c *rpcCall, _ *structs.StatusRequest, reply *structs.StatusMembersResponse) error {
 		cfg := c.srv.config
 		out := &api.ServerMembers{ServerName: cfg.NodeName, ServerRegion: cfg.Region, ServerDC: cfg.Datacenter}
-		if sf := c.srv.serf; sf != nil {
+		if sf := c.srv.Serf(); sf != nil {
 			for _, m := range sf.Members() {
 				out.Members = append(out.Members, SerfMember(m))
 			}
