@@ -58,6 +58,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerSchedulerConfigCommands()
 	f.registerServiceRegistrationCommands()
 	f.registerSystemCommands()
+	f.registerEventSinkCommands()
 	return f, nil
 }
 
