@@ -88,7 +88,7 @@ func TestEventSinkListStatusDeregister(t *testing.T) {
 	})
 	code, out, errOut := runCLI(t, fa.srv.URL, "", "event", "sink", "list")
 	must.Eq(t, 0, code, must.Sprint(errOut))
-	must.Eq(t, "ID      Type     Address                         Latest Index  Last Error\n"+
+	must.Eq(t, "ID      Type     Address                           Latest Index  Last Error\n"+
 		"alerts  webhook  https://alerts.example.com/nomad  42            receiver answered 503 Service Unavailable\n", out)
 
 	code, out, errOut = runCLI(t, fa.srv.URL, "", "event", "sink", "status", "alerts")
