@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -106,4 +107,19 @@ func TestEventSinkListStatusDeregister(t *testing.T) {
 	code, out, _ = runCLI(t, fa.srv.URL, "", "event", "sink", "list")
 	must.Eq(t, 0, code)
 	must.Eq(t, "No event sinks\n", out)
+}
+
+// The sink file README shows parses as written.
+func TestREADME_EventSinkSpecParses(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "README.md"))
+	must.NoError(t, err)
+	_, rest, ok := strings.Cut(string(src), "cat > purge-alerts.hcl <<'HCL'\n")
+	must.True(t, ok, must.Sprint("README no longer shows the sink file"))
+	body, _, ok := strings.Cut(rest, "\nHCL\n")
+	must.True(t, ok)
+	spec, err := parseEventSinkSpec([]byte(body))
+	must.NoError(t, err)
+	must.Eq(t, "purge-alerts", spec.ID)
+	must.Eq(t, map[string][]string{"Job": {"*"}}, spec.Topics)
+	must.Eq(t, `Type == "JobDeregistered" and Payload.Purge == true`, spec.Filter)
 }
