@@ -101,6 +101,9 @@ func (m *Manager) Run(ctx context.Context) {
 		<-ctx.Done()
 		return
 	}
+	// The client's kept-alive connections belong to this term too: their goroutines end here
+	// rather than an idle timeout later.
+	defer m.cfg.Client.CloseIdleConnections()
 	workers := map[string]*running{}
 	stop := func(id string) {
 		w := workers[id]
