@@ -140,6 +140,36 @@ func TestCommands_Arguments(t *testing.T) {
 			stderr: "This command takes no arguments\n",
 		},
 		{
+			name:   "event sink register two files",
+			args:   []string{"event", "sink", "register", "a", "b"},
+			code:   1,
+			stderr: "This command takes at most one argument: <file>\n",
+		},
+		{
+			name:   "event sink register without an ID",
+			args:   []string{"event", "sink", "register", "-url", "http://x"},
+			code:   1,
+			stderr: "A sink ID is required (-id or the file's id)\n",
+		},
+		{
+			name:   "event sink list",
+			args:   []string{"event", "sink", "list", "x"},
+			code:   1,
+			stderr: "This command takes no arguments\n",
+		},
+		{
+			name:   "event sink status",
+			args:   []string{"event", "sink", "status"},
+			code:   1,
+			stderr: "This command takes one argument: <id>\n",
+		},
+		{
+			name:   "event sink deregister",
+			args:   []string{"event", "sink", "deregister"},
+			code:   1,
+			stderr: "This command takes one argument: <id>\n",
+		},
+		{
 			name:   "job stop bad address",
 			args:   []string{"job", "stop", "-address=://bad", "web"},
 			code:   1,

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/nomadfork/nomad/nomad/deploymentwatcher"
 	"github.com/nomadfork/nomad/nomad/drainer"
+	"github.com/nomadfork/nomad/nomad/eventsink"
 	"github.com/nomadfork/nomad/nomad/periodic"
 	"github.com/nomadfork/nomad/nomad/planapply"
 	"github.com/nomadfork/nomad/state"
@@ -204,10 +205,18 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			Settle: 250 * time.Millisecond,
 		}).Run(ctx)
 	}()
-	owned.Add(1)
+	owned.Add(2)
 	go func() {
 		defer owned.Done()
 		s.runLeaderMetrics(ctx)
+	}()
+	go func() {
+		defer owned.Done()
+		// Event sinks are delivered by the leader only: its cursor commits go through Raft,
+		// and one deliverer per sink keeps batches in order.
+		eventsink.New(eventsink.Config{
+			State: s.State, Broker: s.broker, Apply: s.raftApply, Logger: s.logger.Named("event_sink"),
+		}).Run(ctx)
 	}()
 	gcTick := time.NewTicker(positive(s.config.JobGCInterval, 5*time.Minute))
 	defer gcTick.Stop()

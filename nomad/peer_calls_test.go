@@ -20,7 +20,7 @@ func TestEveryRPCIsDeclared(t *testing.T) {
 		"Keyring": srv.Endpoints.Keyring, "Deployment": srv.Endpoints.Deployment, "Operator": srv.Endpoints.Operator,
 		"Variables": srv.Endpoints.Variables, "NodePool": srv.Endpoints.NodePool, "Search": srv.Endpoints.Search,
 		"Scaling": srv.Endpoints.Scaling, "ServiceRegistration": srv.Endpoints.Services, "Volume": srv.Endpoints.Volume,
-		"Status": srv.Endpoints.Status,
+		"Status": srv.Endpoints.Status, "EventSink": srv.Endpoints.EventSink,
 	}
 	errorType := reflect.TypeFor[error]()
 	var seen int

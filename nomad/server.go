@@ -122,7 +122,8 @@ type Endpoints struct {
 	Operator    *Operator
 	Volume      *Volume
 	// Services is the ServiceRegistration endpoint.
-	Services *ServiceRegistration
+	Services  *ServiceRegistration
+	EventSink *EventSink
 }
 
 // NewServer starts a server. It returns once Raft is running; leadership follows shortly.
@@ -186,6 +187,9 @@ func NewServer(config *Config) (*Server, error) {
 		return nil, err
 	}
 	s.fsm = machine
+	if s.broker != nil {
+		s.fsm.SetRestoreHook(s.broker.MarkUnpublishedThrough)
+	}
 	s.workers = newWorkerPool(config.NumSchedulers)
 	s.evalBroker = evalbroker.New(config.EvalBroker)
 	s.Endpoints = &Endpoints{
@@ -195,6 +199,7 @@ func NewServer(config *Config) (*Server, error) {
 		Status:      &Status{srv: s},
 		ACL:         &ACL{srv: s},
 		Event:       &Event{srv: s},
+		EventSink:   &EventSink{srv: s},
 		PurgeRecord: &PurgeHistory{srv: s},
 		System:      &System{srv: s},
 		Node:        &Node{srv: s},

@@ -44,6 +44,8 @@ var eventConverters = map[string]eventConverter{
 	// Leader bookkeeping written with the child it launched: the child's Job event marks it
 	// (upstream publishes none either).
 	tablePeriodicLaunch: nil,
+	// A sink holds its secret; its progress is the leader's bookkeeping of deliveries.
+	tableEventSinks: nil,
 }
 
 // EventsFromChanges derives the batch of events of one committed transaction. A transaction

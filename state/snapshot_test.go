@@ -106,6 +106,15 @@ func snapshotFixture(t *testing.T) *StateStore {
 		PeriodicLaunch: &structs.PeriodicLaunch{Namespace: structs.DefaultNamespace, ID: "nightly", Launch: launch}}))
 	must.NoError(t, s.ApplyJobProtection(50, &structs.JobProtectionRequest{JobID: "web", Protected: true, Reason: "billing",
 		Actor: actorAlice, ModifyTime: 50, WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace}}))
+	mustApply(t, s, structs.EventSinkUpsertRequestType, 51, nil, func(txn *Txn) error {
+		return s.UpsertEventSinkTxn(txn, &structs.EventSink{ID: "alerts", Type: structs.EventSinkTypeWebhook,
+			Address: "https://hooks.example/nomad", Topics: map[structs.Topic][]string{structs.TopicJob: {"*"}},
+			Filter: `Payload.Purge == true`, Secret: "0123456789abcdef"})
+	})
+	mustApply(t, s, structs.EventSinkProgressRequestType, 52, nil, func(txn *Txn) error {
+		return s.UpdateEventSinkProgressTxn(txn, &structs.EventSinkProgressRequest{ID: "alerts", LatestIndex: 50,
+			LastError: "receiver answered 503", LastErrorTime: 52})
+	})
 	return s
 }
 

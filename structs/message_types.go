@@ -54,6 +54,9 @@ const (
 	ServiceRegistrationDeleteRequestType    MessageType = 45
 	ReconcileJobSummariesRequestType        MessageType = 46
 	JobProtectionRequestType                MessageType = 47
+	EventSinkUpsertRequestType              MessageType = 48
+	EventSinkDeleteRequestType              MessageType = 49
+	EventSinkProgressRequestType            MessageType = 50
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -136,6 +139,11 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	// No events: summaries are derived counts (state/events.go).
 	ReconcileJobSummariesRequestType: {Name: "ReconcileJobSummaries", New: newRequest[ReconcileJobSummariesRequest]},
 	JobProtectionRequestType:         {Name: "JobProtection", EventType: TypeJobProtectionChanged, New: newRequest[JobProtectionRequest]},
+	// No events: a sink holds its secret, and a sink's progress published as an event would
+	// be delivered by the sink itself, which would then record progress again, forever.
+	EventSinkUpsertRequestType:   {Name: "EventSinkUpsert", New: newRequest[EventSinkUpsertRequest]},
+	EventSinkDeleteRequestType:   {Name: "EventSinkDelete", New: newRequest[EventSinkDeleteRequest]},
+	EventSinkProgressRequestType: {Name: "EventSinkProgress", New: newRequest[EventSinkProgressRequest]},
 }
 
 func (t MessageType) String() string {

@@ -418,7 +418,7 @@ func allMatrixEndpoints() []matrixEndpoint {
 		matrixScalingEndpoints(), matrixVolumeEndpoints(), matrixSchedulerConfigEndpoints(), matrixACLAuthEndpoints(),
 		matrixServiceEndpoints(), matrixFSEndpoints(), matrixCLIOpsEndpoints(),
 		matrixNodeMetaEndpoints(), matrixNodeIdentityEndpoints(), matrixACLIdentityEndpoints(),
-		matrixJobProtectionEndpoints())
+		matrixJobProtectionEndpoints(), matrixEventSinkEndpoints())
 }
 
 func TestACLMatrix_Jobs(t *testing.T)        { runACLMatrix(t, matrixJobEndpoints(), matrixRows) }

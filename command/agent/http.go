@@ -107,6 +107,7 @@ func (s *HTTPServer) registerHandlers(mux *http.ServeMux) {
 	s.registerACLAuthRoutes(mux)
 	s.registerACLIdentityRoutes(mux)
 	s.registerEventRoutes(mux)
+	s.registerEventSinkRoutes(mux)
 	s.registerPurgeHistoryRoutes(mux)
 	s.registerJobProtectionRoutes(mux)
 	s.registerAllocRoutes(mux)

@@ -27,6 +27,9 @@ type FSM struct {
 	stateConfig state.Config
 	store       atomic.Pointer[state.StateStore]
 	commitHook  state.CommitHook
+	// restoreHook is told the index of each restored snapshot: the event broker never saw
+	// the transactions it covers (see stream.EventBroker.MarkUnpublishedThrough).
+	restoreHook func(index uint64)
 	handlers    map[structs.MessageType]commandHandler
 }
 
@@ -58,8 +61,13 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	f.registerSchedulerConfigCommands()
 	f.registerServiceRegistrationCommands()
 	f.registerSystemCommands()
+	f.registerEventSinkCommands()
 	return f, nil
 }
+
+// SetRestoreHook installs the function told the latest index of every restored snapshot. Call
+// it before Raft starts.
+func (f *FSM) SetRestoreHook(hook func(index uint64)) { f.restoreHook = hook }
 
 // handle registers the handler of message type t, which it names once: the entry decodes
 // into a fresh T (a corrupt entry panics, naming type and index), and write applies it in the
@@ -168,6 +176,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	old := f.store.Swap(store)
 	old.Abandon()
+	if f.restoreHook != nil {
+		f.restoreHook(store.LatestIndex())
+	}
 	return nil
 }
 

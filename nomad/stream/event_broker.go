@@ -80,7 +80,28 @@ type EventBroker struct {
 	wakerDone chan struct{}
 	// numSubs mirrors len(subs) for the waker, which must not take mu.
 	numSubs atomic.Int64
+	// unpublishedThrough is the highest index whose events this broker never saw: the state
+	// was restored from a snapshot at that index (at start, or a follower catching up), so
+	// the transactions up to it were never applied here and published nothing. A subscriber
+	// that must not lose events (an event sink) compares its cursor with it, since the buffer
+	// alone cannot tell "never published" from "nothing happened".
+	unpublishedThrough atomic.Uint64
 }
+
+// MarkUnpublishedThrough records that events up to index were never published to this broker
+// (the FSM restored a snapshot at index). It only moves forward.
+func (b *EventBroker) MarkUnpublishedThrough(index uint64) {
+	for {
+		cur := b.unpublishedThrough.Load()
+		if index <= cur || b.unpublishedThrough.CompareAndSwap(cur, index) {
+			return
+		}
+	}
+}
+
+// UnpublishedThrough is the highest index MarkUnpublishedThrough recorded, 0 when the broker
+// has seen every transaction since the state was empty.
+func (b *EventBroker) UnpublishedThrough() uint64 { return b.unpublishedThrough.Load() }
 
 // NewEventBroker returns a broker whose subscriptions are all closed with
 // ErrSubscriptionClosed once ctx is done.

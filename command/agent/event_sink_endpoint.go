@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomadfork/nomad/structs"
+)
+
+// Event sinks (ours): receivers the leader POSTs selected events to, signed, at least once.
+// Every route needs a management token.
+func (s *HTTPServer) registerEventSinkRoutes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/event/sinks", methods{"GET": s.eventSinkList})
+	s.handle(mux, "/v1/event/sink/{id}", methods{"GET": s.eventSinkRead, "PUT": s.eventSinkWrite, "POST": s.eventSinkWrite,
+		"DELETE": s.eventSinkDelete})
+}
+
+// eventSinkView is a sink as the API shows it: the secret is never part of it.
+type eventSinkView struct {
+	ID               string
+	Type             string
+	Address          string
+	Topics           map[structs.Topic][]string
+	Filter           string
+	LatestIndex      uint64
+	LastError        string
+	LastErrorTime    int64
+	LastDeliveryTime int64
+	CreateIndex      uint64
+	ModifyIndex      uint64
+}
+
+func viewOfSink(s *structs.EventSink) *eventSinkView {
+	return &eventSinkView{ID: s.ID, Type: s.Type, Address: s.Address, Topics: s.Topics, Filter: s.Filter,
+		LatestIndex: s.LatestIndex, LastError: s.LastError, LastErrorTime: s.LastErrorTime,
+		LastDeliveryTime: s.LastDeliveryTime, CreateIndex: s.CreateIndex, ModifyIndex: s.ModifyIndex}
+}
+
+// eventSinkBody is what PUT /v1/event/sink/:id reads; the delivery status is the leader's.
+type eventSinkBody struct {
+	ID      string
+	Type    string
+	Address string
+	Topics  map[structs.Topic][]string
+	Filter  string
+	Secret  string
+}
+
+func (s *HTTPServer) eventSinkWrite(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body eventSinkBody
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	if body.ID == "" {
+		body.ID = id
+	}
+	if body.ID != id {
+		return nil, structs.BadRequest("ID: %q does not match the ID in the path, %q", body.ID, id)
+	}
+	args := structs.EventSinkUpsertRequest{Sink: &structs.EventSink{ID: body.ID, Type: body.Type, Address: body.Address,
+		Topics: body.Topics, Filter: body.Filter, Secret: body.Secret}, WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.rpc.RPC("EventSink.Upsert", &args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply.WriteMeta, nil
+}
+
+func (s *HTTPServer) eventSinkDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.EventSinkDeleteRequest{ID: r.PathValue("id"), WriteRequest: writeRequest(r)}
+	var reply structs.GenericResponse
+	if err := s.rpc.RPC("EventSink.Delete", &args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return &reply.WriteMeta, nil
+}
+
+func (s *HTTPServer) eventSinkRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.EventSinkSpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
+	var reply structs.EventSinkResponse
+	if err := s.rpc.RPC("EventSink.Get", &args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	return viewOfSink(reply.Sink), nil
+}
+
+func (s *HTTPServer) eventSinkList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.EventSinkListRequest{QueryOptions: queryOptions(r)}
+	var reply structs.EventSinkListResponse
+	if err := s.rpc.RPC("EventSink.List", &args, &reply); err != nil {
+		return nil, err
+	}
+	setMeta(w, &reply.QueryMeta)
+	out := make([]*eventSinkView, 0, len(reply.Sinks))
+	for _, sink := range reply.Sinks {
+		out = append(out, viewOfSink(sink))
+	}
+	return out, nil
+}
