@@ -146,21 +146,29 @@ func (s *Server) forwardRead(method string, opts *structs.QueryOptions, args, re
 	if opts.MinQueryIndex > 0 && wait <= 0 {
 		wait = 5 * time.Minute
 	}
-	handled, err := s.forwardTimeout(method, args, reply, rpcTimeout+wait+wait/16)
-	if handled || err != nil {
-		return handled, err
-	}
-	// Served here, as the leader. A leader cut off from the others (paused, partitioned)
-	// still believes it leads until its lease runs out, while a new leader may already have
-	// acknowledged writes: it must hear from a majority before answering, or a default read
-	// could miss a write acknowledged before it began. Verified whatever IsLeader says now:
-	// the lease may have run out since forwardTimeout looked.
-	if s.raft != nil {
-		if err := s.raft.VerifyLeader().Error(); err != nil {
-			return true, structs.NotLeader()
+	// Served here only as a leader that has heard from a majority. A leader cut off from the
+	// others (paused, partitioned) still believes it leads until its lease runs out, while a
+	// new leader may already have acknowledged writes: answering from its state could miss a
+	// write acknowledged before the read began. A server that is not (or no longer) the
+	// leader looks for the one there is, as a forward does, for as long as a forward would.
+	deadline := time.Now().Add(forwardWait)
+	for {
+		handled, err := s.forwardTimeout(method, args, reply, rpcTimeout+wait+wait/16)
+		if handled || err != nil || s.raft == nil {
+			return handled, err
+		}
+		if s.raft.VerifyLeader().Error() == nil {
+			return false, nil
+		}
+		if time.Now().After(deadline) {
+			return true, s.noLeaderError()
+		}
+		select {
+		case <-s.shutdownCtx.Done():
+			return true, s.noLeaderError()
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return false, nil
 }
 
 func (s *Server) forwardTimeout(method string, args, reply any, timeout time.Duration) (bool, error) {
