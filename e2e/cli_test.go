@@ -20,8 +20,15 @@ import (
 // output and exit code.
 func cli(t *testing.T, addr, token string, args ...string) (string, int) {
 	t.Helper()
+	return cliInput(t, addr, token, "", args...)
+}
+
+// cliInput is cli with what the user types on standard input.
+func cliInput(t *testing.T, addr, token, input string, args ...string) (string, int) {
+	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), "NOMAD_ADDR="+addr, "NOMAD_TOKEN="+token)
+	cmd.Stdin = strings.NewReader(input)
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if exitErr, ok := err.(*exec.ExitError); ok {
@@ -30,6 +37,16 @@ func cli(t *testing.T, addr, token string, args ...string) (string, int) {
 		t.Fatalf("running nomad %v: %v", args, err)
 	}
 	return string(out), code
+}
+
+// bootstrapACL runs `nomad acl bootstrap` and returns the management token's secret.
+func bootstrapACL(t *testing.T, addr string) string {
+	t.Helper()
+	out, code := cli(t, addr, "", "acl", "bootstrap", "-json")
+	must.Eq(t, 0, code, must.Sprint(out))
+	var boot struct{ SecretID string }
+	must.NoError(t, json.Unmarshal([]byte(out), &boot))
+	return boot.SecretID
 }
 
 func writeFile(t *testing.T, name, content string) string {
@@ -47,11 +64,7 @@ func TestCLI_RestrictingPurge(t *testing.T) {
 	config, url := writeConfig(t, t.TempDir(), "acl { enabled = true }")
 	startAgent(t, config, url)
 
-	out, code := cli(t, url, "", "acl", "bootstrap", "-json")
-	must.Eq(t, 0, code, must.Sprint(out))
-	var boot struct{ SecretID string }
-	must.NoError(t, json.Unmarshal([]byte(out), &boot))
-	mgmt := boot.SecretID
+	mgmt := bootstrapACL(t, url)
 
 	dev := writeFile(t, "developers.hcl", `namespace "default" {
   capabilities = ["list-jobs", "read-job", "parse-job", "submit-job", "scale-job", "read-job-scaling"]
@@ -102,7 +115,7 @@ func TestCLI_RestrictingPurge(t *testing.T) {
     }
   }
 }`)
-	out, code = cli(t, url, alice, "job", "run", "-detach", job)
+	out, code := cli(t, url, alice, "job", "run", "-detach", job)
 	must.Eq(t, 0, code, must.Sprint(out))
 	out, code = cli(t, url, alice, "job", "stop", "-purge", "-yes", "-detach", "example")
 	must.Eq(t, 1, code)

@@ -4,9 +4,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,22 +11,6 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 )
-
-// cliInput is cli with what the user types on standard input.
-func cliInput(t *testing.T, addr, token, input string, args ...string) (string, int) {
-	t.Helper()
-	cmd := exec.Command(binary(t), args...)
-	cmd.Env = append(os.Environ(), "NOMAD_ADDR="+addr, "NOMAD_TOKEN="+token)
-	cmd.Stdin = strings.NewReader(input)
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if exitErr, ok := err.(*exec.ExitError); ok {
-		code = exitErr.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running nomad %v: %v", args, err)
-	}
-	return string(out), code
-}
 
 // TestGovernance_ProtectionPurgePlanAndVerifiedHistory walks README's deletion protection,
 // purge preview and tamper-evident history with the real binary: a protected job resists a
@@ -40,11 +21,7 @@ func TestGovernance_ProtectionPurgePlanAndVerifiedHistory(t *testing.T) {
 	config, url := writeConfig(t, t.TempDir(), "acl { enabled = true }")
 	a := startAgent(t, config, url)
 
-	out, code := cli(t, url, "", "acl", "bootstrap", "-json")
-	must.Eq(t, 0, code, must.Sprint(out))
-	var boot struct{ SecretID string }
-	must.NoError(t, json.Unmarshal([]byte(out), &boot))
-	mgmt := boot.SecretID
+	mgmt := bootstrapACL(t, url)
 
 	jobFile := writeFile(t, "critical.nomad.hcl", `job "critical" {
   group "pay" {
@@ -57,7 +34,7 @@ func TestGovernance_ProtectionPurgePlanAndVerifiedHistory(t *testing.T) {
     }
   }
 }`)
-	out, code = cli(t, url, mgmt, "job", "run", "-detach", jobFile)
+	out, code := cli(t, url, mgmt, "job", "run", "-detach", jobFile)
 	must.Eq(t, 0, code, must.Sprint(out))
 
 	const reason = "payments depend on it"

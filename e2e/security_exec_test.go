@@ -30,18 +30,15 @@ func aclAgent(t *testing.T, dataDir, clientBlock string) (a *agentProc, mgmt, su
 	t.Helper()
 	config, url := writeConfig(t, dataDir, "acl {\n  enabled = true\n}\n"+clientBlock)
 	a = startAgent(t, config, url)
-	out, code := cli(t, url, "", "acl", "bootstrap", "-json")
-	must.Eq(t, 0, code, must.Sprint(out))
-	var boot struct{ SecretID string }
-	must.NoError(t, json.Unmarshal([]byte(out), &boot))
+	mgmt = bootstrapACL(t, url)
 	policy := writeFile(t, "submit.hcl", `namespace "default" { capabilities = ["submit-job"] }`)
-	out, code = cli(t, url, boot.SecretID, "acl", "policy", "apply", "submit", policy)
+	out, code := cli(t, url, mgmt, "acl", "policy", "apply", "submit", policy)
 	must.Eq(t, 0, code, must.Sprint(out))
-	out, code = cli(t, url, boot.SecretID, "acl", "token", "create", "-name", "submitter", "-policy", "submit", "-json")
+	out, code = cli(t, url, mgmt, "acl", "token", "create", "-name", "submitter", "-policy", "submit", "-json")
 	must.Eq(t, 0, code, must.Sprint(out))
 	var tok struct{ SecretID string }
 	must.NoError(t, json.Unmarshal([]byte(out), &tok))
-	return a, boot.SecretID, tok.SecretID
+	return a, mgmt, tok.SecretID
 }
 
 func (a *agentProc) clientWith(token string) *api.Client {
