@@ -92,7 +92,7 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 		closeLogs()
 		return nil, fmt.Errorf("exec: removing the old exit file: %w", err)
 	}
-	shim, reply, err := startShim(&shimConfig{Init: *ic, CgroupMode: cg.mode, Cgroups: cg.dirs, ExitFile: exitFile, PidsLimit: c.PidsLimit}, stdout, stderr)
+	shim, reply, err := startShim(&shimConfig{Init: *ic, CgroupMode: cg.mode, Cgroups: cg.dirs, ExitFile: exitFile, PidsLimit: c.PidsLimit, NetNS: cfg.NetNS}, stdout, stderr)
 	// The shim holds the log files now; the agent needs them no longer.
 	closeLogs()
 	if err != nil {
