@@ -202,3 +202,14 @@ func (r *allocRunner) netNSPath() string {
 	defer r.mu.Unlock()
 	return r.netNS
 }
+
+// resolvConfPath is the allocation's resolv.conf, "" when its group has no dns block (or is
+// not in bridge mode).
+func (r *allocRunner) resolvConfPath() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.netStatus == nil || r.netStatus.DNS == nil {
+		return ""
+	}
+	return filepath.Join(r.dir, resolvConfName)
+}

@@ -75,7 +75,7 @@ func (e *bridgeEnv) start(extra []drivers.Driver, allocs ...*structs.Allocation)
 }
 
 // serverScript answers each connection with the address it was reached at, the interfaces
-// the task sees and its NOMAD_ALLOC_IP_http.
+// the task sees, its NOMAD_ALLOC_IP_http and the nameservers of its /etc/resolv.conf.
 const serverScript = `
 import os, socket
 srv = socket.socket()
@@ -85,7 +85,8 @@ srv.listen(8)
 while True:
     c, _ = srv.accept()
     names = ",".join(sorted(n for _, n in socket.if_nameindex()))
-    c.sendall(("%s %s %s" % (c.getsockname()[0], names, os.environ.get("NOMAD_ALLOC_IP_http", ""))).encode())
+    ns = ",".join(l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver "))
+    c.sendall(("%s %s %s %s" % (c.getsockname()[0], names, os.environ.get("NOMAD_ALLOC_IP_http", ""), ns)).encode())
     c.close()
 `
 
@@ -153,10 +154,13 @@ func (e *bridgeEnv) checkTornDown(id, addr string) {
 	must.Eq(t, "", strings.TrimSpace(string(out)))
 }
 
-func testBridgeMode(t *testing.T, driver string, bridge, subnet string, extra ...drivers.Driver) {
+// testBridgeMode runs a task in bridge mode; dns, when set, is the group's dns block, whose
+// servers the task must see.
+func testBridgeMode(t *testing.T, driver string, bridge, subnet string, dns *api.DNSConfig, extra ...drivers.Driver) {
 	e := newBridgeEnv(t, bridge, subnet)
 	hostPort := hostFreePort(t)
 	a := bridgeAlloc("b1e0a7c2-0000-4000-8000-000000000001", driver, hostPort)
+	a.Job.TaskGroups[0].Networks[0].DNS = dns
 	c, s := e.start(extra, a)
 	<-c.Registered()
 	s.mu.Lock()
@@ -174,7 +178,12 @@ func testBridgeMode(t *testing.T, driver string, bridge, subnet string, extra ..
 
 	// Reached from the host's port, the task sees its own address, only lo and eth0, and
 	// its address in NOMAD_ALLOC_IP_http.
-	must.Eq(t, st.Address+" eth0,lo "+st.Address, waitAnswer(t, hostPort))
+	answer := waitAnswer(t, hostPort)
+	must.StrHasPrefix(t, st.Address+" eth0,lo "+st.Address+" ", answer)
+	if dns != nil {
+		must.Eq(t, dns, st.DNS)
+		must.StrHasSuffix(t, " "+strings.Join(dns.Servers, ","), answer)
+	}
 	// And at its own address on the bridge, on the port inside.
 	got, err := askTask(net.JoinHostPort(st.Address, "8080"))
 	must.NoError(t, err)
@@ -202,12 +211,14 @@ func hasBridgeNetwork(n *structs.Node) bool {
 }
 
 func TestClient_BridgeMode_RawExec(t *testing.T) {
-	testBridgeMode(t, "raw_exec", "nfcnic0", "172.26.99.0/24")
+	testBridgeMode(t, "raw_exec", "nfcnic0", "172.26.99.0/24", nil)
 }
 
 func TestClient_BridgeMode_Exec(t *testing.T) {
 	requireExecDriver(t)
-	testBridgeMode(t, "exec", "nfcnic1", "172.26.100.0/24", execdriver.New(execdriver.Options{}))
+	testBridgeMode(t, "exec", "nfcnic1", "172.26.100.0/24",
+		&api.DNSConfig{Servers: []string{"192.0.2.53", "192.0.2.54"}, Searches: []string{"svc.example"}},
+		execdriver.New(execdriver.Options{}))
 }
 
 // TestClient_BridgeMode_Restart: an agent that goes away leaving its task running keeps the

@@ -540,6 +540,7 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 		Ports:      ports,
 		Mounts:     mounts,
 		NetNS:      tr.ar.netNSPath(),
+		ResolvConf: tr.ar.resolvConfPath(),
 		Event: func(msg string) {
 			tr.event(&structs.TaskEvent{Type: structs.TaskEventDriverMessage, DriverMessage: msg, Message: msg}, nil)
 		},
