@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/client/allocdir"
 	"github.com/nomadfork/nomad/client/allocnet"
+	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -72,6 +73,19 @@ func (c *Client) reconcileNetworks(restored []*restoredAlloc) {
 	if err != nil {
 		c.logger.Error("tearing down networks a previous run left behind failed", "error", err)
 	}
+	for name, d := range c.drivers {
+		sb, ok := d.(drivers.NetworkSandboxer)
+		if !ok {
+			continue
+		}
+		n, err := sb.RemoveSandboxes(ctx, func(id string) bool { return keep[id] })
+		switch {
+		case err != nil:
+			c.logger.Debug("network sandbox cleanup skipped", "driver", name, "error", err)
+		case n > 0:
+			c.logger.Info("removed network sandboxes a previous run left behind", "driver", name, "count", n)
+		}
+	}
 }
 
 // groupNetworkMode is the mode of the group's network, "" (host) when it has none.
@@ -104,10 +118,26 @@ func (r *allocRunner) setupNetwork(alloc *structs.Allocation, tg *api.TaskGroup)
 	}
 	ctx, cancel := context.WithTimeout(r.c.ctx, 2*time.Minute)
 	defer cancel()
-	st, err := r.c.net.Setup(ctx, alloc.ID, ports)
+	source := ""
+	sb, sbName := r.c.groupSandboxer(tg)
+	if sb != nil {
+		// A restored allocation's sandbox is found running again; the namespace recorded
+		// is then the one it holds.
+		var err error
+		if source, err = sb.CreateSandbox(ctx, alloc.ID); err != nil {
+			return fmt.Errorf("setting up the bridge network: %w", err)
+		}
+	}
+	st, err := r.c.net.SetupFrom(ctx, alloc.ID, source, ports)
 	if err != nil {
+		if sb != nil {
+			_ = sb.DestroySandbox(ctx, alloc.ID)
+		}
 		return fmt.Errorf("setting up the bridge network: %w", err)
 	}
+	r.mu.Lock()
+	r.sandbox = sbName
+	r.mu.Unlock()
 	status := &api.AllocNetworkStatus{InterfaceName: st.InterfaceName, Address: st.Address}
 	if dns := groupDNS(tg); dns != nil {
 		status.DNS = dns
@@ -138,7 +168,13 @@ func (r *allocRunner) teardownNetwork() {
 	}
 	r.mu.Lock()
 	r.netNS = ""
+	sbName := r.sandbox
 	r.mu.Unlock()
+	if sb, ok := r.c.drivers[sbName].(drivers.NetworkSandboxer); ok {
+		if err := sb.DestroySandbox(ctx, r.id); err != nil {
+			r.logger.Error("removing the allocation's network sandbox failed", "driver", sbName, "error", err)
+		}
+	}
 }
 
 // groupDNS is the group network's dns block, nil when it has none.
@@ -212,4 +248,18 @@ func (r *allocRunner) resolvConfPath() string {
 		return ""
 	}
 	return filepath.Join(r.dir, resolvConfName)
+}
+
+// groupSandboxer is the driver (and its name) of the group's first task whose driver holds
+// namespaces in sandboxes (docker), nil when none does.
+func (c *Client) groupSandboxer(tg *api.TaskGroup) (drivers.NetworkSandboxer, string) {
+	for _, t := range tg.Tasks {
+		if t == nil {
+			continue
+		}
+		if sb, ok := c.drivers[t.Driver].(drivers.NetworkSandboxer); ok {
+			return sb, t.Driver
+		}
+	}
+	return nil, ""
 }

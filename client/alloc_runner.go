@@ -56,6 +56,9 @@ type allocRunner struct {
 	// path of its namespace, which its tasks join ("" once torn down).
 	netStatus *api.AllocNetworkStatus
 	netNS     string
+	// sandbox names the driver holding the namespace in a sandbox (docker's pause
+	// container), "" when the client made the namespace itself.
+	sandbox string
 	// stateCh wakes the lifecycle order (runTasks) after a task state or the runner's mode
 	// changed.
 	stateCh chan struct{}

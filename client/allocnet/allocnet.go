@@ -216,6 +216,12 @@ func (r *record) runtimeConf() *libcni.RuntimeConf {
 // Setup gives the allocation its namespace and attaches it, or returns what an earlier
 // Setup (perhaps of an earlier run of the agent) made. On failure nothing is left behind.
 func (m *Manager) Setup(ctx context.Context, allocID string, ports []Port) (*Status, error) {
+	return m.SetupFrom(ctx, allocID, "", ports)
+}
+
+// SetupFrom is Setup of an existing namespace, source (a sandbox's /proc/<pid>/ns/net),
+// bind-mounted where Setup would create one; "" creates one.
+func (m *Manager) SetupFrom(ctx context.Context, allocID, source string, ports []Port) (*Status, error) {
 	if err := validID(allocID); err != nil {
 		return nil, err
 	}
@@ -233,7 +239,7 @@ func (m *Manager) Setup(ctx context.Context, allocID string, ports []Port) (*Sta
 	if err := m.writeRecord(r); err != nil {
 		return nil, fmt.Errorf("recording the allocation's network: %w", err)
 	}
-	st, err := m.setup(ctx, r)
+	st, err := m.setup(ctx, r, source)
 	if err != nil {
 		if terr := m.teardown(ctx, r); terr != nil {
 			err = fmt.Errorf("%w (and cleaning up: %v)", err, terr)
@@ -248,8 +254,8 @@ func (m *Manager) Setup(ctx context.Context, allocID string, ports []Port) (*Sta
 	return st, nil
 }
 
-func (m *Manager) setup(ctx context.Context, r *record) (*Status, error) {
-	if err := createNetNS(r.NetNS); err != nil {
+func (m *Manager) setup(ctx context.Context, r *record, source string) (*Status, error) {
+	if err := createNetNS(r.NetNS, source); err != nil {
 		return nil, fmt.Errorf("creating the network namespace: %w", err)
 	}
 	list, err := libcni.ConfListFromBytes(r.ConfList)
@@ -366,10 +372,11 @@ func (m *Manager) Reconcile(ctx context.Context, keep func(allocID string) bool)
 	return done, errors.Join(errs...)
 }
 
-// createNetNS makes a new network namespace and bind-mounts it at path. It is made on a
-// thread of its own that is never handed back to the runtime (its goroutine ends locked, so
-// the thread exits), as the thread's network namespace is changed for good.
-func createNetNS(path string) error {
+// createNetNS makes a new network namespace and bind-mounts it at path, or bind-mounts
+// source there when it names one. A new one is made on a thread of its own that is never
+// handed back to the runtime (its goroutine ends locked, so the thread exits), as the
+// thread's network namespace is changed for good.
+func createNetNS(path, source string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -378,6 +385,13 @@ func createNetNS(path string) error {
 		return err
 	}
 	_ = f.Close()
+	if source != "" {
+		if err := unix.Mount(source, path, "none", unix.MS_BIND, ""); err != nil {
+			_ = os.Remove(path)
+			return fmt.Errorf("bind mount of %s: %w", source, err)
+		}
+		return nil
+	}
 	errCh := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()

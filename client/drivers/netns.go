@@ -1,6 +1,7 @@
 package drivers
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 
@@ -22,4 +23,19 @@ func JoinNetNS(path string) error {
 		return fmt.Errorf("joining the allocation's network namespace: %w", err)
 	}
 	return nil
+}
+
+// NetworkSandboxer is a driver whose tasks cannot join a network namespace by its path (the
+// docker engine joins only another container's): for a bridge-mode allocation with such a
+// task, the client has the driver hold the namespace in a sandbox (docker's pause container),
+// attaches that namespace to the bridge, and the driver's tasks join the sandbox.
+type NetworkSandboxer interface {
+	// CreateSandbox starts the allocation's sandbox, or finds it running, and returns the
+	// path of its network namespace.
+	CreateSandbox(ctx context.Context, allocID string) (string, error)
+	// DestroySandbox removes it; one already gone is not an error.
+	DestroySandbox(ctx context.Context, allocID string) error
+	// RemoveSandboxes removes the sandboxes of a previous run of the agent whose allocation
+	// keep does not name.
+	RemoveSandboxes(ctx context.Context, keep func(allocID string) bool) (int, error)
 }
