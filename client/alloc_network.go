@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,4 +263,19 @@ func (c *Client) groupSandboxer(tg *api.TaskGroup) (drivers.NetworkSandboxer, st
 		}
 	}
 	return nil, ""
+}
+
+// checkBridgeConfig refuses a bridge configuration the plugins would refuse at the first
+// allocation: the agent does not start with it.
+func checkBridgeConfig(cfg *Config) error {
+	if cfg.BridgeSubnet != "" {
+		if _, _, err := net.ParseCIDR(cfg.BridgeSubnet); err != nil {
+			return fmt.Errorf("client: bridge_network_subnet %q is not a CIDR: %v", cfg.BridgeSubnet, err)
+		}
+	}
+	// An interface name: at most 15 bytes, no slash, colon or space.
+	if n := cfg.BridgeName; n != "" && (len(n) > 15 || strings.ContainsAny(n, "/: \t\n") || n == "." || n == "..") {
+		return fmt.Errorf("client: bridge_network_name %q is not an interface name (at most 15 characters, no '/', ':' or space)", n)
+	}
+	return nil
 }

@@ -266,3 +266,14 @@ func TestClient_BridgeMode_Restart(t *testing.T) {
 	e.checkTornDown(a1.ID, addr1)
 	_ = c2
 }
+
+func TestClient_BadBridgeConfigRefused(t *testing.T) {
+	for _, cfg := range []*Config{
+		{AllocDir: t.TempDir(), BridgeSubnet: "172.26.64.0"},
+		{AllocDir: t.TempDir(), BridgeName: "a-name-longer-than-15"},
+		{AllocDir: t.TempDir(), BridgeName: "br/0"},
+	} {
+		_, err := New(cfg, newFakeServers())
+		must.ErrorContains(t, err, "bridge_network_")
+	}
+}

@@ -86,6 +86,9 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	if cfg.AllocDir == "" {
 		return nil, errors.New("client: no allocation directory")
 	}
+	if err := checkBridgeConfig(cfg); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.AllocDir, 0o755); err != nil {
 		return nil, fmt.Errorf("client: creating allocation directory: %w", err)
 	}
