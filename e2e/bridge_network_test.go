@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/nomadfork/nomad/client/drivers/docker/dockertest"
 	"github.com/shoenig/test/must"
 )
 
@@ -198,4 +199,80 @@ plugin "raw_exec" {
 	must.Eq(t, "", after.bridgePorts, must.Sprint("no veth left on the bridge"))
 	_, err = askBridge(hostAddr)
 	must.Error(t, err)
+}
+
+// TestBridgeNetwork_Docker: a docker task in bridge mode joins the allocation's namespace
+// through a pause container whose infra_image the agent pulls from a registry (none is on the
+// node); the task answers on its host port and sees the allocation's address; `job stop`
+// removes the pause container and leaves no namespace, rule or veth.
+func TestBridgeNetwork_Docker(t *testing.T) {
+	requireBridge(t)
+	if !dockerWorks(t) {
+		t.Skip("no Docker Engine")
+	}
+	dcli := dockertest.Client(t)
+	dockertest.BuildPauseImage(t, dcli)
+	reg := dockertest.StartRegistry(t, dockertest.RegistryOptions{})
+	pauseRef := reg.Push(t, dcli, dockertest.PauseImage, "nomadfork/pause:e2e")
+	t.Cleanup(func() { dockertest.RemoveImage(t, dcli, pauseRef) })
+	before := readNetState(t)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", e2eBridge).Run() })
+
+	config, url := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+client {
+  enabled               = true
+  bridge_network_name   = %q
+  bridge_network_subnet = %q
+}
+plugin "docker" {
+  config {
+    infra_image = %q
+  }
+}
+`, e2eBridge, e2eSubnet, pauseRef))
+	agent := startAgent(t, config, url)
+	c := agent.client()
+	job := api.NewServiceJob("dbridged", "dbridged", "global", 50)
+	job.Datacenters = []string{"dc1"}
+	task := api.NewTask("web", "docker")
+	task.Config = map[string]any{"image": dockertest.Image, "args": []string{"httpd", "-p", "8080", "-h", "/etc"}}
+	tg := api.NewTaskGroup("g", 1).AddTask(task)
+	tg.Networks = []*api.NetworkResource{{Mode: "bridge", DynamicPorts: []api.Port{{Label: "http", To: 8080}},
+		DNS: &api.DNSConfig{Servers: []string{"192.0.2.53"}}}}
+	job.AddTaskGroup(tg)
+	_, _, err := c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	t.Cleanup(func() { _, _, _ = c.Jobs().Deregister("dbridged", true, nil) })
+
+	var alloc *api.Allocation
+	waitUntil(t, 2*time.Minute, "the allocation to run", func() bool {
+		stubs, _, err := c.Jobs().Allocations("dbridged", false, nil)
+		if err != nil || len(stubs) != 1 || stubs[0].ClientStatus != "running" {
+			return false
+		}
+		alloc, _, err = c.Allocations().Info(stubs[0].ID, nil)
+		return err == nil && alloc.NetworkStatus != nil && alloc.NetworkStatus.Address != ""
+	})
+	addr := hostAddr(t, alloc, "http")
+	must.Eq(t, "nameserver 192.0.2.53\n", httpBody(t, "http://"+addr+"/resolv.conf"))
+	// At the allocation's own address, on the port inside.
+	must.Eq(t, "nameserver 192.0.2.53\n", httpBody(t, "http://"+net.JoinHostPort(alloc.NetworkStatus.Address, "8080")+"/resolv.conf"))
+	running := readNetState(t)
+	must.StrContains(t, running.netns, alloc.ID)
+	out, err := exec.Command("docker", "inspect", "-f", "{{.State.Running}}", "nomad_init_"+alloc.ID).CombinedOutput()
+	must.NoError(t, err, must.Sprint(string(out)))
+	must.Eq(t, "true", strings.TrimSpace(string(out)))
+
+	out2, code := cli(t, url, "", "job", "stop", "dbridged")
+	must.Eq(t, 0, code, must.Sprint(out2))
+	waitUntil(t, time.Minute, "the network and pause container to go", func() bool {
+		now := readNetState(t)
+		err := exec.Command("docker", "inspect", "nomad_init_"+alloc.ID).Run()
+		return !strings.Contains(now.netns, alloc.ID) && err != nil
+	})
+	after := readNetState(t)
+	must.Eq(t, before.netns, after.netns)
+	must.StrNotContains(t, after.cniRules, alloc.NetworkStatus.Address)
+	must.StrNotContains(t, after.cniRules, alloc.ID)
+	must.Eq(t, "", after.bridgePorts)
 }
