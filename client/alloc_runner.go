@@ -52,6 +52,13 @@ type allocRunner struct {
 	healthNotify chan struct{}
 	// checks runs the checks of the allocation's nomad services (service_checks.go).
 	checks *servicecheck.Runner
+	// netStatus is the allocation's network in bridge mode (nil in host mode), netNS the
+	// path of its namespace, which its tasks join ("" once torn down).
+	netStatus *api.AllocNetworkStatus
+	netNS     string
+	// sandbox names the driver holding the namespace in a sandbox (docker's pause
+	// container), "" when the client made the namespace itself.
+	sandbox string
 	// stateCh wakes the lifecycle order (runTasks) after a task state or the runner's mode
 	// changed.
 	stateCh chan struct{}
@@ -128,6 +135,11 @@ func (r *allocRunner) run() {
 			return
 		}
 	}
+	// Before any task: they all start in the allocation's network.
+	if err := r.setupNetwork(alloc, tg); err != nil {
+		r.fail(err.Error())
+		return
+	}
 	r.mu.Lock()
 	for _, task := range tg.Tasks {
 		tr := newTaskRunner(r, alloc, tg, task)
@@ -160,8 +172,13 @@ func (r *allocRunner) run() {
 	r.stopHealth()
 	r.report()
 	r.mu.Lock()
-	destroyed, silent := r.destroyed, r.silent
+	destroyed, silent, detached := r.destroyed, r.silent, r.detached
 	r.mu.Unlock()
+	// No task runs any more, unless the agent left them running for its next run (which
+	// finds the namespace again).
+	if !detached {
+		r.teardownNetwork()
+	}
 	switch {
 	case destroyed:
 		r.c.services.forget(r.id)
@@ -411,9 +428,11 @@ func (r *allocRunner) report() {
 		return
 	}
 	r.lastReported = key
-	// Tasks share the host's network (there is no bridge mode yet), so the network status is
-	// the empty one upstream reports for host networking rather than none.
+	// In host mode, the empty status upstream reports rather than none.
 	update.NetworkStatus = &api.AllocNetworkStatus{}
+	if r.netStatus != nil {
+		update.NetworkStatus = r.netStatus
+	}
 	r.c.updater.send(update)
 }
 

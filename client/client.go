@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/client/allocdir"
+	"github.com/nomadfork/nomad/client/allocnet"
 	"github.com/nomadfork/nomad/client/drivers"
 	"github.com/nomadfork/nomad/client/fingerprint"
 	"github.com/nomadfork/nomad/structs"
@@ -70,6 +71,9 @@ type Client struct {
 	idMu            sync.Mutex
 	nodeID          *nodeIdentity
 	identityRenewed chan struct{}
+
+	// net sets up and tears down the networks of allocations in bridge mode.
+	net *allocnet.Manager
 }
 
 // New builds the node from cfg, then registers it, heartbeats and runs its allocations in the
@@ -81,6 +85,9 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	cfg = cfg.withDefaults()
 	if cfg.AllocDir == "" {
 		return nil, errors.New("client: no allocation directory")
+	}
+	if err := checkBridgeConfig(cfg); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.AllocDir, 0o755); err != nil {
 		return nil, fmt.Errorf("client: creating allocation directory: %w", err)
@@ -118,6 +125,7 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	for _, d := range cfg.Drivers {
 		c.drivers[d.Name()] = d
 	}
+	c.net = newNetManager(cfg)
 	if c.node, err = c.buildNode(); err != nil {
 		cancel()
 		_ = state.close()
@@ -136,6 +144,7 @@ func New(cfg *Config, servers Servers) (*Client, error) {
 	c.updater = newAllocUpdater(c)
 	c.services = newServiceSyncer(c)
 	c.removeDangling(restored)
+	c.reconcileNetworks(restored)
 	c.restore(restored)
 	c.wg.Add(1)
 	go c.run()
@@ -272,6 +281,7 @@ func (c *Client) buildNode() (*structs.Node, error) {
 			}
 		}
 	}
+	c.fingerprintBridge(n)
 	return n, nil
 }
 

@@ -75,6 +75,14 @@ type Config struct {
 	// Sources are where fingerprinting reads the machine; nil reads the host.
 	Sources          *fingerprint.Sources
 	NetworkInterface string
+	// CNIPath (colon-separated directories), BridgeName and BridgeSubnet configure bridge
+	// networking (alloc_network.go); empty for upstream's defaults.
+	CNIPath      string
+	BridgeName   string
+	BridgeSubnet string
+	// NetNSDir is where allocations' network namespaces are bind-mounted ("" for
+	// /var/run/netns, where `ip netns` lists them).
+	NetNSDir string
 
 	// Drivers are the task drivers this node offers.
 	Drivers []drivers.Driver

@@ -539,6 +539,8 @@ func (tr *taskRunner) setup() (*drivers.TaskConfig, error) {
 		Resources:  taskResources(tr.task.Resources),
 		Ports:      ports,
 		Mounts:     mounts,
+		NetNS:      tr.ar.netNSPath(),
+		ResolvConf: tr.ar.resolvConfPath(),
 		Event: func(msg string) {
 			tr.event(&structs.TaskEvent{Type: structs.TaskEventDriverMessage, DriverMessage: msg, Message: msg}, nil)
 		},
@@ -598,6 +600,11 @@ func (tr *taskRunner) taskEnv(allocDir, taskDir string, ports []drivers.PortMapp
 	if isolatedFSDrivers[tr.task.Driver] {
 		in.AllocDir, in.TaskDir, in.SecretsDir = "/alloc", "/local", "/secrets"
 	}
+	tr.ar.mu.Lock()
+	if st := tr.ar.netStatus; st != nil {
+		in.AllocIP = st.Address
+	}
+	tr.ar.mu.Unlock()
 	for _, p := range ports {
 		in.Ports = append(in.Ports, taskenv.Port{Label: p.Label, Value: p.Value, To: p.To, HostIP: p.HostIP})
 	}

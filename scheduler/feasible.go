@@ -14,6 +14,8 @@ const (
 	filterMissingDrivers = "missing drivers"
 	filterMissingDevices = "missing devices"
 	filterHostVolumes    = "missing compatible host volumes"
+	// filterBridgeNetwork keeps upstream's "missing network" prefix and names the mode.
+	filterBridgeNetwork = "missing network: bridge"
 )
 
 // candidate is a node that passed the group's static checks, with what ranking reads of it
@@ -144,6 +146,9 @@ func (g *group) infeasible(n *structs.Node) string {
 	}
 	if !hasHostVolumes(n, g.tg.Volumes) {
 		return filterHostVolumes
+	}
+	if g.ask.mode == "bridge" && !hasNetworkMode(n, "bridge") {
+		return filterBridgeNetwork
 	}
 	for _, c := range g.constraints {
 		if !g.st.match.matches(c.Operand, c.LTarget, c.RTarget, n) {
@@ -299,4 +304,18 @@ func hasHostVolumes(n *structs.Node, requests map[string]*api.VolumeRequest) boo
 		}
 	}
 	return true
+}
+
+// hasNetworkMode says whether the node fingerprinted a network of the mode: a client lists
+// its bridge network only when it can run one (root, the CNI plugins found).
+func hasNetworkMode(n *structs.Node, mode string) bool {
+	if n.NodeResources == nil {
+		return false
+	}
+	for _, nw := range n.NodeResources.Networks {
+		if nw != nil && nw.Mode == mode {
+			return true
+		}
+	}
+	return false
 }

@@ -375,3 +375,27 @@ func TestFeasible_HostVolumes(t *testing.T) {
 		})
 	}
 }
+
+// A group in bridge mode is placed only on a node that fingerprinted a bridge network; with
+// none, the failure names it. A group in host mode goes anywhere.
+func TestFeasible_BridgeNetwork(t *testing.T) {
+	withBridge := resNode("bridge", 4000, 4000)
+	withBridge.NodeResources.Networks = append(withBridge.NodeResources.Networks, &api.NetworkResource{Mode: "bridge", Device: "nomad"})
+	bridged := func() *structs.Job {
+		j := sized(1, 100, 100)
+		j.TaskGroups[0].Networks = []*api.NetworkResource{{Mode: "bridge", DynamicPorts: []api.Port{{Label: "http", To: 8080}}}}
+		return j
+	}
+
+	p := Compute(Input{Job: bridged(), Nodes: []*structs.Node{resNode("plain", 4000, 4000), withBridge}})
+	must.Eq(t, map[string]int{"bridge": 1}, placedOn(p))
+
+	p = Compute(Input{Job: bridged(), Nodes: []*structs.Node{resNode("plain", 4000, 4000)}})
+	must.Len(t, 0, p.Place)
+	must.Eq(t, map[string]int{"missing network: bridge": 1}, p.Failed["web"].ConstraintFiltered)
+
+	host := sized(1, 100, 100)
+	host.TaskGroups[0].Networks = []*api.NetworkResource{{Mode: "host"}}
+	p = Compute(Input{Job: host, Nodes: []*structs.Node{resNode("plain", 4000, 4000)}})
+	must.Eq(t, map[string]int{"plain": 1}, placedOn(p))
+}

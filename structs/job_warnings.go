@@ -68,8 +68,21 @@ var jobFieldRules = map[string]fieldRule{
 var groupFieldRules = map[string]fieldRule{
 	"Name": actedOn, "Count": actedOn, "Constraints": actedOn, "Affinities": actedOn, "Tasks": actedOn,
 	"Spreads": actedOn, "RestartPolicy": actedOn, "Disconnect": actedOn, "ReschedulePolicy": actedOn,
-	"Update": actedOn, "Migrate": actedOn, "Networks": actedOn, "Meta": actedOn, "Services": actedOn,
+	"Update": actedOn, "Migrate": actedOn, "Meta": actedOn, "Services": actedOn,
 	"MaxClientDisconnect": actedOn, "Scaling": actedOn,
+	// Host and bridge modes are built (bridge through CNI, client/allocnet); what else a
+	// network block may ask is warned.
+	"Networks": {support: fieldWarned,
+		why: `only modes "host" and "bridge" are built (not "none" or "cni/<name>"); hostname, cni args, and dns outside bridge mode are not acted on`,
+		when: func(_ *api.Task, v reflect.Value) bool {
+			nets, _ := v.Interface().([]*api.NetworkResource)
+			for _, n := range nets {
+				if n != nil && NetworkBlockNotActedOn(n) {
+					return true
+				}
+			}
+			return false
+		}},
 	// Host volumes are placed on and mounted; a CSI request fits no node, which is why it
 	// alone is warned.
 	"Volumes": {support: fieldWarned, why: "CSI volumes are not supported: a group asking for one fits no node",
@@ -298,4 +311,15 @@ func hclName(t reflect.Type, field string) string {
 		b.WriteRune(unicode.ToLower(r))
 	}
 	return b.String()
+}
+
+// NetworkBlockNotActedOn says whether a group network asks for something this build does not
+// do: a mode other than host and bridge, a hostname, CNI args, or dns outside bridge mode.
+func NetworkBlockNotActedOn(n *api.NetworkResource) bool {
+	switch n.Mode {
+	case "", "host", "bridge":
+	default:
+		return true
+	}
+	return n.Hostname != "" || n.CNI != nil || (n.DNS != nil && n.Mode != "bridge")
 }

@@ -51,6 +51,15 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 			j.TaskGroups[0].Tasks[0].VolumeMounts = []*api.VolumeMount{{Volume: new("v"), Destination: new("/v"), PropagationMode: new("bidirectional")}}
 		}, `task "t": volume_mount: propagation_mode other than private and selinux_label are not acted on`},
 		{"csi volume", func(j *Job) { j.TaskGroups[0].Volumes = map[string]*api.VolumeRequest{"v": {Type: "csi"}} }, "volume: CSI volumes are not supported"},
+		{"cni network mode", func(j *Job) { j.TaskGroups[0].Networks = []*api.NetworkResource{{Mode: "cni/mynet"}} },
+			`network: only modes "host" and "bridge" are built`},
+		{"none network mode", func(j *Job) { j.TaskGroups[0].Networks = []*api.NetworkResource{{Mode: "none"}} },
+			`network: only modes "host" and "bridge" are built`},
+		{"network hostname", func(j *Job) { j.TaskGroups[0].Networks = []*api.NetworkResource{{Mode: "bridge", Hostname: "h"}} },
+			`network: only modes`},
+		{"dns in host mode", func(j *Job) {
+			j.TaskGroups[0].Networks = []*api.NetworkResource{{Mode: "host", DNS: &api.DNSConfig{Servers: []string{"192.0.2.1"}}}}
+		}, `dns outside bridge mode are not acted on`},
 		{"consul service", func(j *Job) { j.TaskGroups[0].Services = []*api.Service{{Name: "web"}} },
 			`group "g": service "web": provider "consul": there is no Consul integration`},
 		{"grpc check", func(j *Job) {
@@ -76,6 +85,15 @@ func TestJobWarnings_EachWarnedFieldWarns(t *testing.T) {
 			must.StrContains(t, got[0], tc.want)
 		})
 	}
+
+	t.Run("bridge mode with ports and dns, and host mode, are acted on", func(t *testing.T) {
+		j := validJob()
+		j.TaskGroups[0].Networks = []*api.NetworkResource{{Mode: "bridge", DNS: &api.DNSConfig{Servers: []string{"192.0.2.1"}},
+			DynamicPorts: []api.Port{{Label: "http", To: 8080}}}}
+		must.SliceEmpty(t, j.Warnings())
+		j.TaskGroups[0].Networks = []*api.NetworkResource{{Mode: "host", ReservedPorts: []api.Port{{Label: "http", Value: 8080}}}}
+		must.SliceEmpty(t, j.Warnings())
+	})
 
 	t.Run("host volumes and their mounts are acted on", func(t *testing.T) {
 		j := validJob()

@@ -39,6 +39,13 @@ type TaskConfig struct {
 	// Mounts are the task's volume_mounts resolved to host paths on this node. Drivers
 	// that cannot mount refuse a task that has any rather than run it without them.
 	Mounts []Mount
+	// NetNS is the path of the allocation's network namespace in bridge mode, which the
+	// task joins; "" runs it in the host's network.
+	NetNS string
+	// ResolvConf is the host path of the allocation's resolv.conf, written from its group's
+	// dns block in bridge mode ("" without one); drivers that give the task its own /etc
+	// mount it at /etc/resolv.conf.
+	ResolvConf string
 	// Event, when set, records a message as a task event while Start runs (a driver's
 	// progress on slow work such as pulling an image). Drivers call it from any goroutine,
 	// never after Start returned, and rate-limit it themselves.

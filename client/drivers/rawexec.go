@@ -93,6 +93,9 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 	}
 	cmd.Dir = cfg.TaskDir
 	cmd.Env = append(taskEnv(cfg), shimEnv+"="+exitFile, argv0Env+"="+command)
+	if cfg.NetNS != "" {
+		cmd.Env = append(cmd.Env, netNSEnv+"="+cfg.NetNS)
+	}
 	if cfg.User != "" {
 		// As upstream: raw_exec runs the task as its `user` (the agent must be root to).
 		cred, err := lookupCredential(cfg.User)

@@ -32,7 +32,27 @@ func (RawExec) Exec(ctx context.Context, cfg *TaskConfig, opts *ExecOptions) (in
 	cmd.Dir = cfg.TaskDir
 	cmd.Env = taskEnv(cfg)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	return RunExec(ctx, "raw_exec", cmd, opts)
+	if cfg.NetNS == "" {
+		return RunExec(ctx, "raw_exec", cmd, opts)
+	}
+	// In bridge mode the command runs in the allocation's network, as the task does: it is
+	// forked from a thread moved into the namespace, which is never handed back to the
+	// runtime (JoinNetNS leaves it locked, so it ends with this goroutine).
+	type result struct {
+		code int
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		if err := JoinNetNS(cfg.NetNS); err != nil {
+			done <- result{0, fmt.Errorf("raw_exec: %w", err)}
+			return
+		}
+		code, err := RunExec(ctx, "raw_exec", cmd, opts)
+		done <- result{code, err}
+	}()
+	r := <-done
+	return r.code, r.err
 }
 
 // RunExec runs cmd as one alloc exec session for a driver of any package, and returns its

@@ -30,6 +30,9 @@ const (
 	// userEnv carries "uid:gid" of the task's `user`: the shim stays the agent's user (it
 	// writes the exit file beside the task) and starts the task as that user.
 	userEnv = "NOMADFORK_RAW_EXEC_USER"
+	// netNSEnv names the allocation's network namespace (bridge mode), which the shim joins
+	// before it starts the task.
+	netNSEnv = "NOMADFORK_RAW_EXEC_NETNS"
 )
 
 // ShimName is the shim's argv[0]: what the process list shows, and how resource usage
@@ -68,6 +71,8 @@ func (e *shimExit) result() *ExitResult {
 func runShim(exitFile string, argv []string) int {
 	argv0 := os.Getenv(argv0Env)
 	asUser := os.Getenv(userEnv)
+	netNS := os.Getenv(netNSEnv)
+	_ = os.Unsetenv(netNSEnv)
 	_ = os.Unsetenv(shimEnv)
 	_ = os.Unsetenv(argv0Env)
 	_ = os.Unsetenv(userEnv)
@@ -95,6 +100,13 @@ func runShim(exitFile string, argv []string) int {
 			return 127
 		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	if netNS != "" {
+		// The task is forked from this goroutine's thread, now in the namespace.
+		if err := JoinNetNS(netNS); err != nil {
+			writeExit(exitFile, &shimExit{ExitCode: 127, Err: "raw_exec: " + err.Error()})
+			return 127
+		}
 	}
 	if err := cmd.Start(); err != nil {
 		writeExit(exitFile, &shimExit{ExitCode: 127, Err: "raw_exec: starting " + strconv.Quote(argv[0]) + ": " + err.Error()})

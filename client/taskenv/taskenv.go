@@ -31,6 +31,9 @@ type Input struct {
 	// /alloc, /local and /secrets inside a chroot or container).
 	AllocDir, TaskDir, SecretsDir string
 	Ports                         []Port
+	// AllocIP is the allocation's own address in bridge mode ("" in host mode): its ports
+	// are also named at it, as NOMAD_ALLOC_IP_<label> and NOMAD_ALLOC_ADDR_<label>.
+	AllocIP string
 }
 
 // Env is a task's built environment.
@@ -89,7 +92,7 @@ func New(in Input) *Env {
 			}
 		}
 	}
-	e.setPorts(in.Ports)
+	e.setPorts(in.Ports, in.AllocIP)
 	// Meta: the job's, then the group's, then the task's, the later winning.
 	var metas []map[string]string
 	if a != nil && a.Job != nil {
@@ -121,7 +124,7 @@ func New(in Input) *Env {
 // setPorts sets the variables of each port, as upstream names them: NOMAD_PORT_<label> is
 // the port the task listens on (To when mapped, else the host port), NOMAD_HOST_PORT_<label>
 // the host port, NOMAD_IP_<label> and NOMAD_ADDR_<label> the host address.
-func (e *Env) setPorts(ports []Port) {
+func (e *Env) setPorts(ports []Port, allocIP string) {
 	for _, p := range ports {
 		if p.Label == "" {
 			continue
@@ -134,6 +137,10 @@ func (e *Env) setPorts(ports []Port) {
 		if inside > 0 {
 			e.env["NOMAD_PORT_"+label] = strconv.Itoa(inside)
 			e.env["NOMAD_ALLOC_PORT_"+label] = strconv.Itoa(inside)
+			if allocIP != "" {
+				e.env["NOMAD_ALLOC_IP_"+label] = allocIP
+				e.env["NOMAD_ALLOC_ADDR_"+label] = net.JoinHostPort(allocIP, strconv.Itoa(inside))
+			}
 		}
 		if p.Value > 0 {
 			e.env["NOMAD_HOST_PORT_"+label] = strconv.Itoa(p.Value)

@@ -122,6 +122,9 @@ func (a *Agent) startClient() error {
 		DisableRemoteExec: cc.DisableRemoteExec,
 		Options:           cc.Options,
 		NetworkInterface:  cc.NetworkInterface,
+		CNIPath:           cc.CNIPath,
+		BridgeName:        cc.BridgeNetworkName,
+		BridgeSubnet:      cc.BridgeNetworkSubnet,
 		Resources:         clientResources(cc),
 
 		PublishNodeMetrics:       cfg.telemetry().PublishNodeMetrics,

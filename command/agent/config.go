@@ -191,6 +191,12 @@ type ClientConfig struct {
 	StateDir          string
 	AllocDir          string
 	NetworkInterface  string
+	// CNIPath lists the directories (colon-separated) searched for CNI plugins before
+	// /opt/cni/bin and /usr/lib/cni; BridgeNetworkName and BridgeNetworkSubnet are the bridge
+	// of `network { mode = "bridge" }` ("" for upstream's nomad and 172.26.64.0/20).
+	CNIPath             string
+	BridgeNetworkName   string
+	BridgeNetworkSubnet string
 	// IntroToken is the client introduction token, from -client-intro-token or
 	// NOMAD_CLIENT_INTRO_TOKEN (which wins), as upstream: no configuration file key, so the
 	// secret is not left in a file every agent reads. It is never reported by /v1/agent/self.

@@ -134,6 +134,10 @@ type fileClient struct {
 	StateDir          *string           `hcl:"state_dir,optional"`
 	AllocDir          *string           `hcl:"alloc_dir,optional"`
 	NetworkInterface  *string           `hcl:"network_interface,optional"`
+	CNIPath           *string           `hcl:"cni_path,optional"`
+	CNIConfigDir      *string           `hcl:"cni_config_dir,optional"`
+	BridgeNetworkName *string           `hcl:"bridge_network_name,optional"`
+	BridgeSubnet      *string           `hcl:"bridge_network_subnet,optional"`
 	HostVolumes       []*fileHostVolume `hcl:"host_volume,block"`
 	CPUTotalCompute   *int              `hcl:"cpu_total_compute,optional"`
 	MemoryTotalMB     *int              `hcl:"memory_total_mb,optional"`
@@ -660,6 +664,14 @@ func assignClient(a *assigner, cl *fileClient) {
 	assign(a, cl.StateDir, func(c *Config) *string { return &ensure(&c.Client).StateDir })
 	assign(a, cl.AllocDir, func(c *Config) *string { return &ensure(&c.Client).AllocDir })
 	assign(a, cl.NetworkInterface, func(c *Config) *string { return &ensure(&c.Client).NetworkInterface })
+	assign(a, cl.CNIPath, func(c *Config) *string { return &ensure(&c.Client).CNIPath })
+	assign(a, cl.BridgeNetworkName, func(c *Config) *string { return &ensure(&c.Client).BridgeNetworkName })
+	assign(a, cl.BridgeSubnet, func(c *Config) *string { return &ensure(&c.Client).BridgeNetworkSubnet })
+	if cl.CNIConfigDir != nil {
+		// Upstream reads CNI networks of its own there for `mode = "cni/<name>"`, which
+		// this build does not run: only bridge mode is built.
+		a.warn("client.cni_config_dir is ignored: only network mode \"bridge\" is built, not \"cni/<name>\" networks")
+	}
 	assign(a, cl.CPUTotalCompute, func(c *Config) *int { return &ensure(&c.Client).CPUTotalCompute })
 	assign(a, cl.MemoryTotalMB, func(c *Config) *int { return &ensure(&c.Client).MemoryTotalMB })
 	assign(a, cl.MinDynamicPort, func(c *Config) *int { return &ensure(&c.Client).MinDynamicPort })

@@ -38,6 +38,7 @@ var actedOnKeys = []string{
 	"server.default_scheduler_config.preemption_config.service_scheduler_enabled",
 	"client.enabled", "client.servers", "client.server_join.retry_join", "client.node_class", "client.node_pool",
 	"client.disable_remote_exec", "client.state_dir", "client.alloc_dir", "client.network_interface",
+	"client.cni_path", "client.bridge_network_name", "client.bridge_network_subnet",
 	"client.host_volume.path", "client.host_volume.read_only",
 	"client.cpu_total_compute", "client.memory_total_mb", "client.min_dynamic_port", "client.max_dynamic_port",
 	"client.reserved.cpu", "client.reserved.memory", "client.reserved.disk", "client.reserved.reserved_ports",

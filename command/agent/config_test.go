@@ -184,6 +184,9 @@ client {
   state_dir           = "/var/lib/nomad/client"
   alloc_dir           = "/var/lib/nomad/alloc"
   network_interface   = "eth1"
+  cni_path            = "/opt/cni/bin"
+  bridge_network_name = "nomad0"
+  bridge_network_subnet = "172.26.80.0/20"
   cpu_total_compute   = 8000
   memory_total_mb     = 4096
   min_dynamic_port    = 25000
@@ -309,6 +312,7 @@ const fullJSON = `{
     "enabled": true, "servers": ["10.0.0.1:4647"], "server_join": {"retry_join": ["10.0.0.9:4647"]}, "node_class": "gpu", "node_pool": "batch",
     "disable_remote_exec": true, "state_dir": "/var/lib/nomad/client",
     "alloc_dir": "/var/lib/nomad/alloc", "network_interface": "eth1",
+    "cni_path": "/opt/cni/bin", "bridge_network_name": "nomad0", "bridge_network_subnet": "172.26.80.0/20",
     "cpu_total_compute": 8000, "memory_total_mb": 4096, "min_dynamic_port": 25000, "max_dynamic_port": 26000,
     "reserved": {"cpu": 500, "memory": 512, "disk": 1024, "reserved_ports": "22"},
     "artifact": {"http_read_timeout": "5m", "http_max_size": "1GiB", "git_timeout": "2m", "decompression_file_count_limit": 100, "decompression_size_limit": "2GiB"},
@@ -384,13 +388,13 @@ func TestConfig_FullFile(t *testing.T) {
 		DisableRemoteExec: true,
 		StateDir:          "/var/lib/nomad/client",
 		AllocDir:          "/var/lib/nomad/alloc",
-		NetworkInterface:  "eth1",
-		HostVolumes:       []*HostVolumeConfig{{Name: "mysql", Path: "/opt/mysql", ReadOnly: true}},
-		CPUTotalCompute:   8000,
-		MemoryTotalMB:     4096,
-		MinDynamicPort:    25000,
-		MaxDynamicPort:    26000,
-		Reserved:          &ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22"},
+		NetworkInterface:  "eth1", CNIPath: "/opt/cni/bin", BridgeNetworkName: "nomad0", BridgeNetworkSubnet: "172.26.80.0/20",
+		HostVolumes:     []*HostVolumeConfig{{Name: "mysql", Path: "/opt/mysql", ReadOnly: true}},
+		CPUTotalCompute: 8000,
+		MemoryTotalMB:   4096,
+		MinDynamicPort:  25000,
+		MaxDynamicPort:  26000,
+		Reserved:        &ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22"},
 		Artifact: &ArtifactConfig{HTTPReadTimeout: 5 * time.Minute, HTTPMaxSize: 1 << 30, GitTimeout: 2 * time.Minute,
 			DecompressionFileCountLimit: 100, DecompressionSizeLimit: 2 << 30},
 		ChrootEnv: map[string]string{"/bin": "/bin"},

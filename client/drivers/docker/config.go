@@ -333,6 +333,13 @@ func PluginOptions(raw map[string]any) (o Options, warnings []string, err error)
 	for _, k := range keys {
 		switch k {
 		case "volumes", "auth", "gc":
+		case "infra_image":
+			s, ok := raw[k].(string)
+			if !ok || s == "" {
+				return o, nil, fmt.Errorf("plugin \"docker\": infra_image must be a non-empty string")
+			}
+			o.InfraImage = s
+			continue
 		case "pull_activity_timeout":
 			s, ok := raw[k].(string)
 			if !ok {

@@ -67,7 +67,10 @@ type Options struct {
 	// PullActivityTimeout cancels a pull that reports no progress for that long
 	// (`pull_activity_timeout`, upstream's default 2m when 0).
 	PullActivityTimeout time.Duration
-	Logger              hclog.Logger
+	// InfraImage is the image of the pause container that holds a bridge-mode allocation's
+	// network namespace for its docker tasks (`infra_image`, DefaultInfraImage when "").
+	InfraImage string
+	Logger     hclog.Logger
 }
 
 // Driver runs tasks as containers of the local Docker Engine.
@@ -193,6 +196,21 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 	closeLogs := func() { _ = stdout.Close(); _ = stderr.Close() }
 
 	name := containerName(cfg)
+	if cfg.NetNS != "" {
+		// Bridge mode: the task shares the pause container's namespace, which the client
+		// attached to the bridge; its ports are mapped by CNI, not published by the engine.
+		pause, err := d.sandboxID(ctx, cfg.AllocID)
+		if err != nil {
+			closeLogs()
+			return nil, err
+		}
+		hcfg.NetworkMode = container.NetworkMode("container:" + pause)
+		hcfg.PortBindings, ccfg.ExposedPorts = nil, nil
+		if cfg.ResolvConf != "" {
+			// The group's dns block, as the allocation's resolv.conf.
+			hcfg.Binds = append(hcfg.Binds, cfg.ResolvConf+":/etc/resolv.conf:ro")
+		}
+	}
 	// A container of an earlier attempt of this task has the name already.
 	_ = d.cli.ContainerRemove(ctx, name, container.RemoveOptions{Force: true})
 	created, err := d.cli.ContainerCreate(ctx, ccfg, hcfg, nil, nil, name)

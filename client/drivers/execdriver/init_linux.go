@@ -354,7 +354,7 @@ func lookPath(command string, env []string) (string, error) {
 }
 
 // joinTask runs the command in the running task: it joins the task's cgroups, then its IPC,
-// UTS, PID and mount namespaces and its root, and starts the command there as a child (a
+// UTS, network, PID and mount namespaces and its root, and starts the command there as a child (a
 // process enters a PID namespace only at its birth). It returns the command's exit code,
 // 128 plus the signal that killed it as shells do.
 func joinTask(c *initConfig) (int, error) {
@@ -374,7 +374,9 @@ func joinTask(c *initConfig) (int, error) {
 		kind int
 		fd   int
 	}
-	spaces := []*ns{{"ipc", unix.CLONE_NEWIPC, -1}, {"uts", unix.CLONE_NEWUTS, -1}, {"pid", unix.CLONE_NEWPID, -1}, {"mnt", unix.CLONE_NEWNS, -1}}
+	// The network namespace too: the allocation's own in bridge mode (the host's otherwise,
+	// which joining changes nothing).
+	spaces := []*ns{{"ipc", unix.CLONE_NEWIPC, -1}, {"uts", unix.CLONE_NEWUTS, -1}, {"net", unix.CLONE_NEWNET, -1}, {"pid", unix.CLONE_NEWPID, -1}, {"mnt", unix.CLONE_NEWNS, -1}}
 	for _, s := range spaces {
 		if s.fd, err = unix.Open(proc+"/ns/"+s.name, unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
 			return 0, fmt.Errorf("opening the task's %s namespace: %w", s.name, err)

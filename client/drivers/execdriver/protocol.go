@@ -97,6 +97,9 @@ type shimConfig struct {
 	// PidsLimit is set on the cgroup once the command runs: the init before it is a Go
 	// program whose threads count against the limit.
 	PidsLimit int `json:",omitempty"`
+	// NetNS is the allocation's network namespace (bridge mode), which the shim joins before
+	// it starts the init; "" leaves the task in the host's network.
+	NetNS string `json:",omitempty"`
 }
 
 // shimReply is the shim's answer over initErrorFD once the command runs (the init's PID and

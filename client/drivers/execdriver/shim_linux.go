@@ -45,6 +45,12 @@ func runShim() {
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs)
 	cg := &taskCgroup{mode: sc.CgroupMode, dirs: sc.Cgroups}
+	if sc.NetNS != "" {
+		// The init is forked from this goroutine's thread, now in the namespace.
+		if err := drivers.JoinNetNS(sc.NetNS); err != nil {
+			fail(err)
+		}
+	}
 	cmd, err := startInit(cg, &sc.Init, os.Stdout, os.Stderr)
 	if err != nil {
 		fail(err)

@@ -92,7 +92,7 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 		closeLogs()
 		return nil, fmt.Errorf("exec: removing the old exit file: %w", err)
 	}
-	shim, reply, err := startShim(&shimConfig{Init: *ic, CgroupMode: cg.mode, Cgroups: cg.dirs, ExitFile: exitFile, PidsLimit: c.PidsLimit}, stdout, stderr)
+	shim, reply, err := startShim(&shimConfig{Init: *ic, CgroupMode: cg.mode, Cgroups: cg.dirs, ExitFile: exitFile, PidsLimit: c.PidsLimit, NetNS: cfg.NetNS}, stdout, stderr)
 	// The shim holds the log files now; the agent needs them no longer.
 	closeLogs()
 	if err != nil {
@@ -307,6 +307,16 @@ func (d *Driver) initConfig(cfg *drivers.TaskConfig, c *taskConfig) (*initConfig
 	}
 	// Parents before children, so a nested entry lands on its parent's mount.
 	sort.Slice(binds, func(i, j int) bool { return binds[i].Target < binds[j].Target })
+	if cfg.ResolvConf != "" {
+		// Over the /etc the chroot_env gave. A host whose /etc/resolv.conf is a link (to
+		// systemd-resolved's) cannot have a file mounted there without mounting over the
+		// host path it leads to: the task keeps the host's, and its events say so.
+		if fi, err := os.Lstat("/etc/resolv.conf"); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			cfg.Emit("dns block not applied: the host's /etc/resolv.conf is a link")
+		} else {
+			binds = append(binds, bindMount{Source: cfg.ResolvConf, Target: "/etc/resolv.conf", ReadOnly: true})
+		}
+	}
 	binds = append(binds, bindMount{Source: allocDir, Target: chrootAllocDir})
 	// Host volumes last, parents first, so one may land inside the allocation's directory or
 	// inside another volume. bind refuses a mount point reached through a link, which keeps

@@ -109,3 +109,43 @@ func buildImage(dir string, cli *client.Client, tag string) error {
 type buildError struct{ msg string }
 
 func (e *buildError) Error() string { return e.msg }
+
+// PauseImage is a pause image for bridge-mode tests (infra_image): Image sleeping until it is
+// killed, as upstream's pause does; there is no registry.k8s.io to pull from here.
+const PauseImage = "nomadfork-docker-test:pause"
+
+var pauseOnce sync.Once
+
+// BuildPauseImage builds PauseImage (and Image) once per test binary.
+func BuildPauseImage(t testing.TB, cli *client.Client) {
+	t.Helper()
+	BuildImage(t, cli)
+	var err error
+	pauseOnce.Do(func() {
+		var ctxTar bytes.Buffer
+		tw := tar.NewWriter(&ctxTar)
+		body := []byte("FROM " + Image + "\nCMD [\"sleep\"]\n")
+		if err = tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(body))}); err != nil {
+			return
+		}
+		if _, err = tw.Write(body); err != nil {
+			return
+		}
+		if err = tw.Close(); err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		resp, berr := cli.ImageBuild(ctx, &ctxTar, build.ImageBuildOptions{Tags: []string{PauseImage}, Remove: true, ForceRemove: true})
+		if berr != nil {
+			err = berr
+			return
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if strings.Contains(string(out), `"error"`) {
+			err = &buildError{"pause image build: " + string(out)}
+		}
+	})
+	must.NoError(t, err)
+}
