@@ -171,7 +171,7 @@ func (s *HTTPServer) relayToNode(w http.ResponseWriter, r *http.Request, nodeID 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.nodeTransport(nodeID).RoundTrip(out)
+	resp, err := s.nodeTransport(nodeID, r).RoundTrip(out)
 	if err != nil {
 		var coded *structs.CodedError
 		if errors.As(err, &coded) {

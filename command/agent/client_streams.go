@@ -47,6 +47,7 @@ func (a *Agent) serveClientStreams(ln net.Listener) {
 	s.registerStreamedNodeMetaRoutes(s.mux)
 	s.registerStreamedNodeIdentityRoutes(s.mux)
 	s.mux.Handle("/v1/agent/monitor", s.wrap(getOnly(s.streamedMonitor)))
+	s.mux.Handle("/v1/agent/host", s.wrap(getOnly(s.streamedHost)))
 	s.mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, structs.NewErrCode(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
 	}))
@@ -117,11 +118,12 @@ func (s *HTTPServer) streamedExec(w http.ResponseWriter, r *http.Request) (any, 
 	return nil, nil
 }
 
-// nodeTransport sends requests over streams to the client of nodeID.
-func (s *HTTPServer) nodeTransport(nodeID string) *http.Transport {
+// nodeTransport sends r's request over a stream to the client of nodeID.
+func (s *HTTPServer) nodeTransport(nodeID string, r *http.Request) *http.Transport {
+	token := queryOptions(r).AuthToken
 	return &http.Transport{
 		DialContext: func(context.Context, string, string) (net.Conn, error) {
-			return s.dialNode(nodeID)
+			return s.dialNode(nodeID, r.URL.Path, token)
 		},
 		DisableKeepAlives:     true,
 		ResponseHeaderTimeout: 30 * time.Second,
@@ -145,7 +147,7 @@ func (s *HTTPServer) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.nodeTransport(nodeID).RoundTrip(out)
+	resp, err := s.nodeTransport(nodeID, r).RoundTrip(out)
 	if err != nil {
 		var coded *structs.CodedError
 		if errors.As(err, &coded) {
@@ -180,9 +182,12 @@ func (s *HTTPServer) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID 
 }
 
 // dialNodeExec opens the exec WebSocket to the client that runs the allocation.
-func (s *HTTPServer) dialNodeExec(ctx context.Context, r *http.Request, alloc *structs.Allocation) (*websocket.Conn, error) {
+// token is the caller's, which a relaying server decides on again.
+func (s *HTTPServer) dialNodeExec(ctx context.Context, r *http.Request, alloc *structs.Allocation, token string) (*websocket.Conn, error) {
 	d := websocket.Dialer{
-		NetDialContext:   func(context.Context, string, string) (net.Conn, error) { return s.dialNode(alloc.NodeID) },
+		NetDialContext: func(context.Context, string, string) (net.Conn, error) {
+			return s.dialNode(alloc.NodeID, r.URL.Path, token)
+		},
 		HandshakeTimeout: 30 * time.Second,
 	}
 	conn, resp, err := d.DialContext(ctx, nodeURL("ws", r, "ws_handshake"), nil)
