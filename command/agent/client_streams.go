@@ -37,20 +37,7 @@ const streamRequestTimeout = 10 * time.Second
 // streams from ln, until the agent shuts down.
 func (a *Agent) serveClientStreams(ln net.Listener) {
 	s := &HTTPServer{agent: a, srv: a.server, logger: a.logger.Named("client-streams"), mux: http.NewServeMux()}
-	// Not s.handle: these routes are not part of the agent's HTTP API; only a server reaches
-	// them, over a stream it opened after authorizing the caller.
-	s.mux.Handle("/v1/client/fs/logs/{alloc_id}", s.wrap(getOnly(s.streamedLogs)))
-	s.registerStreamedFSRoutes(s.mux)
-	s.mux.Handle("/v1/client/allocation/{alloc_id}/exec", s.wrap(getOnly(s.streamedExec)))
-	s.registerStreamedAllocControlRoutes(s.mux)
-	s.mux.Handle("/v1/client/allocation/{alloc_id}/snapshot", s.wrap(getOnly(s.streamedSnapshot)))
-	s.registerStreamedNodeMetaRoutes(s.mux)
-	s.registerStreamedNodeIdentityRoutes(s.mux)
-	s.mux.Handle("/v1/agent/monitor", s.wrap(getOnly(s.streamedMonitor)))
-	s.mux.Handle("/v1/agent/host", s.wrap(getOnly(s.streamedHost)))
-	s.mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
-		return nil, structs.NewErrCode(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
-	}))
+	s.registerStreamRoutes(s.mux)
 	srv := &http.Server{
 		Handler:           s.mux,
 		ReadHeaderTimeout: streamRequestTimeout,
@@ -63,6 +50,30 @@ func (a *Agent) serveClientStreams(ln net.Listener) {
 		defer a.streamWG.Done()
 		_ = srv.Serve(ln)
 	}()
+}
+
+// routeMux is where routes are registered: the stream server's mux, or a test's list.
+type routeMux interface {
+	Handle(pattern string, handler http.Handler)
+}
+
+// registerStreamRoutes are the routes of the stream server. Not s.handle: these routes are
+// not part of the agent's HTTP API; only a server reaches them, over a stream it opened
+// after authorizing the caller. nomad's relay allow-list (ClientForwardPatterns) is kept in
+// step with them by TestClientForwardRoutesMatchStreamedRoutes.
+func (s *HTTPServer) registerStreamRoutes(mux routeMux) {
+	mux.Handle("/v1/client/fs/logs/{alloc_id}", s.wrap(getOnly(s.streamedLogs)))
+	s.registerStreamedFSRoutes(mux)
+	mux.Handle("/v1/client/allocation/{alloc_id}/exec", s.wrap(getOnly(s.streamedExec)))
+	s.registerStreamedAllocControlRoutes(mux)
+	mux.Handle("/v1/client/allocation/{alloc_id}/snapshot", s.wrap(getOnly(s.streamedSnapshot)))
+	s.registerStreamedNodeMetaRoutes(mux)
+	s.registerStreamedNodeIdentityRoutes(mux)
+	mux.Handle("/v1/agent/monitor", s.wrap(getOnly(s.streamedMonitor)))
+	mux.Handle("/v1/agent/host", s.wrap(getOnly(s.streamedHost)))
+	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
+		return nil, structs.NewErrCode(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
+	}))
 }
 
 func getOnly(fn handlerFunc) handlerFunc {
