@@ -127,9 +127,13 @@ agent { policy = "read" }`).SecretID
 		for _, path := range []string{
 			"/v1/client/fs/ls/" + alloc.ID,
 			"/v1/client/fs/logs/" + alloc.ID + "?task=sh&type=stdout",
-			"/v1/client/allocation/" + alloc.ID + "/stats",
+			"/v1/client/allocation/" + alloc.ID + "/restart",
 		} {
-			status, body := rawForward(t, two, weak, "GET", path)
+			method := "GET"
+			if strings.HasSuffix(path, "/restart") {
+				method = "PUT"
+			}
+			status, body := rawForward(t, two, weak, method, path)
 			must.Eq(t, http.StatusForbidden, status, must.Sprint(path, body))
 			must.StrHasPrefix(t, "Permission denied", body)
 		}
