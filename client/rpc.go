@@ -73,6 +73,8 @@ type RPCServers struct {
 	apiSlots chan struct{}
 	// eventSlots bounds the event streams it relays (maxEventStreams).
 	eventSlots chan struct{}
+	// forwardSlots bounds the requests it relays to other nodes (maxForwards).
+	forwardSlots chan struct{}
 }
 
 // Dialer opens a client agent's connection to the server at addr, its first bytes written:
@@ -94,7 +96,7 @@ func NewRPCServers(addrs []string, yamuxCfg *yamux.Config, dial Dialer, logger h
 	return &RPCServers{
 		addrs: out, logger: logger.Named("rpc"), yamux: yamuxCfg, dialer: dial, ctx: ctx, cancel: cancel,
 		streams: newStreamListener(ctx), apiSlots: make(chan struct{}, maxAPICalls),
-		eventSlots: make(chan struct{}, maxEventStreams),
+		eventSlots: make(chan struct{}, maxEventStreams), forwardSlots: make(chan struct{}, maxForwards),
 	}, nil
 }
 

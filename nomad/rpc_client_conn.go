@@ -22,8 +22,9 @@ import (
 
 const (
 	// maxClientCalls bounds the calls one client connection has in flight: its blocking read
-	// of allocations, a heartbeat, an allocation update and a registration fit well within it.
-	maxClientCalls = 16
+	// of allocations, a heartbeat, an allocation update and a registration, and the agent's
+	// HTTP API (8 calls, 4 event streams, 12 relayed requests) fit within it.
+	maxClientCalls = 32
 	// maxClientRequestSize bounds one client call; an allocation update batch is the largest.
 	maxClientRequestSize = 16 << 20
 	// maxStreamsToClient bounds the exec and log streams open to one client at a time.
@@ -235,12 +236,17 @@ func (cs *clientSession) serveCall(stream *yamux.Stream) {
 	defer stream.Close()
 	_ = stream.SetReadDeadline(time.Now().Add(clientRequestTimeout))
 	var req rpcRequest
-	r := bufio.NewReader(io.LimitReader(stream, maxClientRequestSize))
+	limit := &io.LimitedReader{R: stream, N: maxClientRequestSize}
+	r := bufio.NewReader(limit)
 	if err := codec.NewDecoder(r, structs.MsgpackHandle).Decode(&req); err != nil {
 		return
 	}
 	if req.Method == structs.EventStreamMethod && cs.srv.raftStarted.Load() {
 		cs.serveEventStream(stream, r, req.Body)
+		return
+	}
+	if req.Method == structs.ClientForwardMethod && cs.srv.raftStarted.Load() {
+		cs.serveForward(stream, r, limit, req.Body)
 		return
 	}
 	resp := cs.dispatch(&req)

@@ -35,19 +35,32 @@ type hostDataResponse struct {
 
 // agentHost answers this agent's host data. With ACLs it needs agent read; without ACLs,
 // as upstream, only an agent started with enable_debug answers it, since the data names
-// the host's files, network and environment. Asking for another agent (server_id, node_id)
-// is refused: the data is collected where the request lands.
-func (s *HTTPServer) agentHost(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
+// the host's files, network and environment (the agent whose host it is decides). node_id
+// naming another node is relayed to that node's client (through a server from a client-only
+// agent); server_id naming another server is refused: the data is collected where the
+// request lands.
+func (s *HTTPServer) agentHost(w http.ResponseWriter, r *http.Request) (any, error) {
+	opts := queryOptions(r)
+	if err := s.authorize(opts.AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
 		return nil, err
-	}
-	if !s.agent.config.ACL.Enabled && !s.agent.config.EnableDebug {
-		return nil, structs.PermissionDenied("agent read required: with ACLs disabled, host data needs enable_debug = true")
 	}
 	q := r.URL.Query()
 	nodeID := ""
 	if c := s.agent.Client(); c != nil {
 		nodeID = c.NodeID()
+	}
+	if v := q.Get("node_id"); v != "" && v != nodeID {
+		node, err := s.nodeByID(opts, v)
+		if err != nil {
+			return nil, err
+		}
+		if node == nil {
+			return nil, structs.NotFound(structs.ErrNodeNotFound)
+		}
+		return s.proxyToNode(w, r, node.ID)
+	}
+	if err := s.hostDataAllowed(); err != nil {
+		return nil, err
 	}
 	agentID := nodeID
 	if s.srv != nil {
@@ -56,13 +69,31 @@ func (s *HTTPServer) agentHost(_ http.ResponseWriter, r *http.Request) (any, err
 	if v := q.Get("server_id"); v != "" && v != agentID && v != s.agent.config.Name && v != s.agent.config.Name+"."+s.agent.config.Region {
 		return nil, structs.BadRequest("server_id %q: host data is only served by the agent asked; send the request to that server", v)
 	}
-	if v := q.Get("node_id"); v != "" {
-		if v != nodeID {
-			return nil, structs.BadRequest("node_id %q: host data is only served by the agent asked; send the request to that node's agent", v)
-		}
+	if q.Get("node_id") != "" {
 		agentID = nodeID
 	}
 	return &hostDataResponse{AgentID: agentID, HostData: s.collectHostData()}, nil
+}
+
+// hostDataAllowed: without ACLs, only an agent started with enable_debug gives its host data.
+func (s *HTTPServer) hostDataAllowed() error {
+	if !s.agent.config.ACL.Enabled && !s.agent.config.EnableDebug {
+		return structs.PermissionDenied("agent read required: with ACLs disabled, host data needs enable_debug = true")
+	}
+	return nil
+}
+
+// streamedHost answers this node's host data to a server that relays a node_id request (it
+// decided on the caller's token).
+func (s *HTTPServer) streamedHost(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	c := s.agent.Client()
+	if c == nil {
+		return nil, structs.NotFound(structs.ErrNodeNotFound)
+	}
+	if err := s.hostDataAllowed(); err != nil {
+		return nil, err
+	}
+	return &hostDataResponse{AgentID: c.NodeID(), HostData: s.collectHostData()}, nil
 }
 
 func (s *HTTPServer) collectHostData() *hostData {

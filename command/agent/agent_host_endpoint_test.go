@@ -45,7 +45,7 @@ func TestAgentHost(t *testing.T) {
 		body   string
 	}{
 		{name: "another server", path: "/v1/agent/host?server_id=elsewhere", status: 400, body: `server_id "elsewhere"`},
-		{name: "another node", path: "/v1/agent/host?node_id=elsewhere", status: 400, body: `node_id "elsewhere"`},
+		{name: "an unknown node", path: "/v1/agent/host?node_id=elsewhere", status: 404, body: "not found"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,7 +27,7 @@ func (s *HTTPServer) registerClientAllocControlRoutes(mux *http.ServeMux) {
 
 // registerStreamedAllocControlRoutes are the same operations as a server relays them to the
 // node that runs the allocation: already authorized, nothing is asked again.
-func (s *HTTPServer) registerStreamedAllocControlRoutes(mux *http.ServeMux) {
+func (s *HTTPServer) registerStreamedAllocControlRoutes(mux routeMux) {
 	mux.Handle("/v1/client/allocation/{alloc_id}/signal", s.wrap(s.streamedSignal))
 	mux.Handle("/v1/client/allocation/{alloc_id}/restart", s.wrap(s.streamedRestart))
 	mux.Handle("/v1/client/allocation/{alloc_id}/stats", s.wrap(getOnly(s.streamedAllocStats)))
@@ -171,7 +171,7 @@ func (s *HTTPServer) relayToNode(w http.ResponseWriter, r *http.Request, nodeID 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.nodeTransport(nodeID).RoundTrip(out)
+	resp, err := s.nodeTransport(nodeID, r).RoundTrip(out)
 	if err != nil {
 		var coded *structs.CodedError
 		if errors.As(err, &coded) {

@@ -160,7 +160,7 @@ func (s *HTTPServer) authorizeAndDialExec(r *http.Request, req *execRequest) (no
 	if !errors.As(err, &remote) {
 		return nil, err
 	}
-	return s.dialNodeExec(r.Context(), r, remote.alloc)
+	return s.dialNodeExec(r.Context(), r, remote.alloc, req.token)
 }
 
 // authorizeExec decides whether the caller may run the command, and where: a remoteNodeError

@@ -228,26 +228,3 @@ func TestClientOnlyAgent_TemplatesReadVariables(t *testing.T) {
 		return strings.HasPrefix(out, "start: greeting=hello env=hello\n"), out
 	})
 }
-
-// TestClientOnlyAgent_OtherNodesAllocation: a client-only agent serves its own node's
-// allocations only; another node's logs are a 400 that says where to send the request, while
-// the servers' view of that allocation still answers through it.
-func TestClientOnlyAgent_OtherNodesAllocation(t *testing.T) {
-	ta, rpcAddr := newRPCServerAgent(t, nil)
-	one := newClientOnlyAgent(t, rpcAddr)
-	two := newClientOnlyAgent(t, rpcAddr)
-	alloc := runningAlloc(t, ta.Client(""), shJob("far", "service", "echo far; exec sleep 600"))
-	other := two
-	if alloc.NodeID == two.Client().NodeID() {
-		other = one
-	}
-	c, err := api.NewClient(&api.Config{Address: "http://" + other.HTTPAddr()})
-	must.NoError(t, err)
-	info, _, err := c.Allocations().Info(alloc.ID, nil)
-	must.NoError(t, err)
-	must.Eq(t, alloc.NodeID, info.NodeID)
-	_, err = officialLogs(t, c, alloc, "sh", "stdout", false, "start", 0)
-	status, body := responseError(t, err)
-	must.Eq(t, http.StatusBadRequest, status)
-	must.StrContains(t, body, "send the request to a server agent")
-}

@@ -37,19 +37,7 @@ const streamRequestTimeout = 10 * time.Second
 // streams from ln, until the agent shuts down.
 func (a *Agent) serveClientStreams(ln net.Listener) {
 	s := &HTTPServer{agent: a, srv: a.server, logger: a.logger.Named("client-streams"), mux: http.NewServeMux()}
-	// Not s.handle: these routes are not part of the agent's HTTP API; only a server reaches
-	// them, over a stream it opened after authorizing the caller.
-	s.mux.Handle("/v1/client/fs/logs/{alloc_id}", s.wrap(getOnly(s.streamedLogs)))
-	s.registerStreamedFSRoutes(s.mux)
-	s.mux.Handle("/v1/client/allocation/{alloc_id}/exec", s.wrap(getOnly(s.streamedExec)))
-	s.registerStreamedAllocControlRoutes(s.mux)
-	s.mux.Handle("/v1/client/allocation/{alloc_id}/snapshot", s.wrap(getOnly(s.streamedSnapshot)))
-	s.registerStreamedNodeMetaRoutes(s.mux)
-	s.registerStreamedNodeIdentityRoutes(s.mux)
-	s.mux.Handle("/v1/agent/monitor", s.wrap(getOnly(s.streamedMonitor)))
-	s.mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
-		return nil, structs.NewErrCode(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
-	}))
+	s.registerStreamRoutes(s.mux)
 	srv := &http.Server{
 		Handler:           s.mux,
 		ReadHeaderTimeout: streamRequestTimeout,
@@ -62,6 +50,30 @@ func (a *Agent) serveClientStreams(ln net.Listener) {
 		defer a.streamWG.Done()
 		_ = srv.Serve(ln)
 	}()
+}
+
+// routeMux is where routes are registered: the stream server's mux, or a test's list.
+type routeMux interface {
+	Handle(pattern string, handler http.Handler)
+}
+
+// registerStreamRoutes are the routes of the stream server. Not s.handle: these routes are
+// not part of the agent's HTTP API; only a server reaches them, over a stream it opened
+// after authorizing the caller. nomad's relay allow-list (ClientForwardPatterns) is kept in
+// step with them by TestClientForwardRoutesMatchStreamedRoutes.
+func (s *HTTPServer) registerStreamRoutes(mux routeMux) {
+	mux.Handle("/v1/client/fs/logs/{alloc_id}", s.wrap(getOnly(s.streamedLogs)))
+	s.registerStreamedFSRoutes(mux)
+	mux.Handle("/v1/client/allocation/{alloc_id}/exec", s.wrap(getOnly(s.streamedExec)))
+	s.registerStreamedAllocControlRoutes(mux)
+	mux.Handle("/v1/client/allocation/{alloc_id}/snapshot", s.wrap(getOnly(s.streamedSnapshot)))
+	s.registerStreamedNodeMetaRoutes(mux)
+	s.registerStreamedNodeIdentityRoutes(mux)
+	mux.Handle("/v1/agent/monitor", s.wrap(getOnly(s.streamedMonitor)))
+	mux.Handle("/v1/agent/host", s.wrap(getOnly(s.streamedHost)))
+	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
+		return nil, structs.NewErrCode(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
+	}))
 }
 
 func getOnly(fn handlerFunc) handlerFunc {
@@ -117,11 +129,12 @@ func (s *HTTPServer) streamedExec(w http.ResponseWriter, r *http.Request) (any, 
 	return nil, nil
 }
 
-// nodeTransport sends requests over streams to the client of nodeID.
-func (s *HTTPServer) nodeTransport(nodeID string) *http.Transport {
+// nodeTransport sends r's request over a stream to the client of nodeID.
+func (s *HTTPServer) nodeTransport(nodeID string, r *http.Request) *http.Transport {
+	token := queryOptions(r).AuthToken
 	return &http.Transport{
 		DialContext: func(context.Context, string, string) (net.Conn, error) {
-			return s.dialNode(nodeID)
+			return s.dialNode(nodeID, r.URL.Path, token)
 		},
 		DisableKeepAlives:     true,
 		ResponseHeaderTimeout: 30 * time.Second,
@@ -145,7 +158,7 @@ func (s *HTTPServer) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.nodeTransport(nodeID).RoundTrip(out)
+	resp, err := s.nodeTransport(nodeID, r).RoundTrip(out)
 	if err != nil {
 		var coded *structs.CodedError
 		if errors.As(err, &coded) {
@@ -180,9 +193,12 @@ func (s *HTTPServer) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID 
 }
 
 // dialNodeExec opens the exec WebSocket to the client that runs the allocation.
-func (s *HTTPServer) dialNodeExec(ctx context.Context, r *http.Request, alloc *structs.Allocation) (*websocket.Conn, error) {
+// token is the caller's, which a relaying server decides on again.
+func (s *HTTPServer) dialNodeExec(ctx context.Context, r *http.Request, alloc *structs.Allocation, token string) (*websocket.Conn, error) {
 	d := websocket.Dialer{
-		NetDialContext:   func(context.Context, string, string) (net.Conn, error) { return s.dialNode(alloc.NodeID) },
+		NetDialContext: func(context.Context, string, string) (net.Conn, error) {
+			return s.dialNode(alloc.NodeID, r.URL.Path, token)
+		},
 		HandshakeTimeout: 30 * time.Second,
 	}
 	conn, resp, err := d.DialContext(ctx, nodeURL("ws", r, "ws_handshake"), nil)

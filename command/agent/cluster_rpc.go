@@ -76,15 +76,20 @@ func (s *HTTPServer) nodeByID(opts structs.QueryOptions, id string) (*structs.No
 	return reply.Node, nil
 }
 
-// dialNode opens a stream to the client of nodeID through the agent's server. A client-only
-// agent relays nothing to other nodes: the node's stream server serves what reaches it
-// without asking again, trusting the server that authorised it, and no client may hold that
-// trust for another node.
-func (s *HTTPServer) dialNode(nodeID string) (net.Conn, error) {
-	if s.srv == nil {
-		return nil, structs.BadRequest("this agent runs only a client and serves only its own node's allocations; node %s is another node: send the request to a server agent", nodeID)
+// dialNode opens a stream to the client of nodeID for a request for path, made with the
+// caller's token. A server agent opens it itself, having decided on the token. A client-only
+// agent relays it through its server (client.RPCServers.Forward), which decides on the token
+// again and picks the node itself: a node's stream server serves what reaches it without
+// asking, so no client may reach another node's directly. Routes outside the server's
+// allow-list (a node's metadata and identity) stay with a server agent.
+func (s *HTTPServer) dialNode(nodeID, path, token string) (net.Conn, error) {
+	if s.srv != nil {
+		return s.srv.DialNode(nodeID)
 	}
-	return s.srv.DialNode(nodeID)
+	if s.agent.rpcServers == nil || !nomad.ClientForwardAllowed(path) {
+		return nil, structs.BadRequest("this agent runs only a client and does not relay %s to node %s, another node: send the request to a server agent", path, nodeID)
+	}
+	return s.agent.rpcServers.Forward(token)
 }
 
 // ownServer is the agent's own server, for the routes that act on it rather than on the

@@ -42,7 +42,7 @@ var streamedFSRoutes = map[string]fsRoute{
 
 // registerStreamedFSRoutes serves the file system routes to servers over streams: the
 // server authorized the caller already.
-func (s *HTTPServer) registerStreamedFSRoutes(mux *http.ServeMux) {
+func (s *HTTPServer) registerStreamedFSRoutes(mux routeMux) {
 	for path, rt := range streamedFSRoutes {
 		mux.Handle(path, s.wrap(getOnly(func(w http.ResponseWriter, r *http.Request) (any, error) {
 			req, err := rt.parse(r)

@@ -18,7 +18,7 @@ func (s *HTTPServer) registerNodeIdentityRoutes(mux *http.ServeMux) {
 }
 
 // registerStreamedNodeIdentityRoutes serve the same, relayed by a server: already authorized.
-func (s *HTTPServer) registerStreamedNodeIdentityRoutes(mux *http.ServeMux) {
+func (s *HTTPServer) registerStreamedNodeIdentityRoutes(mux routeMux) {
 	mux.Handle("/v1/client/identity", s.wrap(getOnly(func(_ http.ResponseWriter, _ *http.Request) (any, error) {
 		c := s.agent.Client()
 		if c == nil {

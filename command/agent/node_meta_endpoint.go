@@ -20,7 +20,7 @@ func (s *HTTPServer) registerNodeMetaRoutes(mux *http.ServeMux) {
 }
 
 // registerStreamedNodeMetaRoutes serve the same, relayed by a server: already authorized.
-func (s *HTTPServer) registerStreamedNodeMetaRoutes(mux *http.ServeMux) {
+func (s *HTTPServer) registerStreamedNodeMetaRoutes(mux routeMux) {
 	mux.Handle("/v1/client/metadata", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
 		c := s.agent.Client()
 		if c == nil {
