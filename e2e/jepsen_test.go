@@ -29,11 +29,13 @@ import (
 // and partitions servers; the recorded history must be linearizable (porcupine). Settings
 // come from the environment: JEPSEN_TIME (how long the workload runs, default 30s),
 // JEPSEN_SERVERS (3 or 5), JEPSEN_SEED (the nemesis's and the clients' random choices) and
-// JEPSEN_OUT (where a failing run leaves its history, visualisation and server logs).
+// JEPSEN_OUT (where a failing run leaves its history, visualisation and server logs);
+// JEPSEN_READS=stale reads with ?stale instead, a run that must fail.
 func TestJepsen(t *testing.T) {
 	cfg := jepsenSettings(t)
-	t.Logf("jepsen: %d servers, %s, seed %d, failures saved under %s", cfg.servers, cfg.duration, cfg.seed, cfg.out)
+	t.Logf("jepsen: %d servers, %s, seed %d, stale reads %v, failures saved under %s", cfg.servers, cfg.duration, cfg.seed, cfg.stale, cfg.out)
 	jc := newJepsenCluster(t, cfg.servers)
+	jc.stale = cfg.stale
 	rec := &jepsenRecorder{start: time.Now()}
 	keys := []string{"k1", "k2", "k3", "k4"}
 
@@ -107,6 +109,7 @@ type jepsenConfig struct {
 	servers  int
 	seed     int64
 	out      string
+	stale    bool
 }
 
 func jepsenSettings(t *testing.T) jepsenConfig {
@@ -125,6 +128,13 @@ func jepsenSettings(t *testing.T) jepsenConfig {
 		n, err := strconv.ParseInt(v, 10, 64)
 		must.NoError(t, err, must.Sprint("JEPSEN_SEED must be an integer"))
 		c.seed = n
+	}
+	switch v := os.Getenv("JEPSEN_READS"); v {
+	case "", "default":
+	case "stale":
+		c.stale = true
+	default:
+		t.Fatalf("JEPSEN_READS must be default or stale, not %q", v)
 	}
 	c.out = os.Getenv("JEPSEN_OUT")
 	if c.out == "" {
@@ -146,6 +156,9 @@ type jepsenCluster struct {
 	procs   map[string]*exec.Cmd // the running process by host name; nil when killed
 	paused  map[string]bool
 	http    *http.Client
+	// stale makes reads ?stale (JEPSEN_READS=stale): any server answers from its own state,
+	// which is not linearizable, so the run must fail; it shows the checker catching it.
+	stale bool
 }
 
 func newJepsenCluster(t *testing.T, n int) *jepsenCluster {
@@ -349,7 +362,11 @@ type jepsenVar struct {
 // read is a default read of jepsen/<key> through h: ok is false when it did not answer
 // (an error, a timeout), which tells nothing about the register.
 func (jc *jepsenCluster) read(h *labHost, key string) (value string, index uint64, ok bool, errText string) {
-	resp, err := jc.http.Get(jc.url(h, "/v1/var/jepsen/"+key))
+	path := "/v1/var/jepsen/" + key
+	if jc.stale {
+		path += "?stale"
+	}
+	resp, err := jc.http.Get(jc.url(h, path))
 	if err != nil {
 		return "", 0, false, err.Error()
 	}
