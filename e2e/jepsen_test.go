@@ -99,7 +99,8 @@ func TestJepsen(t *testing.T) {
 		if serr != nil {
 			t.Fatalf("jepsen: %v (saving the history failed too: %v)", err, serr)
 		}
-		t.Fatalf("jepsen: %v; seed %d; history and visualisation: %s (server logs beside it)", err, cfg.seed, html)
+		t.Fatalf("jepsen: %v (keys: %v); seed %d; history and visualisation: %s (server logs beside it)",
+			err, jepsen.FailingKeys(history, timeout), cfg.seed, html)
 	}
 	t.Logf("jepsen: linearizable")
 }
@@ -555,7 +556,7 @@ func (n *nemesis) run(ctx context.Context) {
 		}
 	}
 	kinds := []string{"kill leader", "kill random", "pause leader", "pause random", "isolate leader", "majority/minority"}
-	for sleep(time.Duration(2000+n.rng.Intn(2000)) * time.Millisecond) {
+	for sleep(time.Duration(1000+n.rng.Intn(1500)) * time.Millisecond) {
 		kind := kinds[n.rng.Intn(len(kinds))]
 		start := n.rec.now()
 		var heal func()
@@ -609,7 +610,7 @@ func (n *nemesis) run(ctx context.Context) {
 		}
 		n.count[kind]++
 		n.jc.t.Logf("nemesis: %s", desc)
-		sleep(time.Duration(3000+n.rng.Intn(4000)) * time.Millisecond)
+		sleep(time.Duration(2500+n.rng.Intn(2500)) * time.Millisecond)
 		heal()
 		n.rec.fault(desc, start, n.rec.now())
 	}

@@ -186,3 +186,24 @@ func Save(dir string, history []Op, info porcupine.LinearizationInfo, notes []po
 	}
 	return html, nil
 }
+
+// FailingKeys checks each key on its own and names those whose history is not linearizable
+// (or whose check did not finish), so a failure points at the key to look at in the
+// visualisation.
+func FailingKeys(history []Op, timeout time.Duration) []string {
+	byKey := map[string][]Op{}
+	var keys []string
+	for _, op := range history {
+		if _, ok := byKey[op.Input.Key]; !ok {
+			keys = append(keys, op.Input.Key)
+		}
+		byKey[op.Input.Key] = append(byKey[op.Input.Key], op)
+	}
+	var bad []string
+	for _, k := range keys {
+		if porcupine.CheckOperationsTimeout(RegisterModel, Operations(byKey[k]), timeout) != porcupine.Ok {
+			bad = append(bad, k)
+		}
+	}
+	return bad
+}

@@ -82,6 +82,13 @@ func TestRegister_Histories(t *testing.T) {
 	}
 }
 
+func TestRegister_FailingKeys(t *testing.T) {
+	h := []Op{
+		cas(0, "k1", "", "a", OK, 0, 1), cas(0, "k2", "", "a", OK, 2, 3), rd(1, "k1", "a", 4, 5), rd(1, "k2", "", 4, 5),
+	}
+	must.Eq(t, []string{"k2"}, FailingKeys(h, 10*time.Second))
+}
+
 // A check that runs out of time is a failure, not a pass.
 func TestRegister_TimedOutCheckFails(t *testing.T) {
 	// Many concurrent unknown writes on one key make the search large enough not to finish
