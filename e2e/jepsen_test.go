@@ -163,6 +163,8 @@ type jepsenCluster struct {
 }
 
 func newJepsenCluster(t *testing.T, n int) *jepsenCluster {
+	_, err := exec.LookPath("iptables")
+	must.NoError(t, err, must.Sprint("the Jepsen-style suite partitions hosts with iptables (apt-get install iptables)"))
 	lab := newLab(t)
 	jc := &jepsenCluster{
 		t: t, lab: lab, bin: binary(t), configs: map[string]string{}, logs: map[string]*os.File{},
