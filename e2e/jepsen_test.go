@@ -49,6 +49,15 @@ func TestJepsen(t *testing.T) {
 			jc.worker(ctx, rec, w, rand.New(rand.NewSource(cfg.seed+int64(w)+1)), keys)
 		}(w)
 	}
+	// The set workload: jobs registered and listed.
+	const setWorkers = 2
+	for w := 0; w < setWorkers; w++ {
+		clients.Add(1)
+		go func(w int) {
+			defer clients.Done()
+			jc.setWorker(ctx, rec, 100+w, rand.New(rand.NewSource(cfg.seed+int64(100+w))))
+		}(w)
+	}
 	nem := &nemesis{jc: jc, rec: rec, rng: rand.New(rand.NewSource(cfg.seed))}
 	nemCtx, stopNemesis := context.WithCancel(context.Background())
 	nemDone := make(chan struct{})
@@ -63,6 +72,9 @@ func TestJepsen(t *testing.T) {
 	// Everything healed by the nemesis on its way out; the cluster must come back by itself.
 	jc.healAll()
 	final := jc.finalReads(rec, keys, 90*time.Second)
+	if final == nil {
+		final = jc.finalLists(rec, 90*time.Second)
+	}
 
 	history := rec.ops()
 	var okReads, lostReads, okWrites, unknown, failed int
@@ -86,21 +98,45 @@ func TestJepsen(t *testing.T) {
 	if cfg.duration > timeout {
 		timeout = cfg.duration
 	}
+	sets := rec.setOps()
+	var setAdds, setUnknown, setReads int
+	for _, op := range sets {
+		switch {
+		case op.Add && op.Outcome == jepsen.OK:
+			setAdds++
+		case op.Add && op.Outcome == jepsen.Unknown:
+			setUnknown++
+		case !op.Add && op.Outcome == jepsen.OK:
+			setReads++
+		}
+	}
+	t.Logf("jepsen: set: %d jobs registered, %d with an unknown outcome, %d listings", setAdds, setUnknown, setReads)
+
 	info, err := jepsen.Check(history, timeout)
+	setInfo, setErr := jepsen.CheckSet(sets, timeout)
 	if err == nil && final != nil {
 		err = final
 	}
-	if err == nil && (okWrites == 0 || okReads == 0) {
-		err = fmt.Errorf("the run proves nothing: %d writes acknowledged, %d reads answered", okWrites, okReads)
+	if err == nil && (okWrites == 0 || okReads == 0 || setAdds == 0 || setReads == 0) {
+		err = fmt.Errorf("the run proves nothing: %d writes acknowledged, %d reads answered, %d jobs registered, %d listings",
+			okWrites, okReads, setAdds, setReads)
 	}
-	if err != nil {
-		html, serr := jepsen.Save(cfg.out, history, info, rec.notes())
+	if err != nil || setErr != nil {
+		html, serr := jepsen.Save(cfg.out, "register", jepsen.RegisterModel, history, info, rec.notes())
+		setHTML, serr2 := jepsen.Save(cfg.out, "set", jepsen.SetModel, sets, setInfo, rec.notes())
 		jc.saveLogs(cfg.out)
-		if serr != nil {
-			t.Fatalf("jepsen: %v (saving the history failed too: %v)", err, serr)
+		if serr == nil {
+			serr = serr2
 		}
-		t.Fatalf("jepsen: %v (keys: %v); seed %d; history and visualisation: %s (server logs beside it)",
-			err, jepsen.FailingKeys(history, timeout), cfg.seed, html)
+		if serr != nil {
+			t.Fatalf("jepsen: register: %v; set: %v (saving the histories failed too: %v)", err, setErr, serr)
+		}
+		var failing []string
+		if err != nil {
+			failing = jepsen.FailingKeys(history, timeout)
+		}
+		t.Fatalf("jepsen: register: %v (keys: %v); set: %v; seed %d; histories and visualisations: %s, %s (server logs beside them)",
+			err, failing, setErr, cfg.seed, html, setHTML)
 	}
 	t.Logf("jepsen: linearizable")
 }
@@ -474,6 +510,90 @@ func (jc *jepsenCluster) finalReads(rec *jepsenRecorder, keys []string, limit ti
 	return nil
 }
 
+// register registers the job id (a service job of count 0: nothing to place) through h.
+func (jc *jepsenCluster) register(h *labHost, id string) (jepsen.Outcome, string) {
+	body, _ := json.Marshal(map[string]any{"Job": sleepJob(id, 0)})
+	req, err := http.NewRequest(http.MethodPut, jc.url(h, "/v1/jobs"), strings.NewReader(string(body)))
+	if err != nil {
+		return jepsen.Unknown, err.Error()
+	}
+	resp, err := jc.http.Do(req)
+	if err != nil {
+		return jepsen.Unknown, err.Error()
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(resp.Body)
+	switch {
+	case resp.StatusCode == 200:
+		return jepsen.OK, ""
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		return jepsen.Fail, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
+	}
+	return jepsen.Unknown, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
+}
+
+// listJobs lists the set workload's jobs through h (a default read unless stale).
+func (jc *jepsenCluster) listJobs(h *labHost) ([]string, bool, string) {
+	path := "/v1/jobs?prefix=set-"
+	if jc.stale {
+		path += "&stale"
+	}
+	var stubs []struct{ ID string }
+	if err := jc.getJSON(h, path, &stubs); err != nil {
+		return nil, false, err.Error()
+	}
+	ids := make([]string, 0, len(stubs))
+	for _, j := range stubs {
+		ids = append(ids, j.ID)
+	}
+	return ids, true, ""
+}
+
+// setWorker registers new jobs and lists them, through random servers.
+func (jc *jepsenCluster) setWorker(ctx context.Context, rec *jepsenRecorder, id int, rng *rand.Rand) {
+	n := 0
+	for ctx.Err() == nil {
+		s := jc.servers[rng.Intn(len(jc.servers))]
+		call := rec.now()
+		if rng.Intn(2) == 0 {
+			n++
+			elem := fmt.Sprintf("set-%d-%d", id, n)
+			outcome, errText := jc.register(s, elem)
+			rec.addSet(jepsen.SetOp{Client: id, Server: s.name, Add: true, Element: elem, Outcome: outcome, Call: call, Return: rec.now(), Err: errText})
+			continue
+		}
+		ids, ok, errText := jc.listJobs(s)
+		op := jepsen.SetOp{Client: id, Server: s.name, Elements: ids, Outcome: jepsen.OK, Call: call, Return: rec.now(), Err: errText}
+		if !ok {
+			op.Outcome = jepsen.Unknown
+		}
+		rec.addSet(op)
+		if !ok {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// finalLists lists the jobs through every server once the faults are over.
+func (jc *jepsenCluster) finalLists(rec *jepsenRecorder, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for i, s := range jc.servers {
+		for {
+			call := rec.now()
+			ids, ok, errText := jc.listJobs(s)
+			if ok {
+				rec.addSet(jepsen.SetOp{Client: 1000 + i, Server: s.name, Elements: ids, Outcome: jepsen.OK, Call: call, Return: rec.now()})
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("after healing, %s did not list the jobs within %s: %s", s.name, limit, errText)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
 // saveLogs copies every server's log into dir.
 func (jc *jepsenCluster) saveLogs(dir string) {
 	for name, f := range jc.logs {
@@ -491,7 +611,20 @@ type jepsenRecorder struct {
 	start   time.Time
 	mu      sync.Mutex
 	history []jepsen.Op
+	sets    []jepsen.SetOp
 	faults  []porcupine.Annotation
+}
+
+func (r *jepsenRecorder) addSet(op jepsen.SetOp) {
+	r.mu.Lock()
+	r.sets = append(r.sets, op)
+	r.mu.Unlock()
+}
+
+func (r *jepsenRecorder) setOps() []jepsen.SetOp {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]jepsen.SetOp(nil), r.sets...)
 }
 
 func (r *jepsenRecorder) now() int64 { return int64(time.Since(r.start)) }

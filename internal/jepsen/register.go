@@ -166,9 +166,9 @@ func Check(history []Op, timeout time.Duration) (porcupine.LinearizationInfo, er
 	}
 }
 
-// Save writes the history as JSON and porcupine's HTML visualisation into dir, and returns
-// the path of the visualisation.
-func Save(dir string, history []Op, info porcupine.LinearizationInfo, notes []porcupine.Annotation) (string, error) {
+// Save writes the history as <name>.json and porcupine's HTML visualisation of it under model
+// as <name>.html into dir, and returns the path of the visualisation.
+func Save(dir, name string, model porcupine.Model, history any, info porcupine.LinearizationInfo, notes []porcupine.Annotation) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -176,12 +176,12 @@ func Save(dir string, history []Op, info porcupine.LinearizationInfo, notes []po
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "history.json"), buf, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), buf, 0o644); err != nil {
 		return "", err
 	}
 	info.AddAnnotations(notes)
-	html := filepath.Join(dir, "history.html")
-	if err := porcupine.VisualizePath(RegisterModel, info, html); err != nil {
+	html := filepath.Join(dir, name+".html")
+	if err := porcupine.VisualizePath(model, info, html); err != nil {
 		return "", err
 	}
 	return html, nil

@@ -107,7 +107,7 @@ func TestRegister_SaveWritesHistoryAndVisualisation(t *testing.T) {
 	info, err := Check(h, 10*time.Second)
 	must.ErrorIs(t, err, ErrNotLinearizable)
 	dir := filepath.Join(t.TempDir(), "out")
-	html, err := Save(dir, h, info, []porcupine.Annotation{{Tag: "nemesis", Start: 0, End: 2, Description: "kill s1"}})
+	html, err := Save(dir, "history", RegisterModel, h, info, []porcupine.Annotation{{Tag: "nemesis", Start: 0, End: 2, Description: "kill s1"}})
 	must.NoError(t, err)
 	page, err := os.ReadFile(html)
 	must.NoError(t, err)
