@@ -75,8 +75,24 @@ var SetModel = porcupine.Model{
 	},
 }
 
-// SetOperations turns the set history into porcupine's, as Operations does for registers.
+// SetOperations turns the set history into porcupine's, as Operations does for registers,
+// with one tightening that keeps the search small on long runs (hundreds of open-ended adds
+// made porcupine time out): an unknown add that no read saw is left out (never happening is
+// always a valid order for it), and one that a read saw must have taken effect before that
+// read answered, so its end is the earliest answer of a read that saw it. Both are sound: they
+// remove no order the open end allowed that could explain the reads.
 func SetOperations(history []SetOp) []porcupine.Operation {
+	seenBy := map[string]int64{}
+	for _, h := range history {
+		if h.Add || h.Outcome != OK {
+			continue
+		}
+		for _, e := range h.Elements {
+			if r, ok := seenBy[e]; !ok || h.Return < r {
+				seenBy[e] = h.Return
+			}
+		}
+	}
 	ops := make([]porcupine.Operation, 0, len(history))
 	for _, h := range history {
 		if h.Outcome == Fail || (!h.Add && h.Outcome != OK) {
@@ -84,7 +100,15 @@ func SetOperations(history []SetOp) []porcupine.Operation {
 		}
 		ret := h.Return
 		if h.Outcome == Unknown {
-			ret = math.MaxInt64
+			r, ok := seenBy[h.Element]
+			if !ok {
+				continue
+			}
+			ret = r
+			if ret < h.Call {
+				// Seen before it was called: keep the call so the checker reports it.
+				ret = math.MaxInt64
+			}
 		}
 		ops = append(ops, porcupine.Operation{ClientId: h.Client, Input: h, Output: nil, Call: h.Call, Return: ret, Metadata: h.Server})
 	}

@@ -42,6 +42,13 @@ func TestSet_Histories(t *testing.T) {
 		{"an unknown add seen late", []SetOp{
 			add(0, "a", Unknown, 0, 1), list(1, nil, 2, 3), list(1, []string{"a"}, 4, 5),
 		}, true},
+		{"an unknown add seen before its call", []SetOp{
+			list(1, []string{"a"}, 0, 1), add(0, "a", Unknown, 2, 3),
+		}, false},
+		{"an unknown add seen, then unseen", []SetOp{
+			add(0, "a", Unknown, 0, 1), list(1, []string{"a"}, 2, 3), list(1, nil, 4, 5),
+		}, false},
+		{"many unknown adds, few seen, check quickly", manyUnknown(), true},
 		{"an unknown add never seen", []SetOp{
 			add(0, "a", Unknown, 0, 1), add(0, "b", OK, 2, 3), list(1, []string{"b"}, 4, 5),
 		}, true},
@@ -56,4 +63,20 @@ func TestSet_Histories(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyUnknown is 500 unknown adds, one in ten seen by the final read: a history the open end
+// made porcupine time out on.
+func manyUnknown() []SetOp {
+	var h []SetOp
+	var seen []string
+	for i := 0; i < 500; i++ {
+		x := "e" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		h = append(h, add(i%8, x, Unknown, int64(i), int64(i)+1))
+		h = append(h, list(8+i%8, seen, int64(i), int64(i)+1))
+		if i%10 == 0 {
+			seen = append(seen, x)
+		}
+	}
+	return append(h, list(99, seen, 1000, 1001))
 }
