@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/Masterminds/semver/v3 v3.3.0
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
 	github.com/containerd/errdefs v1.0.0
