@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -225,105 +226,57 @@ func (c *ACLAuthMethodUpdateCommand) Run(args []string) int {
 	return printResult(&c.Meta, updated, asJSON, formatAuthMethod)
 }
 
-// ACLAuthMethodListCommand lists auth methods.
-type ACLAuthMethodListCommand struct {
-	Meta
-}
-
-func (c *ACLAuthMethodListCommand) Help() string {
-	return helpText(`
+func newACLAuthMethodList(m Meta) cli.Command {
+	return &readCommand[[]*api.ACLAuthMethodListStub]{Meta: m, name: "acl auth-method list",
+		synopsis: "List ACL auth methods", jsonWhat: "the auth methods",
+		usage: `
 Usage: nomad acl auth-method list [options]
 
   List ACL auth methods.
-`, `
-List Options:
-
-  -json
-    Print the auth methods as JSON.
-`)
+`,
+		fetch: func(client *api.Client, _ []string) ([]*api.ACLAuthMethodListStub, error) {
+			methods, _, err := client.ACLAuthMethods().List(nil)
+			return methods, err
+		},
+		failure: "Error listing ACL auth-methods: %v", format: formatAuthMethodList}
 }
 
-func (c *ACLAuthMethodListCommand) Synopsis() string { return "List ACL auth methods" }
-
-func (c *ACLAuthMethodListCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl auth-method list")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
+func formatAuthMethodList(ms []*api.ACLAuthMethodListStub) string {
+	if len(ms) == 0 {
+		return "No ACL auth methods found"
 	}
-	methods, _, err := client.ACLAuthMethods().List(nil)
-	if err != nil {
-		return c.fail("Error listing ACL auth-methods: %v", err)
+	rows := []string{"Name|Type|Default"}
+	for _, m := range ms {
+		rows = append(rows, fmt.Sprintf("%s|%s|%t", m.Name, m.Type, m.Default))
 	}
-	return printResult(&c.Meta, methods, asJSON, func(ms []*api.ACLAuthMethodListStub) string {
-		if len(ms) == 0 {
-			return "No ACL auth methods found"
-		}
-		rows := []string{"Name|Type|Default"}
-		for _, m := range ms {
-			rows = append(rows, fmt.Sprintf("%s|%s|%t", m.Name, m.Type, m.Default))
-		}
-		return formatList(rows)
-	})
+	return formatList(rows)
 }
 
-// ACLAuthMethodInfoCommand shows an auth method.
-type ACLAuthMethodInfoCommand struct {
-	Meta
-}
-
-func (c *ACLAuthMethodInfoCommand) Help() string {
-	return helpText(`
+func newACLAuthMethodInfo(m Meta) cli.Command {
+	return &readCommand[*api.ACLAuthMethod]{Meta: m, name: "acl auth-method info", args: []string{"<name>"},
+		synopsis: "Show an ACL auth method", jsonWhat: "the auth method",
+		usage: `
 Usage: nomad acl auth-method info [options] <name>
 
   Show an ACL auth method; its secrets read "redacted".
-`, `
-Info Options:
-
-  -json
-    Print the auth method as JSON.
-`)
+`,
+		fetch: func(client *api.Client, pos []string) (*api.ACLAuthMethod, error) {
+			m, _, err := client.ACLAuthMethods().Get(pos[0], nil)
+			return m, err
+		},
+		failure: "Error reading ACL auth-method: %v", format: formatAuthMethod}
 }
 
-func (c *ACLAuthMethodInfoCommand) Synopsis() string { return "Show an ACL auth method" }
-
-func (c *ACLAuthMethodInfoCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl auth-method info")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<name>")
-	if !ok {
-		return code
-	}
-	m, _, err := client.ACLAuthMethods().Get(pos[0], nil)
-	if err != nil {
-		return c.fail("Error reading ACL auth-method: %v", err)
-	}
-	return printResult(&c.Meta, m, asJSON, formatAuthMethod)
-}
-
-// ACLAuthMethodDeleteCommand deletes an auth method and its binding rules.
-type ACLAuthMethodDeleteCommand struct {
-	Meta
-}
-
-func (c *ACLAuthMethodDeleteCommand) Help() string {
-	return helpText(`
+func newACLAuthMethodDelete(m Meta) cli.Command {
+	return &deleteCommand{Meta: m, name: "acl auth-method delete", arg: "<name>", synopsis: "Remove an ACL auth method",
+		usage: `
 Usage: nomad acl auth-method delete [options] <name>
 
   Delete an ACL auth method and its binding rules.
-`, "")
-}
-
-func (c *ACLAuthMethodDeleteCommand) Synopsis() string { return "Remove an ACL auth method" }
-
-func (c *ACLAuthMethodDeleteCommand) Run(args []string) int {
-	del := func(client *api.Client, name string) error {
-		_, err := client.ACLAuthMethods().Delete(name, nil)
-		return err
-	}
-	return c.runDelete(c.FlagSet("acl auth-method delete"), args, "<name>", del,
-		"Error deleting ACL auth-method: %v", "ACL auth-method %s successfully deleted")
+`,
+		del: func(client *api.Client, name string) error {
+			_, err := client.ACLAuthMethods().Delete(name, nil)
+			return err
+		},
+		failure: "Error deleting ACL auth-method: %v", done: "ACL auth-method %s successfully deleted"}
 }

@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -145,105 +146,57 @@ func (c *ACLBindingRuleUpdateCommand) Run(args []string) int {
 	return printResult(&c.Meta, updated, asJSON, formatBindingRule)
 }
 
-// ACLBindingRuleListCommand lists binding rules.
-type ACLBindingRuleListCommand struct {
-	Meta
-}
-
-func (c *ACLBindingRuleListCommand) Help() string {
-	return helpText(`
+func newACLBindingRuleList(m Meta) cli.Command {
+	return &readCommand[[]*api.ACLBindingRuleListStub]{Meta: m, name: "acl binding-rule list",
+		synopsis: "List ACL binding rules", jsonWhat: "the rules",
+		usage: `
 Usage: nomad acl binding-rule list [options]
 
   List ACL binding rules.
-`, `
-List Options:
-
-  -json
-    Print the rules as JSON.
-`)
+`,
+		fetch: func(client *api.Client, _ []string) ([]*api.ACLBindingRuleListStub, error) {
+			rules, _, err := client.ACLBindingRules().List(nil)
+			return rules, err
+		},
+		failure: "Error listing ACL binding rules: %v", format: formatBindingRuleList}
 }
 
-func (c *ACLBindingRuleListCommand) Synopsis() string { return "List ACL binding rules" }
-
-func (c *ACLBindingRuleListCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl binding-rule list")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
+func formatBindingRuleList(rs []*api.ACLBindingRuleListStub) string {
+	if len(rs) == 0 {
+		return "No ACL binding rules found"
 	}
-	rules, _, err := client.ACLBindingRules().List(nil)
-	if err != nil {
-		return c.fail("Error listing ACL binding rules: %v", err)
+	rows := []string{"ID|Description|Auth Method"}
+	for _, r := range rs {
+		rows = append(rows, fmt.Sprintf("%s|%s|%s", r.ID, r.Description, r.AuthMethod))
 	}
-	return printResult(&c.Meta, rules, asJSON, func(rs []*api.ACLBindingRuleListStub) string {
-		if len(rs) == 0 {
-			return "No ACL binding rules found"
-		}
-		rows := []string{"ID|Description|Auth Method"}
-		for _, r := range rs {
-			rows = append(rows, fmt.Sprintf("%s|%s|%s", r.ID, r.Description, r.AuthMethod))
-		}
-		return formatList(rows)
-	})
+	return formatList(rows)
 }
 
-// ACLBindingRuleInfoCommand shows a binding rule.
-type ACLBindingRuleInfoCommand struct {
-	Meta
-}
-
-func (c *ACLBindingRuleInfoCommand) Help() string {
-	return helpText(`
+func newACLBindingRuleInfo(m Meta) cli.Command {
+	return &readCommand[*api.ACLBindingRule]{Meta: m, name: "acl binding-rule info", args: []string{"<id>"},
+		synopsis: "Show an ACL binding rule", jsonWhat: "the rule",
+		usage: `
 Usage: nomad acl binding-rule info [options] <id>
 
   Show an ACL binding rule.
-`, `
-Info Options:
-
-  -json
-    Print the rule as JSON.
-`)
+`,
+		fetch: func(client *api.Client, pos []string) (*api.ACLBindingRule, error) {
+			rule, _, err := client.ACLBindingRules().Get(pos[0], nil)
+			return rule, err
+		},
+		failure: "Error reading ACL binding rule: %v", format: formatBindingRule}
 }
 
-func (c *ACLBindingRuleInfoCommand) Synopsis() string { return "Show an ACL binding rule" }
-
-func (c *ACLBindingRuleInfoCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl binding-rule info")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<id>")
-	if !ok {
-		return code
-	}
-	rule, _, err := client.ACLBindingRules().Get(pos[0], nil)
-	if err != nil {
-		return c.fail("Error reading ACL binding rule: %v", err)
-	}
-	return printResult(&c.Meta, rule, asJSON, formatBindingRule)
-}
-
-// ACLBindingRuleDeleteCommand deletes a binding rule.
-type ACLBindingRuleDeleteCommand struct {
-	Meta
-}
-
-func (c *ACLBindingRuleDeleteCommand) Help() string {
-	return helpText(`
+func newACLBindingRuleDelete(m Meta) cli.Command {
+	return &deleteCommand{Meta: m, name: "acl binding-rule delete", arg: "<id>", synopsis: "Remove an ACL binding rule",
+		usage: `
 Usage: nomad acl binding-rule delete [options] <id>
 
   Delete an ACL binding rule. Tokens already made by logins keep what they got.
-`, "")
-}
-
-func (c *ACLBindingRuleDeleteCommand) Synopsis() string { return "Remove an ACL binding rule" }
-
-func (c *ACLBindingRuleDeleteCommand) Run(args []string) int {
-	del := func(client *api.Client, id string) error {
-		_, err := client.ACLBindingRules().Delete(id, nil)
-		return err
-	}
-	return c.runDelete(c.FlagSet("acl binding-rule delete"), args, "<id>", del,
-		"Error deleting ACL binding rule: %v", "ACL binding rule %s successfully deleted")
+`,
+		del: func(client *api.Client, id string) error {
+			_, err := client.ACLBindingRules().Delete(id, nil)
+			return err
+		},
+		failure: "Error deleting ACL binding rule: %v", done: "ACL binding rule %s successfully deleted"}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 
+	"github.com/hashicorp/cli"
+
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -78,39 +80,19 @@ func (c *ACLPolicyApplyCommand) Run(args []string) int {
 	return 0
 }
 
-// ACLPolicyInfoCommand shows a policy.
-type ACLPolicyInfoCommand struct {
-	Meta
-}
-
-func (c *ACLPolicyInfoCommand) Help() string {
-	return helpText(`
+func newACLPolicyInfo(m Meta) cli.Command {
+	return &readCommand[*api.ACLPolicy]{Meta: m, name: "acl policy info", args: []string{"<name>"},
+		synopsis: "Show an ACL policy and its rules", jsonWhat: "the policy",
+		usage: `
 Usage: nomad acl policy info [options] <name>
 
   Show an ACL policy and its rules.
-`, `
-Info Options:
-
-  -json
-    Print the policy as JSON.
-`)
-}
-
-func (c *ACLPolicyInfoCommand) Synopsis() string { return "Show an ACL policy and its rules" }
-
-func (c *ACLPolicyInfoCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl policy info")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<name>")
-	if !ok {
-		return code
-	}
-	policy, _, err := client.ACLPolicies().Info(pos[0], nil)
-	if err != nil {
-		return c.fail("Error reading ACL policy: %v", err)
-	}
-	return printResult(&c.Meta, policy, asJSON, formatPolicy)
+`,
+		fetch: func(client *api.Client, pos []string) (*api.ACLPolicy, error) {
+			policy, _, err := client.ACLPolicies().Info(pos[0], nil)
+			return policy, err
+		},
+		failure: "Error reading ACL policy: %v", format: formatPolicy}
 }
 
 func formatPolicy(p *api.ACLPolicy) string {
@@ -122,40 +104,20 @@ func formatPolicy(p *api.ACLPolicy) string {
 	}) + "\n\nRules\n\n" + p.Rules
 }
 
-// ACLPolicyListCommand lists policies.
-type ACLPolicyListCommand struct {
-	Meta
-}
-
-func (c *ACLPolicyListCommand) Help() string {
-	return helpText(`
+func newACLPolicyList(m Meta) cli.Command {
+	return &readCommand[[]*api.ACLPolicyListStub]{Meta: m, name: "acl policy list",
+		synopsis: "List ACL policies", jsonWhat: "the policies",
+		usage: `
 Usage: nomad acl policy list [options]
 
   List ACL policies. A management token sees all of them; other tokens see
   the policies attached to them.
-`, `
-List Options:
-
-  -json
-    Print the policies as JSON.
-`)
-}
-
-func (c *ACLPolicyListCommand) Synopsis() string { return "List ACL policies" }
-
-func (c *ACLPolicyListCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl policy list")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	list, _, err := client.ACLPolicies().List(nil)
-	if err != nil {
-		return c.fail("Error listing ACL policies: %v", err)
-	}
-	return printResult(&c.Meta, list, asJSON, formatPolicyList)
+`,
+		fetch: func(client *api.Client, _ []string) ([]*api.ACLPolicyListStub, error) {
+			list, _, err := client.ACLPolicies().List(nil)
+			return list, err
+		},
+		failure: "Error listing ACL policies: %v", format: formatPolicyList}
 }
 
 // formatPolicyList sorts the list by name; -json keeps the agent's order.
@@ -171,26 +133,16 @@ func formatPolicyList(list []*api.ACLPolicyListStub) string {
 	return formatList(rows)
 }
 
-// ACLPolicyDeleteCommand deletes a policy.
-type ACLPolicyDeleteCommand struct {
-	Meta
-}
-
-func (c *ACLPolicyDeleteCommand) Help() string {
-	return helpText(`
+func newACLPolicyDelete(m Meta) cli.Command {
+	return &deleteCommand{Meta: m, name: "acl policy delete", arg: "<name>", synopsis: "Remove an ACL policy",
+		usage: `
 Usage: nomad acl policy delete [options] <name>
 
   Delete an ACL policy. Tokens and roles that name it lose its rules.
-`, "")
-}
-
-func (c *ACLPolicyDeleteCommand) Synopsis() string { return "Remove an ACL policy" }
-
-func (c *ACLPolicyDeleteCommand) Run(args []string) int {
-	del := func(client *api.Client, name string) error {
-		_, err := client.ACLPolicies().Delete(name, nil)
-		return err
-	}
-	return c.runDelete(c.FlagSet("acl policy delete"), args, "<name>", del,
-		"Error deleting ACL policy: %v", "Successfully deleted %q ACL policy!")
+`,
+		del: func(client *api.Client, name string) error {
+			_, err := client.ACLPolicies().Delete(name, nil)
+			return err
+		},
+		failure: "Error deleting ACL policy: %v", done: "Successfully deleted %q ACL policy!"}
 }

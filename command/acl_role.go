@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -94,39 +95,19 @@ func (c *ACLRoleCreateCommand) Run(args []string) int {
 	return printResult(&c.Meta, role, asJSON, formatRole)
 }
 
-// ACLRoleListCommand lists roles.
-type ACLRoleListCommand struct {
-	Meta
-}
-
-func (c *ACLRoleListCommand) Help() string {
-	return helpText(`
+func newACLRoleList(m Meta) cli.Command {
+	return &readCommand[[]*api.ACLRoleListStub]{Meta: m, name: "acl role list",
+		synopsis: "List ACL roles", jsonWhat: "the roles",
+		usage: `
 Usage: nomad acl role list [options]
 
   List ACL roles.
-`, `
-List Options:
-
-  -json
-    Print the roles as JSON.
-`)
-}
-
-func (c *ACLRoleListCommand) Synopsis() string { return "List ACL roles" }
-
-func (c *ACLRoleListCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl role list")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	roles, _, err := client.ACLRoles().List(nil)
-	if err != nil {
-		return c.fail("Error listing ACL roles: %v", err)
-	}
-	return printResult(&c.Meta, roles, asJSON, formatRoleList)
+`,
+		fetch: func(client *api.Client, _ []string) ([]*api.ACLRoleListStub, error) {
+			roles, _, err := client.ACLRoles().List(nil)
+			return roles, err
+		},
+		failure: "Error listing ACL roles: %v", format: formatRoleList}
 }
 
 func formatRoleList(roles []*api.ACLRoleListStub) string {
@@ -271,26 +252,16 @@ func (c *ACLRoleUpdateCommand) Run(args []string) int {
 	return printResult(&c.Meta, updated, asJSON, formatRole)
 }
 
-// ACLRoleDeleteCommand deletes a role.
-type ACLRoleDeleteCommand struct {
-	Meta
-}
-
-func (c *ACLRoleDeleteCommand) Help() string {
-	return helpText(`
+func newACLRoleDelete(m Meta) cli.Command {
+	return &deleteCommand{Meta: m, name: "acl role delete", arg: "<id>", synopsis: "Remove an ACL role",
+		usage: `
 Usage: nomad acl role delete [options] <id>
 
   Delete an ACL role. Tokens linked to it lose the policies it granted.
-`, "")
-}
-
-func (c *ACLRoleDeleteCommand) Synopsis() string { return "Remove an ACL role" }
-
-func (c *ACLRoleDeleteCommand) Run(args []string) int {
-	del := func(client *api.Client, id string) error {
-		_, err := client.ACLRoles().Delete(id, nil)
-		return err
-	}
-	return c.runDelete(c.FlagSet("acl role delete"), args, "<id>", del,
-		"Error deleting ACL role: %v", "ACL role %s successfully deleted")
+`,
+		del: func(client *api.Client, id string) error {
+			_, err := client.ACLRoles().Delete(id, nil)
+			return err
+		},
+		failure: "Error deleting ACL role: %v", done: "ACL role %s successfully deleted"}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -188,39 +189,19 @@ func roleLinks(names, ids []string) []*api.ACLTokenRoleLink {
 	return links
 }
 
-// ACLTokenListCommand lists tokens.
-type ACLTokenListCommand struct {
-	Meta
-}
-
-func (c *ACLTokenListCommand) Help() string {
-	return helpText(`
+func newACLTokenList(m Meta) cli.Command {
+	return &readCommand[[]*api.ACLTokenListStub]{Meta: m, name: "acl token list",
+		synopsis: "List ACL tokens", jsonWhat: "the tokens",
+		usage: `
 Usage: nomad acl token list [options]
 
   List ACL tokens, without their secrets. Needs a management token.
-`, `
-List Options:
-
-  -json
-    Print the tokens as JSON.
-`)
-}
-
-func (c *ACLTokenListCommand) Synopsis() string { return "List ACL tokens" }
-
-func (c *ACLTokenListCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl token list")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	tokens, _, err := client.ACLTokens().List(nil)
-	if err != nil {
-		return c.fail("Error listing tokens: %v", err)
-	}
-	return printResult(&c.Meta, tokens, asJSON, formatTokenList)
+`,
+		fetch: func(client *api.Client, _ []string) ([]*api.ACLTokenListStub, error) {
+			tokens, _, err := client.ACLTokens().List(nil)
+			return tokens, err
+		},
+		failure: "Error listing tokens: %v", format: formatTokenList}
 }
 
 func formatTokenList(tokens []*api.ACLTokenListStub) string {
@@ -236,74 +217,34 @@ func formatTokenList(tokens []*api.ACLTokenListStub) string {
 	return formatList(rows)
 }
 
-// ACLTokenInfoCommand shows a token.
-type ACLTokenInfoCommand struct {
-	Meta
-}
-
-func (c *ACLTokenInfoCommand) Help() string {
-	return helpText(`
+func newACLTokenInfo(m Meta) cli.Command {
+	return &readCommand[*api.ACLToken]{Meta: m, name: "acl token info", args: []string{"<accessor-id>"},
+		synopsis: "Show an ACL token", jsonWhat: "the token",
+		usage: `
 Usage: nomad acl token info [options] <accessor-id>
 
   Show an ACL token. Needs a management token, or the token itself.
-`, `
-Info Options:
-
-  -json
-    Print the token as JSON.
-`)
+`,
+		fetch: func(client *api.Client, pos []string) (*api.ACLToken, error) {
+			token, _, err := client.ACLTokens().Info(pos[0], nil)
+			return token, err
+		},
+		failure: "Error fetching token: %v", format: formatToken}
 }
 
-func (c *ACLTokenInfoCommand) Synopsis() string { return "Show an ACL token" }
-
-func (c *ACLTokenInfoCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl token info")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<accessor-id>")
-	if !ok {
-		return code
-	}
-	token, _, err := client.ACLTokens().Info(pos[0], nil)
-	if err != nil {
-		return c.fail("Error fetching token: %v", err)
-	}
-	return printResult(&c.Meta, token, asJSON, formatToken)
-}
-
-// ACLTokenSelfCommand shows the token the command runs with.
-type ACLTokenSelfCommand struct {
-	Meta
-}
-
-func (c *ACLTokenSelfCommand) Help() string {
-	return helpText(`
+func newACLTokenSelf(m Meta) cli.Command {
+	return &readCommand[*api.ACLToken]{Meta: m, name: "acl token self",
+		synopsis: "Show the token this command runs with", jsonWhat: "the token",
+		usage: `
 Usage: nomad acl token self [options]
 
   Show the token given by -token or NOMAD_TOKEN.
-`, `
-Self Options:
-
-  -json
-    Print the token as JSON.
-`)
-}
-
-func (c *ACLTokenSelfCommand) Synopsis() string { return "Show the token this command runs with" }
-
-func (c *ACLTokenSelfCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl token self")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	token, _, err := client.ACLTokens().Self(nil)
-	if err != nil {
-		return c.fail("Error fetching self token: %v", err)
-	}
-	return printResult(&c.Meta, token, asJSON, formatToken)
+`,
+		fetch: func(client *api.Client, _ []string) (*api.ACLToken, error) {
+			token, _, err := client.ACLTokens().Self(nil)
+			return token, err
+		},
+		failure: "Error fetching self token: %v", format: formatToken}
 }
 
 // ACLTokenUpdateCommand changes a token's name, type, policies or roles.
@@ -381,26 +322,16 @@ func (c *ACLTokenUpdateCommand) Run(args []string) int {
 	return printResult(&c.Meta, updated, asJSON, formatToken)
 }
 
-// ACLTokenDeleteCommand deletes a token.
-type ACLTokenDeleteCommand struct {
-	Meta
-}
-
-func (c *ACLTokenDeleteCommand) Help() string {
-	return helpText(`
+func newACLTokenDelete(m Meta) cli.Command {
+	return &deleteCommand{Meta: m, name: "acl token delete", arg: "<accessor-id>", synopsis: "Revoke an ACL token",
+		usage: `
 Usage: nomad acl token delete [options] <accessor-id>
 
   Delete an ACL token; its secret stops working at once.
-`, "")
-}
-
-func (c *ACLTokenDeleteCommand) Synopsis() string { return "Revoke an ACL token" }
-
-func (c *ACLTokenDeleteCommand) Run(args []string) int {
-	del := func(client *api.Client, accessorID string) error {
-		_, err := client.ACLTokens().Delete(accessorID, nil)
-		return err
-	}
-	return c.runDelete(c.FlagSet("acl token delete"), args, "<accessor-id>", del,
-		"Error deleting token: %v", "Token %s successfully deleted")
+`,
+		del: func(client *api.Client, accessorID string) error {
+			_, err := client.ACLTokens().Delete(accessorID, nil)
+			return err
+		},
+		failure: "Error deleting token: %v", done: "Token %s successfully deleted"}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -43,39 +44,19 @@ func (m *Meta) resolveDeployment(client *api.Client, prefix string) (*api.Deploy
 	return nil, false
 }
 
-// DeploymentListCommand lists deployments.
-type DeploymentListCommand struct {
-	Meta
-}
-
-func (c *DeploymentListCommand) Help() string {
-	return helpText(`
+func newDeploymentList(m Meta) cli.Command {
+	return &readCommand[[]*api.Deployment]{Meta: m, name: "deployment list",
+		synopsis: "List deployments", jsonWhat: "the deployments",
+		usage: `
 Usage: nomad deployment list [options]
 
   List the deployments the token can see, newest first.
-`, `
-List Options:
-
-  -json
-    Print the deployments as JSON.
-`)
-}
-
-func (c *DeploymentListCommand) Synopsis() string { return "List deployments" }
-
-func (c *DeploymentListCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("deployment list")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	list, _, err := client.Deployments().List(nil)
-	if err != nil {
-		return c.fail("Error retrieving deployments: %v", err)
-	}
-	return printResult(&c.Meta, list, asJSON, formatDeploymentList)
+`,
+		fetch: func(client *api.Client, _ []string) ([]*api.Deployment, error) {
+			list, _, err := client.Deployments().List(nil)
+			return list, err
+		},
+		failure: "Error retrieving deployments: %v", format: formatDeploymentList}
 }
 
 func formatDeploymentList(list []*api.Deployment) string {

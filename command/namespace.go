@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -82,39 +83,19 @@ func (c *NamespaceApplyCommand) Run(args []string) int {
 	return 0
 }
 
-// NamespaceListCommand lists namespaces.
-type NamespaceListCommand struct {
-	Meta
-}
-
-func (c *NamespaceListCommand) Help() string {
-	return helpText(`
+func newNamespaceList(m Meta) cli.Command {
+	return &readCommand[[]*api.Namespace]{Meta: m, name: "namespace list",
+		synopsis: "List namespaces", jsonWhat: "the namespaces",
+		usage: `
 Usage: nomad namespace list [options]
 
   List the namespaces the token can see.
-`, `
-List Options:
-
-  -json
-    Print the namespaces as JSON.
-`)
-}
-
-func (c *NamespaceListCommand) Synopsis() string { return "List namespaces" }
-
-func (c *NamespaceListCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("namespace list")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	list, _, err := client.Namespaces().List(nil)
-	if err != nil {
-		return c.fail("Error listing namespaces: %v", err)
-	}
-	return printResult(&c.Meta, list, asJSON, formatNamespaceList)
+`,
+		fetch: func(client *api.Client, _ []string) ([]*api.Namespace, error) {
+			list, _, err := client.Namespaces().List(nil)
+			return list, err
+		},
+		failure: "Error listing namespaces: %v", format: formatNamespaceList}
 }
 
 // formatNamespaceList sorts the list by name; -json keeps the agent's order.
@@ -130,39 +111,19 @@ func formatNamespaceList(list []*api.Namespace) string {
 	return formatList(rows)
 }
 
-// NamespaceStatusCommand shows one namespace.
-type NamespaceStatusCommand struct {
-	Meta
-}
-
-func (c *NamespaceStatusCommand) Help() string {
-	return helpText(`
+func newNamespaceStatus(m Meta) cli.Command {
+	return &readCommand[*api.Namespace]{Meta: m, name: "namespace status", args: []string{"<name>"},
+		synopsis: "Show a namespace", jsonWhat: "the namespace",
+		usage: `
 Usage: nomad namespace status [options] <name>
 
   Show a namespace's settings.
-`, `
-Status Options:
-
-  -json
-    Print the namespace as JSON.
-`)
-}
-
-func (c *NamespaceStatusCommand) Synopsis() string { return "Show a namespace" }
-
-func (c *NamespaceStatusCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("namespace status")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<name>")
-	if !ok {
-		return code
-	}
-	ns, _, err := client.Namespaces().Info(pos[0], nil)
-	if err != nil {
-		return c.fail("Error looking up namespace: %v", err)
-	}
-	return printResult(&c.Meta, ns, asJSON, formatNamespace)
+`,
+		fetch: func(client *api.Client, pos []string) (*api.Namespace, error) {
+			ns, _, err := client.Namespaces().Info(pos[0], nil)
+			return ns, err
+		},
+		failure: "Error looking up namespace: %v", format: formatNamespace}
 }
 
 func formatNamespace(ns *api.Namespace) string {
@@ -198,29 +159,19 @@ func formatNamespace(ns *api.Namespace) string {
 	return formatKV(rows)
 }
 
-// NamespaceDeleteCommand deletes a namespace.
-type NamespaceDeleteCommand struct {
-	Meta
-}
-
-func (c *NamespaceDeleteCommand) Help() string {
-	return helpText(`
+func newNamespaceDelete(m Meta) cli.Command {
+	return &deleteCommand{Meta: m, name: "namespace delete", arg: "<name>", synopsis: "Delete a namespace",
+		usage: `
 Usage: nomad namespace delete [options] <name>
 
   Delete a namespace. The agent refuses while the namespace still holds
   jobs; the "default" namespace cannot be deleted.
-`, "")
-}
-
-func (c *NamespaceDeleteCommand) Synopsis() string { return "Delete a namespace" }
-
-func (c *NamespaceDeleteCommand) Run(args []string) int {
-	del := func(client *api.Client, name string) error {
-		_, err := client.Namespaces().Delete(name, nil)
-		return err
-	}
-	return c.runDelete(c.FlagSet("namespace delete"), args, "<name>", del,
-		"Error deleting namespace: %v", "Successfully deleted namespace %q!")
+`,
+		del: func(client *api.Client, name string) error {
+			_, err := client.Namespaces().Delete(name, nil)
+			return err
+		},
+		failure: "Error deleting namespace: %v", done: "Successfully deleted namespace %q!"}
 }
 
 // orAll shows an empty allow list as what it means.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -186,39 +187,19 @@ func formatNodePoolList(list []*api.NodePool) string {
 	return formatList(rows)
 }
 
-// NodePoolInfoCommand shows one node pool.
-type NodePoolInfoCommand struct {
-	Meta
-}
-
-func (c *NodePoolInfoCommand) Help() string {
-	return helpText(`
+func newNodePoolInfo(m Meta) cli.Command {
+	return &readCommand[*api.NodePool]{Meta: m, name: "node pool info", args: []string{"<name>"},
+		synopsis: "Show a node pool", jsonWhat: "the node pool",
+		usage: `
 Usage: nomad node pool info [options] <name>
 
   Show a node pool.
-`, `
-Info Options:
-
-  -json
-    Print the node pool as JSON.
-`)
-}
-
-func (c *NodePoolInfoCommand) Synopsis() string { return "Show a node pool" }
-
-func (c *NodePoolInfoCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("node pool info")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<name>")
-	if !ok {
-		return code
-	}
-	pool, _, err := client.NodePools().Info(pos[0], nil)
-	if err != nil {
-		return c.fail("Error reading node pool: %v", err)
-	}
-	return printResult(&c.Meta, pool, asJSON, formatNodePool)
+`,
+		fetch: func(client *api.Client, pos []string) (*api.NodePool, error) {
+			pool, _, err := client.NodePools().Info(pos[0], nil)
+			return pool, err
+		},
+		failure: "Error reading node pool: %v", format: formatNodePool}
 }
 
 func formatNodePool(p *api.NodePool) string {
@@ -240,27 +221,17 @@ func formatNodePool(p *api.NodePool) string {
 	return formatKV(rows)
 }
 
-// NodePoolDeleteCommand deletes a node pool.
-type NodePoolDeleteCommand struct {
-	Meta
-}
-
-func (c *NodePoolDeleteCommand) Help() string {
-	return helpText(`
+func newNodePoolDelete(m Meta) cli.Command {
+	return &deleteCommand{Meta: m, name: "node pool delete", arg: "<name>", synopsis: "Delete a node pool",
+		usage: `
 Usage: nomad node pool delete [options] <name>
 
   Delete a node pool. The agent refuses while nodes are in it or live jobs
   use it; "all" and "default" cannot be deleted.
-`, "")
-}
-
-func (c *NodePoolDeleteCommand) Synopsis() string { return "Delete a node pool" }
-
-func (c *NodePoolDeleteCommand) Run(args []string) int {
-	del := func(client *api.Client, name string) error {
-		_, err := client.NodePools().Delete(name, nil)
-		return err
-	}
-	return c.runDelete(c.FlagSet("node pool delete"), args, "<name>", del,
-		"Error deleting node pool: %v", "Successfully deleted node pool %q!")
+`,
+		del: func(client *api.Client, name string) error {
+			_, err := client.NodePools().Delete(name, nil)
+			return err
+		},
+		failure: "Error deleting node pool: %v", done: "Successfully deleted node pool %q!"}
 }

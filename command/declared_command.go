@@ -1,0 +1,113 @@
+package command
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/hashicorp/cli"
+	"github.com/hashicorp/nomad/api"
+)
+
+// Most commands that read or delete one object differ only in their words, the API call and the
+// output format. They are declared as values of readCommand and deleteCommand, so that parsing,
+// argument checks, -json and error reporting behave the same in every one of them.
+
+// errReported is returned by a fetch that has already printed why it failed (for example an
+// ambiguous ID prefix), so the command only exits 1.
+var errReported = errors.New("already reported")
+
+// readCommand is the whole of a command that fetches one value and prints it, as text or, with
+// -json, as JSON.
+type readCommand[T any] struct {
+	Meta
+	name     string // the command's words: "acl policy info"
+	synopsis string
+	usage    string   // the help text above the options
+	args     []string // the positional arguments it takes exactly, e.g. "<name>"
+	jsonWhat string   // the -json help line says "Print <jsonWhat> as JSON."
+	// options, when set, registers flags beyond -json and returns their help text (which then
+	// also documents -json); flags it binds are read by fetch or format through closures.
+	options func(fs *flag.FlagSet) string
+	fetch   func(client *api.Client, pos []string) (T, error)
+	failure string // the error line when fetch fails: one %v for the error
+	format  func(T) string
+}
+
+func (c *readCommand[T]) Help() string {
+	opts := c.jsonOptionHelp()
+	if c.options != nil {
+		opts = c.options(flag.NewFlagSet(c.name, flag.ContinueOnError))
+	}
+	return helpText(c.usage, opts)
+}
+
+// jsonOptionHelp is the options section of a command whose only own flag is -json, headed by
+// its last word: "Info Options:".
+func (c *readCommand[T]) jsonOptionHelp() string {
+	return fmt.Sprintf("\n%s Options:\n\n  -json\n    Print %s as JSON.\n", optionsHeading(c.name), c.jsonWhat)
+}
+
+func optionsHeading(name string) string {
+	words := strings.Fields(name)
+	last := []rune(words[len(words)-1])
+	last[0] = unicode.ToUpper(last[0])
+	return string(last)
+}
+
+func (c *readCommand[T]) Synopsis() string { return c.synopsis }
+
+func (c *readCommand[T]) Run(args []string) int {
+	var asJSON bool
+	fs := c.FlagSet(c.name)
+	fs.BoolVar(&asJSON, "json", false, "")
+	if c.options != nil {
+		c.options(fs)
+	}
+	pos, client, code, ok := c.connect(fs, args, c.args...)
+	if !ok {
+		return code
+	}
+	v, err := c.fetch(client, pos)
+	if errors.Is(err, errReported) {
+		return 1
+	}
+	if err != nil {
+		return c.fail(c.failure, err)
+	}
+	return printResult(&c.Meta, v, asJSON, c.format)
+}
+
+// deleteCommand is the whole of a command that deletes one object named by its single argument.
+type deleteCommand struct {
+	Meta
+	name     string // the command's words: "acl policy delete"
+	synopsis string
+	usage    string
+	arg      string // the argument's name in messages: "<name>"
+	del      func(client *api.Client, id string) error
+	failure  string // the error line: one %v for the error
+	done     string // the success line: one %q for the argument
+}
+
+func (c *deleteCommand) Help() string     { return helpText(c.usage, "") }
+func (c *deleteCommand) Synopsis() string { return c.synopsis }
+
+func (c *deleteCommand) Run(args []string) int {
+	pos, client, code, ok := c.connect(c.FlagSet(c.name), args, c.arg)
+	if !ok {
+		return code
+	}
+	if err := c.del(client, pos[0]); err != nil {
+		return c.fail(c.failure, err)
+	}
+	c.Ui.Output(fmt.Sprintf(c.done, pos[0]))
+	return 0
+}
+
+// declared turns a constructor of a declared command into the factory the CLI library wants.
+func declared(meta func() Meta, build func(Meta) cli.Command) cli.CommandFactory {
+	return func() (cli.Command, error) { return build(meta()), nil }
+}
