@@ -235,21 +235,15 @@ Usage: nomad acl auth-method list [options]
   List ACL auth methods.
 `,
 		fetch: func(client *api.Client, _ []string) ([]*api.ACLAuthMethodListStub, error) {
-			methods, _, err := client.ACLAuthMethods().List(nil)
-			return methods, err
+			return queried(client.ACLAuthMethods().List(nil))
 		},
 		failure: "Error listing ACL auth-methods: %v", format: formatAuthMethodList}
 }
 
 func formatAuthMethodList(ms []*api.ACLAuthMethodListStub) string {
-	if len(ms) == 0 {
-		return "No ACL auth methods found"
-	}
-	rows := []string{"Name|Type|Default"}
-	for _, m := range ms {
-		rows = append(rows, fmt.Sprintf("%s|%s|%t", m.Name, m.Type, m.Default))
-	}
-	return formatList(rows)
+	return formatRows(ms, "No ACL auth methods found", "Name|Type|Default", func(m *api.ACLAuthMethodListStub) string {
+		return fmt.Sprintf("%s|%s|%t", m.Name, m.Type, m.Default)
+	})
 }
 
 func newACLAuthMethodInfo(m Meta) cli.Command {
@@ -261,8 +255,7 @@ Usage: nomad acl auth-method info [options] <name>
   Show an ACL auth method; its secrets read "redacted".
 `,
 		fetch: func(client *api.Client, pos []string) (*api.ACLAuthMethod, error) {
-			m, _, err := client.ACLAuthMethods().Get(pos[0], nil)
-			return m, err
+			return queried(client.ACLAuthMethods().Get(pos[0], nil))
 		},
 		failure: "Error reading ACL auth-method: %v", format: formatAuthMethod}
 }
@@ -274,9 +267,6 @@ Usage: nomad acl auth-method delete [options] <name>
 
   Delete an ACL auth method and its binding rules.
 `,
-		del: func(client *api.Client, name string) error {
-			_, err := client.ACLAuthMethods().Delete(name, nil)
-			return err
-		},
+		del:     func(client *api.Client, name string) error { return written(client.ACLAuthMethods().Delete(name, nil)) },
 		failure: "Error deleting ACL auth-method: %v", done: "ACL auth-method %s successfully deleted"}
 }

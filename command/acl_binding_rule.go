@@ -155,21 +155,15 @@ Usage: nomad acl binding-rule list [options]
   List ACL binding rules.
 `,
 		fetch: func(client *api.Client, _ []string) ([]*api.ACLBindingRuleListStub, error) {
-			rules, _, err := client.ACLBindingRules().List(nil)
-			return rules, err
+			return queried(client.ACLBindingRules().List(nil))
 		},
 		failure: "Error listing ACL binding rules: %v", format: formatBindingRuleList}
 }
 
 func formatBindingRuleList(rs []*api.ACLBindingRuleListStub) string {
-	if len(rs) == 0 {
-		return "No ACL binding rules found"
-	}
-	rows := []string{"ID|Description|Auth Method"}
-	for _, r := range rs {
-		rows = append(rows, fmt.Sprintf("%s|%s|%s", r.ID, r.Description, r.AuthMethod))
-	}
-	return formatList(rows)
+	return formatRows(rs, "No ACL binding rules found", "ID|Description|Auth Method", func(r *api.ACLBindingRuleListStub) string {
+		return fmt.Sprintf("%s|%s|%s", r.ID, r.Description, r.AuthMethod)
+	})
 }
 
 func newACLBindingRuleInfo(m Meta) cli.Command {
@@ -181,8 +175,7 @@ Usage: nomad acl binding-rule info [options] <id>
   Show an ACL binding rule.
 `,
 		fetch: func(client *api.Client, pos []string) (*api.ACLBindingRule, error) {
-			rule, _, err := client.ACLBindingRules().Get(pos[0], nil)
-			return rule, err
+			return queried(client.ACLBindingRules().Get(pos[0], nil))
 		},
 		failure: "Error reading ACL binding rule: %v", format: formatBindingRule}
 }
@@ -194,9 +187,6 @@ Usage: nomad acl binding-rule delete [options] <id>
 
   Delete an ACL binding rule. Tokens already made by logins keep what they got.
 `,
-		del: func(client *api.Client, id string) error {
-			_, err := client.ACLBindingRules().Delete(id, nil)
-			return err
-		},
+		del:     func(client *api.Client, id string) error { return written(client.ACLBindingRules().Delete(id, nil)) },
 		failure: "Error deleting ACL binding rule: %v", done: "ACL binding rule %s successfully deleted"}
 }

@@ -89,8 +89,7 @@ Usage: nomad acl policy info [options] <name>
   Show an ACL policy and its rules.
 `,
 		fetch: func(client *api.Client, pos []string) (*api.ACLPolicy, error) {
-			policy, _, err := client.ACLPolicies().Info(pos[0], nil)
-			return policy, err
+			return queried(client.ACLPolicies().Info(pos[0], nil))
 		},
 		failure: "Error reading ACL policy: %v", format: formatPolicy}
 }
@@ -114,8 +113,7 @@ Usage: nomad acl policy list [options]
   the policies attached to them.
 `,
 		fetch: func(client *api.Client, _ []string) ([]*api.ACLPolicyListStub, error) {
-			list, _, err := client.ACLPolicies().List(nil)
-			return list, err
+			return queried(client.ACLPolicies().List(nil))
 		},
 		failure: "Error listing ACL policies: %v", format: formatPolicyList}
 }
@@ -140,9 +138,6 @@ Usage: nomad acl policy delete [options] <name>
 
   Delete an ACL policy. Tokens and roles that name it lose its rules.
 `,
-		del: func(client *api.Client, name string) error {
-			_, err := client.ACLPolicies().Delete(name, nil)
-			return err
-		},
+		del:     func(client *api.Client, name string) error { return written(client.ACLPolicies().Delete(name, nil)) },
 		failure: "Error deleting ACL policy: %v", done: "Successfully deleted %q ACL policy!"}
 }

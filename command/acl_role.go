@@ -104,21 +104,15 @@ Usage: nomad acl role list [options]
   List ACL roles.
 `,
 		fetch: func(client *api.Client, _ []string) ([]*api.ACLRoleListStub, error) {
-			roles, _, err := client.ACLRoles().List(nil)
-			return roles, err
+			return queried(client.ACLRoles().List(nil))
 		},
 		failure: "Error listing ACL roles: %v", format: formatRoleList}
 }
 
 func formatRoleList(roles []*api.ACLRoleListStub) string {
-	if len(roles) == 0 {
-		return "No ACL roles found"
-	}
-	rows := []string{"ID|Name|Description|Policies"}
-	for _, r := range roles {
-		rows = append(rows, fmt.Sprintf("%s|%s|%s|%s", r.ID, r.Name, r.Description, rolePolicyNames(r.Policies)))
-	}
-	return formatList(rows)
+	return formatRows(roles, "No ACL roles found", "ID|Name|Description|Policies", func(r *api.ACLRoleListStub) string {
+		return fmt.Sprintf("%s|%s|%s|%s", r.ID, r.Name, r.Description, rolePolicyNames(r.Policies))
+	})
 }
 
 // ACLRoleInfoCommand shows a role.
@@ -259,9 +253,6 @@ Usage: nomad acl role delete [options] <id>
 
   Delete an ACL role. Tokens linked to it lose the policies it granted.
 `,
-		del: func(client *api.Client, id string) error {
-			_, err := client.ACLRoles().Delete(id, nil)
-			return err
-		},
+		del:     func(client *api.Client, id string) error { return written(client.ACLRoles().Delete(id, nil)) },
 		failure: "Error deleting ACL role: %v", done: "ACL role %s successfully deleted"}
 }

@@ -36,14 +36,9 @@ func formatToken(t *api.ACLToken) string {
 }
 
 func formatRoleLinks(roles []*api.ACLTokenRoleLink) string {
-	if len(roles) == 0 {
-		return "<none>"
-	}
-	rows := []string{"ID|Name"}
-	for _, r := range roles {
-		rows = append(rows, r.ID+"|"+r.Name)
-	}
-	return formatList(rows)
+	return formatRows(roles, "<none>", "ID|Name", func(r *api.ACLTokenRoleLink) string {
+		return r.ID+"|"+r.Name
+	})
 }
 
 // ACLBootstrapCommand creates the first management token.
@@ -198,8 +193,7 @@ Usage: nomad acl token list [options]
   List ACL tokens, without their secrets. Needs a management token.
 `,
 		fetch: func(client *api.Client, _ []string) ([]*api.ACLTokenListStub, error) {
-			tokens, _, err := client.ACLTokens().List(nil)
-			return tokens, err
+			return queried(client.ACLTokens().List(nil))
 		},
 		failure: "Error listing tokens: %v", format: formatTokenList}
 }
@@ -226,8 +220,7 @@ Usage: nomad acl token info [options] <accessor-id>
   Show an ACL token. Needs a management token, or the token itself.
 `,
 		fetch: func(client *api.Client, pos []string) (*api.ACLToken, error) {
-			token, _, err := client.ACLTokens().Info(pos[0], nil)
-			return token, err
+			return queried(client.ACLTokens().Info(pos[0], nil))
 		},
 		failure: "Error fetching token: %v", format: formatToken}
 }
@@ -241,8 +234,7 @@ Usage: nomad acl token self [options]
   Show the token given by -token or NOMAD_TOKEN.
 `,
 		fetch: func(client *api.Client, _ []string) (*api.ACLToken, error) {
-			token, _, err := client.ACLTokens().Self(nil)
-			return token, err
+			return queried(client.ACLTokens().Self(nil))
 		},
 		failure: "Error fetching self token: %v", format: formatToken}
 }
@@ -330,8 +322,7 @@ Usage: nomad acl token delete [options] <accessor-id>
   Delete an ACL token; its secret stops working at once.
 `,
 		del: func(client *api.Client, accessorID string) error {
-			_, err := client.ACLTokens().Delete(accessorID, nil)
-			return err
+			return written(client.ACLTokens().Delete(accessorID, nil))
 		},
 		failure: "Error deleting token: %v", done: "Token %s successfully deleted"}
 }

@@ -111,3 +111,9 @@ func (c *deleteCommand) Run(args []string) int {
 func declared(meta func() Meta, build func(Meta) cli.Command) cli.CommandFactory {
 	return func() (cli.Command, error) { return build(meta()), nil }
 }
+
+// queried drops the query metadata of an API read, so a fetch can be one line.
+func queried[T any](v T, _ *api.QueryMeta, err error) (T, error) { return v, err }
+
+// written drops the write metadata of an API write.
+func written(_ *api.WriteMeta, err error) error { return err }

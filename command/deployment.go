@@ -53,8 +53,7 @@ Usage: nomad deployment list [options]
   List the deployments the token can see, newest first.
 `,
 		fetch: func(client *api.Client, _ []string) ([]*api.Deployment, error) {
-			list, _, err := client.Deployments().List(nil)
-			return list, err
+			return queried(client.Deployments().List(nil))
 		},
 		failure: "Error retrieving deployments: %v", format: formatDeploymentList}
 }

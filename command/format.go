@@ -136,3 +136,15 @@ func u64(p *uint64) uint64 {
 func boolv(p *bool) bool {
 	return p != nil && *p
 }
+
+// formatRows is a table of one row a value under header, or empty when there are none.
+func formatRows[T any](list []T, empty, header string, row func(T) string) string {
+	if len(list) == 0 {
+		return empty
+	}
+	rows := []string{header}
+	for _, v := range list {
+		rows = append(rows, row(v))
+	}
+	return formatList(rows)
+}

@@ -92,8 +92,7 @@ Usage: nomad namespace list [options]
   List the namespaces the token can see.
 `,
 		fetch: func(client *api.Client, _ []string) ([]*api.Namespace, error) {
-			list, _, err := client.Namespaces().List(nil)
-			return list, err
+			return queried(client.Namespaces().List(nil))
 		},
 		failure: "Error listing namespaces: %v", format: formatNamespaceList}
 }
@@ -120,8 +119,7 @@ Usage: nomad namespace status [options] <name>
   Show a namespace's settings.
 `,
 		fetch: func(client *api.Client, pos []string) (*api.Namespace, error) {
-			ns, _, err := client.Namespaces().Info(pos[0], nil)
-			return ns, err
+			return queried(client.Namespaces().Info(pos[0], nil))
 		},
 		failure: "Error looking up namespace: %v", format: formatNamespace}
 }
@@ -167,10 +165,7 @@ Usage: nomad namespace delete [options] <name>
   Delete a namespace. The agent refuses while the namespace still holds
   jobs; the "default" namespace cannot be deleted.
 `,
-		del: func(client *api.Client, name string) error {
-			_, err := client.Namespaces().Delete(name, nil)
-			return err
-		},
+		del:     func(client *api.Client, name string) error { return written(client.Namespaces().Delete(name, nil)) },
 		failure: "Error deleting namespace: %v", done: "Successfully deleted namespace %q!"}
 }
 

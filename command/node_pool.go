@@ -177,14 +177,9 @@ func (c *NodePoolListCommand) Run(args []string) int {
 }
 
 func formatNodePoolList(list []*api.NodePool) string {
-	if len(list) == 0 {
-		return "No node pools found"
-	}
-	rows := []string{"Name|Description"}
-	for _, p := range list {
-		rows = append(rows, p.Name+"|"+p.Description)
-	}
-	return formatList(rows)
+	return formatRows(list, "No node pools found", "Name|Description", func(p *api.NodePool) string {
+		return p.Name+"|"+p.Description
+	})
 }
 
 func newNodePoolInfo(m Meta) cli.Command {
@@ -196,8 +191,7 @@ Usage: nomad node pool info [options] <name>
   Show a node pool.
 `,
 		fetch: func(client *api.Client, pos []string) (*api.NodePool, error) {
-			pool, _, err := client.NodePools().Info(pos[0], nil)
-			return pool, err
+			return queried(client.NodePools().Info(pos[0], nil))
 		},
 		failure: "Error reading node pool: %v", format: formatNodePool}
 }
@@ -229,9 +223,6 @@ Usage: nomad node pool delete [options] <name>
   Delete a node pool. The agent refuses while nodes are in it or live jobs
   use it; "all" and "default" cannot be deleted.
 `,
-		del: func(client *api.Client, name string) error {
-			_, err := client.NodePools().Delete(name, nil)
-			return err
-		},
+		del:     func(client *api.Client, name string) error { return written(client.NodePools().Delete(name, nil)) },
 		failure: "Error deleting node pool: %v", done: "Successfully deleted node pool %q!"}
 }

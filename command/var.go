@@ -300,14 +300,9 @@ func (c *VarListCommand) Run(args []string) int {
 }
 
 func formatVariableList(list []*api.VariableMetadata) string {
-	if len(list) == 0 {
-		return "No variables found"
-	}
-	rows := []string{"Namespace|Path|Last Updated"}
-	for _, v := range list {
-		rows = append(rows, v.Namespace+"|"+v.Path+"|"+formatUnixNano(v.ModifyTime))
-	}
-	return formatList(rows)
+	return formatRows(list, "No variables found", "Namespace|Path|Last Updated", func(v *api.VariableMetadata) string {
+		return v.Namespace+"|"+v.Path+"|"+formatUnixNano(v.ModifyTime)
+	})
 }
 
 // VarPurgeCommand deletes a variable.
