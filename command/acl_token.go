@@ -37,7 +37,7 @@ func formatToken(t *api.ACLToken) string {
 
 func formatRoleLinks(roles []*api.ACLTokenRoleLink) string {
 	return formatRows(roles, "<none>", "ID|Name", func(r *api.ACLTokenRoleLink) string {
-		return r.ID+"|"+r.Name
+		return r.ID + "|" + r.Name
 	})
 }
 

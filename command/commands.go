@@ -121,7 +121,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"operator raft":      group("Inspect a running cluster's Raft peers, or repair a stopped server's log", operatorRaftHelp),
 		"node pool":          group("Interact with node pools", nodePoolHelp),
 		"node pool apply":    func() (cli.Command, error) { return &NodePoolApplyCommand{Meta: meta()}, nil },
-		"node pool list":     func() (cli.Command, error) { return &NodePoolListCommand{Meta: meta()}, nil },
+		"node pool list":     declared(meta, newNodePoolList),
 		"node pool info":     declared(meta, newNodePoolInfo),
 		"node pool delete":   declared(meta, newNodePoolDelete),
 		"service":            group("Interact with registered services", serviceHelp),
@@ -131,7 +131,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"var":                group("Interact with variables", varHelp),
 		"var put":            func() (cli.Command, error) { return &VarPutCommand{Meta: meta()}, nil },
 		"var get":            func() (cli.Command, error) { return &VarGetCommand{Meta: meta()}, nil },
-		"var list":           func() (cli.Command, error) { return &VarListCommand{Meta: meta()}, nil },
+		"var list":           declared(meta, newVarList),
 		"var purge":          func() (cli.Command, error) { return &VarPurgeCommand{Meta: meta()}, nil },
 		"operator scheduler": group("Read and change the scheduler configuration", operatorSchedulerHelp),
 		"operator scheduler get-config": func() (cli.Command, error) {

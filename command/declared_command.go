@@ -25,9 +25,11 @@ type readCommand[T any] struct {
 	Meta
 	name     string // the command's words: "acl policy info"
 	synopsis string
-	usage    string   // the help text above the options
-	args     []string // the positional arguments it takes exactly, e.g. "<name>"
-	jsonWhat string   // the -json help line says "Print <jsonWhat> as JSON."
+	usage    string // the help text above the options
+	// args names the positional arguments, e.g. "<name>"; or a single optional one in brackets,
+	// "[<prefix>]".
+	args     []string
+	jsonWhat string // the -json help line says "Print <jsonWhat> as JSON."
 	// options, when set, registers flags beyond -json and returns their help text (which then
 	// also documents -json); flags it binds are read by fetch or format through closures.
 	options func(fs *flag.FlagSet) string
@@ -66,9 +68,16 @@ func (c *readCommand[T]) Run(args []string) int {
 	if c.options != nil {
 		c.options(fs)
 	}
-	pos, client, code, ok := c.connect(fs, args, c.args...)
+	pos, code, ok := c.parse(fs, args)
 	if !ok {
 		return code
+	}
+	if code, ok := c.checkArgCount(pos); !ok {
+		return code
+	}
+	client, ok := c.client()
+	if !ok {
+		return 1
 	}
 	v, err := c.fetch(client, pos)
 	if errors.Is(err, errReported) {
@@ -78,6 +87,27 @@ func (c *readCommand[T]) Run(args []string) int {
 		return c.fail(c.failure, err)
 	}
 	return printResult(&c.Meta, v, asJSON, c.format)
+}
+
+func (c *readCommand[T]) checkArgCount(pos []string) (int, bool) {
+	if len(c.args) != 1 || !strings.HasPrefix(c.args[0], "[") {
+		if len(pos) != len(c.args) {
+			return c.fail("%s", wrongArgCount(c.args)), false
+		}
+		return 0, true
+	}
+	if len(pos) > 1 {
+		return c.fail("This command takes at most one argument: %s", strings.Trim(c.args[0], "[]")), false
+	}
+	return 0, true
+}
+
+// optionalArg is the i-th positional argument, or "" when it was left out.
+func optionalArg(pos []string, i int) string {
+	if i < len(pos) {
+		return pos[i]
+	}
+	return ""
 }
 
 // deleteCommand is the whole of a command that deletes one object named by its single argument.

@@ -299,13 +299,9 @@ func (c *JobPromoteCommand) Run(args []string) int {
 	fs := c.FlagSet("job promote")
 	fs.BoolVar(&detach, "detach", false, "")
 	fs.Var(&groups, "group", "")
-	pos, code, ok := c.parseArgs(fs, args, "<job>")
+	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
 	if !ok {
 		return code
-	}
-	client, jobID, ok := c.clientForJob(pos[0])
-	if !ok {
-		return 1
 	}
 	d, _, err := client.Jobs().LatestDeployment(jobID, nil)
 	if err != nil {

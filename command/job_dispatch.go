@@ -138,13 +138,9 @@ func (c *JobPeriodicForceCommand) Run(args []string) int {
 	var detach bool
 	fs := c.FlagSet("job periodic force")
 	fs.BoolVar(&detach, "detach", false, "")
-	pos, code, ok := c.parseArgs(fs, args, "<job>")
+	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
 	if !ok {
 		return code
-	}
-	client, jobID, ok := c.clientForJob(pos[0])
-	if !ok {
-		return 1
 	}
 	evalID, _, err := client.Jobs().PeriodicForce(jobID, nil)
 	if err != nil {

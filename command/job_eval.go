@@ -31,13 +31,9 @@ func (c *JobEvalCommand) Run(args []string) int {
 	fs := c.FlagSet("job eval")
 	fs.BoolVar(&detach, "detach", false, "")
 	fs.BoolVar(&force, "force-reschedule", false, "")
-	pos, code, ok := c.parseArgs(fs, args, "<job>")
+	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
 	if !ok {
 		return code
-	}
-	client, jobID, ok := c.clientForJob(pos[0])
-	if !ok {
-		return 1
 	}
 	evalID, _, err := client.Jobs().EvaluateWithOpts(jobID, api.EvalOptions{ForceReschedule: force}, nil)
 	if err != nil {

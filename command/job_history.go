@@ -46,13 +46,9 @@ func (c *JobHistoryCommand) Run(args []string) int {
 	fs.BoolVar(&full, "full", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.Var(&version, "version", "")
-	pos, code, ok := c.parseArgs(fs, args, "<job>")
+	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
 	if !ok {
 		return code
-	}
-	client, jobID, ok := c.clientForJob(pos[0])
-	if !ok {
-		return 1
 	}
 	versions, jobDiffs, _, err := client.Jobs().Versions(jobID, diffs, nil)
 	if err != nil {

@@ -34,13 +34,9 @@ func (c *JobInspectCommand) Run(args []string) int {
 	fs := c.FlagSet("job inspect")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.Var(&version, "version", "")
-	pos, code, ok := c.parseArgs(fs, args, "<job>")
+	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
 	if !ok {
 		return code
-	}
-	client, jobID, ok := c.clientForJob(pos[0])
-	if !ok {
-		return 1
 	}
 
 	var job *api.Job

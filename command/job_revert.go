@@ -30,13 +30,9 @@ func (c *JobRevertCommand) Run(args []string) int {
 	var detach bool
 	fs := c.FlagSet("job revert")
 	fs.BoolVar(&detach, "detach", false, "")
-	pos, code, ok := c.parseArgs(fs, args, "<job>", "<version|tag>")
+	pos, client, jobID, code, ok := c.connectJob(fs, args, "<job>", "<version|tag>")
 	if !ok {
 		return code
-	}
-	client, jobID, ok := c.clientForJob(pos[0])
-	if !ok {
-		return 1
 	}
 
 	// A number is a version; anything else must name a tag. Looking the tag

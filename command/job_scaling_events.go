@@ -47,13 +47,9 @@ func (c *JobScalingEventsCommand) Run(args []string) int {
 	fs := c.FlagSet("job scaling-events")
 	fs.BoolVar(&verbose, "verbose", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parseArgs(fs, args, "<job>")
+	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
 	if !ok {
 		return code
-	}
-	client, jobID, ok := c.clientForJob(pos[0])
-	if !ok {
-		return 1
 	}
 	status, _, err := client.Jobs().ScaleStatus(jobID, nil)
 	if err != nil {

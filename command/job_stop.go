@@ -62,13 +62,9 @@ func (c *JobStopCommand) Run(args []string) int {
 	fs.BoolVar(&global, "global", false, "")
 	fs.BoolVar(&noShutdownDelay, "no-shutdown-delay", false, "")
 	fs.IntVar(&evalPriority, "eval-priority", 0, "")
-	pos, code, ok := c.parseArgs(fs, args, "<job>")
+	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
 	if !ok {
 		return code
-	}
-	client, jobID, ok := c.clientForJob(pos[0])
-	if !ok {
-		return 1
 	}
 
 	// Purging cannot be undone from the job's own history, so it is the one

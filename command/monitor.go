@@ -1,6 +1,7 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"time"
 
@@ -120,4 +121,18 @@ func (m *Meta) resolveJob(client *api.Client, prefix string) (string, bool) {
 		m.fail("Prefix %q matched multiple jobs: %v", prefix, ids)
 		return "", false
 	}
+}
+
+// connectJob is connect for a command whose first argument is a job ID or unique prefix: it
+// also resolves the job, reporting a missing or ambiguous one.
+func (m *Meta) connectJob(fs *flag.FlagSet, args []string, want ...string) (pos []string, client *api.Client, jobID string, code int, ok bool) {
+	pos, code, ok = m.parseArgs(fs, args, want...)
+	if !ok {
+		return nil, nil, "", code, false
+	}
+	client, jobID, ok = m.clientForJob(pos[0])
+	if !ok {
+		return nil, nil, "", 1, false
+	}
+	return pos, client, jobID, 0, true
 }

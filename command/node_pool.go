@@ -130,55 +130,23 @@ func parseNodePoolSpec(src []byte) (*api.NodePool, error) {
 	return pool, nil
 }
 
-// NodePoolListCommand lists node pools.
-type NodePoolListCommand struct {
-	Meta
-}
-
-func (c *NodePoolListCommand) Help() string {
-	return helpText(`
+func newNodePoolList(m Meta) cli.Command {
+	return &readCommand[[]*api.NodePool]{Meta: m, name: "node pool list", args: []string{"[<prefix>]"},
+		synopsis: "List node pools", jsonWhat: "the list",
+		usage: `
 Usage: nomad node pool list [options] [<prefix>]
 
   List the node pools the token may read.
-`, `
-List Options:
-
-  -json
-    Print the list as JSON.
-`)
-}
-
-func (c *NodePoolListCommand) Synopsis() string { return "List node pools" }
-
-func (c *NodePoolListCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("node pool list")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
-	}
-	if len(pos) > 1 {
-		return c.fail("This command takes at most one argument: <prefix>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	prefix := ""
-	if len(pos) == 1 {
-		prefix = pos[0]
-	}
-	list, _, err := client.NodePools().PrefixList(prefix, nil)
-	if err != nil {
-		return c.fail("Error listing node pools: %v", err)
-	}
-	return printResult(&c.Meta, list, asJSON, formatNodePoolList)
+`,
+		fetch: func(client *api.Client, pos []string) ([]*api.NodePool, error) {
+			return queried(client.NodePools().PrefixList(optionalArg(pos, 0), nil))
+		},
+		failure: "Error listing node pools: %v", format: formatNodePoolList}
 }
 
 func formatNodePoolList(list []*api.NodePool) string {
 	return formatRows(list, "No node pools found", "Name|Description", func(p *api.NodePool) string {
-		return p.Name+"|"+p.Description
+		return p.Name + "|" + p.Description
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/hashicorp/nomad/api"
 	"github.com/zclconf/go-cty/cty"
@@ -251,57 +252,25 @@ func formatVariable(v *api.Variable) string {
 	return formatKV(rows) + "\n\nItems\n" + formatKV(items)
 }
 
-// VarListCommand lists variables.
-type VarListCommand struct {
-	Meta
-}
-
-func (c *VarListCommand) Help() string {
-	return helpText(`
+func newVarList(m Meta) cli.Command {
+	return &readCommand[[]*api.VariableMetadata]{Meta: m, name: "var list", args: []string{"[<prefix>]"},
+		synopsis: "List variables", jsonWhat: "the list",
+		usage: `
 Usage: nomad var list [options] [<prefix>]
 
   List the variables the token may list, optionally only those whose path
   starts with <prefix>. Items are never listed. -namespace=* lists every
   namespace.
-`, `
-List Options:
-
-  -json
-    Print the list as JSON.
-`)
-}
-
-func (c *VarListCommand) Synopsis() string { return "List variables" }
-
-func (c *VarListCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("var list")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
-	}
-	if len(pos) > 1 {
-		return c.fail("This command takes at most one argument: <prefix>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	prefix := ""
-	if len(pos) == 1 {
-		prefix = pos[0]
-	}
-	list, _, err := client.Variables().PrefixList(prefix, &api.QueryOptions{Namespace: c.Namespace()})
-	if err != nil {
-		return c.fail("Error listing variables: %v", err)
-	}
-	return printResult(&c.Meta, list, asJSON, formatVariableList)
+`,
+		fetch: func(client *api.Client, pos []string) ([]*api.VariableMetadata, error) {
+			return queried(client.Variables().PrefixList(optionalArg(pos, 0), nil))
+		},
+		failure: "Error listing variables: %v", format: formatVariableList}
 }
 
 func formatVariableList(list []*api.VariableMetadata) string {
 	return formatRows(list, "No variables found", "Namespace|Path|Last Updated", func(v *api.VariableMetadata) string {
-		return v.Namespace+"|"+v.Path+"|"+formatUnixNano(v.ModifyTime)
+		return v.Namespace + "|" + v.Path + "|" + formatUnixNano(v.ModifyTime)
 	})
 }
 

@@ -68,3 +68,31 @@ func TestVar_ForceAndOutputFormats(t *testing.T) {
 		must.StrContains(t, errOut, "-")
 	}
 }
+
+// TestVar_ListFollowsTheNamespaceFlag lists with -namespace after the prefix argument: the flag
+// must reach the request (declared commands parse flags into their own Meta), and "*" lists
+// every namespace.
+func TestVar_ListFollowsTheNamespaceFlag(t *testing.T) {
+	ta := agenttest.NewAgent(t, nil)
+	addr := ta.URL()
+	code, _, errOut := runCLI(t, addr, "", "namespace", "apply", "team")
+	must.Zero(t, code, must.Sprint(errOut))
+	code, _, errOut = runCLI(t, addr, "", "var", "put", "app/default-only", "k=v")
+	must.Zero(t, code, must.Sprint(errOut))
+	code, _, errOut = runCLI(t, addr, "", "var", "put", "-namespace=team", "app/team-only", "k=v")
+	must.Zero(t, code, must.Sprint(errOut))
+
+	code, out, errOut := runCLI(t, addr, "", "var", "list", "app/", "-namespace=team")
+	must.Zero(t, code, must.Sprint(errOut))
+	must.StrContains(t, out, "app/team-only")
+	must.StrNotContains(t, out, "app/default-only")
+
+	code, out, errOut = runCLI(t, addr, "", "var", "list", "-namespace=*")
+	must.Zero(t, code, must.Sprint(errOut))
+	must.StrContains(t, out, "app/team-only")
+	must.StrContains(t, out, "app/default-only")
+
+	code, _, errOut = runCLI(t, addr, "", "var", "list", "a", "b")
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "This command takes at most one argument: <prefix>")
+}
