@@ -108,3 +108,19 @@ func (m *Meta) pickTask(alloc *api.Allocation, task string) (string, bool) {
 		return "", false
 	}
 }
+
+// clientAlloc connects to the agent and finds the allocation target names: an allocation ID
+// or unique prefix, or with byJob a job whose allocation to pick.
+func (m *Meta) clientAlloc(target string, byJob bool) (*api.Client, *api.Allocation, bool) {
+	client, ok := m.client()
+	if !ok {
+		return nil, nil, false
+	}
+	var alloc *api.Allocation
+	if byJob {
+		alloc, ok = m.jobAlloc(client, target)
+	} else {
+		alloc, ok = m.lookupAlloc(client, target)
+	}
+	return client, alloc, ok
+}

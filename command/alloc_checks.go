@@ -52,11 +52,7 @@ func (c *AllocChecksCommand) Run(args []string) int {
 	if !ok {
 		return code
 	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	alloc, ok := c.lookupAlloc(client, pos[0])
+	client, alloc, ok := c.clientAlloc(pos[0], false)
 	if !ok {
 		return 1
 	}

@@ -95,16 +95,7 @@ func (c *AllocExecCommand) Run(args []string) int {
 	}
 	target, command := pos[0], pos[1:]
 
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	var alloc *api.Allocation
-	if byJob {
-		alloc, ok = c.jobAlloc(client, target)
-	} else {
-		alloc, ok = c.lookupAlloc(client, target)
-	}
+	client, alloc, ok := c.clientAlloc(target, byJob)
 	if !ok {
 		return 1
 	}

@@ -101,16 +101,7 @@ func (c *AllocFSCommand) Run(args []string) int {
 		return c.fail("-stat cannot be used with -f or -tail")
 	}
 
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	var alloc *api.Allocation
-	if byJob {
-		alloc, ok = c.jobAlloc(client, pos[0])
-	} else {
-		alloc, ok = c.lookupAlloc(client, pos[0])
-	}
+	client, alloc, ok := c.clientAlloc(pos[0], byJob)
 	if !ok {
 		return 1
 	}

@@ -73,11 +73,7 @@ func (m *Meta) allocAndTask(pos []string, task string) (*api.Allocation, string,
 		}
 		task = pos[1]
 	}
-	client, ok := m.client()
-	if !ok {
-		return nil, "", nil, false
-	}
-	alloc, ok := m.lookupAlloc(client, pos[0])
+	client, alloc, ok := m.clientAlloc(pos[0], false)
 	if !ok {
 		return nil, "", nil, false
 	}

@@ -50,11 +50,11 @@ func (c *AllocStatusCommand) Run(args []string) int {
 	fs.BoolVar(&short, "short", false, "")
 	fs.BoolVar(&stats, "stats", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<allocation>")
+	pos, code, ok := c.parseArgs(fs, args, "<allocation>")
 	if !ok {
 		return code
 	}
-	alloc, ok := c.lookupAlloc(client, pos[0])
+	client, alloc, ok := c.clientAlloc(pos[0], false)
 	if !ok {
 		return 1
 	}

@@ -42,11 +42,7 @@ func (c *AllocStopCommand) Run(args []string) int {
 	if !ok {
 		return code
 	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	alloc, ok := c.lookupAlloc(client, pos[0])
+	client, alloc, ok := c.clientAlloc(pos[0], false)
 	if !ok {
 		return 1
 	}
