@@ -5,46 +5,22 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
-// AgentInfoCommand prints the status sections of the agent the CLI talks to.
-type AgentInfoCommand struct {
-	Meta
-}
-
-func (c *AgentInfoCommand) Help() string {
-	return helpText(`
+func newAgentInfo(m Meta) cli.Command {
+	return &readCommand[*api.AgentSelf]{Meta: m, name: "agent-info",
+		synopsis: "Display status information about the local agent", jsonWhat: "the agent's self description",
+		usage: `
 Usage: nomad agent-info [options]
 
   Display status information about the agent the command talks to, one
   section per subsystem (nomad, client, ...). Needs agent read when ACLs are
   enabled.
-`, `
-Agent Info Options:
-
-  -json
-    Output the agent's self description as JSON.
-`)
-}
-
-func (c *AgentInfoCommand) Synopsis() string {
-	return "Display status information about the local agent"
-}
-
-func (c *AgentInfoCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("agent-info")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	self, err := client.Agent().Self()
-	if err != nil {
-		return c.fail("Error querying agent info: %s", err)
-	}
-	return printResult(&c.Meta, self, asJSON, formatAgentInfo)
+`,
+		fetch:   func(client *api.Client, _ []string) (*api.AgentSelf, error) { return client.Agent().Self() },
+		failure: "Error querying agent info: %s", format: formatAgentInfo}
 }
 
 // formatAgentInfo prints each stats section and its keys sorted, as upstream does.

@@ -47,16 +47,20 @@ func (c *readCommand[T]) Help() string {
 }
 
 // jsonOptionHelp is the options section of a command whose only own flag is -json, headed by
-// its last word: "Info Options:".
+// its last word: "Info Options:", "Get Config Options:" for get-config.
 func (c *readCommand[T]) jsonOptionHelp() string {
 	return fmt.Sprintf("\n%s Options:\n\n  -json\n    Print %s as JSON.\n", optionsHeading(c.name), c.jsonWhat)
 }
 
 func optionsHeading(name string) string {
 	words := strings.Fields(name)
-	last := []rune(words[len(words)-1])
-	last[0] = unicode.ToUpper(last[0])
-	return string(last)
+	parts := strings.Split(words[len(words)-1], "-")
+	for i, p := range parts {
+		r := []rune(p)
+		r[0] = unicode.ToUpper(r[0])
+		parts[i] = string(r)
+	}
+	return strings.Join(parts, " ")
 }
 
 func (c *readCommand[T]) Synopsis() string { return c.synopsis }

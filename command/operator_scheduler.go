@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -12,41 +13,22 @@ Usage: nomad operator scheduler <subcommand> [options]
   Read and change the cluster's scheduler configuration.
 `
 
-// OperatorSchedulerGetConfigCommand shows the scheduler configuration.
-type OperatorSchedulerGetConfigCommand struct {
-	Meta
-}
-
-func (c *OperatorSchedulerGetConfigCommand) Help() string {
-	return helpText(`
+func newOperatorSchedulerGetConfig(m Meta) cli.Command {
+	return &readCommand[*api.SchedulerConfiguration]{Meta: m, name: "operator scheduler get-config",
+		synopsis: "Show the scheduler configuration", jsonWhat: "the configuration",
+		usage: `
 Usage: nomad operator scheduler get-config [options]
 
   Show the scheduler configuration. Needs operator read.
-`, `
-Get Config Options:
-
-  -json
-    Print the configuration as JSON.
-`)
-}
-
-func (c *OperatorSchedulerGetConfigCommand) Synopsis() string {
-	return "Show the scheduler configuration"
-}
-
-func (c *OperatorSchedulerGetConfigCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("operator scheduler get-config")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	resp, _, err := client.Operator().SchedulerGetConfiguration(nil)
-	if err != nil {
-		return c.fail("Error reading scheduler configuration: %v", err)
-	}
-	return printResult(&c.Meta, resp.SchedulerConfig, asJSON, formatSchedulerConfig)
+`,
+		fetch: func(client *api.Client, _ []string) (*api.SchedulerConfiguration, error) {
+			resp, _, err := client.Operator().SchedulerGetConfiguration(nil)
+			if err != nil {
+				return nil, err
+			}
+			return resp.SchedulerConfig, nil
+		},
+		failure: "Error reading scheduler configuration: %v", format: formatSchedulerConfig}
 }
 
 func formatSchedulerConfig(sc *api.SchedulerConfiguration) string {
