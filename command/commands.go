@@ -48,7 +48,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 
 		"deployment":         group("Interact with deployments", deploymentHelp),
 		"deployment list":    declared(meta, newDeploymentList),
-		"deployment status":  func() (cli.Command, error) { return &DeploymentStatusCommand{Meta: meta()}, nil },
+		"deployment status":  declared(meta, newDeploymentStatus),
 		"deployment promote": func() (cli.Command, error) { return newDeploymentPromote(meta()), nil },
 		"deployment fail":    func() (cli.Command, error) { return newDeploymentFail(meta()), nil },
 		"deployment pause":   func() (cli.Command, error) { return newDeploymentPause(meta(), true), nil },

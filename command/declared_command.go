@@ -33,6 +33,8 @@ type readCommand[T any] struct {
 	// options, when set, registers flags beyond -json and returns their help text (which then
 	// also documents -json); flags it binds are read by fetch or format through closures.
 	options func(fs *flag.FlagSet) string
+	// fetch reads the value. The connection flags are parsed into this command's own Meta, not
+	// the copy its constructor was given, and already shape client.
 	fetch   func(client *api.Client, pos []string) (T, error)
 	failure string // the error line when fetch fails: one %v for the error
 	format  func(T) string

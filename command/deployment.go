@@ -70,40 +70,22 @@ func formatDeploymentList(list []*api.Deployment) string {
 	return formatList(rows)
 }
 
-// DeploymentStatusCommand shows one deployment.
-type DeploymentStatusCommand struct {
-	Meta
-}
-
-func (c *DeploymentStatusCommand) Help() string {
-	return helpText(`
+func newDeploymentStatus(m Meta) cli.Command {
+	return &readCommand[*api.Deployment]{Meta: m, name: "deployment status", args: []string{"<deployment>"},
+		synopsis: "Show a deployment", jsonWhat: "the deployment",
+		usage: `
 Usage: nomad deployment status [options] <deployment>
 
   Show a deployment and the progress of each of its task groups. The
   deployment may be given by a unique ID prefix.
-`, `
-Status Options:
-
-  -json
-    Print the deployment as JSON.
-`)
-}
-
-func (c *DeploymentStatusCommand) Synopsis() string { return "Show a deployment" }
-
-func (c *DeploymentStatusCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("deployment status")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<deployment>")
-	if !ok {
-		return code
-	}
-	d, ok := c.resolveDeployment(client, pos[0])
-	if !ok {
-		return 1
-	}
-	return printResult(&c.Meta, d, asJSON, formatDeployment)
+`,
+		fetch: func(client *api.Client, pos []string) (*api.Deployment, error) {
+			if d, ok := m.resolveDeployment(client, pos[0]); ok {
+				return d, nil
+			}
+			return nil, errReported
+		},
+		format: formatDeployment}
 }
 
 func formatDeployment(d *api.Deployment) string {
