@@ -44,7 +44,7 @@ func onlyCheck(t *testing.T, c *Client, allocID, want string) api.AllocCheckStat
 // A script check runs its command inside the task through the driver's exec: exit 0 passes,
 // 1 warns, anything else fails.
 func TestClient_ScriptCheckRunsInTask(t *testing.T) {
-	c, s := testClient(t)
+	c, s := testClientNoState(t) // its raw_exec task must not outlive the test
 	dir := t.TempDir()
 	codeFile := filepath.Join(dir, "code")
 	must.NoError(t, os.WriteFile(codeFile, []byte("0"), 0o644))
