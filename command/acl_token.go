@@ -67,12 +67,9 @@ func (c *ACLBootstrapCommand) Run(args []string) int {
 	var asJSON bool
 	fs := c.FlagSet("acl bootstrap")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes at most one argument: <path>")
 	if !ok {
 		return code
-	}
-	if len(pos) > 1 {
-		return c.fail("This command takes at most one argument: <path>")
 	}
 	var secret string
 	if len(pos) == 1 {

@@ -136,12 +136,9 @@ func (c *EventSinkRegisterCommand) Run(args []string) int {
 	fs.StringVar(&filter, "filter", "", "")
 	fs.StringVar(&secret, "secret", "", "")
 	fs.Var(&topics, "topic", "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes at most one argument: <file>")
 	if !ok {
 		return code
-	}
-	if len(pos) > 1 {
-		return c.fail("This command takes at most one argument: <file>")
 	}
 	spec := &eventSinkSpec{}
 	if len(pos) == 1 {

@@ -34,12 +34,9 @@ func (c *JobInitCommand) Run(args []string) int {
 	var short bool
 	fs := c.FlagSet("job init")
 	fs.BoolVar(&short, "short", false, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes at most one argument: [filename]")
 	if !ok {
 		return code
-	}
-	if len(pos) > 1 {
-		return c.fail("This command takes at most one argument: [filename]")
 	}
 	name := defaultInitName
 	if len(pos) == 1 {

@@ -42,12 +42,9 @@ func (c *JobStatusCommand) Run(args []string) int {
 	fs := c.FlagSet("job status")
 	fs.BoolVar(&short, "short", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <job>")
 	if !ok {
 		return code
-	}
-	if len(pos) > 1 {
-		return c.fail("This command takes either no arguments or one: <job>")
 	}
 	client, ok := c.client()
 	if !ok {

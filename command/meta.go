@@ -174,6 +174,16 @@ func (m *Meta) parseArgs(fs *flag.FlagSet, args []string, want ...string) (pos [
 	return pos, 0, true
 }
 
+// parseAtMostOne is parse for a command that takes one optional argument; more are refused
+// with tooMany.
+func (m *Meta) parseAtMostOne(fs *flag.FlagSet, args []string, tooMany string) (pos []string, code int, ok bool) {
+	pos, code, ok = m.parse(fs, args)
+	if ok && len(pos) > 1 {
+		return nil, m.fail("%s", tooMany), false
+	}
+	return pos, code, ok
+}
+
 func wrongArgCount(want []string) string {
 	switch len(want) {
 	case 0:

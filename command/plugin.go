@@ -53,12 +53,9 @@ func (c *PluginStatusCommand) Run(args []string) int {
 	fs.BoolVar(&verbose, "verbose", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.StringVar(&tmpl, "t", "", "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <plugin>")
 	if !ok {
 		return code
-	}
-	if len(pos) > 1 {
-		return c.fail("This command takes either no arguments or one: <plugin>")
 	}
 	if pluginType != "csi" {
 		return c.fail("Unsupported plugin type %q: the only type is csi", pluginType)

@@ -58,12 +58,9 @@ func (c *StatusCommand) Run(args []string) int {
 	fs := c.FlagSet("status")
 	fs.BoolVar(&short, "short", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <identifier>")
 	if !ok {
 		return code
-	}
-	if len(pos) > 1 {
-		return c.fail("This command takes either no arguments or one: <identifier>")
 	}
 	if len(pos) == 0 {
 		return (&JobStatusCommand{Meta: c.Meta}).Run(args)

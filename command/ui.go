@@ -38,12 +38,9 @@ func (c *UiCommand) Run(args []string) int {
 	var showURL bool
 	fs := c.FlagSet("ui")
 	fs.BoolVar(&showURL, "show-url", false, "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <identifier>")
 	if !ok {
 		return code
-	}
-	if len(pos) > 1 {
-		return c.fail("This command takes either no arguments or one: <identifier>")
 	}
 	client, ok := c.client()
 	if !ok {

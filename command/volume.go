@@ -79,12 +79,9 @@ func (c *VolumeStatusCommand) Run(args []string) int {
 	fs.StringVar(&pool, "node-pool", "", "")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.StringVar(&tmpl, "t", "", "")
-	pos, code, ok := c.parse(fs, args)
+	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <name>")
 	if !ok {
 		return code
-	}
-	if len(pos) > 1 {
-		return c.fail("This command takes either no arguments or one: <name>")
 	}
 	switch typ {
 	case "host":
