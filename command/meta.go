@@ -73,18 +73,10 @@ func (m *Meta) Client() (*api.Client, error) {
 // clientConfig is the environment with the parsed flags laid over it.
 func (m *Meta) clientConfig() *api.Config {
 	cfg := api.DefaultConfig()
-	if m.address != "" {
-		cfg.Address = m.address
-	}
-	if m.token != "" {
-		cfg.SecretID = m.token
-	}
-	if m.namespace != "" {
-		cfg.Namespace = m.namespace
-	}
-	if m.region != "" {
-		cfg.Region = m.region
-	}
+	overrideIfGiven(&cfg.Address, m.address)
+	overrideIfGiven(&cfg.SecretID, m.token)
+	overrideIfGiven(&cfg.Namespace, m.namespace)
+	overrideIfGiven(&cfg.Region, m.region)
 	m.applyTLSFlags(cfg)
 	return cfg
 }
@@ -96,20 +88,19 @@ func (m *Meta) applyTLSFlags(cfg *api.Config) {
 		cfg.TLSConfig = &api.TLSConfig{}
 	}
 	t := cfg.TLSConfig
-	if m.caCert != "" {
-		t.CACert = m.caCert
-	}
-	if m.clientCert != "" {
-		t.ClientCert = m.clientCert
-	}
-	if m.clientKey != "" {
-		t.ClientKey = m.clientKey
-	}
-	if m.tlsServerName != "" {
-		t.TLSServerName = m.tlsServerName
-	}
+	overrideIfGiven(&t.CACert, m.caCert)
+	overrideIfGiven(&t.ClientCert, m.clientCert)
+	overrideIfGiven(&t.ClientKey, m.clientKey)
+	overrideIfGiven(&t.TLSServerName, m.tlsServerName)
 	if m.tlsSkipVerify != nil {
 		t.Insecure = *m.tlsSkipVerify
+	}
+}
+
+// overrideIfGiven lays a flag's value over what the environment set, when the flag was given.
+func overrideIfGiven(setting *string, flagValue string) {
+	if flagValue != "" {
+		*setting = flagValue
 	}
 }
 
