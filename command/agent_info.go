@@ -2,6 +2,8 @@ package command
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -34,11 +36,7 @@ func formatAgentInfo(self *api.AgentSelf) string {
 	for _, name := range sections {
 		b.WriteString(name + "\n")
 		stats := self.Stats[name]
-		keys := make([]string, 0, len(stats))
-		for k := range stats {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(stats))
 		for _, k := range keys {
 			fmt.Fprintf(&b, "  %s = %s\n", k, stats[k])
 		}

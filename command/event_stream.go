@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -310,11 +311,7 @@ type streamEvent struct {
 }
 
 func eventNamespace(e api.Event) string {
-	keys := make([]string, 0, len(e.Payload))
-	for k := range e.Payload {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(e.Payload))
 	for _, k := range keys {
 		if obj, ok := e.Payload[k].(map[string]any); ok {
 			if ns, ok := obj["Namespace"].(string); ok && ns != "" {
@@ -416,11 +413,7 @@ var eventTimeFields = []struct {
 // no time of their own, and the receive time of a replayed (-index) or delayed event is not
 // when it happened. ok is false for an object without such a field.
 func eventTime(e api.Event) (time.Time, bool) {
-	keys := make([]string, 0, len(e.Payload))
-	for k := range e.Payload {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(e.Payload))
 	for _, k := range keys {
 		obj, ok := e.Payload[k].(map[string]any)
 		if !ok {

@@ -2,6 +2,8 @@ package command
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -131,11 +133,7 @@ func formatNamespace(ns *api.Namespace) string {
 		"Quota|" + orNone(ns.Quota),
 	}
 	if len(ns.Meta) > 0 {
-		keys := make([]string, 0, len(ns.Meta))
-		for k := range ns.Meta {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(ns.Meta))
 		pairs := make([]string, len(keys))
 		for i, k := range keys {
 			pairs[i] = k + "=" + ns.Meta[k]

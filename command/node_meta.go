@@ -2,7 +2,8 @@ package command
 
 import (
 	"bytes"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -82,11 +83,7 @@ func formatMetaMap(m map[string]string) string {
 	if len(m) == 0 {
 		return "<none>"
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	rows := make([]string, 0, len(keys))
 	for _, k := range keys {
 		rows = append(rows, k+"|"+m[k])

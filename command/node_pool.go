@@ -3,7 +3,8 @@ package command
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -172,11 +173,7 @@ func formatNodePool(p *api.NodePool) string {
 	if sc := p.SchedulerConfiguration; sc != nil && sc.SchedulerAlgorithm != "" {
 		rows = append(rows, "Scheduler Algorithm|"+string(sc.SchedulerAlgorithm))
 	}
-	keys := make([]string, 0, len(p.Meta))
-	for k := range p.Meta {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(p.Meta))
 	for _, k := range keys {
 		rows = append(rows, "Meta "+k+"|"+p.Meta[k])
 	}

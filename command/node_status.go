@@ -2,6 +2,8 @@ package command
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -202,11 +204,7 @@ func formatNode(n *api.Node, allocs []*api.Allocation, verbose bool, now time.Ti
 }
 
 func mapRows(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	if len(keys) == 0 {
 		return []string{"<none>"}
 	}

@@ -3,7 +3,8 @@ package command
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/cli"
@@ -240,11 +241,7 @@ func formatVariable(v *api.Variable) string {
 	if v.Lock != nil {
 		rows = append(rows, "Lock|"+v.Lock.ID+" (TTL "+v.Lock.TTL+")")
 	}
-	keys := make([]string, 0, len(v.Items))
-	for k := range v.Items {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(v.Items))
 	items := []string{}
 	for _, k := range keys {
 		items = append(items, k+"|"+v.Items[k])
@@ -331,11 +328,7 @@ func formatVariableHCL(v *api.Variable) string {
 	body.SetAttributeValue("modify_index", cty.NumberUIntVal(v.ModifyIndex))
 	body.AppendNewline()
 	items := body.AppendNewBlock("items", nil).Body()
-	keys := make([]string, 0, len(v.Items))
-	for k := range v.Items {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(v.Items))
 	for _, k := range keys {
 		items.SetAttributeValue(k, cty.StringVal(v.Items[k]))
 	}

@@ -3,11 +3,12 @@ package drivers
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -121,11 +122,7 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 // taskEnv is the agent's environment with the task's own on top, in a stable order.
 func taskEnv(cfg *TaskConfig) []string {
 	env := os.Environ()
-	keys := make([]string, 0, len(cfg.Env))
-	for k := range cfg.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(cfg.Env))
 	for _, k := range keys {
 		env = append(env, k+"="+cfg.Env[k])
 	}

@@ -2,8 +2,10 @@ package docker
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -325,11 +327,7 @@ func (d *Driver) binds(cfg *drivers.TaskConfig, c *taskConfig) ([]string, []moun
 // this one lacks is never silently dropped), and a malformed block is an error.
 func PluginOptions(raw map[string]any) (o Options, warnings []string, err error) {
 	o.ImageGC, o.ImageGCDelay = true, defaultImageGCDelay
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(raw))
 	for _, k := range keys {
 		switch k {
 		case "volumes", "auth", "gc":

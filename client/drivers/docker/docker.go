@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -320,11 +321,7 @@ func (d *Driver) containerConfig(cfg *drivers.TaskConfig, c *taskConfig) (*conta
 	env["NOMAD_ALLOC_DIR"] = containerAllocDir
 	env["NOMAD_TASK_DIR"] = containerTaskDir
 	env["NOMAD_SECRETS_DIR"] = containerSecretsDir
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(env))
 	envList := make([]string, 0, len(keys))
 	for _, k := range keys {
 		envList = append(envList, k+"="+env[k])

@@ -2,7 +2,9 @@ package execdriver
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -101,11 +103,7 @@ func parseConfig(raw map[string]any) (*taskConfig, error) {
 // PluginOptions reads the agent's `plugin "exec" { config { … } }`. Of upstream's keys it
 // honours allow_caps; the others are warned about and ignored.
 func PluginOptions(raw map[string]any) (o Options, warnings []string, err error) {
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(raw))
 	for _, k := range keys {
 		if k != "allow_caps" {
 			warnings = append(warnings, fmt.Sprintf("plugin \"exec\": config key %q is not supported by this driver and is ignored", k))

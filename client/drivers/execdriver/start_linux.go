@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"syscall"
@@ -336,11 +338,7 @@ func (d *Driver) initConfig(cfg *drivers.TaskConfig, c *taskConfig) (*initConfig
 		env[k] = v
 	}
 	env["NOMAD_ALLOC_DIR"], env["NOMAD_TASK_DIR"], env["NOMAD_SECRETS_DIR"] = chrootAllocDir, chrootLocalDir, chrootSecretsDir
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(env))
 	envList := make([]string, 0, len(keys))
 	for _, k := range keys {
 		envList = append(envList, k+"="+env[k])
