@@ -5,6 +5,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -217,7 +218,7 @@ var allocStop = write("Alloc.Stop", spec[structs.AllocStopRequest, structs.Alloc
 			return structs.BadRequest("allocation %s has no job to evaluate", alloc.ID)
 		}
 		t := now().UnixNano()
-		eval, err := newEval(job, structs.EvalTriggerAllocStop, 0, t)
+		eval, err := worker.NewEval(job, structs.EvalTriggerAllocStop, 0, t)
 		if err != nil {
 			return err
 		}
@@ -377,7 +378,7 @@ func (a *Alloc) failureEvals(args *structs.AllocUpdateRequest) ([]*structs.Evalu
 		if job == nil || job.Stop {
 			continue
 		}
-		eval, err := newEval(job, trigger, 0, args.UpdatedAt)
+		eval, err := worker.NewEval(job, trigger, 0, args.UpdatedAt)
 		if err != nil {
 			return nil, err
 		}

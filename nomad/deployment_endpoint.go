@@ -4,6 +4,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -160,7 +161,7 @@ func deploymentWritable(c *rpcCall, id, verb string) (*structs.Deployment, *stru
 
 // deploymentEval is the evaluation a deployment write asks the scheduler for.
 func deploymentEval(job *structs.Job, dep *structs.Deployment, t int64) (*structs.Evaluation, error) {
-	eval, err := newEval(job, structs.EvalTriggerRollingUpdate, dep.EvalPriority, t)
+	eval, err := worker.NewEval(job, structs.EvalTriggerRollingUpdate, dep.EvalPriority, t)
 	if err != nil {
 		return nil, err
 	}

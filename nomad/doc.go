@@ -24,8 +24,8 @@
 //   - Membership: serf.go (gossip finds servers, it never makes a voter), cluster.go (the
 //     authenticated handshake that forms and grows the Raft cluster), autopilot.go.
 //   - Leader duties: leader.go starts them when this server leads and stops them when it
-//     stops: the evaluation broker and scheduling workers (leader_broker.go, worker*.go,
-//     scheduler_input.go), node heartbeats (heartbeat.go), garbage collection (core_gc.go),
+//     stops: the evaluation broker and scheduling workers (leader_broker.go, the worker package,
+//     scheduler_input.go, worker_backend.go), node heartbeats (heartbeat.go), garbage collection (core_gc.go),
 //     periodic launches, the deployment watcher, the drainer and the plan applier (their
 //     own packages below this one).
 //   - Disk: disk_space.go refuses writes that a full data_dir could not make durable.

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -135,7 +136,7 @@ func (j *Job) applyRegister(args *structs.JobRegisterRequest, actor *structs.Act
 	// one sent with the request must not reach the log.
 	args.Eval = nil
 	if !args.Job.IsPeriodic() && !args.Job.IsParameterized() {
-		args.Eval, err = newEval(args.Job, structs.EvalTriggerJobRegister, args.EvalPriority, t.UnixNano())
+		args.Eval, err = worker.NewEval(args.Job, structs.EvalTriggerJobRegister, args.EvalPriority, t.UnixNano())
 		if err != nil {
 			return err
 		}
@@ -168,27 +169,6 @@ func (s *Server) jobMaxCount() int {
 		return s.config.JobMaxCount
 	}
 	return DefaultJobMaxCount
-}
-
-func newEval(job *structs.Job, trigger string, priority int, nowNanos int64) (*structs.Evaluation, error) {
-	id, err := uuid.GenerateUUID()
-	if err != nil {
-		return nil, err
-	}
-	if priority == 0 {
-		priority = job.Priority
-	}
-	return &structs.Evaluation{
-		ID:          id,
-		Namespace:   job.Namespace,
-		Priority:    priority,
-		Type:        job.Type,
-		TriggeredBy: trigger,
-		JobID:       job.ID,
-		Status:      structs.EvalStatusPending,
-		CreateTime:  nowNanos,
-		ModifyTime:  nowNanos,
-	}, nil
 }
 
 // jobDeregister stops a job, or purges it when Purge is set.
@@ -236,7 +216,7 @@ var jobDeregister = write("Job.Deregister", spec[structs.JobDeregisterRequest, s
 			req.PurgeTime = t.UnixNano()
 		}
 		if !job.IsPeriodic() && !job.IsParameterized() {
-			if req.Eval, err = newEval(job, structs.EvalTriggerJobDeregister, req.EvalPriority, t.UnixNano()); err != nil {
+			if req.Eval, err = worker.NewEval(job, structs.EvalTriggerJobDeregister, req.EvalPriority, t.UnixNano()); err != nil {
 				return err
 			}
 		}

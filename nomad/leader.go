@@ -178,7 +178,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	}()
 	go func() {
 		defer owned.Done()
-		s.runWorkers(ctx, applier)
+		s.workers.Run(ctx, workerBackend{s}, applier)
 	}()
 	go func() {
 		defer owned.Done()

@@ -9,6 +9,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomadfork/nomad/nomad/evalbroker"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -127,7 +128,7 @@ func (s *Server) failEvalWithFollowup(delivered *structs.Evaluation) error {
 		return nil
 	}
 	t := now()
-	followup, err := newEval(evalJob(nil, current), structs.EvalTriggerFailedFollowUp, current.Priority, t.UnixNano())
+	followup, err := worker.NewEval(worker.EvalJob(nil, current), structs.EvalTriggerFailedFollowUp, current.Priority, t.UnixNano())
 	if err != nil {
 		return err
 	}

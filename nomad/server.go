@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nomadfork/nomad/nomad/fsm"
-	"github.com/nomadfork/nomad/nomad/gossip"
-	"github.com/nomadfork/nomad/nomad/transport"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nomadfork/nomad/nomad/fsm"
+	"github.com/nomadfork/nomad/nomad/gossip"
+	"github.com/nomadfork/nomad/nomad/transport"
+	"github.com/nomadfork/nomad/nomad/worker"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-uuid"
@@ -30,7 +32,7 @@ import (
 // leader's duties.
 type Server struct {
 	// workers is the scheduling workers' runtime configuration.
-	workers *workerPool
+	workers *worker.Pool
 	// evalBroker holds the evaluations waiting for a worker; enabled only while leading.
 	evalBroker *evalbroker.Broker
 	// leaderTerm counts the leadership terms this server started, so that a term winding
@@ -190,7 +192,7 @@ func NewServer(config *Config) (*Server, error) {
 	if s.broker != nil {
 		s.fsm.SetRestoreHook(s.broker.MarkUnpublishedThrough)
 	}
-	s.workers = newWorkerPool(config.NumSchedulers)
+	s.workers = worker.NewPool(config.NumSchedulers)
 	s.evalBroker = evalbroker.New(config.EvalBroker)
 	s.Endpoints = &Endpoints{
 		Job:         &Job{srv: s},
