@@ -22,7 +22,8 @@
 //   - ACLs: acl.go resolves a token into a compiled ACL and the caller's identity;
 //     workload_identity.go and node_identity_endpoint.go sign and check identities.
 //   - Membership: serf.go (gossip finds servers, it never makes a voter), cluster.go (the
-//     authenticated handshake that forms and grows the Raft cluster), autopilot.go.
+//     authenticated handshake that forms and grows the Raft cluster), the autopilot package
+//     (health, dead-server cleanup, promotion) through autopilot.go.
 //   - Leader duties: leader.go starts them when this server leads and stops them when it
 //     stops: the evaluation broker and scheduling workers (leader_broker.go, the worker package,
 //     scheduler_input.go, worker_backend.go), node heartbeats (heartbeat.go), garbage collection (core_gc.go),

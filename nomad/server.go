@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nomadfork/nomad/nomad/autopilot"
 	"github.com/nomadfork/nomad/nomad/fsm"
 	"github.com/nomadfork/nomad/nomad/gossip"
 	"github.com/nomadfork/nomad/nomad/transport"
@@ -68,7 +69,7 @@ type Server struct {
 	gossip     *gossip.Pool
 	serfEvents chan serf.Event
 	membership *membership
-	health     healthTracker
+	autopilot  *autopilot.Autopilot
 
 	broker   *stream.EventBroker
 	aclCache *aclCache
@@ -217,6 +218,7 @@ func NewServer(config *Config) (*Server, error) {
 		Services:    &ServiceRegistration{srv: s},
 	}
 	s.membership = newMembership(s)
+	s.autopilot = autopilot.New(autopilotBackend{s})
 	s.serfEvents = make(chan serf.Event, serfEventBuffer)
 	if err := s.setupRaft(); err != nil {
 		cancel()
