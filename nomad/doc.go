@@ -24,8 +24,8 @@
 //   - Membership: serf.go (gossip finds servers, it never makes a voter), cluster.go (the
 //     authenticated handshake that forms and grows the Raft cluster), the autopilot package
 //     (health, dead-server cleanup, promotion) through autopilot.go.
-//   - Leader duties: leader.go starts them when this server leads and stops them when it
-//     stops: the evaluation broker and scheduling workers (leader_broker.go, the worker package,
+//   - Leader duties: leader.go declares them (a table of duties and chores) and the leader
+//     package runs them for each leadership term and stops them when it ends: the evaluation broker and scheduling workers (leader_broker.go, the worker package,
 //     scheduler_input.go, worker_backend.go), node heartbeats (heartbeat.go), garbage collection (core_gc.go),
 //     periodic launches, the deployment watcher, the drainer and the plan applier (their
 //     own packages below this one).

@@ -14,6 +14,7 @@ import (
 	"github.com/nomadfork/nomad/nomad/autopilot"
 	"github.com/nomadfork/nomad/nomad/fsm"
 	"github.com/nomadfork/nomad/nomad/gossip"
+	"github.com/nomadfork/nomad/nomad/leader"
 	"github.com/nomadfork/nomad/nomad/transport"
 	"github.com/nomadfork/nomad/nomad/worker"
 
@@ -96,7 +97,7 @@ type Server struct {
 	Endpoints *Endpoints
 
 	// leaderReady is closed while this server leads and has applied the whole log.
-	leaderReady atomic.Pointer[chan struct{}]
+	leaderReady *leader.Readiness
 
 	shutdownCtx    context.Context
 	shutdownCancel context.CancelFunc
@@ -179,7 +180,7 @@ func NewServer(config *Config) (*Server, error) {
 	}
 	s.aclCache = newACLCache()
 	s.varLocks = newVariableLocks()
-	s.leaderReady.Store(newNotReady())
+	s.leaderReady = leader.NewReadiness()
 	s.heartbeats = newHeartbeats()
 	s.localNodes = &localNodeSecrets{}
 	s.clientSessions = newClientSessionTable()
