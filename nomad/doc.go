@@ -24,11 +24,12 @@
 //   - Membership: serf.go (gossip finds servers, it never makes a voter), cluster.go (the
 //     authenticated handshake that forms and grows the Raft cluster), the autopilot package
 //     (health, dead-server cleanup, promotion) through autopilot.go.
-//   - Leader duties: leader.go declares them (a table of duties and chores) and the leader
-//     package runs them for each leadership term and stops them when it ends: the evaluation broker and scheduling workers (leader_broker.go, the worker package,
-//     scheduler_input.go, worker_backend.go), node heartbeats (heartbeat.go), garbage collection (core_gc.go),
-//     periodic launches, the deployment watcher, the drainer and the plan applier (their
-//     own packages below this one).
+//   - Leader duties: leader.go declares them as a table of duties and chores, and the
+//     leader package runs them for each leadership term and stops them when it ends: the
+//     evaluation broker (leader_broker.go), the scheduling workers (the worker package, fed
+//     through worker_backend.go and scheduler_input.go), node heartbeats (heartbeat.go),
+//     garbage collection (core_gc.go), periodic launches, the deployment watcher, the drainer
+//     and the plan applier (their own packages below this one).
 //   - Disk: disk_space.go refuses writes that a full data_dir could not make durable.
 //
 // It imports structs, state, acl, scheduler, raftutil and the shared helpers (tlsutil,
