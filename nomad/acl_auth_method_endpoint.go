@@ -61,19 +61,10 @@ var aclUpsertAuthMethods = write("ACL.UpsertAuthMethods", spec[structs.ACLAuthMe
 			m.CreateIndex, m.ModifyIndex = 0, 0
 		}
 		req.Actor = c.actor
-		index, err := c.srv.raftApply(structs.ACLAuthMethodUpsertRequestType, req)
-		if err != nil {
-			return err
-		}
-		for _, m := range req.AuthMethods {
-			stored, err := c.srv.State().ACLAuthMethodByName(nil, m.Name)
-			if err != nil {
-				return err
-			}
-			reply.AuthMethods = append(reply.AuthMethods, stored.Sanitized())
-		}
-		reply.Index = index
-		return nil
+		var err error
+		reply.AuthMethods, reply.Index, err = aclAuthMethods.applyAndRead(c, structs.ACLAuthMethodUpsertRequestType, req,
+			keysOf(req.AuthMethods, func(m *structs.ACLAuthMethod) string { return m.Name }), (*structs.ACLAuthMethod).Sanitized)
+		return err
 	},
 })
 
@@ -84,22 +75,9 @@ func (a *ACL) UpsertAuthMethods(args *structs.ACLAuthMethodUpsertRequest, reply 
 
 var aclDeleteAuthMethods = write("ACL.DeleteAuthMethods", spec[structs.ACLAuthMethodDeleteRequest, structs.GenericResponse]{
 	Authorize: aclManagement[structs.ACLAuthMethodDeleteRequest]("delete ACL auth-methods"),
-	Serve: func(c *rpcCall, req *structs.ACLAuthMethodDeleteRequest, reply *structs.GenericResponse) error {
-		store := c.srv.State()
-		for _, name := range req.Names {
-			m, err := store.ACLAuthMethodByName(nil, name)
-			if err != nil {
-				return err
-			}
-			if m == nil {
-				return structs.NewErrCode(404, "ACL auth-method %q not found", name)
-			}
-		}
-		req.Actor = c.actor
-		var err error
-		reply.Index, err = c.srv.raftApply(structs.ACLAuthMethodDeleteRequestType, req)
-		return err
-	},
+	Check:     aclDeleteChecked(aclAuthMethods, func(req *structs.ACLAuthMethodDeleteRequest) []string { return req.Names }),
+	Fix:       func(c *rpcCall, req *structs.ACLAuthMethodDeleteRequest) { req.Actor = c.actor },
+	Message:   structs.ACLAuthMethodDeleteRequestType,
 })
 
 // DeleteAuthMethods deletes auth methods by name, with their binding rules (management only).

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
-	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
@@ -35,36 +34,21 @@ var aclUpsertBindingRules = write("ACL.UpsertBindingRules", spec[structs.ACLBind
 			} else if m == nil {
 				return structs.BadRequest("invalid AuthMethod: ACL auth-method %q not found", r.AuthMethod)
 			}
-			if r.ID == "" {
-				id, err := uuid.GenerateUUID()
-				if err != nil {
-					return err
-				}
-				r.ID = id
-			} else if existing, err := store.ACLBindingRuleByID(nil, r.ID); err != nil {
+			existing, err := aclBindingRules.claimID(store, &r.ID)
+			if err != nil {
 				return err
-			} else if existing == nil {
-				return structs.NewErrCode(404, "ACL binding rule %q not found", r.ID)
-			} else if existing.AuthMethod != r.AuthMethod {
+			}
+			if existing != nil && existing.AuthMethod != r.AuthMethod {
 				return structs.BadRequest("invalid AuthMethod: a binding rule cannot move to another auth-method")
 			}
 			r.CreateTime, r.ModifyTime = ts, ts
 			r.CreateIndex, r.ModifyIndex = 0, 0
 		}
 		req.Actor = c.actor
-		index, err := c.srv.raftApply(structs.ACLBindingRuleUpsertRequestType, req)
-		if err != nil {
-			return err
-		}
-		for _, r := range req.BindingRules {
-			stored, err := c.srv.State().ACLBindingRuleByID(nil, r.ID)
-			if err != nil {
-				return err
-			}
-			reply.BindingRules = append(reply.BindingRules, stored)
-		}
-		reply.Index = index
-		return nil
+		var err error
+		reply.BindingRules, reply.Index, err = aclBindingRules.applyAndRead(c, structs.ACLBindingRuleUpsertRequestType, req,
+			keysOf(req.BindingRules, func(r *structs.ACLBindingRule) string { return r.ID }), asStored)
+		return err
 	},
 })
 
@@ -75,21 +59,9 @@ func (a *ACL) UpsertBindingRules(args *structs.ACLBindingRuleUpsertRequest, repl
 
 var aclDeleteBindingRules = write("ACL.DeleteBindingRules", spec[structs.ACLBindingRuleDeleteRequest, structs.GenericResponse]{
 	Authorize: aclManagement[structs.ACLBindingRuleDeleteRequest]("delete ACL binding rules"),
-	Serve: func(c *rpcCall, req *structs.ACLBindingRuleDeleteRequest, reply *structs.GenericResponse) error {
-		for _, id := range req.IDs {
-			r, err := c.srv.State().ACLBindingRuleByID(nil, id)
-			if err != nil {
-				return err
-			}
-			if r == nil {
-				return structs.NewErrCode(404, "ACL binding rule %q not found", id)
-			}
-		}
-		req.Actor = c.actor
-		var err error
-		reply.Index, err = c.srv.raftApply(structs.ACLBindingRuleDeleteRequestType, req)
-		return err
-	},
+	Check:     aclDeleteChecked(aclBindingRules, func(req *structs.ACLBindingRuleDeleteRequest) []string { return req.IDs }),
+	Fix:       func(c *rpcCall, req *structs.ACLBindingRuleDeleteRequest) { req.Actor = c.actor },
+	Message:   structs.ACLBindingRuleDeleteRequestType,
 })
 
 // DeleteBindingRules deletes binding rules by ID (management only).

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
-	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
@@ -27,34 +26,18 @@ var aclUpsertRoles = write("ACL.UpsertRoles", spec[structs.ACLRoleUpsertRequest,
 		return nil
 	},
 	Serve: func(c *rpcCall, req *structs.ACLRoleUpsertRequest, reply *structs.ACLRoleUpsertResponse) error {
+		store := c.srv.State()
 		for _, r := range req.Roles {
-			if r.ID == "" {
-				id, err := uuid.GenerateUUID()
-				if err != nil {
-					return err
-				}
-				r.ID = id
-			} else if existing, err := c.srv.State().ACLRoleByID(nil, r.ID); err != nil {
+			if _, err := aclRoles.claimID(store, &r.ID); err != nil {
 				return err
-			} else if existing == nil {
-				return structs.NewErrCode(404, "ACL role %q not found", r.ID)
 			}
 			r.SetHash()
 		}
 		req.Actor = c.actor
-		index, err := c.srv.raftApply(structs.ACLRoleUpsertRequestType, req)
-		if err != nil {
-			return err
-		}
-		for _, r := range req.Roles {
-			stored, err := c.srv.State().ACLRoleByID(nil, r.ID)
-			if err != nil {
-				return err
-			}
-			reply.Roles = append(reply.Roles, stored)
-		}
-		reply.Index = index
-		return nil
+		var err error
+		reply.Roles, reply.Index, err = aclRoles.applyAndRead(c, structs.ACLRoleUpsertRequestType, req,
+			keysOf(req.Roles, func(r *structs.ACLRole) string { return r.ID }), asStored)
+		return err
 	},
 })
 
