@@ -250,25 +250,18 @@ func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopRes
 	return allocStop.Call(a.srv, args, reply)
 }
 
-var allocUpdateFromClient = write("Alloc.UpdateFromClient", spec[structs.AllocUpdateRequest, structs.GenericResponse]{
-	Caller: callerNodeOrToken,
-	Prepare: func(req *structs.AllocUpdateRequest) error {
-		if req.NodeID == "" {
-			return structs.BadRequest("missing node ID for allocation update")
-		}
-		return nil
-	},
-	Authorize: nodeOr(func(req *structs.AllocUpdateRequest) string { return req.NodeID }, nodeWriteRule[structs.AllocUpdateRequest]),
-	Validate: func(req *structs.AllocUpdateRequest) error {
-		if len(req.Alloc) == 0 {
-			return structs.BadRequest("must update at least one allocation")
-		}
-		return nil
-	},
-	Serve: func(c *rpcCall, req *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
-		return c.srv.Endpoints.Alloc.updateFromClient(req, reply)
-	},
-})
+var allocUpdateFromClient = write("Alloc.UpdateFromClient", reportedByNode(func(req *structs.AllocUpdateRequest) string { return req.NodeID }, "allocation update",
+	spec[structs.AllocUpdateRequest, structs.GenericResponse]{
+		Validate: func(req *structs.AllocUpdateRequest) error {
+			if len(req.Alloc) == 0 {
+				return structs.BadRequest("must update at least one allocation")
+			}
+			return nil
+		},
+		Serve: func(c *rpcCall, req *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+			return c.srv.Endpoints.Alloc.updateFromClient(req, reply)
+		},
+	}))
 
 // UpdateFromClient applies what a node's client reports about its allocations. Only the
 // node itself (its secret) or a caller with node write access may report, and only about
