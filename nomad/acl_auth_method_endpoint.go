@@ -100,14 +100,11 @@ type SingleAuthMethodResponse struct {
 var aclGetAuthMethod = read("ACL.GetAuthMethod", spec[AuthMethodSpecificRequest, SingleAuthMethodResponse]{
 	Authorize: aclManagement[AuthMethodSpecificRequest]("read ACL auth-methods"),
 	Serve: func(c *rpcCall, req *AuthMethodSpecificRequest, reply *SingleAuthMethodResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			m, err := store.ACLAuthMethodByName(ws, req.Name)
-			if err != nil {
-				return 0, err
-			}
-			reply.AuthMethod = m.Sanitized()
-			return store.Index("acl_auth_methods"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.ACLAuthMethod, error) {
+				return store.ACLAuthMethodByName(ws, req.Name)
+			},
+			func(m *structs.ACLAuthMethod) { reply.AuthMethod = m.Sanitized() }, nil, "acl_auth_methods")
 	},
 })
 

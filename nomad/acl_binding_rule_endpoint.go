@@ -84,14 +84,11 @@ type SingleBindingRuleResponse struct {
 var aclGetBindingRule = read("ACL.GetBindingRule", spec[BindingRuleSpecificRequest, SingleBindingRuleResponse]{
 	Authorize: aclManagement[BindingRuleSpecificRequest]("read ACL binding rules"),
 	Serve: func(c *rpcCall, req *BindingRuleSpecificRequest, reply *SingleBindingRuleResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			r, err := store.ACLBindingRuleByID(ws, req.ID)
-			if err != nil {
-				return 0, err
-			}
-			reply.BindingRule = r
-			return store.Index("acl_binding_rules"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.ACLBindingRule, error) {
+				return store.ACLBindingRuleByID(ws, req.ID)
+			},
+			func(r *structs.ACLBindingRule) { reply.BindingRule = r }, nil, "acl_binding_rules")
 	},
 })
 

@@ -197,14 +197,11 @@ var aclGetToken = read("ACL.GetToken", spec[TokenSpecificRequest, SingleTokenRes
 		return nil
 	},
 	Serve: func(c *rpcCall, req *TokenSpecificRequest, reply *SingleTokenResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			t, err := store.ACLTokenByAccessorID(ws, req.AccessorID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Token = t
-			return store.Index("acl_token"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.ACLToken, error) {
+				return store.ACLTokenByAccessorID(ws, req.AccessorID)
+			},
+			func(t *structs.ACLToken) { reply.Token = t }, nil, "acl_token")
 	},
 })
 

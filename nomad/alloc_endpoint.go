@@ -62,17 +62,11 @@ var allocGetAlloc = read("Alloc.GetAlloc", spec[structs.AllocSpecificRequest, st
 		return allocReadJobRule(c, &req.QueryOptions)
 	},
 	Serve: func(c *rpcCall, args *structs.AllocSpecificRequest, reply *structs.SingleAllocResponse) error {
-		err := c.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			alloc, err := store.AllocByID(ws, args.AllocID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Alloc = alloc
-			if alloc != nil {
-				return alloc.ModifyIndex, nil
-			}
-			return store.Index("allocs"), nil
-		})
+		err := blockingGet(c, &args.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Allocation, error) {
+				return store.AllocByID(ws, args.AllocID)
+			},
+			func(alloc *structs.Allocation) { reply.Alloc = alloc }, func(alloc *structs.Allocation) uint64 { return alloc.ModifyIndex }, "allocs")
 		if err != nil {
 			return err
 		}

@@ -61,17 +61,11 @@ var deploymentGet = read("Deployment.GetDeployment", spec[structs.DeploymentSpec
 	Prepare:   deploymentByIDPrepare,
 	Authorize: deploymentByIDRule,
 	Serve: func(c *rpcCall, req *structs.DeploymentSpecificRequest, reply *structs.SingleDeploymentResponse) error {
-		err := c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			dep, err := store.DeploymentByID(ws, req.DeploymentID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Deployment = dep
-			if dep != nil {
-				return dep.ModifyIndex, nil
-			}
-			return maxIndex(store, "deployment"), nil
-		})
+		err := blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Deployment, error) {
+				return store.DeploymentByID(ws, req.DeploymentID)
+			},
+			func(dep *structs.Deployment) { reply.Deployment = dep }, func(dep *structs.Deployment) uint64 { return dep.ModifyIndex }, "deployment")
 		if err != nil {
 			return err
 		}
@@ -354,14 +348,11 @@ var deploymentLatestByJob = read("Deployment.LatestByJob", spec[structs.JobSpeci
 	Prepare:   deploymentByJobPrepare,
 	Authorize: deploymentByJobRule,
 	Serve: func(c *rpcCall, req *structs.JobSpecificRequest, reply *structs.SingleDeploymentResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			dep, err := store.LatestDeploymentByJob(ws, req.Namespace, req.JobID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Deployment = dep
-			return maxIndex(store, "deployment", "jobs"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Deployment, error) {
+				return store.LatestDeploymentByJob(ws, req.Namespace, req.JobID)
+			},
+			func(dep *structs.Deployment) { reply.Deployment = dep }, nil, "deployment", "jobs")
 	},
 })
 

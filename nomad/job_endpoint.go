@@ -262,17 +262,11 @@ var jobGet = read("Job.GetJob", spec[structs.JobSpecificRequest, structs.SingleJ
 	Prepare:   jobQueryDefaultNamespace[structs.JobSpecificRequest],
 	Authorize: jobReadRule[structs.JobSpecificRequest],
 	Serve: func(c *rpcCall, req *structs.JobSpecificRequest, reply *structs.SingleJobResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			job, err := store.JobByID(ws, req.Namespace, req.JobID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Job = job
-			if job != nil {
-				return job.ModifyIndex, nil
-			}
-			return store.Index("jobs"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Job, error) {
+				return store.JobByID(ws, req.Namespace, req.JobID)
+			},
+			func(job *structs.Job) { reply.Job = job }, func(job *structs.Job) uint64 { return job.ModifyIndex }, "jobs")
 	},
 })
 
@@ -392,17 +386,11 @@ var jobSummary = read("Job.Summary", spec[structs.JobSpecificRequest, structs.Jo
 	Prepare:   jobQueryDefaultNamespace[structs.JobSpecificRequest],
 	Authorize: jobReadRule[structs.JobSpecificRequest],
 	Serve: func(c *rpcCall, req *structs.JobSpecificRequest, reply *structs.JobSummaryResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			summary, err := store.JobSummaryByID(ws, req.Namespace, req.JobID)
-			if err != nil {
-				return 0, err
-			}
-			reply.JobSummary = summary
-			if summary != nil {
-				return summary.ModifyIndex, nil
-			}
-			return store.Index("job_summary"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.JobSummary, error) {
+				return store.JobSummaryByID(ws, req.Namespace, req.JobID)
+			},
+			func(summary *structs.JobSummary) { reply.JobSummary = summary }, func(summary *structs.JobSummary) uint64 { return summary.ModifyIndex }, "job_summary")
 	},
 })
 

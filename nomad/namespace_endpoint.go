@@ -50,14 +50,11 @@ var namespaceGet = read("Namespace.GetNamespace", spec[structs.NamespaceSpecific
 		return nil
 	},
 	Serve: func(c *rpcCall, req *structs.NamespaceSpecificRequest, reply *structs.SingleNamespaceResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			ns, err := store.NamespaceByName(ws, req.Name)
-			if err != nil {
-				return 0, err
-			}
-			reply.Namespace = ns
-			return store.Index("namespaces"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Namespace, error) {
+				return store.NamespaceByName(ws, req.Name)
+			},
+			func(ns *structs.Namespace) { reply.Namespace = ns }, nil, "namespaces")
 	},
 })
 

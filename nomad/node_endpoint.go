@@ -179,17 +179,11 @@ var nodeGetNode = read("Node.GetNode", spec[structs.NodeSpecificRequest, structs
 	Caller:    callerNodeOrToken,
 	Authorize: nodeOr(func(req *structs.NodeSpecificRequest) string { return req.NodeID }, nodeReadRule[structs.NodeSpecificRequest]),
 	Serve: func(c *rpcCall, req *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			node, err := store.NodeByID(ws, req.NodeID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Node = node.Sanitized()
-			if node != nil {
-				return node.ModifyIndex, nil
-			}
-			return store.Index("nodes"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Node, error) {
+				return store.NodeByID(ws, req.NodeID)
+			},
+			func(node *structs.Node) { reply.Node = node.Sanitized() }, func(node *structs.Node) uint64 { return node.ModifyIndex }, "nodes")
 	},
 })
 
