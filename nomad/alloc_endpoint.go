@@ -145,10 +145,7 @@ var allocListByEval = read("Alloc.ListByEval", spec[structs.EvalSpecificRequest,
 			if err != nil {
 				return 0, err
 			}
-			reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
-			for _, alloc := range allocs {
-				reply.Allocations = append(reply.Allocations, alloc.Stub())
-			}
+			reply.Allocations = views(allocs, (*structs.Allocation).Stub)
 			return store.Index("allocs"), nil
 		})
 	},

@@ -68,3 +68,13 @@ func blockingGet[T any](c *rpcCall, opts *structs.QueryOptions, meta *structs.Qu
 		return maxIndex(store, tables...), nil
 	})
 }
+
+// views is each object as view shows it, in order: an empty list, never nil, when there are
+// none, so that the answer is [] rather than null.
+func views[T, V any](objs []*T, view func(*T) V) []V {
+	out := make([]V, 0, len(objs))
+	for _, obj := range objs {
+		out = append(out, view(obj))
+	}
+	return out
+}
