@@ -23,8 +23,8 @@
 //     workload_identity.go and node_identity_endpoint.go sign and check identities.
 //   - Membership: serf.go (gossip finds servers, it never makes a voter), cluster.go (the
 //     authenticated handshake that forms and grows the Raft cluster), the autopilot package
-//     (health, dead-server cleanup, promotion) through autopilot.go.
-//   - Leader duties: leader.go declares them as a table of duties and chores, and the
+//     (health, dead-server cleanup, promotion) through autopilot_backend.go.
+//   - Leader duties: leader_duties.go declares them as a table of duties and chores, and the
 //     leader package runs them for each leadership term and stops them when it ends: the
 //     evaluation broker (leader_broker.go), the scheduling workers (the worker package, fed
 //     through worker_backend.go and scheduler_input.go), node heartbeats (heartbeat.go),

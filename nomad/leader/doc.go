@@ -5,6 +5,6 @@
 // live as long as the term) and chores (work on a fixed interval) and returns only when all
 // have stopped.
 //
-// What the server does as leader is declared by the server (nomad/leader.go) as a table of
+// What the server does as leader is declared by the server (nomad/leader_duties.go) as a table of
 // duties and chores; this package knows none of them and imports only Raft and the logger.
 package leader
