@@ -26,10 +26,10 @@
 //     (health, dead-server cleanup, promotion) through autopilot_backend.go.
 //   - Leader duties: leader_duties.go declares them as a table of duties and chores, and the
 //     leader package runs them for each leadership term and stops them when it ends: the
-//     evaluation broker (leader_broker.go), the scheduling workers (the worker package, fed
-//     through worker_backend.go and scheduler_input.go), node heartbeats (heartbeat.go),
-//     garbage collection (core_gc.go), periodic launches, the deployment watcher, the drainer
-//     and the plan applier (their own packages below this one).
+//     evaluation broker's feeder (the evalfeed package), the scheduling workers (the worker
+//     package, reached through worker_backend.go and scheduler_input.go), node heartbeats
+//     (heartbeat.go), garbage collection (core_gc.go), periodic launches, the deployment
+//     watcher, the drainer and the plan applier (their own packages below this one).
 //   - Disk: disk_space.go refuses writes that a full data_dir could not make durable.
 //
 // It imports structs, state, acl, scheduler, raftutil and the shared helpers (tlsutil,

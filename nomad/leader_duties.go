@@ -77,7 +77,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			s.evalBroker.SetEnabled(false)
 		}
 	}()
-	if err := s.enableEvalBroker(); err != nil {
+	if err := s.evalFeed.Enable(); err != nil {
 		s.logger.Error("filling the evaluation broker failed", "error", err)
 	}
 	leader.RunTerm(ctx, s.logger, s.leaderDuties(), s.leaderChores())
@@ -95,8 +95,8 @@ func (s *Server) leaderDuties() []leader.Duty {
 		{Name: "heartbeats", Run: s.runHeartbeats},
 		{Name: "plan applier", Run: applier.Run},
 		{Name: "scheduling workers", Run: func(ctx context.Context) { s.workers.Run(ctx, workerBackend{s}, applier) }},
-		{Name: "evaluation broker feeder", Run: s.runEvalBrokerFeeder},
-		{Name: "failed evaluation reaper", Run: s.runFailedEvalReaper},
+		{Name: "evaluation broker feeder", Run: s.evalFeed.Run},
+		{Name: "failed evaluation reaper", Run: s.evalFeed.RunReaper},
 		{Name: "deployment watcher", Run: deploymentwatcher.New(watcherBackend{s}, s.logger).Run},
 		{Name: "drainer", Run: drainer.New(drainer.Config{
 			State: s.State, Apply: s.raftApply, Logger: s.logger.Named("drainer"),

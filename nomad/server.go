@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nomadfork/nomad/nomad/autopilot"
+	"github.com/nomadfork/nomad/nomad/evalfeed"
 	"github.com/nomadfork/nomad/nomad/fsm"
 	"github.com/nomadfork/nomad/nomad/gossip"
 	"github.com/nomadfork/nomad/nomad/leader"
@@ -37,6 +38,8 @@ type Server struct {
 	workers *worker.Pool
 	// evalBroker holds the evaluations waiting for a worker; enabled only while leading.
 	evalBroker *evalbroker.Broker
+	// evalFeed fills the broker from the state and fails what it gives up on.
+	evalFeed *evalfeed.Feeder
 	// leaderTerm counts the leadership terms this server started, so that a term winding
 	// down does not disable the broker of the next.
 	leaderTerm atomic.Uint64
@@ -196,6 +199,7 @@ func NewServer(config *Config) (*Server, error) {
 	}
 	s.workers = worker.NewPool(config.NumSchedulers)
 	s.evalBroker = evalbroker.New(config.EvalBroker)
+	s.evalFeed = s.newEvalFeed()
 	s.Endpoints = &Endpoints{
 		Job:         &Job{srv: s},
 		Eval:        &Eval{srv: s},
