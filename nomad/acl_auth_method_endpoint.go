@@ -19,20 +19,13 @@ var aclUpsertAuthMethods = write("ACL.UpsertAuthMethods", spec[structs.ACLAuthMe
 		return nil
 	},
 	Authorize: aclManagement[structs.ACLAuthMethodUpsertRequest]("write ACL auth-methods"),
-	Validate: func(req *structs.ACLAuthMethodUpsertRequest) error {
-		if len(req.AuthMethods) == 0 {
-			return structs.BadRequest("must specify at least one auth-method")
-		}
-		for _, m := range req.AuthMethods {
+	Validate: eachValid(func(req *structs.ACLAuthMethodUpsertRequest) []*structs.ACLAuthMethod { return req.AuthMethods },
+		"must specify at least one auth-method", func(_ int, m *structs.ACLAuthMethod) error {
 			if m == nil {
 				return structs.BadRequest("missing auth-method")
 			}
-			if err := m.Validate(); err != nil {
-				return err
-			}
-		}
-		return nil
-	},
+			return m.Validate()
+		}),
 	Serve: func(c *rpcCall, req *structs.ACLAuthMethodUpsertRequest, reply *structs.ACLAuthMethodUpsertResponse) error {
 		store := c.srv.State()
 		ts := now().UTC()

@@ -11,20 +11,13 @@ import (
 
 var aclUpsertBindingRules = write("ACL.UpsertBindingRules", spec[structs.ACLBindingRuleUpsertRequest, structs.ACLBindingRuleUpsertResponse]{
 	Authorize: aclManagement[structs.ACLBindingRuleUpsertRequest]("write ACL binding rules"),
-	Validate: func(req *structs.ACLBindingRuleUpsertRequest) error {
-		if len(req.BindingRules) == 0 {
-			return structs.BadRequest("must specify at least one binding rule")
-		}
-		for _, r := range req.BindingRules {
+	Validate: eachValid(func(req *structs.ACLBindingRuleUpsertRequest) []*structs.ACLBindingRule { return req.BindingRules },
+		"must specify at least one binding rule", func(_ int, r *structs.ACLBindingRule) error {
 			if r == nil {
 				return structs.BadRequest("missing binding rule")
 			}
-			if err := r.Validate(); err != nil {
-				return err
-			}
-		}
-		return nil
-	},
+			return r.Validate()
+		}),
 	Serve: func(c *rpcCall, req *structs.ACLBindingRuleUpsertRequest, reply *structs.ACLBindingRuleUpsertResponse) error {
 		store := c.srv.State()
 		ts := now().UTC()

@@ -11,20 +11,16 @@ import (
 
 var aclUpsertRoles = write("ACL.UpsertRoles", spec[structs.ACLRoleUpsertRequest, structs.ACLRoleUpsertResponse]{
 	Authorize: aclManagement[structs.ACLRoleUpsertRequest]("write ACL roles"),
-	Validate: func(req *structs.ACLRoleUpsertRequest) error {
-		if len(req.Roles) == 0 {
-			return structs.BadRequest("must specify at least one role")
-		}
-		for _, r := range req.Roles {
+	Validate: eachValid(func(req *structs.ACLRoleUpsertRequest) []*structs.ACLRole { return req.Roles },
+		"must specify at least one role", func(_ int, r *structs.ACLRole) error {
 			if !validPolicyName(r.Name) {
 				return structs.BadRequest("invalid role name %q", r.Name)
 			}
 			if len(r.Policies) == 0 {
 				return structs.BadRequest("role %q must have at least one policy", r.Name)
 			}
-		}
-		return nil
-	},
+			return nil
+		}),
 	Serve: func(c *rpcCall, req *structs.ACLRoleUpsertRequest, reply *structs.ACLRoleUpsertResponse) error {
 		store := c.srv.State()
 		for _, r := range req.Roles {

@@ -158,14 +158,9 @@ func aclResolveRoleLinks(store *state.StateStore, links []*structs.ACLTokenRoleL
 
 var aclDeleteTokens = write("ACL.DeleteTokens", spec[structs.ACLTokenDeleteRequest, structs.GenericResponse]{
 	Authorize: aclManagement[structs.ACLTokenDeleteRequest]("delete ACL tokens"),
-	Validate: func(req *structs.ACLTokenDeleteRequest) error {
-		if len(req.AccessorIDs) == 0 {
-			return structs.BadRequest("must specify as least one token")
-		}
-		return nil
-	},
-	Fix:     func(c *rpcCall, req *structs.ACLTokenDeleteRequest) { req.Actor = c.actor },
-	Message: structs.ACLTokenDeleteRequestType,
+	Validate:  atLeastOne(func(req *structs.ACLTokenDeleteRequest) int { return len(req.AccessorIDs) }, "must specify as least one token"),
+	Fix:       func(c *rpcCall, req *structs.ACLTokenDeleteRequest) { req.Actor = c.actor },
+	Message:   structs.ACLTokenDeleteRequestType,
 })
 
 // DeleteTokens deletes tokens and closes their event subscriptions.

@@ -243,12 +243,7 @@ func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopRes
 
 var allocUpdateFromClient = write("Alloc.UpdateFromClient", reportedByNode(func(req *structs.AllocUpdateRequest) string { return req.NodeID }, "allocation update",
 	spec[structs.AllocUpdateRequest, structs.GenericResponse]{
-		Validate: func(req *structs.AllocUpdateRequest) error {
-			if len(req.Alloc) == 0 {
-				return structs.BadRequest("must update at least one allocation")
-			}
-			return nil
-		},
+		Validate: atLeastOne(func(req *structs.AllocUpdateRequest) int { return len(req.Alloc) }, "must update at least one allocation"),
 		Serve: func(c *rpcCall, req *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
 			return c.srv.Endpoints.Alloc.updateFromClient(req, reply)
 		},
