@@ -4,11 +4,11 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/nomadfork/nomad/structs"
+	"github.com/nomadfork/nomad/structs/slotconn"
 )
 
 // maxForwards bounds the requests the agent's HTTP API relays to other nodes at once; with
@@ -57,18 +57,5 @@ func (r *RPCServers) Forward(token string) (net.Conn, error) {
 		release()
 		return nil, errors.Join(errors.New("client: opening a relay"), err)
 	}
-	return &forwardConn{Conn: stream, release: release}, nil
-}
-
-// forwardConn gives its relay slot back once, when closed.
-type forwardConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *forwardConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
+	return slotconn.New(stream, release), nil
 }

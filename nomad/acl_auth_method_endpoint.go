@@ -19,20 +19,13 @@ var aclUpsertAuthMethods = write("ACL.UpsertAuthMethods", spec[structs.ACLAuthMe
 		return nil
 	},
 	Authorize: aclManagement[structs.ACLAuthMethodUpsertRequest]("write ACL auth-methods"),
-	Validate: func(req *structs.ACLAuthMethodUpsertRequest) error {
-		if len(req.AuthMethods) == 0 {
-			return structs.BadRequest("must specify at least one auth-method")
-		}
-		for _, m := range req.AuthMethods {
+	Validate: eachValid(func(req *structs.ACLAuthMethodUpsertRequest) []*structs.ACLAuthMethod { return req.AuthMethods },
+		"must specify at least one auth-method", func(_ int, m *structs.ACLAuthMethod) error {
 			if m == nil {
 				return structs.BadRequest("missing auth-method")
 			}
-			if err := m.Validate(); err != nil {
-				return err
-			}
-		}
-		return nil
-	},
+			return m.Validate()
+		}),
 	Serve: func(c *rpcCall, req *structs.ACLAuthMethodUpsertRequest, reply *structs.ACLAuthMethodUpsertResponse) error {
 		store := c.srv.State()
 		ts := now().UTC()
@@ -61,19 +54,10 @@ var aclUpsertAuthMethods = write("ACL.UpsertAuthMethods", spec[structs.ACLAuthMe
 			m.CreateIndex, m.ModifyIndex = 0, 0
 		}
 		req.Actor = c.actor
-		index, err := c.srv.raftApply(structs.ACLAuthMethodUpsertRequestType, req)
-		if err != nil {
-			return err
-		}
-		for _, m := range req.AuthMethods {
-			stored, err := c.srv.State().ACLAuthMethodByName(nil, m.Name)
-			if err != nil {
-				return err
-			}
-			reply.AuthMethods = append(reply.AuthMethods, stored.Sanitized())
-		}
-		reply.Index = index
-		return nil
+		var err error
+		reply.AuthMethods, reply.Index, err = aclAuthMethods.applyAndRead(c, structs.ACLAuthMethodUpsertRequestType, req,
+			keysOf(req.AuthMethods, func(m *structs.ACLAuthMethod) string { return m.Name }), (*structs.ACLAuthMethod).Sanitized)
+		return err
 	},
 })
 
@@ -84,22 +68,9 @@ func (a *ACL) UpsertAuthMethods(args *structs.ACLAuthMethodUpsertRequest, reply 
 
 var aclDeleteAuthMethods = write("ACL.DeleteAuthMethods", spec[structs.ACLAuthMethodDeleteRequest, structs.GenericResponse]{
 	Authorize: aclManagement[structs.ACLAuthMethodDeleteRequest]("delete ACL auth-methods"),
-	Serve: func(c *rpcCall, req *structs.ACLAuthMethodDeleteRequest, reply *structs.GenericResponse) error {
-		store := c.srv.State()
-		for _, name := range req.Names {
-			m, err := store.ACLAuthMethodByName(nil, name)
-			if err != nil {
-				return err
-			}
-			if m == nil {
-				return structs.NewErrCode(404, "ACL auth-method %q not found", name)
-			}
-		}
-		req.Actor = c.actor
-		var err error
-		reply.Index, err = c.srv.raftApply(structs.ACLAuthMethodDeleteRequestType, req)
-		return err
-	},
+	Check:     aclDeleteChecked(aclAuthMethods, func(req *structs.ACLAuthMethodDeleteRequest) []string { return req.Names }),
+	Fix:       func(c *rpcCall, req *structs.ACLAuthMethodDeleteRequest) { req.Actor = c.actor },
+	Message:   structs.ACLAuthMethodDeleteRequestType,
 })
 
 // DeleteAuthMethods deletes auth methods by name, with their binding rules (management only).
@@ -122,14 +93,11 @@ type SingleAuthMethodResponse struct {
 var aclGetAuthMethod = read("ACL.GetAuthMethod", spec[AuthMethodSpecificRequest, SingleAuthMethodResponse]{
 	Authorize: aclManagement[AuthMethodSpecificRequest]("read ACL auth-methods"),
 	Serve: func(c *rpcCall, req *AuthMethodSpecificRequest, reply *SingleAuthMethodResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			m, err := store.ACLAuthMethodByName(ws, req.Name)
-			if err != nil {
-				return 0, err
-			}
-			reply.AuthMethod = m.Sanitized()
-			return store.Index("acl_auth_methods"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.ACLAuthMethod, error) {
+				return store.ACLAuthMethodByName(ws, req.Name)
+			},
+			func(m *structs.ACLAuthMethod) { reply.AuthMethod = m.Sanitized() }, nil, "acl_auth_methods")
 	},
 })
 

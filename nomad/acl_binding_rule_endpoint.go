@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
-	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
@@ -12,20 +11,13 @@ import (
 
 var aclUpsertBindingRules = write("ACL.UpsertBindingRules", spec[structs.ACLBindingRuleUpsertRequest, structs.ACLBindingRuleUpsertResponse]{
 	Authorize: aclManagement[structs.ACLBindingRuleUpsertRequest]("write ACL binding rules"),
-	Validate: func(req *structs.ACLBindingRuleUpsertRequest) error {
-		if len(req.BindingRules) == 0 {
-			return structs.BadRequest("must specify at least one binding rule")
-		}
-		for _, r := range req.BindingRules {
+	Validate: eachValid(func(req *structs.ACLBindingRuleUpsertRequest) []*structs.ACLBindingRule { return req.BindingRules },
+		"must specify at least one binding rule", func(_ int, r *structs.ACLBindingRule) error {
 			if r == nil {
 				return structs.BadRequest("missing binding rule")
 			}
-			if err := r.Validate(); err != nil {
-				return err
-			}
-		}
-		return nil
-	},
+			return r.Validate()
+		}),
 	Serve: func(c *rpcCall, req *structs.ACLBindingRuleUpsertRequest, reply *structs.ACLBindingRuleUpsertResponse) error {
 		store := c.srv.State()
 		ts := now().UTC()
@@ -35,36 +27,21 @@ var aclUpsertBindingRules = write("ACL.UpsertBindingRules", spec[structs.ACLBind
 			} else if m == nil {
 				return structs.BadRequest("invalid AuthMethod: ACL auth-method %q not found", r.AuthMethod)
 			}
-			if r.ID == "" {
-				id, err := uuid.GenerateUUID()
-				if err != nil {
-					return err
-				}
-				r.ID = id
-			} else if existing, err := store.ACLBindingRuleByID(nil, r.ID); err != nil {
+			existing, err := aclBindingRules.claimID(store, &r.ID)
+			if err != nil {
 				return err
-			} else if existing == nil {
-				return structs.NewErrCode(404, "ACL binding rule %q not found", r.ID)
-			} else if existing.AuthMethod != r.AuthMethod {
+			}
+			if existing != nil && existing.AuthMethod != r.AuthMethod {
 				return structs.BadRequest("invalid AuthMethod: a binding rule cannot move to another auth-method")
 			}
 			r.CreateTime, r.ModifyTime = ts, ts
 			r.CreateIndex, r.ModifyIndex = 0, 0
 		}
 		req.Actor = c.actor
-		index, err := c.srv.raftApply(structs.ACLBindingRuleUpsertRequestType, req)
-		if err != nil {
-			return err
-		}
-		for _, r := range req.BindingRules {
-			stored, err := c.srv.State().ACLBindingRuleByID(nil, r.ID)
-			if err != nil {
-				return err
-			}
-			reply.BindingRules = append(reply.BindingRules, stored)
-		}
-		reply.Index = index
-		return nil
+		var err error
+		reply.BindingRules, reply.Index, err = aclBindingRules.applyAndRead(c, structs.ACLBindingRuleUpsertRequestType, req,
+			keysOf(req.BindingRules, func(r *structs.ACLBindingRule) string { return r.ID }), asStored)
+		return err
 	},
 })
 
@@ -75,21 +52,9 @@ func (a *ACL) UpsertBindingRules(args *structs.ACLBindingRuleUpsertRequest, repl
 
 var aclDeleteBindingRules = write("ACL.DeleteBindingRules", spec[structs.ACLBindingRuleDeleteRequest, structs.GenericResponse]{
 	Authorize: aclManagement[structs.ACLBindingRuleDeleteRequest]("delete ACL binding rules"),
-	Serve: func(c *rpcCall, req *structs.ACLBindingRuleDeleteRequest, reply *structs.GenericResponse) error {
-		for _, id := range req.IDs {
-			r, err := c.srv.State().ACLBindingRuleByID(nil, id)
-			if err != nil {
-				return err
-			}
-			if r == nil {
-				return structs.NewErrCode(404, "ACL binding rule %q not found", id)
-			}
-		}
-		req.Actor = c.actor
-		var err error
-		reply.Index, err = c.srv.raftApply(structs.ACLBindingRuleDeleteRequestType, req)
-		return err
-	},
+	Check:     aclDeleteChecked(aclBindingRules, func(req *structs.ACLBindingRuleDeleteRequest) []string { return req.IDs }),
+	Fix:       func(c *rpcCall, req *structs.ACLBindingRuleDeleteRequest) { req.Actor = c.actor },
+	Message:   structs.ACLBindingRuleDeleteRequestType,
 })
 
 // DeleteBindingRules deletes binding rules by ID (management only).
@@ -112,14 +77,11 @@ type SingleBindingRuleResponse struct {
 var aclGetBindingRule = read("ACL.GetBindingRule", spec[BindingRuleSpecificRequest, SingleBindingRuleResponse]{
 	Authorize: aclManagement[BindingRuleSpecificRequest]("read ACL binding rules"),
 	Serve: func(c *rpcCall, req *BindingRuleSpecificRequest, reply *SingleBindingRuleResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			r, err := store.ACLBindingRuleByID(ws, req.ID)
-			if err != nil {
-				return 0, err
-			}
-			reply.BindingRule = r
-			return store.Index("acl_binding_rules"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.ACLBindingRule, error) {
+				return store.ACLBindingRuleByID(ws, req.ID)
+			},
+			func(r *structs.ACLBindingRule) { reply.BindingRule = r }, nil, "acl_binding_rules")
 	},
 })
 

@@ -98,11 +98,8 @@ func aclNewToken(t *structs.ACLToken, secret string) (*structs.ACLToken, error) 
 
 var aclUpsertPolicies = write("ACL.UpsertPolicies", spec[structs.ACLPolicyUpsertRequest, structs.GenericResponse]{
 	Authorize: aclManagement[structs.ACLPolicyUpsertRequest]("write ACL policies"),
-	Validate: func(req *structs.ACLPolicyUpsertRequest) error {
-		if len(req.Policies) == 0 {
-			return structs.BadRequest("must specify as least one policy")
-		}
-		for i, p := range req.Policies {
+	Validate: eachValid(func(req *structs.ACLPolicyUpsertRequest) []*structs.ACLPolicy { return req.Policies },
+		"must specify as least one policy", func(i int, p *structs.ACLPolicy) error {
 			if !validPolicyName(p.Name) {
 				return structs.BadRequest("policy %d invalid: invalid name %q", i, p.Name)
 			}
@@ -112,9 +109,8 @@ var aclUpsertPolicies = write("ACL.UpsertPolicies", spec[structs.ACLPolicyUpsert
 			if _, err := acl.Parse(p.Rules); err != nil {
 				return structs.BadRequest("policy %d invalid: failed to parse rules: %v", i, err)
 			}
-		}
-		return nil
-	},
+			return nil
+		}),
 	Fix: func(c *rpcCall, req *structs.ACLPolicyUpsertRequest) {
 		// The rules' JSON form is derived on read; storing what a caller sent could disagree.
 		for _, p := range req.Policies {
@@ -145,14 +141,9 @@ func validPolicyName(name string) bool {
 
 var aclDeletePolicies = write("ACL.DeletePolicies", spec[structs.ACLPolicyDeleteRequest, structs.GenericResponse]{
 	Authorize: aclManagement[structs.ACLPolicyDeleteRequest]("delete ACL policies"),
-	Validate: func(req *structs.ACLPolicyDeleteRequest) error {
-		if len(req.Names) == 0 {
-			return structs.BadRequest("must specify as least one policy")
-		}
-		return nil
-	},
-	Fix:     func(c *rpcCall, req *structs.ACLPolicyDeleteRequest) { req.Actor = c.actor },
-	Message: structs.ACLPolicyDeleteRequestType,
+	Validate:  atLeastOne(func(req *structs.ACLPolicyDeleteRequest) int { return len(req.Names) }, "must specify as least one policy"),
+	Fix:       func(c *rpcCall, req *structs.ACLPolicyDeleteRequest) { req.Actor = c.actor },
+	Message:   structs.ACLPolicyDeleteRequestType,
 })
 
 // DeletePolicies deletes policies.

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
-	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
@@ -12,49 +11,29 @@ import (
 
 var aclUpsertRoles = write("ACL.UpsertRoles", spec[structs.ACLRoleUpsertRequest, structs.ACLRoleUpsertResponse]{
 	Authorize: aclManagement[structs.ACLRoleUpsertRequest]("write ACL roles"),
-	Validate: func(req *structs.ACLRoleUpsertRequest) error {
-		if len(req.Roles) == 0 {
-			return structs.BadRequest("must specify at least one role")
-		}
-		for _, r := range req.Roles {
+	Validate: eachValid(func(req *structs.ACLRoleUpsertRequest) []*structs.ACLRole { return req.Roles },
+		"must specify at least one role", func(_ int, r *structs.ACLRole) error {
 			if !validPolicyName(r.Name) {
 				return structs.BadRequest("invalid role name %q", r.Name)
 			}
 			if len(r.Policies) == 0 {
 				return structs.BadRequest("role %q must have at least one policy", r.Name)
 			}
-		}
-		return nil
-	},
+			return nil
+		}),
 	Serve: func(c *rpcCall, req *structs.ACLRoleUpsertRequest, reply *structs.ACLRoleUpsertResponse) error {
+		store := c.srv.State()
 		for _, r := range req.Roles {
-			if r.ID == "" {
-				id, err := uuid.GenerateUUID()
-				if err != nil {
-					return err
-				}
-				r.ID = id
-			} else if existing, err := c.srv.State().ACLRoleByID(nil, r.ID); err != nil {
+			if _, err := aclRoles.claimID(store, &r.ID); err != nil {
 				return err
-			} else if existing == nil {
-				return structs.NewErrCode(404, "ACL role %q not found", r.ID)
 			}
 			r.SetHash()
 		}
 		req.Actor = c.actor
-		index, err := c.srv.raftApply(structs.ACLRoleUpsertRequestType, req)
-		if err != nil {
-			return err
-		}
-		for _, r := range req.Roles {
-			stored, err := c.srv.State().ACLRoleByID(nil, r.ID)
-			if err != nil {
-				return err
-			}
-			reply.Roles = append(reply.Roles, stored)
-		}
-		reply.Index = index
-		return nil
+		var err error
+		reply.Roles, reply.Index, err = aclRoles.applyAndRead(c, structs.ACLRoleUpsertRequestType, req,
+			keysOf(req.Roles, func(r *structs.ACLRole) string { return r.ID }), asStored)
+		return err
 	},
 })
 

@@ -158,14 +158,9 @@ func aclResolveRoleLinks(store *state.StateStore, links []*structs.ACLTokenRoleL
 
 var aclDeleteTokens = write("ACL.DeleteTokens", spec[structs.ACLTokenDeleteRequest, structs.GenericResponse]{
 	Authorize: aclManagement[structs.ACLTokenDeleteRequest]("delete ACL tokens"),
-	Validate: func(req *structs.ACLTokenDeleteRequest) error {
-		if len(req.AccessorIDs) == 0 {
-			return structs.BadRequest("must specify as least one token")
-		}
-		return nil
-	},
-	Fix:     func(c *rpcCall, req *structs.ACLTokenDeleteRequest) { req.Actor = c.actor },
-	Message: structs.ACLTokenDeleteRequestType,
+	Validate:  atLeastOne(func(req *structs.ACLTokenDeleteRequest) int { return len(req.AccessorIDs) }, "must specify as least one token"),
+	Fix:       func(c *rpcCall, req *structs.ACLTokenDeleteRequest) { req.Actor = c.actor },
+	Message:   structs.ACLTokenDeleteRequestType,
 })
 
 // DeleteTokens deletes tokens and closes their event subscriptions.
@@ -197,14 +192,11 @@ var aclGetToken = read("ACL.GetToken", spec[TokenSpecificRequest, SingleTokenRes
 		return nil
 	},
 	Serve: func(c *rpcCall, req *TokenSpecificRequest, reply *SingleTokenResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			t, err := store.ACLTokenByAccessorID(ws, req.AccessorID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Token = t
-			return store.Index("acl_token"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.ACLToken, error) {
+				return store.ACLTokenByAccessorID(ws, req.AccessorID)
+			},
+			func(t *structs.ACLToken) { reply.Token = t }, nil, "acl_token")
 	},
 })
 

@@ -5,6 +5,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -61,17 +62,11 @@ var allocGetAlloc = read("Alloc.GetAlloc", spec[structs.AllocSpecificRequest, st
 		return allocReadJobRule(c, &req.QueryOptions)
 	},
 	Serve: func(c *rpcCall, args *structs.AllocSpecificRequest, reply *structs.SingleAllocResponse) error {
-		err := c.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			alloc, err := store.AllocByID(ws, args.AllocID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Alloc = alloc
-			if alloc != nil {
-				return alloc.ModifyIndex, nil
-			}
-			return store.Index("allocs"), nil
-		})
+		err := blockingGet(c, &args.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Allocation, error) {
+				return store.AllocByID(ws, args.AllocID)
+			},
+			func(alloc *structs.Allocation) { reply.Alloc = alloc }, func(alloc *structs.Allocation) uint64 { return alloc.ModifyIndex }, "allocs")
 		if err != nil {
 			return err
 		}
@@ -150,10 +145,7 @@ var allocListByEval = read("Alloc.ListByEval", spec[structs.EvalSpecificRequest,
 			if err != nil {
 				return 0, err
 			}
-			reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
-			for _, alloc := range allocs {
-				reply.Allocations = append(reply.Allocations, alloc.Stub())
-			}
+			reply.Allocations = views(allocs, (*structs.Allocation).Stub)
 			return store.Index("allocs"), nil
 		})
 	},
@@ -217,7 +209,7 @@ var allocStop = write("Alloc.Stop", spec[structs.AllocStopRequest, structs.Alloc
 			return structs.BadRequest("allocation %s has no job to evaluate", alloc.ID)
 		}
 		t := now().UnixNano()
-		eval, err := newEval(job, structs.EvalTriggerAllocStop, 0, t)
+		eval, err := worker.NewEval(job, structs.EvalTriggerAllocStop, 0, t)
 		if err != nil {
 			return err
 		}
@@ -249,25 +241,13 @@ func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopRes
 	return allocStop.Call(a.srv, args, reply)
 }
 
-var allocUpdateFromClient = write("Alloc.UpdateFromClient", spec[structs.AllocUpdateRequest, structs.GenericResponse]{
-	Caller: callerNodeOrToken,
-	Prepare: func(req *structs.AllocUpdateRequest) error {
-		if req.NodeID == "" {
-			return structs.BadRequest("missing node ID for allocation update")
-		}
-		return nil
-	},
-	Authorize: nodeOr(func(req *structs.AllocUpdateRequest) string { return req.NodeID }, nodeWriteRule[structs.AllocUpdateRequest]),
-	Validate: func(req *structs.AllocUpdateRequest) error {
-		if len(req.Alloc) == 0 {
-			return structs.BadRequest("must update at least one allocation")
-		}
-		return nil
-	},
-	Serve: func(c *rpcCall, req *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
-		return c.srv.Endpoints.Alloc.updateFromClient(req, reply)
-	},
-})
+var allocUpdateFromClient = write("Alloc.UpdateFromClient", reportedByNode(func(req *structs.AllocUpdateRequest) string { return req.NodeID }, "allocation update",
+	spec[structs.AllocUpdateRequest, structs.GenericResponse]{
+		Validate: atLeastOne(func(req *structs.AllocUpdateRequest) int { return len(req.Alloc) }, "must update at least one allocation"),
+		Serve: func(c *rpcCall, req *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+			return c.srv.Endpoints.Alloc.updateFromClient(req, reply)
+		},
+	}))
 
 // UpdateFromClient applies what a node's client reports about its allocations. Only the
 // node itself (its secret) or a caller with node write access may report, and only about
@@ -377,7 +357,7 @@ func (a *Alloc) failureEvals(args *structs.AllocUpdateRequest) ([]*structs.Evalu
 		if job == nil || job.Stop {
 			continue
 		}
-		eval, err := newEval(job, trigger, 0, args.UpdatedAt)
+		eval, err := worker.NewEval(job, trigger, 0, args.UpdatedAt)
 		if err != nil {
 			return nil, err
 		}

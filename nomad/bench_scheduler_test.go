@@ -10,7 +10,7 @@ import (
 
 // BenchmarkScheduleEndToEnd registers a 5,000-allocation job on 1,000 nodes registered
 // through the Node endpoint and measures the time until every allocation is placed: the
-// worker's batches of maxPlacementsPerPlan, each through Raft (raft-wal on disk).
+// worker's batches of worker.MaxPlacementsPerPlan, each through Raft (raft-wal on disk).
 func BenchmarkScheduleEndToEnd(b *testing.B) {
 	const nodes, count = 1000, 5000
 	for b.Loop() {

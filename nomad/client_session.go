@@ -3,12 +3,14 @@ package nomad
 import (
 	"bufio"
 	"fmt"
-	"github.com/nomadfork/nomad/nomad/transport"
 	"io"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/nomadfork/nomad/nomad/transport"
+	"github.com/nomadfork/nomad/structs/slotconn"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/nomadfork/nomad/structs"
@@ -101,20 +103,7 @@ func (cs *clientSession) open() (net.Conn, error) {
 		<-cs.streams
 		return nil, fmt.Errorf("opening a stream to the client: %w", err)
 	}
-	return &releasingConn{Conn: stream, release: func() { <-cs.streams }}, nil
-}
-
-// releasingConn gives its slot back once, when closed.
-type releasingConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *releasingConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
+	return slotconn.New(stream, func() { <-cs.streams }), nil
 }
 
 func (s *Server) dialRelay(peer, nodeID string) (net.Conn, error) {

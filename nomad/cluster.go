@@ -129,7 +129,7 @@ func (m *membership) recentlyLeft(id string) bool {
 // verifyBackoff is the wait before checking again a member that did not authenticate.
 const verifyBackoff = 5 * time.Second
 
-func (m *membership) mayRetry(id string) bool {
+func (m *membership) MayRetry(id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return time.Now().After(m.retryAt[id])
@@ -170,8 +170,8 @@ func (m *membership) takeGone() map[string]string {
 	return out
 }
 
-// warnOnce logs a refusal for a member at most once a minute.
-func (m *membership) warnOnce(id string, msg string, args ...any) {
+// WarnOnce logs a refusal for a member at most once a minute.
+func (m *membership) WarnOnce(id string, msg string, args ...any) {
 	m.mu.Lock()
 	last, seen := m.warned[id]
 	now := time.Now()
@@ -229,13 +229,13 @@ func (m *membership) maybeBootstrap() {
 	for _, p := range alive {
 		addr := s.RaftAddr()
 		if p.ID != s.config.NodeID {
-			if !m.mayRetry(p.ID) {
+			if !m.MayRetry(p.ID) {
 				continue
 			}
 			resp, err := s.verifyServer(p)
 			if err != nil {
 				m.backoff(p.ID)
-				m.warnOnce(p.ID, "not bootstrapping with a gossiped server that does not authenticate on its RPC port", "server", p.Name, "error", err)
+				m.WarnOnce(p.ID, "not bootstrapping with a gossiped server that does not authenticate on its RPC port", "server", p.Name, "error", err)
 				continue
 			}
 			if resp.Bootstrapped {
@@ -245,7 +245,7 @@ func (m *membership) maybeBootstrap() {
 			addr = resp.Server.Addr
 		}
 		if p.Expect != expect {
-			m.warnOnce(p.ID, "not bootstrapping: servers disagree on bootstrap_expect", "server", p.Name, "expect", p.Expect, "ours", expect)
+			m.WarnOnce(p.ID, "not bootstrapping: servers disagree on bootstrap_expect", "server", p.Name, "expect", p.Expect, "ours", expect)
 			return
 		}
 		servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(addr)})
@@ -280,7 +280,7 @@ func (m *membership) reconcile(ctx context.Context) {
 		if !ok || id == s.config.NodeID {
 			continue
 		}
-		if m.removeIfGone(id, name, string(srv.Address), "left") {
+		if m.RemoveIfGone(id, name, string(srv.Address), "left") {
 			delete(inRaft, id)
 		}
 	}
@@ -293,17 +293,17 @@ func (m *membership) reconcile(ctx context.Context) {
 		}
 		switch p.Status {
 		case serf.StatusLeft:
-			if srv, ok := inRaft[p.ID]; ok && m.mayRetry(p.ID) {
-				m.removeIfGone(p.ID, p.Name, string(srv.Address), "left")
+			if srv, ok := inRaft[p.ID]; ok && m.MayRetry(p.ID) {
+				m.RemoveIfGone(p.ID, p.Name, string(srv.Address), "left")
 			}
 		case serf.StatusAlive:
-			if _, ok := inRaft[p.ID]; ok || !m.mayRetry(p.ID) || m.recentlyLeft(p.ID) {
+			if _, ok := inRaft[p.ID]; ok || !m.MayRetry(p.ID) || m.recentlyLeft(p.ID) {
 				continue
 			}
 			resp, err := s.verifyServer(p)
 			if err != nil {
 				m.backoff(p.ID)
-				m.warnOnce(p.ID, "not adding a gossiped server to Raft: it does not authenticate on its RPC port", "server", p.Name, "address", p.RPCAddr, "error", err)
+				m.WarnOnce(p.ID, "not adding a gossiped server to Raft: it does not authenticate on its RPC port", "server", p.Name, "address", p.RPCAddr, "error", err)
 				continue
 			}
 			// A newcomer votes only once it has been healthy for server_stabilization_time
@@ -322,20 +322,20 @@ func (m *membership) reconcile(ctx context.Context) {
 			s.logger.Info("added a server to Raft", "server", p.Name, "address", resp.Server.Addr, "voter", !stabilize)
 		}
 	}
-	s.autopilotCleanup()
-	s.autopilotPromote()
+	s.autopilot.Cleanup()
+	s.autopilot.Promote()
 }
 
-// removeIfGone removes a server from Raft on gossip's word that it left or failed, unless it
+// RemoveIfGone removes a server from Raft on gossip's word that it left or failed, unless it
 // still answers as itself on its RPC port (addr, from the Raft configuration). Gossip is not
 // authenticated when it is not encrypted (a TLS-only cluster): a forged "left" or "dead" must
 // not cost the quorum a live voter. A server leaving gracefully asks the leader over the RPC
 // port instead (Cluster.Leave), so this check never holds it up.
-func (m *membership) removeIfGone(id, name, addr, why string) bool {
+func (m *membership) RemoveIfGone(id, name, addr, why string) bool {
 	s := m.srv
 	if s.answersAs(id, addr) {
 		m.backoff(id)
-		m.warnOnce(id, "gossip says a server is gone but it answers on its RPC port; keeping it in Raft", "server", name, "gossip", why)
+		m.WarnOnce(id, "gossip says a server is gone but it answers on its RPC port; keeping it in Raft", "server", name, "gossip", why)
 		return false
 	}
 	if err := s.raft.RemoveServer(raft.ServerID(id), 0, 0).Error(); err != nil {

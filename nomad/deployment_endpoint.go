@@ -4,6 +4,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -60,17 +61,11 @@ var deploymentGet = read("Deployment.GetDeployment", spec[structs.DeploymentSpec
 	Prepare:   deploymentByIDPrepare,
 	Authorize: deploymentByIDRule,
 	Serve: func(c *rpcCall, req *structs.DeploymentSpecificRequest, reply *structs.SingleDeploymentResponse) error {
-		err := c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			dep, err := store.DeploymentByID(ws, req.DeploymentID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Deployment = dep
-			if dep != nil {
-				return dep.ModifyIndex, nil
-			}
-			return maxIndex(store, "deployment"), nil
-		})
+		err := blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Deployment, error) {
+				return store.DeploymentByID(ws, req.DeploymentID)
+			},
+			func(dep *structs.Deployment) { reply.Deployment = dep }, func(dep *structs.Deployment) uint64 { return dep.ModifyIndex }, "deployment")
 		if err != nil {
 			return err
 		}
@@ -100,10 +95,7 @@ var deploymentAllocations = read("Deployment.Allocations", spec[structs.Deployme
 			if err != nil {
 				return 0, err
 			}
-			reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
-			for _, a := range allocs {
-				reply.Allocations = append(reply.Allocations, a.Stub())
-			}
+			reply.Allocations = views(allocs, (*structs.Allocation).Stub)
 			return maxIndex(store, "deployment", "allocs"), nil
 		})
 		if err != nil {
@@ -160,7 +152,7 @@ func deploymentWritable(c *rpcCall, id, verb string) (*structs.Deployment, *stru
 
 // deploymentEval is the evaluation a deployment write asks the scheduler for.
 func deploymentEval(job *structs.Job, dep *structs.Deployment, t int64) (*structs.Evaluation, error) {
-	eval, err := newEval(job, structs.EvalTriggerRollingUpdate, dep.EvalPriority, t)
+	eval, err := worker.NewEval(job, structs.EvalTriggerRollingUpdate, dep.EvalPriority, t)
 	if err != nil {
 		return nil, err
 	}
@@ -177,56 +169,72 @@ func deploymentReply(reply *structs.DeploymentUpdateResponse, index uint64, eval
 	}
 }
 
+// deploymentWrite declares a write on one deployment. The request's namespace defaults to
+// the default one and the caller needs submit-job there; the request must name the
+// deployment, which must exist, be active and be in a namespace where the caller has
+// submit-job, and its job must exist (deploymentWritable, whose refusals name verb). build
+// then makes the Raft entry of type msg, at the leader's time t, with the evaluation it
+// carries (nil for none); the answer holds the index and that evaluation.
+func deploymentWrite[Req any](name string, wr func(*Req) *structs.WriteRequest, id, verb func(*Req) string, msg structs.MessageType,
+	build func(req *Req, dep *structs.Deployment, job *structs.Job, t int64) (entry any, eval *structs.Evaluation, err error)) *route[Req, structs.DeploymentUpdateResponse] {
+	return write(name, spec[Req, structs.DeploymentUpdateResponse]{
+		Prepare: func(req *Req) error {
+			opsDefaultWriteNamespace(wr(req))
+			return nil
+		},
+		Authorize: deploymentWriteRule(wr),
+		Validate:  func(req *Req) error { return deploymentIDRequired(id(req)) },
+		Serve: func(c *rpcCall, req *Req, reply *structs.DeploymentUpdateResponse) error {
+			dep, job, err := deploymentWritable(c, id(req), verb(req))
+			if err != nil {
+				return err
+			}
+			entry, eval, err := build(req, dep, job, now().UnixNano())
+			if err != nil {
+				return err
+			}
+			index, err := c.srv.raftApply(msg, entry)
+			if err != nil {
+				return err
+			}
+			deploymentReply(reply, index, eval)
+			return nil
+		},
+	})
+}
+
+// verbIs names a deployment write's action in its refusals.
+func verbIs[Req any](verb string) func(*Req) string { return func(*Req) string { return verb } }
+
 // deploymentFail marks a running deployment failed. Unlike a failure the watcher finds, it
 // never reverts the job: an operator who wants a revert asks for one.
-var deploymentFail = write("Deployment.Fail", spec[structs.DeploymentFailRequest, structs.DeploymentUpdateResponse]{
-	Prepare: func(req *structs.DeploymentFailRequest) error {
-		opsDefaultWriteNamespace(&req.WriteRequest)
-		return nil
-	},
-	Authorize: deploymentWriteRule(func(req *structs.DeploymentFailRequest) *structs.WriteRequest { return &req.WriteRequest }),
-	Validate:  func(req *structs.DeploymentFailRequest) error { return deploymentIDRequired(req.DeploymentID) },
-	Serve: func(c *rpcCall, req *structs.DeploymentFailRequest, reply *structs.DeploymentUpdateResponse) error {
-		dep, job, err := deploymentWritable(c, req.DeploymentID, "fail")
-		if err != nil {
-			return err
-		}
-		t := now().UnixNano()
+var deploymentFail = deploymentWrite("Deployment.Fail",
+	func(req *structs.DeploymentFailRequest) *structs.WriteRequest { return &req.WriteRequest },
+	func(req *structs.DeploymentFailRequest) string { return req.DeploymentID },
+	verbIs[structs.DeploymentFailRequest]("fail"), structs.DeploymentStatusUpdateRequestType,
+	func(_ *structs.DeploymentFailRequest, dep *structs.Deployment, job *structs.Job, t int64) (any, *structs.Evaluation, error) {
 		eval, err := deploymentEval(job, dep, t)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		index, err := c.srv.raftApply(structs.DeploymentStatusUpdateRequestType, &structs.DeploymentStatusUpdateRequest{
+		return &structs.DeploymentStatusUpdateRequest{
 			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: dep.ID, Status: structs.DeploymentStatusFailed,
 				StatusDescription: structs.DeploymentDescFailedByUser},
 			Eval: eval, UpdatedAt: t,
-		})
-		if err != nil {
-			return err
-		}
-		deploymentReply(reply, index, eval)
-		return nil
-	},
-})
+		}, eval, nil
+	})
 
 // deploymentPause pauses a running deployment, or resumes a paused one.
-var deploymentPause = write("Deployment.Pause", spec[structs.DeploymentPauseRequest, structs.DeploymentUpdateResponse]{
-	Prepare: func(req *structs.DeploymentPauseRequest) error {
-		opsDefaultWriteNamespace(&req.WriteRequest)
-		return nil
-	},
-	Authorize: deploymentWriteRule(func(req *structs.DeploymentPauseRequest) *structs.WriteRequest { return &req.WriteRequest }),
-	Validate:  func(req *structs.DeploymentPauseRequest) error { return deploymentIDRequired(req.DeploymentID) },
-	Serve: func(c *rpcCall, args *structs.DeploymentPauseRequest, reply *structs.DeploymentUpdateResponse) error {
-		verb := "resume"
-		if args.Pause {
-			verb = "pause"
+var deploymentPause = deploymentWrite("Deployment.Pause",
+	func(req *structs.DeploymentPauseRequest) *structs.WriteRequest { return &req.WriteRequest },
+	func(req *structs.DeploymentPauseRequest) string { return req.DeploymentID },
+	func(req *structs.DeploymentPauseRequest) string {
+		if req.Pause {
+			return "pause"
 		}
-		dep, job, err := deploymentWritable(c, args.DeploymentID, verb)
-		if err != nil {
-			return err
-		}
-		t := now().UnixNano()
+		return "resume"
+	}, structs.DeploymentStatusUpdateRequestType,
+	func(args *structs.DeploymentPauseRequest, dep *structs.Deployment, job *structs.Job, t int64) (any, *structs.Evaluation, error) {
 		req := &structs.DeploymentStatusUpdateRequest{UpdatedAt: t,
 			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: dep.ID, Status: structs.DeploymentStatusPaused,
 				StatusDescription: structs.DeploymentDescPaused}}
@@ -236,82 +244,51 @@ var deploymentPause = write("Deployment.Pause", spec[structs.DeploymentPauseRequ
 				req.DeploymentUpdate.StatusDescription = structs.DeploymentDescRunningNeedsPromotion
 			}
 			// Resumed, it may place what waited.
+			var err error
 			if req.Eval, err = deploymentEval(job, dep, t); err != nil {
-				return err
+				return nil, nil, err
 			}
 		}
-		index, err := c.srv.raftApply(structs.DeploymentStatusUpdateRequestType, req)
-		if err != nil {
-			return err
-		}
-		deploymentReply(reply, index, req.Eval)
-		return nil
-	},
-})
+		return req, req.Eval, nil
+	})
 
 // deploymentPromote promotes the canaries of the named groups (all with All). The state
 // refuses a group whose canaries are not all healthy. The groups are checked after the
 // deployment is found, as they always were.
-var deploymentPromote = write("Deployment.Promote", spec[structs.DeploymentPromoteRequest, structs.DeploymentUpdateResponse]{
-	Prepare: func(req *structs.DeploymentPromoteRequest) error {
-		opsDefaultWriteNamespace(&req.WriteRequest)
-		return nil
-	},
-	Authorize: deploymentWriteRule(func(req *structs.DeploymentPromoteRequest) *structs.WriteRequest { return &req.WriteRequest }),
-	Validate:  func(req *structs.DeploymentPromoteRequest) error { return deploymentIDRequired(req.DeploymentID) },
-	Serve: func(c *rpcCall, args *structs.DeploymentPromoteRequest, reply *structs.DeploymentUpdateResponse) error {
-		dep, job, err := deploymentWritable(c, args.DeploymentID, "promote")
-		if err != nil {
-			return err
-		}
+var deploymentPromote = deploymentWrite("Deployment.Promote",
+	func(req *structs.DeploymentPromoteRequest) *structs.WriteRequest { return &req.WriteRequest },
+	func(req *structs.DeploymentPromoteRequest) string { return req.DeploymentID },
+	verbIs[structs.DeploymentPromoteRequest]("promote"), structs.DeploymentPromoteRequestType,
+	func(args *structs.DeploymentPromoteRequest, dep *structs.Deployment, job *structs.Job, t int64) (any, *structs.Evaluation, error) {
 		if !args.All && len(args.Groups) == 0 {
-			return structs.BadRequest("must promote all groups or name at least one group")
+			return nil, nil, structs.BadRequest("must promote all groups or name at least one group")
 		}
-		t := now().UnixNano()
+		var err error
 		if args.Eval, err = deploymentEval(job, dep, t); err != nil {
-			return err
+			return nil, nil, err
 		}
 		args.UpdatedAt = t
-		index, err := c.srv.raftApply(structs.DeploymentPromoteRequestType, args)
-		if err != nil {
-			return err
-		}
-		deploymentReply(reply, index, args.Eval)
-		return nil
-	},
-})
+		return args, args.Eval, nil
+	})
 
 // deploymentSetAllocHealth sets the health of allocations of a deployment by hand
 // (health_check "manual"); an unhealthy one fails the deployment through the watcher.
-var deploymentSetAllocHealth = write("Deployment.SetAllocHealth", spec[structs.DeploymentAllocHealthRequest, structs.DeploymentUpdateResponse]{
-	Prepare: func(req *structs.DeploymentAllocHealthRequest) error {
-		opsDefaultWriteNamespace(&req.WriteRequest)
-		return nil
-	},
-	Authorize: deploymentWriteRule(func(req *structs.DeploymentAllocHealthRequest) *structs.WriteRequest { return &req.WriteRequest }),
-	Validate:  func(req *structs.DeploymentAllocHealthRequest) error { return deploymentIDRequired(req.DeploymentID) },
-	Serve: func(c *rpcCall, args *structs.DeploymentAllocHealthRequest, reply *structs.DeploymentUpdateResponse) error {
-		dep, job, err := deploymentWritable(c, args.DeploymentID, "set health of allocations of a")
-		if err != nil {
-			return err
-		}
+var deploymentSetAllocHealth = deploymentWrite("Deployment.SetAllocHealth",
+	func(req *structs.DeploymentAllocHealthRequest) *structs.WriteRequest { return &req.WriteRequest },
+	func(req *structs.DeploymentAllocHealthRequest) string { return req.DeploymentID },
+	verbIs[structs.DeploymentAllocHealthRequest]("set health of allocations of a"), structs.DeploymentAllocHealthRequestType,
+	func(args *structs.DeploymentAllocHealthRequest, dep *structs.Deployment, job *structs.Job, t int64) (any, *structs.Evaluation, error) {
 		if len(args.HealthyAllocationIDs)+len(args.UnhealthyAllocationIDs) == 0 {
-			return structs.BadRequest("must specify at least one healthy or unhealthy allocation ID")
+			return nil, nil, structs.BadRequest("must specify at least one healthy or unhealthy allocation ID")
 		}
-		t := now().UnixNano()
+		var err error
 		if args.Eval, err = deploymentEval(job, dep, t); err != nil {
-			return err
+			return nil, nil, err
 		}
 		args.Timestamp, args.UpdatedAt = t, t
 		args.DeploymentUpdate, args.Job = nil, nil
-		index, err := c.srv.raftApply(structs.DeploymentAllocHealthRequestType, args)
-		if err != nil {
-			return err
-		}
-		deploymentReply(reply, index, args.Eval)
-		return nil
-	},
-})
+		return args, args.Eval, nil
+	})
 
 // deploymentByJobRule is read-job in the job's namespace.
 var deploymentByJobRule = namespaceCap(acl.NamespaceCapabilityReadJob, func(req *structs.JobSpecificRequest) string { return req.Namespace })
@@ -353,14 +330,11 @@ var deploymentLatestByJob = read("Deployment.LatestByJob", spec[structs.JobSpeci
 	Prepare:   deploymentByJobPrepare,
 	Authorize: deploymentByJobRule,
 	Serve: func(c *rpcCall, req *structs.JobSpecificRequest, reply *structs.SingleDeploymentResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			dep, err := store.LatestDeploymentByJob(ws, req.Namespace, req.JobID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Deployment = dep
-			return maxIndex(store, "deployment", "jobs"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Deployment, error) {
+				return store.LatestDeploymentByJob(ws, req.Namespace, req.JobID)
+			},
+			func(dep *structs.Deployment) { reply.Deployment = dep }, nil, "deployment", "jobs")
 	},
 })
 

@@ -22,12 +22,14 @@
 //   - ACLs: acl.go resolves a token into a compiled ACL and the caller's identity;
 //     workload_identity.go and node_identity_endpoint.go sign and check identities.
 //   - Membership: serf.go (gossip finds servers, it never makes a voter), cluster.go (the
-//     authenticated handshake that forms and grows the Raft cluster), autopilot.go.
-//   - Leader duties: leader.go starts them when this server leads and stops them when it
-//     stops: the evaluation broker and scheduling workers (leader_broker.go, worker*.go,
-//     scheduler_input.go), node heartbeats (heartbeat.go), garbage collection (core_gc.go),
-//     periodic launches, the deployment watcher, the drainer and the plan applier (their
-//     own packages below this one).
+//     authenticated handshake that forms and grows the Raft cluster), the autopilot package
+//     (health, dead-server cleanup, promotion) through autopilot_backend.go.
+//   - Leader duties: leader_duties.go declares them as a table of duties and chores, and the
+//     leader package runs them for each leadership term and stops them when it ends: the
+//     evaluation broker's feeder (the evalfeed package), the scheduling workers (the worker
+//     package, reached through worker_backend.go and scheduler_input.go), node heartbeats
+//     (heartbeat.go), garbage collection (core_gc.go), periodic launches, the deployment
+//     watcher, the drainer and the plan applier (their own packages below this one).
 //   - Disk: disk_space.go refuses writes that a full data_dir could not make durable.
 //
 // It imports structs, state, acl, scheduler, raftutil and the shared helpers (tlsutil,

@@ -83,6 +83,9 @@ type spec[Req, Resp any] struct {
 	Serve func(c *rpcCall, req *Req, resp *Resp) error
 	// Message is the Raft entry a write without Serve applies, its request as the body.
 	Message structs.MessageType
+	// Check refuses a write without Serve on what the state holds (the objects it names
+	// must exist), before Fix stamps it.
+	Check func(c *rpcCall, req *Req) error
 	// Fix stamps a write without Serve before it is applied.
 	Fix func(c *rpcCall, req *Req)
 }
@@ -130,6 +133,9 @@ func write[Req, Resp any](name string, s spec[Req, Resp]) *route[Req, Resp] {
 	}
 	if (s.Serve == nil) == (s.Message == 0) {
 		panic(fmt.Sprintf("RPC %s: a write needs either Serve or a Message to apply", name))
+	}
+	if s.Serve != nil && (s.Check != nil || s.Fix != nil) {
+		panic(fmt.Sprintf("RPC %s: Check and Fix are for a write without Serve", name))
 	}
 	if s.Serve == nil {
 		if _, ok := any(new(Resp)).(indexResponse); !ok {
@@ -224,6 +230,11 @@ func (r *route[Req, Resp]) Call(s *Server, req *Req, resp *Resp) error {
 	}
 	if r.spec.Serve != nil {
 		return r.spec.Serve(c, req, resp)
+	}
+	if r.spec.Check != nil {
+		if err := r.spec.Check(c, req); err != nil {
+			return err
+		}
 	}
 	if r.spec.Fix != nil {
 		r.spec.Fix(c, req)

@@ -130,3 +130,18 @@ func nodeRowsDefaultNamespace(opts *structs.QueryOptions) {
 		opts.Namespace = structs.DefaultNamespace
 	}
 }
+
+// reportedByNode makes s a row in which a node reports about itself: the node the request
+// names, by its own secret, or a token with node write may call it, and a request that names
+// no node is refused as "missing node ID for <what>".
+func reportedByNode[Req, Resp any](nodeID func(*Req) string, what string, s spec[Req, Resp]) spec[Req, Resp] {
+	s.Caller = callerNodeOrToken
+	s.Prepare = func(req *Req) error {
+		if nodeID(req) == "" {
+			return structs.BadRequest("missing node ID for %s", what)
+		}
+		return nil
+	}
+	s.Authorize = nodeOr(nodeID, nodeWriteRule[Req])
+	return s
+}

@@ -71,10 +71,7 @@ var eventSinkList = read("EventSink.List", spec[structs.EventSinkListRequest, st
 			if err != nil {
 				return 0, err
 			}
-			reply.Sinks = make([]*structs.EventSink, 0, len(sinks))
-			for _, s := range sinks {
-				reply.Sinks = append(reply.Sinks, s.Redacted())
-			}
+			reply.Sinks = views(sinks, (*structs.EventSink).Redacted)
 			return store.Index("event_sinks"), nil
 		})
 	},

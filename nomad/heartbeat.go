@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -166,7 +167,7 @@ func (s *Server) nodeEvals(node *structs.Node, status string, nowNanos int64) ([
 	}
 	var evals []*structs.Evaluation
 	for _, job := range jobs {
-		eval, err := newEval(job, structs.EvalTriggerNodeUpdate, 0, nowNanos)
+		eval, err := worker.NewEval(job, structs.EvalTriggerNodeUpdate, 0, nowNanos)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -75,7 +76,7 @@ func (j *Job) dispatch(args *structs.JobDispatchRequest, actor *structs.Actor, r
 	// A dispatched child of a periodic parameterized job is itself periodic: the dispatcher
 	// launches it, no evaluation runs it directly (as upstream).
 	if !child.IsPeriodic() {
-		if eval, err = newEval(child, structs.EvalTriggerJobRegister, 0, t.UnixNano()); err != nil {
+		if eval, err = worker.NewEval(child, structs.EvalTriggerJobRegister, 0, t.UnixNano()); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/acl"
 	"github.com/nomadfork/nomad/nomad/paginator"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -135,7 +136,7 @@ func (j *Job) applyRegister(args *structs.JobRegisterRequest, actor *structs.Act
 	// one sent with the request must not reach the log.
 	args.Eval = nil
 	if !args.Job.IsPeriodic() && !args.Job.IsParameterized() {
-		args.Eval, err = newEval(args.Job, structs.EvalTriggerJobRegister, args.EvalPriority, t.UnixNano())
+		args.Eval, err = worker.NewEval(args.Job, structs.EvalTriggerJobRegister, args.EvalPriority, t.UnixNano())
 		if err != nil {
 			return err
 		}
@@ -168,27 +169,6 @@ func (s *Server) jobMaxCount() int {
 		return s.config.JobMaxCount
 	}
 	return DefaultJobMaxCount
-}
-
-func newEval(job *structs.Job, trigger string, priority int, nowNanos int64) (*structs.Evaluation, error) {
-	id, err := uuid.GenerateUUID()
-	if err != nil {
-		return nil, err
-	}
-	if priority == 0 {
-		priority = job.Priority
-	}
-	return &structs.Evaluation{
-		ID:          id,
-		Namespace:   job.Namespace,
-		Priority:    priority,
-		Type:        job.Type,
-		TriggeredBy: trigger,
-		JobID:       job.ID,
-		Status:      structs.EvalStatusPending,
-		CreateTime:  nowNanos,
-		ModifyTime:  nowNanos,
-	}, nil
 }
 
 // jobDeregister stops a job, or purges it when Purge is set.
@@ -236,7 +216,7 @@ var jobDeregister = write("Job.Deregister", spec[structs.JobDeregisterRequest, s
 			req.PurgeTime = t.UnixNano()
 		}
 		if !job.IsPeriodic() && !job.IsParameterized() {
-			if req.Eval, err = newEval(job, structs.EvalTriggerJobDeregister, req.EvalPriority, t.UnixNano()); err != nil {
+			if req.Eval, err = worker.NewEval(job, structs.EvalTriggerJobDeregister, req.EvalPriority, t.UnixNano()); err != nil {
 				return err
 			}
 		}
@@ -282,17 +262,11 @@ var jobGet = read("Job.GetJob", spec[structs.JobSpecificRequest, structs.SingleJ
 	Prepare:   jobQueryDefaultNamespace[structs.JobSpecificRequest],
 	Authorize: jobReadRule[structs.JobSpecificRequest],
 	Serve: func(c *rpcCall, req *structs.JobSpecificRequest, reply *structs.SingleJobResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			job, err := store.JobByID(ws, req.Namespace, req.JobID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Job = job
-			if job != nil {
-				return job.ModifyIndex, nil
-			}
-			return store.Index("jobs"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Job, error) {
+				return store.JobByID(ws, req.Namespace, req.JobID)
+			},
+			func(job *structs.Job) { reply.Job = job }, func(job *structs.Job) uint64 { return job.ModifyIndex }, "jobs")
 	},
 })
 
@@ -412,17 +386,11 @@ var jobSummary = read("Job.Summary", spec[structs.JobSpecificRequest, structs.Jo
 	Prepare:   jobQueryDefaultNamespace[structs.JobSpecificRequest],
 	Authorize: jobReadRule[structs.JobSpecificRequest],
 	Serve: func(c *rpcCall, req *structs.JobSpecificRequest, reply *structs.JobSummaryResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			summary, err := store.JobSummaryByID(ws, req.Namespace, req.JobID)
-			if err != nil {
-				return 0, err
-			}
-			reply.JobSummary = summary
-			if summary != nil {
-				return summary.ModifyIndex, nil
-			}
-			return store.Index("job_summary"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.JobSummary, error) {
+				return store.JobSummaryByID(ws, req.Namespace, req.JobID)
+			},
+			func(summary *structs.JobSummary) { reply.JobSummary = summary }, func(summary *structs.JobSummary) uint64 { return summary.ModifyIndex }, "job_summary")
 	},
 })
 

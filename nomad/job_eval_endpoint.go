@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -35,7 +36,7 @@ var jobEvaluate = write("Job.Evaluate", spec[structs.JobEvaluateRequest, structs
 		if job.IsParameterized() {
 			return structs.BadRequest("can't evaluate parameterized job")
 		}
-		eval, err := newEval(job, structs.EvalTriggerJobRegister, 0, now().UnixNano())
+		eval, err := worker.NewEval(job, structs.EvalTriggerJobRegister, 0, now().UnixNano())
 		if err != nil {
 			return err
 		}

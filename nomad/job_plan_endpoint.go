@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-uuid"
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/scheduler"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
@@ -139,7 +140,7 @@ func (j *Job) plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	}
 	if queued > 0 && placesItself {
 		// The registration's evaluation would leave a blocked one to place the rest.
-		blocked, err := newEval(job, structs.EvalTriggerQueuedAllocs, 0, now().UnixNano())
+		blocked, err := worker.NewEval(job, structs.EvalTriggerQueuedAllocs, 0, now().UnixNano())
 		if err != nil {
 			return err
 		}

@@ -12,17 +12,11 @@ var jobGetSubmission = read("Job.GetJobSubmission", spec[structs.JobSubmissionRe
 	Prepare:   jobQueryDefaultNamespace[structs.JobSubmissionRequest],
 	Authorize: jobReadRule[structs.JobSubmissionRequest],
 	Serve: func(c *rpcCall, req *structs.JobSubmissionRequest, reply *structs.JobSubmissionResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			sub, err := store.JobSubmission(ws, req.Namespace, req.JobID, req.Version)
-			if err != nil {
-				return 0, err
-			}
-			reply.Submission = sub
-			if sub != nil {
-				return sub.ModifyIndex, nil
-			}
-			return store.Index("job_submission"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.JobSubmission, error) {
+				return store.JobSubmission(ws, req.Namespace, req.JobID, req.Version)
+			},
+			func(sub *structs.JobSubmission) { reply.Submission = sub }, func(sub *structs.JobSubmission) uint64 { return sub.ModifyIndex }, "job_submission")
 	},
 })
 

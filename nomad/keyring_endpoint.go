@@ -32,10 +32,7 @@ var keyringListPublic = read("Keyring.ListPublic", spec[structs.KeyringListPubli
 			if err != nil {
 				return 0, err
 			}
-			reply.PublicKeys = make([]*structs.RootKeyPublic, 0, len(keys))
-			for _, key := range keys {
-				reply.PublicKeys = append(reply.PublicKeys, key.Public())
-			}
+			reply.PublicKeys = views(keys, (*structs.RootKey).Public)
 			return store.Index("root_keys"), nil
 		})
 	},
@@ -110,10 +107,7 @@ var keyringList = read("Keyring.List", spec[structs.KeyringListRequest, structs.
 			if err != nil {
 				return 0, err
 			}
-			reply.Keys = make([]*structs.RootKeyMeta, 0, len(keys))
-			for _, key := range keys {
-				reply.Keys = append(reply.Keys, key.Meta())
-			}
+			reply.Keys = views(keys, (*structs.RootKey).Meta)
 			return store.Index("root_keys"), nil
 		})
 	},

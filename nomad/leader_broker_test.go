@@ -9,6 +9,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomadfork/nomad/mock"
 	"github.com/nomadfork/nomad/nomad/evalbroker"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/scheduler"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
@@ -78,7 +79,7 @@ func TestWorkers_ConfigChangeAtRuntime(t *testing.T) {
 	defer keepAlive(srv, "n1")()
 	reply := registerJob(t, srv, "", memJob("web", 2, 100))
 	waitUntil(t, func() bool { return srv.evalBroker.Stats().TotalReady == 1 })
-	must.NoError(t, srv.SetSchedulerWorkerConfig(WorkerPoolConfig{NumSchedulers: 2, EnabledSchedulers: DefaultEnabledSchedulers}))
+	must.NoError(t, srv.SetSchedulerWorkerConfig(WorkerPoolConfig{NumSchedulers: 2, EnabledSchedulers: worker.DefaultEnabledSchedulers}))
 	evalDone(t, srv, reply.EvalID)
 	must.SliceLen(t, 2, liveAllocs(t, srv, "web"))
 }
@@ -94,7 +95,7 @@ func TestEvalBroker_DeliveryLimitFailsWithFollowup(t *testing.T) {
 	reply := registerJob(t, srv, "", mock.Job())
 	before := time.Now()
 	for range 2 {
-		e, token, err := srv.evalBroker.Dequeue(context.Background(), DefaultEnabledSchedulers, 5*time.Second)
+		e, token, err := srv.evalBroker.Dequeue(context.Background(), worker.DefaultEnabledSchedulers, 5*time.Second)
 		must.NoError(t, err)
 		must.NotNil(t, e)
 		must.Eq(t, reply.EvalID, e.ID)
@@ -116,7 +117,7 @@ func TestEvalBroker_DeliveryLimitFailsWithFollowup(t *testing.T) {
 	must.True(t, follow.WaitUntil.Before(before.Add(6*time.Hour+time.Minute)))
 	// Held until due: nothing is delivered now.
 	waitUntil(t, func() bool { return srv.evalBroker.Stats().TotalWaiting == 1 })
-	e, _, err := srv.evalBroker.Dequeue(context.Background(), DefaultEnabledSchedulers, 50*time.Millisecond)
+	e, _, err := srv.evalBroker.Dequeue(context.Background(), worker.DefaultEnabledSchedulers, 50*time.Millisecond)
 	must.NoError(t, err)
 	must.Nil(t, e)
 }
@@ -138,7 +139,7 @@ func TestEvalBroker_FilledOnLeadershipAndEmptiedOnLoss(t *testing.T) {
 
 	again := testServer(t, func(c *Config) { c.DataDir = dir })
 	waitUntil(t, func() bool { return again.evalBroker.Stats().TotalReady == 1 })
-	e, token, err := again.evalBroker.Dequeue(context.Background(), DefaultEnabledSchedulers, time.Second)
+	e, token, err := again.evalBroker.Dequeue(context.Background(), worker.DefaultEnabledSchedulers, time.Second)
 	must.NoError(t, err)
 	must.NotNil(t, e)
 	must.Eq(t, reply.EvalID, e.ID)
@@ -305,7 +306,7 @@ func TestEvalBroker_FollowsLeadership(t *testing.T) {
 		next = leaderOf(servers)
 		return next != nil && next != leader && next.evalBroker.Stats().TotalReady == 1
 	})
-	e, token, err := next.evalBroker.Dequeue(context.Background(), DefaultEnabledSchedulers, time.Second)
+	e, token, err := next.evalBroker.Dequeue(context.Background(), worker.DefaultEnabledSchedulers, time.Second)
 	must.NoError(t, err)
 	must.NotNil(t, e)
 	must.Eq(t, reply.EvalID, e.ID)

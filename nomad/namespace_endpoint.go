@@ -15,31 +15,17 @@ type Namespace struct {
 
 var namespaceUpsert = write("Namespace.Upsert", spec[structs.NamespaceUpsertRequest, structs.GenericResponse]{
 	Authorize: management[structs.NamespaceUpsertRequest]("write namespaces"),
-	Validate: func(req *structs.NamespaceUpsertRequest) error {
-		if len(req.Namespaces) == 0 {
-			return structs.BadRequest("must specify at least one namespace")
-		}
-		for _, ns := range req.Namespaces {
-			if err := ns.Validate(); err != nil {
-				return err
-			}
-		}
-		return nil
-	},
+	Validate: eachValid(func(req *structs.NamespaceUpsertRequest) []*structs.Namespace { return req.Namespaces },
+		"must specify at least one namespace", func(_ int, ns *structs.Namespace) error { return ns.Validate() }),
 	Fix:     func(c *rpcCall, req *structs.NamespaceUpsertRequest) { req.Actor = c.actor },
 	Message: structs.NamespaceUpsertRequestType,
 })
 
 var namespaceDelete = write("Namespace.Delete", spec[structs.NamespaceDeleteRequest, structs.GenericResponse]{
 	Authorize: management[structs.NamespaceDeleteRequest]("delete namespaces"),
-	Validate: func(req *structs.NamespaceDeleteRequest) error {
-		if len(req.Namespaces) == 0 {
-			return structs.BadRequest("must specify at least one namespace to delete")
-		}
-		return nil
-	},
-	Fix:     func(c *rpcCall, req *structs.NamespaceDeleteRequest) { req.Actor = c.actor },
-	Message: structs.NamespaceDeleteRequestType,
+	Validate:  atLeastOne(func(req *structs.NamespaceDeleteRequest) int { return len(req.Namespaces) }, "must specify at least one namespace to delete"),
+	Fix:       func(c *rpcCall, req *structs.NamespaceDeleteRequest) { req.Actor = c.actor },
+	Message:   structs.NamespaceDeleteRequestType,
 })
 
 var namespaceGet = read("Namespace.GetNamespace", spec[structs.NamespaceSpecificRequest, structs.SingleNamespaceResponse]{
@@ -50,14 +36,11 @@ var namespaceGet = read("Namespace.GetNamespace", spec[structs.NamespaceSpecific
 		return nil
 	},
 	Serve: func(c *rpcCall, req *structs.NamespaceSpecificRequest, reply *structs.SingleNamespaceResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			ns, err := store.NamespaceByName(ws, req.Name)
-			if err != nil {
-				return 0, err
-			}
-			reply.Namespace = ns
-			return store.Index("namespaces"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Namespace, error) {
+				return store.NamespaceByName(ws, req.Name)
+			},
+			func(ns *structs.Namespace) { reply.Namespace = ns }, nil, "namespaces")
 	},
 })
 

@@ -112,35 +112,22 @@ func (n *Node) register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if err != nil {
 		return err
 	}
-	if node.Status == structs.NodeStatusDown {
-		n.srv.clearHeartbeat(node.ID)
-	} else {
-		reply.HeartbeatTTL = n.srv.resetHeartbeat(node.ID)
-	}
-	n.fillReply(reply, args.Evals, index)
+	n.heartbeatReply(reply, node.ID, node.Status, args.Evals, index)
 	return nil
 }
 
-var nodeUpdateStatus = write("Node.UpdateStatus", spec[structs.NodeUpdateStatusRequest, structs.NodeUpdateResponse]{
-	Caller: callerNodeOrToken,
-	Prepare: func(req *structs.NodeUpdateStatusRequest) error {
-		if req.NodeID == "" {
-			return structs.BadRequest("missing node ID for client status update")
-		}
-		return nil
-	},
-	Authorize: nodeOr(func(req *structs.NodeUpdateStatusRequest) string { return req.NodeID },
-		nodeWriteRule[structs.NodeUpdateStatusRequest]),
-	Validate: func(req *structs.NodeUpdateStatusRequest) error {
-		if !structs.ValidNodeStatus(req.Status) {
-			return structs.BadRequest("invalid node status %q", req.Status)
-		}
-		return nil
-	},
-	Serve: func(c *rpcCall, req *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
-		return c.srv.Endpoints.Node.updateStatus(req, reply)
-	},
-})
+var nodeUpdateStatus = write("Node.UpdateStatus", reportedByNode(func(req *structs.NodeUpdateStatusRequest) string { return req.NodeID }, "client status update",
+	spec[structs.NodeUpdateStatusRequest, structs.NodeUpdateResponse]{
+		Validate: func(req *structs.NodeUpdateStatusRequest) error {
+			if !structs.ValidNodeStatus(req.Status) {
+				return structs.BadRequest("invalid node status %q", req.Status)
+			}
+			return nil
+		},
+		Serve: func(c *rpcCall, req *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+			return c.srv.Endpoints.Node.updateStatus(req, reply)
+		},
+	}))
 
 // UpdateStatus is the client's heartbeat: it resets the node's heartbeat deadline and, only
 // when the status changes, writes the change (with the evaluations it needs) through Raft.
@@ -167,24 +154,24 @@ func (n *Node) updateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 			return err
 		}
 	}
-	if args.Status == structs.NodeStatusDown {
-		n.srv.clearHeartbeat(args.NodeID)
-	} else {
-		reply.HeartbeatTTL = n.srv.resetHeartbeat(args.NodeID)
-	}
-	n.fillReply(reply, args.Evals, index)
+	n.heartbeatReply(reply, args.NodeID, args.Status, args.Evals, index)
 	return nil
 }
 
+// heartbeatReply answers a node's register or status update: the node's heartbeat deadline
+// starts again, or ends when the node is down, and the reply says when the next is due.
+func (n *Node) heartbeatReply(reply *structs.NodeUpdateResponse, nodeID, status string, evals []*structs.Evaluation, index uint64) {
+	if status == structs.NodeStatusDown {
+		n.srv.clearHeartbeat(nodeID)
+	} else {
+		reply.HeartbeatTTL = n.srv.resetHeartbeat(nodeID)
+	}
+	n.fillReply(reply, evals, index)
+}
+
 func (n *Node) fillReply(reply *structs.NodeUpdateResponse, evals []*structs.Evaluation, index uint64) {
-	for _, e := range evals {
-		reply.EvalIDs = append(reply.EvalIDs, e.ID)
-	}
-	if len(evals) > 0 {
-		reply.EvalCreateIndex = index
-	}
-	reply.NodeModifyIndex = index
-	reply.Index = index
+	reply.EvalIDs, reply.EvalCreateIndex = evalsWritten(evals, index)
+	reply.NodeModifyIndex, reply.Index = index, index
 	n.srv.setQueryMeta(&reply.QueryMeta)
 }
 
@@ -192,17 +179,11 @@ var nodeGetNode = read("Node.GetNode", spec[structs.NodeSpecificRequest, structs
 	Caller:    callerNodeOrToken,
 	Authorize: nodeOr(func(req *structs.NodeSpecificRequest) string { return req.NodeID }, nodeReadRule[structs.NodeSpecificRequest]),
 	Serve: func(c *rpcCall, req *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			node, err := store.NodeByID(ws, req.NodeID)
-			if err != nil {
-				return 0, err
-			}
-			reply.Node = node.Sanitized()
-			if node != nil {
-				return node.ModifyIndex, nil
-			}
-			return store.Index("nodes"), nil
-		})
+		return blockingGet(c, &req.QueryOptions, &reply.QueryMeta,
+			func(ws memdb.WatchSet, store *state.StateStore) (*structs.Node, error) {
+				return store.NodeByID(ws, req.NodeID)
+			},
+			func(node *structs.Node) { reply.Node = node.Sanitized() }, func(node *structs.Node) uint64 { return node.ModifyIndex }, "nodes")
 	},
 })
 

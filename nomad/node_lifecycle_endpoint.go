@@ -111,14 +111,20 @@ func (n *Node) UpdateEligibility(args *structs.NodeUpdateEligibilityRequest, rep
 }
 
 func fillDrainReply(reply *structs.NodeDrainUpdateResponse, evals []*structs.Evaluation, index uint64) {
+	reply.EvalIDs, reply.EvalCreateIndex = evalsWritten(evals, index)
+	reply.NodeModifyIndex, reply.Index = index, index
+}
+
+// evalsWritten is what a node write answers about the evaluations it wrote at index: their
+// IDs, and the index they were created at (0 when there were none).
+func evalsWritten(evals []*structs.Evaluation, index uint64) (ids []string, createIndex uint64) {
 	for _, e := range evals {
-		reply.EvalIDs = append(reply.EvalIDs, e.ID)
+		ids = append(ids, e.ID)
 	}
 	if len(evals) > 0 {
-		reply.EvalCreateIndex = index
+		createIndex = index
 	}
-	reply.NodeModifyIndex = index
-	reply.Index = index
+	return ids, createIndex
 }
 
 var nodeDeregister = write("Node.Deregister", spec[structs.NodeDeregisterRequest, structs.NodeUpdateResponse]{

@@ -125,7 +125,7 @@ var operatorAutopilotSetConfiguration = write("Operator.AutopilotSetConfiguratio
 var operatorServerHealth = write("Operator.ServerHealth", spec[structs.OperatorHealthRequest, structs.OperatorHealthReply]{
 	Authorize: opsOperatorRead[structs.OperatorHealthRequest]("operator read required"),
 	Serve: func(c *rpcCall, _ *structs.OperatorHealthRequest, reply *structs.OperatorHealthReply) error {
-		health, err := c.srv.serverHealth()
+		health, err := c.srv.autopilot.Health()
 		if err != nil {
 			return err
 		}

@@ -108,7 +108,7 @@ func (s *Server) rearmAfterRestore() {
 		}
 	}
 	if s.evalBroker.Enabled() {
-		if err := s.enableEvalBroker(); err != nil {
+		if err := s.evalFeed.Enable(); err != nil {
 			s.logger.Error("filling the evaluation broker from the restored state failed", "error", err)
 		}
 	}

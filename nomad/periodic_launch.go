@@ -3,6 +3,7 @@ package nomad
 import (
 	"time"
 
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -16,7 +17,7 @@ func (s *Server) launchPeriodicChild(parent *structs.Job, at time.Time, actor *s
 	if actor != nil {
 		child.NomadTokenID = actor.AccessorID
 	}
-	eval, err := newEval(child, structs.EvalTriggerPeriodicJob, 0, now().UnixNano())
+	eval, err := worker.NewEval(child, structs.EvalTriggerPeriodicJob, 0, now().UnixNano())
 	if err != nil {
 		return nil, 0, err
 	}

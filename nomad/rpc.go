@@ -50,3 +50,31 @@ func maxIndex(store *state.StateStore, tables ...string) uint64 {
 
 // now is the leader's clock, read only in endpoints before a Raft apply, never in the FSM.
 func now() time.Time { return time.Now() }
+
+// blockingGet serves a blocking read of one object: get finds it (nil when there is none)
+// and set puts it on the reply. The read waits on the object's own modify index once it
+// exists (modified; nil for objects that wait on their table), and on tables' otherwise.
+func blockingGet[T any](c *rpcCall, opts *structs.QueryOptions, meta *structs.QueryMeta,
+	get func(memdb.WatchSet, *state.StateStore) (*T, error), set func(*T), modified func(*T) uint64, tables ...string) error {
+	return c.srv.blockingRPC(opts, meta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		obj, err := get(ws, store)
+		if err != nil {
+			return 0, err
+		}
+		set(obj)
+		if obj != nil && modified != nil {
+			return modified(obj), nil
+		}
+		return maxIndex(store, tables...), nil
+	})
+}
+
+// views is each object as view shows it, in order: an empty list, never nil, when there are
+// none, so that the answer is [] rather than null.
+func views[T, V any](objs []*T, view func(*T) V) []V {
+	out := make([]V, 0, len(objs))
+	for _, obj := range objs {
+		out = append(out, view(obj))
+	}
+	return out
+}

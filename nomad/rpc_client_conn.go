@@ -64,50 +64,19 @@ var clientMethods = map[string]clientMethod{
 		args.PlainConn = cs.plain
 		return cs.srv.Endpoints.Node.RegisterClient(args, reply)
 	}),
-	"Node.UpdateStatus": clientCall(func(cs *clientSession, args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
-		if err := cs.srv.authenticateNode(args.NodeID, args.AuthToken); err != nil {
-			return err
-		}
-		return cs.srv.Endpoints.Node.UpdateStatus(args, reply)
-	}),
-	"Node.GetAllocs": clientCall(func(cs *clientSession, args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
-		if err := cs.srv.authenticateNode(args.NodeID, args.AuthToken); err != nil {
-			return err
-		}
-		return cs.srv.Endpoints.Node.GetAllocs(args, reply)
-	}),
-	"Alloc.UpdateFromClient": clientCall(func(cs *clientSession, args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
-		if err := cs.srv.authenticateNode(args.NodeID, args.AuthToken); err != nil {
-			return err
-		}
-		return cs.srv.Endpoints.Alloc.UpdateFromClient(args, reply)
-	}),
-	"ServiceRegistration.Upsert": clientCall(func(cs *clientSession, args *structs.ServiceRegistrationUpsertRequest, reply *structs.GenericResponse) error {
-		if err := cs.srv.authenticateNode(args.NodeID, args.AuthToken); err != nil {
-			return err
-		}
-		return cs.srv.Endpoints.Services.Upsert(args, reply)
-	}),
+	"Node.UpdateStatus":          nodeOwnCall(nodeUpdateStatus, func(a *structs.NodeUpdateStatusRequest) (string, string) { return a.NodeID, a.AuthToken }),
+	"Node.GetAllocs":             nodeOwnCall(nodeGetAllocs, func(a *structs.NodeSpecificRequest) (string, string) { return a.NodeID, a.AuthToken }),
+	"Alloc.UpdateFromClient":     nodeOwnCall(allocUpdateFromClient, func(a *structs.AllocUpdateRequest) (string, string) { return a.NodeID, a.AuthToken }),
+	"ServiceRegistration.Upsert": nodeOwnCall(serviceRegistrationUpsert, func(a *structs.ServiceRegistrationUpsertRequest) (string, string) { return a.NodeID, a.AuthToken }),
 	// A client removes only its own node's registrations: NodeID is required here.
-	"ServiceRegistration.DeleteByID": clientCall(func(cs *clientSession, args *structs.ServiceRegistrationDeleteByIDRequest, reply *structs.GenericResponse) error {
-		if err := cs.srv.authenticateNode(args.NodeID, args.AuthToken); err != nil {
-			return err
-		}
-		return cs.srv.Endpoints.Services.DeleteByID(args, reply)
-	}),
+	"ServiceRegistration.DeleteByID": nodeOwnCall(serviceRegistrationDeleteByID, func(a *structs.ServiceRegistrationDeleteByIDRequest) (string, string) { return a.NodeID, a.AuthToken }),
 	// Alloc.SignIdentities checks the node's secret itself, and that every allocation asked
 	// about is placed on the node.
-	"Alloc.SignIdentities": clientCall(func(cs *clientSession, args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error {
-		return cs.srv.Endpoints.Alloc.SignIdentities(args, reply)
-	}),
+	"Alloc.SignIdentities": rowCall(allocSignIdentities),
 	// Alloc.MigrateData checks the node's secret itself, and that the node runs the
 	// allocation that replaces the one asked about.
-	"Alloc.MigrateData": clientCall(func(cs *clientSession, args *structs.AllocMigrateDataRequest, reply *structs.AllocMigrateDataResponse) error {
-		return cs.srv.Endpoints.Alloc.MigrateData(args, reply)
-	}),
-	"Node.SignIdentity": clientCall(func(cs *clientSession, args *structs.NodeIdentitySignRequest, reply *structs.NodeIdentitySignResponse) error {
-		return cs.srv.Endpoints.Node.SignIdentity(args, reply)
-	}),
+	"Alloc.MigrateData": rowCall(allocMigrateData),
+	"Node.SignIdentity": rowCall(nodeSignIdentity),
 	// Node.Session names the node this connection serves, so that exec and log requests for
 	// its allocations reach it over the connection.
 	"Node.Session": clientCall(func(cs *clientSession, args *structs.NodeSpecificRequest, reply *structs.GenericResponse) error {
@@ -117,6 +86,22 @@ var clientMethods = map[string]clientMethod{
 		cs.srv.clientSessions.put(args.NodeID, cs)
 		return nil
 	}),
+}
+
+// nodeOwnCall is a client call of row r that only the node the request names may make, with
+// its own secret: checked on the connection before the row runs.
+func nodeOwnCall[A, R any](r *route[A, R], node func(*A) (id, secret string)) clientMethod {
+	return clientCall(func(cs *clientSession, args *A, reply *R) error {
+		if err := cs.srv.authenticateNode(node(args)); err != nil {
+			return err
+		}
+		return r.Call(cs.srv, args, reply)
+	})
+}
+
+// rowCall is a client call of row r, whose own rule checks the node's secret.
+func rowCall[A, R any](r *route[A, R]) clientMethod {
+	return clientCall(func(cs *clientSession, args *A, reply *R) error { return r.Call(cs.srv, args, reply) })
 }
 
 func clientCall[A, R any](fn func(cs *clientSession, args *A, reply *R) error) clientMethod {

@@ -226,25 +226,17 @@ func searchCandidates(store *state.StateStore, aclObj *acl.ACL, namespace string
 			}
 		}
 	case structs.SearchEvals:
-		evals, err := store.Evals(nil, namespace, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range evals {
-			if readJob(e.Namespace) {
-				out = append(out, searchCandidate{namespace: e.Namespace, id: e.ID, name: e.ID, scope: []string{e.Namespace, e.JobID}})
-			}
-		}
+		return collect(func() ([]*structs.Evaluation, error) { return store.Evals(nil, namespace, "") },
+			func(e *structs.Evaluation) bool { return readJob(e.Namespace) },
+			func(e *structs.Evaluation) searchCandidate {
+				return searchCandidate{namespace: e.Namespace, id: e.ID, name: e.ID, scope: []string{e.Namespace, e.JobID}}
+			})
 	case structs.SearchAllocs:
-		allocs, err := store.Allocs(nil, namespace, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range allocs {
-			if readJob(a.Namespace) {
-				out = append(out, searchCandidate{namespace: a.Namespace, id: a.ID, name: a.Name, scope: []string{a.Namespace, a.ID}})
-			}
-		}
+		return collect(func() ([]*structs.Allocation, error) { return store.Allocs(nil, namespace, "") },
+			func(a *structs.Allocation) bool { return readJob(a.Namespace) },
+			func(a *structs.Allocation) searchCandidate {
+				return searchCandidate{namespace: a.Namespace, id: a.ID, name: a.Name, scope: []string{a.Namespace, a.ID}}
+			})
 	case structs.SearchNodes, structs.SearchClasses:
 		nodes, err := store.Nodes(nil, "")
 		if err != nil {
@@ -262,47 +254,46 @@ func searchCandidates(store *state.StateStore, aclObj *acl.ACL, namespace string
 			out = slices.CompactFunc(out, func(a, b searchCandidate) bool { return a.name == b.name })
 		}
 	case structs.SearchNodePools:
-		pools, err := store.NodePools(nil, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range pools {
-			if aclObj.AllowNodePoolOperation(p.Name, acl.NodePoolCapabilityRead) {
-				out = append(out, searchCandidate{id: p.Name, name: p.Name})
-			}
-		}
+		return collect(func() ([]*structs.NodePool, error) { return store.NodePools(nil, "") },
+			func(p *structs.NodePool) bool {
+				return aclObj.AllowNodePoolOperation(p.Name, acl.NodePoolCapabilityRead)
+			},
+			func(p *structs.NodePool) searchCandidate { return searchCandidate{id: p.Name, name: p.Name} })
 	case structs.SearchNamespaces:
-		nss, err := store.Namespaces(nil)
-		if err != nil {
-			return nil, err
-		}
-		for _, ns := range nss {
-			if aclObj.AllowNamespace(ns.Name) {
-				out = append(out, searchCandidate{id: ns.Name, name: ns.Name})
-			}
-		}
+		return collect(func() ([]*structs.Namespace, error) { return store.Namespaces(nil) },
+			func(ns *structs.Namespace) bool { return aclObj.AllowNamespace(ns.Name) },
+			func(ns *structs.Namespace) searchCandidate { return searchCandidate{id: ns.Name, name: ns.Name} })
 	case structs.SearchScalingPolicies:
-		policies, err := store.ScalingPolicies(nil, namespace, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range policies {
-			if readJob(p.Namespace) {
-				out = append(out, searchCandidate{namespace: p.Namespace, id: p.ID, name: p.ID, scope: []string{p.Namespace, p.JobID}})
-			}
-		}
+		return collect(func() ([]*structs.ScalingPolicy, error) { return store.ScalingPolicies(nil, namespace, "") },
+			func(p *structs.ScalingPolicy) bool { return readJob(p.Namespace) },
+			func(p *structs.ScalingPolicy) searchCandidate {
+				return searchCandidate{namespace: p.Namespace, id: p.ID, name: p.ID, scope: []string{p.Namespace, p.JobID}}
+			})
 	case structs.SearchVariables:
-		vars, err := store.Variables(nil, namespace, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range vars {
-			if aclObj.AllowVariableOperation(v.Namespace, v.Path, acl.VariablesCapabilityList) {
-				out = append(out, searchCandidate{namespace: v.Namespace, id: v.Path, name: v.Path, scope: []string{v.Namespace}})
-			}
-		}
+		return collect(func() ([]*structs.VariableEncrypted, error) { return store.Variables(nil, namespace, "") },
+			func(v *structs.VariableEncrypted) bool {
+				return aclObj.AllowVariableOperation(v.Namespace, v.Path, acl.VariablesCapabilityList)
+			},
+			func(v *structs.VariableEncrypted) searchCandidate {
+				return searchCandidate{namespace: v.Namespace, id: v.Path, name: v.Path, scope: []string{v.Namespace}}
+			})
 	}
 	// Deployments, plugins, volumes and host volumes: none exist here yet.
+	return out, nil
+}
+
+// collect lists the objects of one context and makes a candidate of each the caller may see.
+func collect[T any](list func() ([]*T, error), visible func(*T) bool, candidate func(*T) searchCandidate) ([]searchCandidate, error) {
+	all, err := list()
+	if err != nil {
+		return nil, err
+	}
+	var out []searchCandidate
+	for _, obj := range all {
+		if visible(obj) {
+			out = append(out, candidate(obj))
+		}
+	}
 	return out, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nomadfork/nomad/mock"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -90,11 +91,11 @@ func TestSecurity_StoppedJobPlacesNothing(t *testing.T) {
 	must.NoError(t, w.step(ctx))
 	allocs, err := srv.State().AllocsByJob(nil, structs.DefaultNamespace, "web")
 	must.NoError(t, err)
-	must.Len(t, maxPlacementsPerPlan, allocs)
+	must.Len(t, worker.MaxPlacementsPerPlan, allocs)
 	first, err := srv.State().EvalByID(nil, reply.EvalID)
 	must.NoError(t, err)
 	must.Eq(t, structs.EvalStatusComplete, first.Status)
-	must.Eq(t, 2500-maxPlacementsPerPlan, first.QueuedAllocations["web"])
+	must.Eq(t, 2500-worker.MaxPlacementsPerPlan, first.QueuedAllocations["web"])
 	pending := pendingEvals(t, srv)
 	must.Len(t, 1, pending)
 	must.Eq(t, first.NextEval, pending[0].ID)
@@ -114,7 +115,7 @@ func TestSecurity_StoppedJobPlacesNothing(t *testing.T) {
 	}
 	allocs, err = srv.State().AllocsByJob(nil, structs.DefaultNamespace, "web")
 	must.NoError(t, err)
-	must.Len(t, maxPlacementsPerPlan, allocs, must.Sprint("allocations were placed after the stop"))
+	must.Len(t, worker.MaxPlacementsPerPlan, allocs, must.Sprint("allocations were placed after the stop"))
 	for _, a := range allocs {
 		must.Eq(t, structs.AllocDesiredStatusStop, a.DesiredStatus)
 	}
@@ -138,7 +139,7 @@ func TestSecurity_HugeJobPlacedInBatches(t *testing.T) {
 		must.NoError(t, w.step(context.Background()))
 		steps++
 	}
-	must.Eq(t, (2500+maxPlacementsPerPlan-1)/maxPlacementsPerPlan, steps)
+	must.Eq(t, (2500+worker.MaxPlacementsPerPlan-1)/worker.MaxPlacementsPerPlan, steps)
 	must.Len(t, 2500, liveAllocs(t, srv, "web"))
 }
 

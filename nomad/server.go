@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nomadfork/nomad/nomad/fsm"
-	"github.com/nomadfork/nomad/nomad/gossip"
-	"github.com/nomadfork/nomad/nomad/transport"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nomadfork/nomad/nomad/autopilot"
+	"github.com/nomadfork/nomad/nomad/evalfeed"
+	"github.com/nomadfork/nomad/nomad/fsm"
+	"github.com/nomadfork/nomad/nomad/gossip"
+	"github.com/nomadfork/nomad/nomad/leader"
+	"github.com/nomadfork/nomad/nomad/transport"
+	"github.com/nomadfork/nomad/nomad/worker"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-uuid"
@@ -30,9 +35,11 @@ import (
 // leader's duties.
 type Server struct {
 	// workers is the scheduling workers' runtime configuration.
-	workers *workerPool
+	workers *worker.Pool
 	// evalBroker holds the evaluations waiting for a worker; enabled only while leading.
 	evalBroker *evalbroker.Broker
+	// evalFeed fills the broker from the state and fails what it gives up on.
+	evalFeed *evalfeed.Feeder
 	// leaderTerm counts the leadership terms this server started, so that a term winding
 	// down does not disable the broker of the next.
 	leaderTerm atomic.Uint64
@@ -66,7 +73,7 @@ type Server struct {
 	gossip     *gossip.Pool
 	serfEvents chan serf.Event
 	membership *membership
-	health     healthTracker
+	autopilot  *autopilot.Autopilot
 
 	broker   *stream.EventBroker
 	aclCache *aclCache
@@ -93,7 +100,7 @@ type Server struct {
 	Endpoints *Endpoints
 
 	// leaderReady is closed while this server leads and has applied the whole log.
-	leaderReady atomic.Pointer[chan struct{}]
+	leaderReady *leader.Readiness
 
 	shutdownCtx    context.Context
 	shutdownCancel context.CancelFunc
@@ -176,7 +183,7 @@ func NewServer(config *Config) (*Server, error) {
 	}
 	s.aclCache = newACLCache()
 	s.varLocks = newVariableLocks()
-	s.leaderReady.Store(newNotReady())
+	s.leaderReady = leader.NewReadiness()
 	s.heartbeats = newHeartbeats()
 	s.localNodes = &localNodeSecrets{}
 	s.clientSessions = newClientSessionTable()
@@ -190,8 +197,9 @@ func NewServer(config *Config) (*Server, error) {
 	if s.broker != nil {
 		s.fsm.SetRestoreHook(s.broker.MarkUnpublishedThrough)
 	}
-	s.workers = newWorkerPool(config.NumSchedulers)
+	s.workers = worker.NewPool(config.NumSchedulers)
 	s.evalBroker = evalbroker.New(config.EvalBroker)
+	s.evalFeed = s.newEvalFeed()
 	s.Endpoints = &Endpoints{
 		Job:         &Job{srv: s},
 		Eval:        &Eval{srv: s},
@@ -215,6 +223,7 @@ func NewServer(config *Config) (*Server, error) {
 		Services:    &ServiceRegistration{srv: s},
 	}
 	s.membership = newMembership(s)
+	s.autopilot = autopilot.New(autopilotBackend{s})
 	s.serfEvents = make(chan serf.Event, serfEventBuffer)
 	if err := s.setupRaft(); err != nil {
 		cancel()

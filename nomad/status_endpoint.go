@@ -14,39 +14,36 @@ type Status struct {
 // The status rows serve /v1/status and /v1/regions whichever agent is asked; they need no
 // token, as upstream's. A caller that allows a stale read gets the answer of the server it
 // reached.
-var statusLeader = read("Status.Leader", spec[structs.StatusRequest, structs.StatusResponse]{
-	Caller:    callerAnyone,
-	Prepare:   staleStatus,
-	Authorize: anyone[structs.StatusRequest],
-	Serve: func(c *rpcCall, _ *structs.StatusRequest, reply *structs.StatusResponse) error {
-		reply.Leader = c.srv.Leader()
-		c.srv.setQueryMeta(&reply.QueryMeta)
+var (
+	statusLeader = statusRead("Status.Leader", func(s *Server, reply *structs.StatusResponse) error {
+		reply.Leader = s.Leader()
 		return nil
-	},
-})
-
-var statusPeers = read("Status.Peers", spec[structs.StatusRequest, structs.StatusResponse]{
-	Caller:    callerAnyone,
-	Prepare:   staleStatus,
-	Authorize: anyone[structs.StatusRequest],
-	Serve: func(c *rpcCall, _ *structs.StatusRequest, reply *structs.StatusResponse) error {
-		peers, err := c.srv.Peers()
-		reply.Peers = peers
-		c.srv.setQueryMeta(&reply.QueryMeta)
+	})
+	statusPeers = statusRead("Status.Peers", func(s *Server, reply *structs.StatusResponse) error {
+		var err error
+		reply.Peers, err = s.Peers()
 		return err
-	},
-})
-
-var statusRegions = read("Status.Regions", spec[structs.StatusRequest, structs.StatusResponse]{
-	Caller:    callerAnyone,
-	Prepare:   staleStatus,
-	Authorize: anyone[structs.StatusRequest],
-	Serve: func(c *rpcCall, _ *structs.StatusRequest, reply *structs.StatusResponse) error {
-		reply.Regions = c.srv.Regions()
-		c.srv.setQueryMeta(&reply.QueryMeta)
+	})
+	statusRegions = statusRead("Status.Regions", func(s *Server, reply *structs.StatusResponse) error {
+		reply.Regions = s.Regions()
 		return nil
-	},
-})
+	})
+)
+
+// statusRead declares a status row: anyone may call it, and fill answers from the server
+// that serves it, with that server's read metadata, even when fill fails.
+func statusRead(name string, fill func(s *Server, reply *structs.StatusResponse) error) *route[structs.StatusRequest, structs.StatusResponse] {
+	return read(name, spec[structs.StatusRequest, structs.StatusResponse]{
+		Caller:    callerAnyone,
+		Prepare:   staleStatus,
+		Authorize: anyone[structs.StatusRequest],
+		Serve: func(c *rpcCall, _ *structs.StatusRequest, reply *structs.StatusResponse) error {
+			err := fill(c.srv, reply)
+			c.srv.setQueryMeta(&reply.QueryMeta)
+			return err
+		},
+	})
+}
 
 // staleStatus sets the token aside: none is needed, and a stale one the caller still sends
 // must not fail the call.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nomadfork/nomad/nomad/planapply"
+	"github.com/nomadfork/nomad/nomad/worker"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -15,7 +16,8 @@ import (
 // drive the scheduler step by step on a server started without workers (NumSchedulers 0: the
 // broker is filled, nothing takes from it). It has its own plan applier, owned by the test.
 type testWorker struct {
-	w *worker
+	srv *Server
+	w   *worker.Worker
 }
 
 func newTestWorker(t *testing.T, srv *Server) *testWorker {
@@ -39,21 +41,21 @@ func newTestWorker(t *testing.T, srv *Server) *testWorker {
 		cancel()
 		wg.Wait()
 	})
-	return &testWorker{w: &worker{srv: srv, applier: applier}}
+	return &testWorker{srv: srv, w: worker.New(workerBackend{srv}, applier)}
 }
 
 // step processes the next evaluation the broker delivers and acknowledges it (nacks it on an
 // error, which it returns).
 func (tw *testWorker) step(ctx context.Context) error {
-	broker := tw.w.srv.evalBroker
-	eval, token, err := broker.Dequeue(ctx, DefaultEnabledSchedulers, 2*time.Second)
+	broker := tw.srv.evalBroker
+	eval, token, err := broker.Dequeue(ctx, worker.DefaultEnabledSchedulers, 2*time.Second)
 	if err != nil {
 		return err
 	}
 	if eval == nil {
 		return errors.New("no evaluation ready")
 	}
-	if err := tw.w.handle(ctx, eval, token); err != nil {
+	if err := tw.w.Handle(ctx, eval, token); err != nil {
 		_ = broker.Nack(eval.ID, token)
 		return err
 	}

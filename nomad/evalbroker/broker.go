@@ -297,64 +297,68 @@ func (b *Broker) popLocked(queues []string) (*structs.Evaluation, string, error)
 // Ack records that the evaluation delivered with token was processed: the broker forgets it
 // and releases its job's next evaluation.
 func (b *Broker) Ack(evalID, token string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	u, err := b.outstandingLocked(evalID, token)
-	if err != nil {
-		return err
-	}
-	u.timer.Stop()
-	delete(b.unack, evalID)
-	delete(b.known, evalID)
-	delete(b.deliveries, evalID)
-	job := jobKey(u.eval)
-	if b.jobs[job] != evalID {
-		return nil
-	}
-	delete(b.jobs, job)
-	if h := b.waiting[job]; h != nil && h.Len() > 0 {
-		next := heap.Pop(h).(*structs.Evaluation)
-		if h.Len() == 0 {
-			delete(b.waiting, job)
+	return b.withDelivery(evalID, token, func(u *unacked) error {
+		b.endDeliveryLocked(u)
+		delete(b.known, evalID)
+		delete(b.deliveries, evalID)
+		job := jobKey(u.eval)
+		if b.jobs[job] != evalID {
+			return nil
 		}
-		b.jobs[job] = next.ID
-		b.pushReadyLocked(next, queueOf(next))
-	}
-	return nil
+		delete(b.jobs, job)
+		if h := b.waiting[job]; h != nil && h.Len() > 0 {
+			next := heap.Pop(h).(*structs.Evaluation)
+			if h.Len() == 0 {
+				delete(b.waiting, job)
+			}
+			b.jobs[job] = next.ID
+			b.pushReadyLocked(next, queueOf(next))
+		}
+		return nil
+	})
 }
 
 // Nack gives the evaluation delivered with token back: it is delivered again after a nack
 // delay, or goes to the FailedQueue once it has been delivered DeliveryLimit times. Its job's
 // other evaluations keep waiting meanwhile.
 func (b *Broker) Nack(evalID, token string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	u, err := b.outstandingLocked(evalID, token)
-	if err != nil {
-		return err
-	}
-	u.timer.Stop()
-	delete(b.unack, evalID)
-	b.requeueLocked(u.eval)
-	return nil
+	return b.withDelivery(evalID, token, func(u *unacked) error {
+		b.endDeliveryLocked(u)
+		b.requeueLocked(u.eval)
+		return nil
+	})
 }
 
 // Touch restarts the nack timeout of a delivery that is still being worked on (a large plan
 // going through the applier).
 func (b *Broker) Touch(evalID, token string) error {
+	return b.withDelivery(evalID, token, func(u *unacked) error {
+		if !u.timer.Stop() {
+			// The timeout is firing: it takes the delivery back as soon as we unlock.
+			return ErrNotOutstanding
+		}
+		gen := b.gen
+		u.timer = time.AfterFunc(b.cfg.NackTimeout, func() { b.nackTimeout(evalID, token, gen) })
+		return nil
+	})
+}
+
+// withDelivery runs f, under the lock, on the outstanding delivery of evalID made with token;
+// a delivery that is not outstanding (or a broker that is off) is refused before f.
+func (b *Broker) withDelivery(evalID, token string, f func(u *unacked) error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	u, err := b.outstandingLocked(evalID, token)
 	if err != nil {
 		return err
 	}
-	if !u.timer.Stop() {
-		// The timeout is firing: it takes the delivery back as soon as we unlock.
-		return ErrNotOutstanding
-	}
-	gen := b.gen
-	u.timer = time.AfterFunc(b.cfg.NackTimeout, func() { b.nackTimeout(evalID, token, gen) })
-	return nil
+	return f(u)
+}
+
+// endDeliveryLocked ends an outstanding delivery: its nack timeout will not fire.
+func (b *Broker) endDeliveryLocked(u *unacked) {
+	u.timer.Stop()
+	delete(b.unack, u.eval.ID)
 }
 
 // Outstanding returns the token of the evaluation's current delivery.

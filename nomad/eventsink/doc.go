@@ -1,5 +1,5 @@
 // Package eventsink delivers the events an event sink selects to its receiver. The leader runs
-// one Manager per term (nomad/leader.go), which runs one worker per registered sink; every
+// one Manager per term (nomad/leader_duties.go), which runs one worker per registered sink; every
 // goroutine ends with the term.
 //
 // A worker subscribes to the event broker after the sink's committed cursor, keeps the events

@@ -1,8 +1,11 @@
-package nomad
+package worker
 
 import (
 	"maps"
 	"slices"
+	"time"
+
+	"github.com/hashicorp/go-uuid"
 
 	"github.com/nomadfork/nomad/scheduler"
 	"github.com/nomadfork/nomad/structs"
@@ -33,7 +36,7 @@ func addPlanExtras(req *structs.ApplyPlanResultsRequest, plan *scheduler.Plan, j
 				continue
 			}
 			seen[id] = true
-			e, err := newEval(v.Job, structs.EvalTriggerPreemption, 0, t)
+			e, err := NewEval(v.Job, structs.EvalTriggerPreemption, 0, t)
 			if err != nil {
 				return err
 			}
@@ -50,7 +53,7 @@ func addPlanExtras(req *structs.ApplyPlanResultsRequest, plan *scheduler.Plan, j
 		if followupDue(others, eval.ID, at) {
 			continue
 		}
-		next, err := newEval(evalJob(job, eval), trigger, eval.Priority, t)
+		next, err := NewEval(EvalJob(job, eval), trigger, eval.Priority, t)
 		if err != nil {
 			return err
 		}
@@ -61,4 +64,47 @@ func addPlanExtras(req *structs.ApplyPlanResultsRequest, plan *scheduler.Plan, j
 		req.Evals = append(req.Evals, next)
 	}
 	return nil
+}
+
+// followupDue reports whether the job has a pending evaluation other than self that is
+// delayed to at or before at: a new follow-up would only duplicate it.
+func followupDue(evals []*structs.Evaluation, self string, at time.Time) bool {
+	for _, e := range evals {
+		if e.ID != self && e.Status == structs.EvalStatusPending && !e.WaitUntil.IsZero() && !e.WaitUntil.After(at) {
+			return true
+		}
+	}
+	return false
+}
+
+// EvalJob is the job an evaluation's follow-up names: the job itself, or, when it is gone,
+// enough of it to make the evaluation.
+func EvalJob(job *structs.Job, eval *structs.Evaluation) *structs.Job {
+	if job != nil {
+		return job
+	}
+	return &structs.Job{ID: eval.JobID, Namespace: eval.Namespace, Type: eval.Type, Priority: eval.Priority}
+}
+
+// NewEval is a pending evaluation of job, triggered by trigger, at priority (the job's when 0).
+// The caller fixes the time (the leader's clock), so that the entry carries it.
+func NewEval(job *structs.Job, trigger string, priority int, nowNanos int64) (*structs.Evaluation, error) {
+	id, err := uuid.GenerateUUID()
+	if err != nil {
+		return nil, err
+	}
+	if priority == 0 {
+		priority = job.Priority
+	}
+	return &structs.Evaluation{
+		ID:          id,
+		Namespace:   job.Namespace,
+		Priority:    priority,
+		Type:        job.Type,
+		TriggeredBy: trigger,
+		JobID:       job.ID,
+		Status:      structs.EvalStatusPending,
+		CreateTime:  nowNanos,
+		ModifyTime:  nowNanos,
+	}, nil
 }

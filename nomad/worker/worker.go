@@ -1,4 +1,4 @@
-package nomad
+package worker
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/go-uuid"
 	"github.com/nomadfork/nomad/nomad/planapply"
@@ -14,12 +15,12 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// maxPlacementsPerPlan bounds the allocations one evaluation places. A job's count is bounded
+// MaxPlacementsPerPlan bounds the allocations one evaluation places. A job's count is bounded
 // by job_max_count, but a plan of that many allocations would hold them all in memory at once
 // and make one Raft entry of them; past this bound the evaluation places a batch and leaves a
 // pending follow-up evaluation to continue, behind the evaluations already waiting. A plan
 // of 500 placements is a Raft entry of about 0.5 MB.
-const maxPlacementsPerPlan = 500
+const MaxPlacementsPerPlan = 500
 
 // maxPlanAttempts bounds how many times a worker plans one delivery of an evaluation when
 // the plan applier refuses part of its plan (another worker took the room since its
@@ -27,29 +28,58 @@ const maxPlacementsPerPlan = 500
 // its delivery limit it fails with a follow-up.
 const maxPlanAttempts = 5
 
-// worker is one of the leader's scheduling workers. Workers run in parallel, each taking
+// Broker is what a worker needs of the leader's evaluation broker.
+type Broker interface {
+	Dequeue(ctx context.Context, queues []string, timeout time.Duration) (*structs.Evaluation, string, error)
+	Ack(evalID, token string) error
+	Nack(evalID, token string) error
+	Touch(evalID, token string) error
+}
+
+// Backend is what a worker needs of the server: the broker, the state, the scheduler's input
+// and run (shared with the plan endpoint, so a dry run places as the real run), Raft and the
+// leader's clock.
+type Backend interface {
+	Broker() Broker
+	State() *state.StateStore
+	// JobMaxCount is server.job_max_count in force.
+	JobMaxCount() int
+	SchedulerInput(store *state.StateStore, job *structs.Job, namespace, jobID string) (scheduler.Input, error)
+	// ComputePlan runs the scheduler, an error where it cannot schedule this input.
+	ComputePlan(in scheduler.Input) (*scheduler.Plan, error)
+	Apply(t structs.MessageType, msg any) (uint64, error)
+	Now() time.Time
+	Logger() hclog.Logger
+}
+
+// Worker is one of the leader's scheduling workers. Workers run in parallel, each taking
 // evaluations from the broker (which hands out at most one per job at a time), planning on
 // its own point-in-time snapshot, and submitting the plan to the plan applier, which commits
 // what still fits the latest state. Each evaluation's plan and its new status go through
 // Raft in one entry (ApplyPlanResults), so a leader change never leaves an evaluation marked
 // done without its allocations, or the reverse.
-type worker struct {
-	srv     *Server
+type Worker struct {
+	srv     Backend
 	applier *planapply.Applier
 }
 
-// runWorkers runs the configured number of workers until ctx ends (shutdown or loss of
+// New is a worker that submits its plans to applier.
+func New(srv Backend, applier *planapply.Applier) *Worker {
+	return &Worker{srv: srv, applier: applier}
+}
+
+// Run runs the pool's configured number of workers until ctx ends (shutdown or loss of
 // leadership). A configuration change (the agent API) stops the workers after the
 // evaluation each is processing and starts the new number; 0 runs none.
-func (s *Server) runWorkers(ctx context.Context, applier *planapply.Applier) {
+func (p *Pool) Run(ctx context.Context, srv Backend, applier *planapply.Applier) {
 	for ctx.Err() == nil {
-		cfg, changed, wctx, cancel := s.workers.startGeneration(ctx)
+		cfg, changed, wctx, cancel := p.startGeneration(ctx)
 		var wg sync.WaitGroup
 		for range cfg.NumSchedulers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				(&worker{srv: s, applier: applier}).run(wctx, cfg.EnabledSchedulers)
+				New(srv, applier).run(wctx, cfg.EnabledSchedulers)
 			}()
 		}
 		select {
@@ -63,8 +93,8 @@ func (s *Server) runWorkers(ctx context.Context, applier *planapply.Applier) {
 
 // run takes evaluations of the scheduler types until ctx ends. A processed evaluation is
 // acknowledged; one whose processing failed is nacked, for the broker to deliver again.
-func (w *worker) run(ctx context.Context, schedulers []string) {
-	broker := w.srv.evalBroker
+func (w *Worker) run(ctx context.Context, schedulers []string) {
+	broker := w.srv.Broker()
 	for ctx.Err() == nil {
 		start := time.Now()
 		eval, token, err := broker.Dequeue(ctx, schedulers, 0)
@@ -80,26 +110,27 @@ func (w *worker) run(ctx context.Context, schedulers []string) {
 			continue
 		}
 		metrics.MeasureSince([]string{"nomad", "worker", "dequeue_eval"}, start)
-		if err := w.handle(ctx, eval, token); err != nil {
+		if err := w.Handle(ctx, eval, token); err != nil {
 			if ctx.Err() != nil {
 				return // the next leader delivers it again from the state
 			}
-			w.srv.logger.Error("scheduling failed", "eval_id", eval.ID, "error", err)
+			w.srv.Logger().Error("scheduling failed", "eval_id", eval.ID, "error", err)
 			if err := broker.Nack(eval.ID, token); err != nil {
-				w.srv.logger.Debug("nack of evaluation refused", "eval_id", eval.ID, "error", err)
+				w.srv.Logger().Debug("nack of evaluation refused", "eval_id", eval.ID, "error", err)
 			}
 			continue
 		}
 		if err := broker.Ack(eval.ID, token); err != nil {
-			w.srv.logger.Debug("ack of evaluation refused", "eval_id", eval.ID, "error", err)
+			w.srv.Logger().Debug("ack of evaluation refused", "eval_id", eval.ID, "error", err)
 		}
 	}
 }
 
-// handle processes one delivery. The evaluation is read back from the worker's snapshot:
+// Handle processes one delivery. The evaluation is read back from the worker's snapshot:
 // a delivery is at least once, and one processed (or deleted) since it was queued is done.
-func (w *worker) handle(ctx context.Context, delivered *structs.Evaluation, token string) error {
-	store, err := w.srv.snapshotMinIndex(ctx, delivered.ModifyIndex)
+// The caller acknowledges the delivery, or nacks it on an error.
+func (w *Worker) Handle(ctx context.Context, delivered *structs.Evaluation, token string) error {
+	store, err := w.snapshotMinIndex(ctx, delivered.ModifyIndex)
 	if err != nil {
 		return err
 	}
@@ -119,23 +150,23 @@ func (w *worker) handle(ctx context.Context, delivered *structs.Evaluation, toke
 			return fmt.Errorf("plan refused %d times (last: %d placements on %d nodes)", attempt, res.RefusedAllocs, len(res.Refused))
 		}
 		// Part of the plan was committed; plan the rest again on a state that holds it.
-		if store, err = w.srv.snapshotMinIndex(ctx, res.RefreshIndex); err != nil {
+		if store, err = w.snapshotMinIndex(ctx, res.RefreshIndex); err != nil {
 			return err
 		}
 		if eval, err = store.EvalByID(nil, delivered.ID); err != nil || eval == nil || eval.TerminalStatus() {
 			return err
 		}
-		_ = w.srv.evalBroker.Touch(delivered.ID, token)
+		_ = w.srv.Broker().Touch(delivered.ID, token)
 	}
 }
 
 // snapshotMinIndex returns a point-in-time view of the state at index or later. On the
 // leader the state is there already (the broker is fed after the FSM applied the entry,
 // and the applier answers after its entry is applied); the wait is bounded all the same.
-func (s *Server) snapshotMinIndex(ctx context.Context, index uint64) (*state.StateStore, error) {
+func (w *Worker) snapshotMinIndex(ctx context.Context, index uint64) (*state.StateStore, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		store := s.State().PointInTime()
+		store := w.srv.State().PointInTime()
 		if store.LatestIndex() >= index {
 			return store, nil
 		}
@@ -151,12 +182,12 @@ func (s *Server) snapshotMinIndex(ctx context.Context, index uint64) (*state.Sta
 }
 
 // failEval marks eval failed with reason, through Raft.
-func (w *worker) failEval(eval *structs.Evaluation, reason string) error {
+func (w *Worker) failEval(eval *structs.Evaluation, reason string) error {
 	failed := eval.Copy()
 	failed.Status = structs.EvalStatusFailed
 	failed.StatusDescription = reason
-	failed.ModifyTime = now().UnixNano()
-	_, err := w.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed}})
+	failed.ModifyTime = w.srv.Now().UnixNano()
+	_, err := w.srv.Apply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed}})
 	return err
 }
 
@@ -164,7 +195,7 @@ func (w *worker) failEval(eval *structs.Evaluation, reason string) error {
 // and submits its plan to the applier, returning what the applier did with it (nil when
 // nothing was submitted). A blocked evaluation that still cannot place anything is left as
 // it is, unwritten.
-func (w *worker) process(ctx context.Context, store *state.StateStore, eval *structs.Evaluation) (*planapply.Result, error) {
+func (w *Worker) process(ctx context.Context, store *state.StateStore, eval *structs.Evaluation) (*planapply.Result, error) {
 	job, err := store.JobByID(nil, eval.Namespace, eval.JobID)
 	if err != nil {
 		return nil, err
@@ -172,11 +203,11 @@ func (w *worker) process(ctx context.Context, store *state.StateStore, eval *str
 	// Register refuses such a job; one stored before the limit (or before it was lowered)
 	// is not placed, only stopped, so that it cannot fill the state batch after batch.
 	if job != nil && !job.Stop {
-		if err := job.CheckMaxCount(w.srv.jobMaxCount()); err != nil {
+		if err := job.CheckMaxCount(w.srv.JobMaxCount()); err != nil {
 			return nil, w.failEval(eval, "not scheduled: "+err.Error()+"; scale the job down or stop it")
 		}
 	}
-	in, err := w.srv.schedulerInput(store, job, eval.Namespace, eval.JobID)
+	in, err := w.srv.SchedulerInput(store, job, eval.Namespace, eval.JobID)
 	if err != nil {
 		return nil, err
 	}
@@ -185,14 +216,14 @@ func (w *worker) process(ctx context.Context, store *state.StateStore, eval *str
 	if in.DeploymentID, err = uuid.GenerateUUID(); err != nil {
 		return nil, err
 	}
-	in.Now = now()
-	in.MaxPlacements = maxPlacementsPerPlan
+	in.Now = w.srv.Now()
+	in.MaxPlacements = MaxPlacementsPerPlan
 	in.EvalPriority = eval.Priority
-	plan, err := computePlan(in)
+	plan, err := w.srv.ComputePlan(in)
 	if err != nil {
 		// Retrying would fail the same way on the same state: fail this evaluation only, and
 		// let the worker go on with the others.
-		w.srv.logger.Error("scheduler failed", "eval_id", eval.ID, "error", err)
+		w.srv.Logger().Error("scheduler failed", "eval_id", eval.ID, "error", err)
 		return nil, w.failEval(eval, err.Error())
 	}
 	queued := 0
@@ -204,7 +235,7 @@ func (w *worker) process(ctx context.Context, store *state.StateStore, eval *str
 		return nil, nil
 	}
 
-	t := now().UnixNano()
+	t := w.srv.Now().UnixNano()
 	req := &structs.ApplyPlanResultsRequest{UpdatedAt: t}
 	if len(plan.Place) > 0 || len(plan.Update) > 0 || plan.Deployment != nil {
 		req.Job = job
@@ -269,7 +300,7 @@ func (w *worker) process(ctx context.Context, store *state.StateStore, eval *str
 			// Still waiting for room: it stays the job's blocked evaluation.
 			done.Status = structs.EvalStatusBlocked
 		} else {
-			blocked, err := newEval(evalJob(job, eval), structs.EvalTriggerQueuedAllocs, eval.Priority, t)
+			blocked, err := NewEval(EvalJob(job, eval), structs.EvalTriggerQueuedAllocs, eval.Priority, t)
 			if err != nil {
 				return nil, err
 			}
@@ -284,7 +315,7 @@ func (w *worker) process(ctx context.Context, store *state.StateStore, eval *str
 				// client's event stream tests expect one evaluation event per entry). Should
 				// the second entry never be applied, this evaluation is processed again and
 				// the new blocked one supersedes this one.
-				if _, err := w.srv.raftApply(structs.EvalUpdateRequestType,
+				if _, err := w.srv.Apply(structs.EvalUpdateRequestType,
 					&structs.EvalUpdateRequest{Evals: []*structs.Evaluation{blocked}}); err != nil {
 					return nil, err
 				}
@@ -294,7 +325,7 @@ func (w *worker) process(ctx context.Context, store *state.StateStore, eval *str
 		}
 	}
 	if deferred > 0 {
-		next, err := newEval(evalJob(job, eval), structs.EvalTriggerQueuedAllocs, eval.Priority, t)
+		next, err := NewEval(EvalJob(job, eval), structs.EvalTriggerQueuedAllocs, eval.Priority, t)
 		if err != nil {
 			return nil, err
 		}
@@ -311,7 +342,7 @@ func (w *worker) process(ctx context.Context, store *state.StateStore, eval *str
 	// A failed allocation waits for its reschedule delay: one follow-up evaluation, due at
 	// the earliest such delay, unless the job already has one due by then.
 	if at := plan.RescheduleAt; !at.IsZero() && !followupDue(others, eval.ID, at) {
-		next, err := newEval(evalJob(job, eval), structs.EvalTriggerRetryFailedAlloc, eval.Priority, t)
+		next, err := NewEval(EvalJob(job, eval), structs.EvalTriggerRetryFailedAlloc, eval.Priority, t)
 		if err != nil {
 			return nil, err
 		}
@@ -339,38 +370,4 @@ func (w *worker) process(ctx context.Context, store *state.StateStore, eval *str
 	res, err := w.applier.Submit(ctx, planapply.Plan{Req: req, SnapshotIndex: store.LatestIndex()})
 	metrics.MeasureSince([]string{"nomad", "plan", "submit"}, start)
 	return res, err
-}
-
-// followupDue reports whether the job has a pending evaluation other than self that is
-// delayed to at or before at: a new follow-up would only duplicate it.
-func followupDue(evals []*structs.Evaluation, self string, at time.Time) bool {
-	for _, e := range evals {
-		if e.ID != self && e.Status == structs.EvalStatusPending && !e.WaitUntil.IsZero() && !e.WaitUntil.After(at) {
-			return true
-		}
-	}
-	return false
-}
-
-// evalJob is the job an evaluation's follow-up names: the job itself, or, when it is gone,
-// enough of it to make the evaluation.
-func evalJob(job *structs.Job, eval *structs.Evaluation) *structs.Job {
-	if job != nil {
-		return job
-	}
-	return &structs.Job{ID: eval.JobID, Namespace: eval.Namespace, Type: eval.Type, Priority: eval.Priority}
-}
-
-// compute is the scheduler; tests replace it to make it fail.
-var compute = scheduler.Compute
-
-// computePlan runs the scheduler, turning a panic into an error: whatever the state holds,
-// one evaluation that cannot be scheduled must not stop the leader's worker.
-func computePlan(in scheduler.Input) (plan *scheduler.Plan, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			plan, err = nil, fmt.Errorf("scheduler failed on this evaluation: %v", r)
-		}
-	}()
-	return compute(in), nil
 }

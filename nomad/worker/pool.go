@@ -1,4 +1,4 @@
-package nomad
+package worker
 
 import (
 	"context"
@@ -13,11 +13,11 @@ import (
 // DefaultEnabledSchedulers are the scheduler types a worker takes by default, as upstream.
 var DefaultEnabledSchedulers = []string{structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch, structs.JobTypeService, "_core"}
 
-// workerPool is the scheduling workers' runtime configuration, which the agent API may change
+// Pool is the scheduling workers' runtime configuration, which the agent API may change
 // (`/v1/agent/schedulers/config`): the leader runs NumSchedulers workers in parallel (0: none,
 // evaluations wait in the broker) and EnabledSchedulers says which job types they take
 // evaluations of. A change takes effect once each worker has finished its evaluation.
-type workerPool struct {
+type Pool struct {
 	mu      sync.Mutex
 	num     int
 	enabled []string
@@ -30,49 +30,45 @@ type workerPool struct {
 	stopGeneration context.CancelFunc
 }
 
-func newWorkerPool(num int) *workerPool {
-	return &workerPool{num: num, enabled: slices.Clone(DefaultEnabledSchedulers), started: time.Now(), changed: make(chan struct{})}
+// NewPool is a pool of num workers taking the default scheduler types.
+func NewPool(num int) *Pool {
+	return &Pool{num: num, enabled: slices.Clone(DefaultEnabledSchedulers), started: time.Now(), changed: make(chan struct{})}
 }
 
-// WorkerPoolConfig is what the pool runs with.
-type WorkerPoolConfig struct {
+// PoolConfig is what the pool runs with.
+type PoolConfig struct {
 	NumSchedulers     int
 	EnabledSchedulers []string
 }
 
 // startGeneration is the configuration workers start with now, the channel closed when it
 // changes, and their context: a child of ctx that the next change cancels.
-func (p *workerPool) startGeneration(ctx context.Context) (WorkerPoolConfig, <-chan struct{}, context.Context, context.CancelFunc) {
+func (p *Pool) startGeneration(ctx context.Context) (PoolConfig, <-chan struct{}, context.Context, context.CancelFunc) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	wctx, cancel := context.WithCancel(ctx)
 	p.stopGeneration = cancel
-	return WorkerPoolConfig{NumSchedulers: p.num, EnabledSchedulers: slices.Clone(p.enabled)}, p.changed, wctx, cancel
+	return PoolConfig{NumSchedulers: p.num, EnabledSchedulers: slices.Clone(p.enabled)}, p.changed, wctx, cancel
 }
 
-func (p *workerPool) get() (WorkerPoolConfig, <-chan struct{}) {
+// Config is the workers' current configuration.
+func (p *Pool) Config() PoolConfig {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return WorkerPoolConfig{NumSchedulers: p.num, EnabledSchedulers: slices.Clone(p.enabled)}, p.changed
+	return PoolConfig{NumSchedulers: p.num, EnabledSchedulers: slices.Clone(p.enabled)}
 }
 
-// SchedulerWorkerConfig is the scheduling worker's current configuration.
-func (s *Server) SchedulerWorkerConfig() WorkerPoolConfig {
-	c, _ := s.workers.get()
-	return c
+// Started is when the current configuration took effect.
+func (p *Pool) Started() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started
 }
 
-// SchedulerWorkerStarted is when the current configuration took effect.
-func (s *Server) SchedulerWorkerStarted() time.Time {
-	s.workers.mu.Lock()
-	defer s.workers.mu.Unlock()
-	return s.workers.started
-}
-
-// SetSchedulerWorkerConfig changes the worker's configuration at once: NumSchedulers from 0
-// (paused) to the number of CPUs, and EnabledSchedulers, which must include "_core", naming
-// only known scheduler types.
-func (s *Server) SetSchedulerWorkerConfig(c WorkerPoolConfig) error {
+// SetConfig changes the workers' configuration at once: NumSchedulers from 0 (paused) to the
+// number of CPUs, and EnabledSchedulers, which must include "_core", naming only known
+// scheduler types.
+func (p *Pool) SetConfig(c PoolConfig) error {
 	if c.NumSchedulers < 0 || c.NumSchedulers > runtime.NumCPU() {
 		return structs.BadRequest("Invalid request: num_schedulers must be between 0 and %d", runtime.NumCPU())
 	}
@@ -84,7 +80,6 @@ func (s *Server) SetSchedulerWorkerConfig(c WorkerPoolConfig) error {
 			return structs.BadRequest("Invalid request: unknown scheduler %q in enabled_schedulers", name)
 		}
 	}
-	p := s.workers
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.num, p.enabled, p.started = c.NumSchedulers, slices.Clone(c.EnabledSchedulers), time.Now()
@@ -95,13 +90,4 @@ func (s *Server) SetSchedulerWorkerConfig(c WorkerPoolConfig) error {
 	close(p.changed)
 	p.changed = make(chan struct{})
 	return nil
-}
-
-// takes reports whether a worker with this configuration processes eval.
-func (c WorkerPoolConfig) takes(eval *structs.Evaluation) bool {
-	t := eval.Type
-	if t == "" {
-		t = structs.JobTypeService
-	}
-	return slices.Contains(c.EnabledSchedulers, t)
 }
