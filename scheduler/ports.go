@@ -23,11 +23,18 @@ type portUse struct {
 	anyIP map[int]int
 	// inRange counts, per address, the distinct ports held within the dynamic range.
 	inRange map[string]int
-	lo, hi  int
+	// inRangeAll is the sum of inRange.
+	inRangeAll int
+	lo, hi     int
+	// addrs caches the node's addresses by host network name: a node's usage lives for one
+	// plan, during which the node does not change.
+	node  *structs.Node
+	addrs map[string][]string
 }
 
 func (pu *portUse) init(n *structs.Node) {
 	pu.held, pu.anyIP, pu.inRange = map[portKey]int{}, map[int]int{}, map[string]int{}
+	pu.node = n
 	pu.lo, pu.hi = n.NodeResources.PortRange()
 	if n.ReservedResources != nil {
 		reserved, _ := structs.ParsePortSpec(n.ReservedResources.Networks.ReservedHostPorts)
@@ -66,8 +73,10 @@ func (pu *portUse) take(k portKey, sign int) {
 	if k.port >= pu.lo && k.port <= pu.hi {
 		if before <= 0 && pu.held[k] > 0 {
 			pu.inRange[k.ip]++
+			pu.inRangeAll++
 		} else if before > 0 && pu.held[k] == 0 {
 			pu.inRange[k.ip]--
+			pu.inRangeAll--
 		}
 	}
 }
@@ -85,10 +94,7 @@ func (pu *portUse) taken(ip string, port int) bool {
 func (pu *portUse) surelyFree(ip string) int {
 	free := pu.hi - pu.lo + 1
 	if ip == "" {
-		for _, n := range pu.inRange {
-			free -= n
-		}
-		return free
+		return free - pu.inRangeAll
 	}
 	return free - pu.inRange[ip] - pu.inRange[""]
 }
@@ -98,6 +104,19 @@ type assignedPort struct {
 	port   api.Port
 	ip     string
 	static bool
+}
+
+// addrsOf is hostNetworkAddrs of the node, cached.
+func (pu *portUse) addrsOf(name string) []string {
+	if a, ok := pu.addrs[name]; ok {
+		return a
+	}
+	if pu.addrs == nil {
+		pu.addrs = map[string][]string{}
+	}
+	a := hostNetworkAddrs(pu.node, name)
+	pu.addrs[name] = a
+	return a
 }
 
 // hostNetworkAddrs are the addresses a port of the named host network may take. A node that
@@ -127,46 +146,79 @@ func missingHostNetwork(n *structs.Node, k *ask) string {
 	return ""
 }
 
+// portHolds is what one allocation's ports hold so far while they are assigned: a handful,
+// so slices searched in order, reused across candidates, rather than maps built for each.
+type portHolds struct {
+	pu      *portUse
+	pending []portKey
+	counts  []portCount
+}
+
+// portCount is, for one address, the ports held within the dynamic range and those counted
+// without a number (skip): an unnumbered port would take the lowest free number, so a scan
+// after it on the same address skips that many free numbers.
+type portCount struct {
+	ip            string
+	inRange, skip int
+}
+
+// countOf is the index of ip's count, added when missing.
+func (h *portHolds) countOf(ip string) int {
+	for i := range h.counts {
+		if h.counts[i].ip == ip {
+			return i
+		}
+	}
+	h.counts = append(h.counts, portCount{ip: ip})
+	return len(h.counts) - 1
+}
+
+func (h *portHolds) isPending(ip string, port int) bool {
+	for _, p := range h.pending {
+		if p.port == port && p.ip == ip {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *portHolds) hold(ip string, port int) {
+	c := &h.counts[h.countOf(ip)]
+	if port == 0 {
+		c.inRange++
+		c.skip++
+		return
+	}
+	h.pending = append(h.pending, portKey{ip, port})
+	if port >= h.pu.lo && port <= h.pu.hi {
+		c.inRange++
+	}
+}
+
 // assignPorts gives every port of the group an address of its host network on node: a
 // static port the first address where its number is free, a dynamic port the lowest free
 // number of the first address that has one. Lowest-first keeps a plan the same for the same
-// state. With pick false it only checks that there is room, and leaves dynamic ports
-// unnumbered when the free count alone shows there is. The reason is upstream's dimension.
-func (g *group) assignPorts(n *structs.Node, pu *portUse, pick bool) ([]assignedPort, string) {
+// state. With pick false it only checks that there is room (and returns no ports), leaving
+// dynamic ports unnumbered when the free count alone shows there is. The reason is
+// upstream's dimension.
+func (g *group) assignPorts(pu *portUse, pick bool) ([]assignedPort, string) {
 	k := g.ask
-	pending := map[portKey]bool{}
-	pendingInRange := map[string]int{}
-	// unnumbered counts the dynamic ports of each address counted but not numbered: a scan
-	// after them leaves them the lowest free numbers, which they would have taken.
-	unnumbered := map[string]int{}
-	hold := func(ip string, port int) {
-		if port == 0 {
-			pendingInRange[ip]++
-			unnumbered[ip]++
-			return
-		}
-		pending[portKey{ip, port}] = true
-		if port >= pu.lo && port <= pu.hi {
-			pendingInRange[ip]++
-		}
-	}
-	addrs := map[string][]string{}
-	addrsOf := func(name string) []string {
-		if a, ok := addrs[name]; ok {
-			return a
-		}
-		addrs[name] = hostNetworkAddrs(n, name)
-		return addrs[name]
-	}
+	h := &g.holds
+	h.pu, h.pending, h.counts = pu, h.pending[:0], h.counts[:0]
 	var out []assignedPort
+	emit := func(a assignedPort) {
+		if pick {
+			out = append(out, a)
+		}
+	}
 	for _, p := range k.static {
-		ips := addrsOf(p.HostNetwork)
+		ips := pu.addrsOf(p.HostNetwork)
 		if len(ips) == 0 {
 			return nil, fmt.Sprintf("missing host network %q for port %q", p.HostNetwork, p.Label)
 		}
 		chosen, found := "", false
 		for _, ip := range ips {
-			if p.IgnoreCollision || !pu.taken(ip, p.Value) && !pending[portKey{ip, p.Value}] {
+			if p.IgnoreCollision || !pu.taken(ip, p.Value) && !h.isPending(ip, p.Value) {
 				chosen, found = ip, true
 				break
 			}
@@ -174,35 +226,34 @@ func (g *group) assignPorts(n *structs.Node, pu *portUse, pick bool) ([]assigned
 		if !found {
 			return nil, "network: reserved port collision " + p.Label + "=" + strconv.Itoa(p.Value)
 		}
-		hold(chosen, p.Value)
-		out = append(out, assignedPort{port: p, ip: chosen, static: true})
+		h.hold(chosen, p.Value)
+		emit(assignedPort{port: p, ip: chosen, static: true})
 	}
 	for _, p := range k.dynamic {
-		ips := addrsOf(p.HostNetwork)
+		ips := pu.addrsOf(p.HostNetwork)
 		if len(ips) == 0 {
 			return nil, fmt.Sprintf("missing host network %q for port %q", p.HostNetwork, p.Label)
 		}
 		found := false
 		for _, ip := range ips {
-			if !pick && pu.surelyFree(ip)-pendingInRange[ip] > 0 {
-				hold(ip, 0)
-				out = append(out, assignedPort{port: p, ip: ip})
+			if !pick && pu.surelyFree(ip)-h.counts[h.countOf(ip)].inRange > 0 {
+				h.hold(ip, 0)
 				found = true
 				break
 			}
-			skip := unnumbered[ip]
+			skip := h.counts[h.countOf(ip)].skip
 			for v := pu.lo; v <= pu.hi; v++ {
-				if pu.taken(ip, v) || pending[portKey{ip, v}] {
+				if pu.taken(ip, v) || h.isPending(ip, v) {
 					continue
 				}
 				if skip > 0 {
 					skip--
 					continue
 				}
-				hold(ip, v)
+				h.hold(ip, v)
 				q := p
 				q.Value = v
-				out = append(out, assignedPort{port: q, ip: ip})
+				emit(assignedPort{port: q, ip: ip})
 				found = true
 				break
 			}

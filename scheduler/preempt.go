@@ -81,7 +81,7 @@ func (g *group) preemptFor(c *candidate) []*structs.Allocation {
 		c.u = g.st.usageOf(c.node)
 	}
 	u := c.u
-	if g.fit(c.node, c.capy, u) == "" {
+	if g.fit(c.capy, u) == "" {
 		return nil // it fits already: what stopped it was not room
 	}
 	var chosen []*structs.Allocation
@@ -89,7 +89,7 @@ func (g *group) preemptFor(c *candidate) []*structs.Allocation {
 	for _, a := range g.preemptible(c, u) {
 		u.add(allocAmount(a), -1)
 		chosen = append(chosen, a)
-		if g.fit(c.node, c.capy, u) == "" {
+		if g.fit(c.capy, u) == "" {
 			fits = true
 			break
 		}
@@ -105,7 +105,7 @@ func (g *group) preemptFor(c *candidate) []*structs.Allocation {
 	keep := make([]bool, len(chosen))
 	for i := len(chosen) - 2; i >= 0; i-- {
 		u.add(allocAmount(chosen[i]), 1)
-		if g.fit(c.node, c.capy, u) == "" {
+		if g.fit(c.capy, u) == "" {
 			keep[i] = true
 			continue
 		}

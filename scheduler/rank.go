@@ -269,7 +269,7 @@ func (g *group) try(a *attempt, c *candidate) bool {
 		c.u = g.st.usageOf(n)
 	}
 	u := c.u
-	if dim := g.fit(c.node, c.capy, u); dim != "" {
+	if dim := g.fit(c.capy, u); dim != "" {
 		a.exhaust(n, dim)
 		return false
 	}

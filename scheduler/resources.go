@@ -274,7 +274,7 @@ func exceeds(capacity, used, need int64) bool {
 
 // fit reports the dimension the node lacks for one more allocation of the group, "" when it
 // fits; dimension names are upstream's, as the CLI prints them.
-func (g *group) fit(n *structs.Node, c capacity, u *usage) string {
+func (g *group) fit(c capacity, u *usage) string {
 	k := g.ask
 	cpu := k.cpu + int64(k.cores)*c.mhzPerCore
 	switch {
@@ -288,7 +288,7 @@ func (g *group) fit(n *structs.Node, c capacity, u *usage) string {
 		return "disk"
 	}
 	if len(k.static) > 0 || len(k.dynamic) > 0 {
-		if _, reason := g.assignPorts(n, &u.ports, false); reason != "" {
+		if _, reason := g.assignPorts(&u.ports, false); reason != "" {
 			return reason
 		}
 	}
@@ -322,7 +322,7 @@ func (g *group) allocate(n *structs.Node, u *usage) (*api.AllocatedResources, am
 	}
 	// fit found room for every port; what cannot be placed here (never expected) is left out
 	// rather than given a port someone else holds.
-	assigned, _ := g.assignPorts(n, &u.ports, true)
+	assigned, _ := g.assignPorts(&u.ports, true)
 	ip := ""
 	if addrs := n.HostNetworkAddresses(structs.DefaultHostNetwork); len(addrs) > 0 {
 		ip = addrs[0].Address
