@@ -47,7 +47,7 @@ func (c *Client) fingerprintBridge(n *structs.Node) {
 		return
 	}
 	if n.NodeResources == nil {
-		n.NodeResources = &api.NodeResources{}
+		n.NodeResources = &structs.NodeResources{}
 	}
 	name := c.config.BridgeName
 	if name == "" {

@@ -246,6 +246,9 @@ func (c *Client) buildNode() (*structs.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
+	for _, w := range fp.Warnings {
+		c.logger.Warn("client: " + w)
+	}
 	host := fp.Attributes["unique.hostname"]
 	n := &structs.Node{
 		ID:                    c.config.NodeID,
@@ -263,6 +266,7 @@ func (c *Client) buildNode() (*structs.Node, error) {
 		ReservedResources:     fp.Reserved,
 		Drivers:               map[string]*structs.DriverInfo{},
 		HostVolumes:           c.config.HostVolumes,
+		HostNetworks:          fp.HostNetworks,
 	}
 	n.Attributes["nomad.version"] = c.config.Version
 	if n.Name == "" {

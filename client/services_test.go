@@ -25,7 +25,7 @@ func serviceAlloc(id string, task *api.Task) *structs.Allocation {
 }
 
 func TestServiceAddress(t *testing.T) {
-	node := &structs.Node{ID: "n", NodeResources: &api.NodeResources{Networks: []*api.NetworkResource{{IP: "192.168.0.9"}}}}
+	node := &structs.Node{ID: "n", NodeResources: &structs.NodeResources{NodeResources: api.NodeResources{Networks: []*api.NetworkResource{{IP: "192.168.0.9"}}}}}
 	alloc := serviceAlloc("a1", mockTask("t", nil))
 	cases := []struct {
 		name string

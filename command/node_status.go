@@ -178,6 +178,9 @@ func formatNode(n *api.Node, allocs []*api.Allocation, verbose bool, now time.Ti
 	if host := formatHostUtilization(n, stats); host != "" {
 		b.WriteString("\n\nHost Resource Utilization\n" + host)
 	}
+	if verbose && len(n.HostNetworks) > 0 {
+		b.WriteString("\n\nHost Networks\n" + formatHostNetworks(n.HostNetworks))
+	}
 	if verbose {
 		b.WriteString("\n\nAttributes\n")
 		b.WriteString(formatKV(mapRows(n.Attributes)))
@@ -201,6 +204,24 @@ func formatNode(n *api.Node, allocs []*api.Allocation, verbose bool, now time.Ti
 	}
 	b.WriteString(formatList(table))
 	return b.String()
+}
+
+// formatHostNetworks lists the node's host_network blocks by name.
+func formatHostNetworks(hns map[string]*api.HostNetworkInfo) string {
+	names := make([]string, 0, len(hns))
+	for name := range hns {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	rows := []string{"Name|CIDR|Interface|ReservedPorts"}
+	for _, name := range names {
+		hn := hns[name]
+		if hn == nil {
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("%s|%s|%s|%s", name, orNone(hn.CIDR), orNone(hn.Interface), orNone(hn.ReservedPorts)))
+	}
+	return formatList(rows)
 }
 
 func mapRows(m map[string]string) []string {

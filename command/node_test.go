@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
@@ -226,4 +227,18 @@ func TestNodeEligibility(t *testing.T) {
 			must.StrContains(t, puts[0].Body, `"Eligibility":"`+tc.want+`"`)
 		})
 	}
+}
+
+// node status -verbose lists the node's host_network blocks by name.
+func TestNodeStatus_HostNetworks(t *testing.T) {
+	n := &api.Node{ID: nodeA, Name: "alpha", HostNetworks: map[string]*api.HostNetworkInfo{
+		"public":  {Name: "public", CIDR: "10.0.0.0/8", Interface: "eth1", ReservedPorts: "22,80-90"},
+		"private": {Name: "private", Interface: "eth2"},
+	}}
+	out := formatNode(n, nil, true, time.Unix(0, 0), nil)
+	must.StrContains(t, out, "\n\nHost Networks\n"+
+		"Name     CIDR        Interface  ReservedPorts\n"+
+		"private  <none>      eth2       <none>\n"+
+		"public   10.0.0.0/8  eth1       22,80-90\n")
+	must.StrNotContains(t, formatNode(n, nil, false, time.Unix(0, 0), nil), "Host Networks")
 }

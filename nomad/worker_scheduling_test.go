@@ -16,11 +16,11 @@ import (
 func sizedNode(id string, memMB int64) *structs.Node {
 	n := testNode(id)
 	n.Attributes = map[string]string{"kernel.name": "linux"}
-	n.NodeResources = &api.NodeResources{
+	n.NodeResources = &structs.NodeResources{NodeResources: api.NodeResources{
 		Cpu:    api.NodeCpuResources{CpuShares: 4000, TotalCpuCores: 4},
 		Memory: api.NodeMemoryResources{MemoryMB: memMB},
 		Disk:   api.NodeDiskResources{DiskMB: 10000},
-	}
+	}}
 	return n
 }
 

@@ -47,3 +47,26 @@ func BenchmarkCompute(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompute_Ports is BenchmarkCompute's 1000-node case with two dynamic ports per
+// allocation, one on the default network and one on a host network every node has: the
+// per-address port counting of every candidate node.
+func BenchmarkCompute_Ports(b *testing.B) {
+	nodes := benchNodes(1000)
+	for i, n := range nodes {
+		last := fmt.Sprint(i%250 + 1)
+		n.NodeResources.NodeNetworks = []*structs.NodeNetworkResource{{Mode: "host", Device: "eth0", Addresses: []structs.NodeNetworkAddress{
+			{Family: "ipv4", Alias: "default", Address: "10.0.0." + last},
+			{Family: "ipv4", Alias: "public", Address: "192.168.0." + last, ReservedPorts: "20000-20010"}}}}
+	}
+	job := withPorts(sized(1200, 100, 256), nil, []api.Port{{Label: "http"}, {Label: "pub", HostNetwork: "public"}})
+	job.Datacenters = []string{"dc-1", "dc-2"}
+	b.ReportAllocs()
+	for b.Loop() {
+		p := Compute(Input{Job: job, Nodes: nodes})
+		if len(p.Place) != 1200 {
+			b.Fatalf("placed %d of 1200", len(p.Place))
+		}
+	}
+	b.ReportMetric(float64(1200*b.N)/b.Elapsed().Seconds(), "placements/s")
+}

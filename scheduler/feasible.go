@@ -150,6 +150,9 @@ func (g *group) infeasible(n *structs.Node) string {
 	if g.ask.mode == "bridge" && !hasNetworkMode(n, "bridge") {
 		return filterBridgeNetwork
 	}
+	if reason := missingHostNetwork(n, g.ask); reason != "" {
+		return reason
+	}
 	for _, c := range g.constraints {
 		if !g.st.match.matches(c.Operand, c.LTarget, c.RTarget, n) {
 			return constraintKey(c)

@@ -13,11 +13,11 @@ import (
 func resNode(id string, cpu, mem int64) *structs.Node {
 	n := node(id, "dc1", "raw_exec")
 	n.Attributes = map[string]string{"kernel.name": "linux", "unique.hostname": id}
-	n.NodeResources = &api.NodeResources{
+	n.NodeResources = &structs.NodeResources{NodeResources: api.NodeResources{
 		Cpu:    api.NodeCpuResources{CpuShares: cpu, TotalCpuCores: 4},
 		Memory: api.NodeMemoryResources{MemoryMB: mem},
 		Disk:   api.NodeDiskResources{DiskMB: 10000},
-	}
+	}}
 	return n
 }
 

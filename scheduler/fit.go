@@ -18,14 +18,7 @@ func NodeFits(n *structs.Node, existing, placed []*structs.Allocation) string {
 		return "node not found"
 	}
 	c := nodeCapacity(n)
-	u := &usage{ports: map[int]int{}, ids: map[string]bool{}}
-	u.lo, u.hi = structs.DynamicPortRange(n.NodeResources)
-	if n.ReservedResources != nil {
-		reserved, _ := structs.ParsePortSpec(n.ReservedResources.Networks.ReservedHostPorts)
-		for _, p := range reserved {
-			u.takePort(p, 1)
-		}
-	}
+	u := newUsage(n)
 	for _, a := range existing {
 		if a == nil || a.TerminalStatus() || u.ids[a.ID] {
 			continue
@@ -40,8 +33,8 @@ func NodeFits(n *structs.Node, existing, placed []*structs.Allocation) string {
 		am := allocAmount(a)
 		ignored := collisionTolerant(a)
 		for _, p := range am.ports {
-			if u.ports[p] > 0 && !ignored[p] {
-				return "network: reserved port collision " + strconv.Itoa(p)
+			if u.ports.taken(p.ip, p.port) && !ignored[p.port] {
+				return "network: reserved port collision " + strconv.Itoa(p.port)
 			}
 		}
 		u.add(am, 1)

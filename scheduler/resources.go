@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"strconv"
-
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -63,12 +61,14 @@ func (st *state) stop(a *structs.Allocation, reason string) {
 type usage struct {
 	cpu, mem, disk int64
 	cores          int
-	// ports are the host ports taken, the node's reserved ports included; inRange counts
-	// those within its dynamic range.
-	ports   map[int]int
-	inRange int
-	lo, hi  int
-	ids     map[string]bool
+	ports          portUse
+	ids            map[string]bool
+}
+
+func newUsage(n *structs.Node) *usage {
+	u := &usage{ids: map[string]bool{}}
+	u.ports.init(n)
+	return u
 }
 
 func (u *usage) add(a amount, sign int) {
@@ -77,22 +77,7 @@ func (u *usage) add(a amount, sign int) {
 	u.disk += int64(sign) * a.disk
 	u.cores += sign * a.cores
 	for _, p := range a.ports {
-		u.takePort(p, sign)
-	}
-}
-
-func (u *usage) takePort(p, sign int) {
-	before := u.ports[p]
-	u.ports[p] += sign
-	if u.ports[p] <= 0 {
-		delete(u.ports, p)
-	}
-	if p >= u.lo && p <= u.hi {
-		if before == 0 && u.ports[p] > 0 {
-			u.inRange++
-		} else if before > 0 && u.ports[p] == 0 {
-			u.inRange--
-		}
+		u.ports.take(p, sign)
 	}
 }
 
@@ -102,14 +87,7 @@ func (st *state) usageOf(n *structs.Node) *usage {
 	if u := st.usage[n.ID]; u != nil {
 		return u
 	}
-	u := &usage{ports: map[int]int{}, ids: map[string]bool{}}
-	u.lo, u.hi = structs.DynamicPortRange(n.NodeResources)
-	if n.ReservedResources != nil {
-		reserved, _ := structs.ParsePortSpec(n.ReservedResources.Networks.ReservedHostPorts)
-		for _, p := range reserved {
-			u.takePort(p, 1)
-		}
-	}
+	u := newUsage(n)
 	for _, a := range st.in.NodeAllocs[n.ID] {
 		if a == nil || a.TerminalStatus() || st.stopped[a.ID] || u.ids[a.ID] {
 			continue
@@ -125,7 +103,7 @@ func (st *state) usageOf(n *structs.Node) *usage {
 type amount struct {
 	cpu, mem, disk int64
 	cores          int
-	ports          []int
+	ports          []portKey
 }
 
 // allocAmount reads what an allocation uses: what the scheduler recorded when it placed it,
@@ -144,7 +122,7 @@ func allocAmount(a *structs.Allocation) amount {
 		}
 		out.disk = ar.Shared.DiskMB
 		for _, p := range ar.Shared.Ports {
-			out.ports = append(out.ports, p.Value)
+			out.ports = append(out.ports, portKey{p.HostIP, p.Value})
 		}
 		return out
 	}
@@ -158,22 +136,23 @@ func allocAmount(a *structs.Allocation) amount {
 	k := newAsk(tg)
 	out.cpu, out.mem, out.disk, out.cores = k.cpu, k.mem, k.disk, k.cores
 	for _, p := range k.static {
-		out.ports = append(out.ports, p.Value)
+		// Placed before addresses were recorded: the port is held on every address.
+		out.ports = append(out.ports, portKey{"", p.Value})
 	}
 	return out
 }
 
-func networkPorts(nets []*api.NetworkResource) []int {
-	var out []int
+func networkPorts(nets []*api.NetworkResource) []portKey {
+	var out []portKey
 	for _, n := range nets {
 		if n == nil {
 			continue
 		}
 		for _, p := range n.ReservedPorts {
-			out = append(out, p.Value)
+			out = append(out, portKey{n.IP, p.Value})
 		}
 		for _, p := range n.DynamicPorts {
-			out = append(out, p.Value)
+			out = append(out, portKey{n.IP, p.Value})
 		}
 	}
 	return out
@@ -308,38 +287,19 @@ func (g *group) fit(c capacity, u *usage) string {
 	case exceeds(c.disk, u.disk, k.disk):
 		return "disk"
 	}
-	for _, p := range k.static {
-		if p.Value > 0 && u.ports[p.Value] > 0 && !p.IgnoreCollision {
-			return "network: reserved port collision " + p.Label + "=" + strconv.Itoa(p.Value)
-		}
-	}
-	if len(k.dynamic) > 0 {
-		free := u.hi - u.lo + 1 - u.inRange
-		for _, p := range k.static {
-			if p.Value >= u.lo && p.Value <= u.hi && u.ports[p.Value] == 0 {
-				free--
-			}
-		}
-		if free < len(k.dynamic) {
-			return "network: dynamic port selection failed"
+	if len(k.static) > 0 || len(k.dynamic) > 0 {
+		if _, reason := g.assignPorts(&u.ports, false); reason != "" {
+			return reason
 		}
 	}
 	return ""
 }
 
-// allocate picks the dynamic ports (the lowest free ones, so that a plan is the same for the
-// same state) and builds what the allocation is given on node.
+// allocate picks the ports' addresses and numbers (assignPorts) and builds what the
+// allocation is given on node.
 func (g *group) allocate(n *structs.Node, u *usage) (*api.AllocatedResources, amount) {
 	k := g.ask
 	c := nodeCapacity(n)
-	taken := map[int]bool{}
-	for _, p := range k.static {
-		taken[p.Value] = true
-	}
-	ip := ""
-	if n.NodeResources != nil && len(n.NodeResources.Networks) > 0 && n.NodeResources.Networks[0] != nil {
-		ip = n.NodeResources.Networks[0].IP
-	}
 	ar := &api.AllocatedResources{Tasks: map[string]*api.AllocatedTaskResources{}}
 	am := amount{disk: k.disk}
 	ar.Shared.DiskMB = k.disk
@@ -357,31 +317,28 @@ func (g *group) allocate(n *structs.Node, u *usage) (*api.AllocatedResources, am
 		am.mem += t.mem
 		ar.Tasks[t.name] = tr
 	}
-	var ports []api.PortMapping
+	if len(k.static) == 0 && len(k.dynamic) == 0 {
+		return ar, am
+	}
+	// fit found room for every port; what cannot be placed here (never expected) is left out
+	// rather than given a port someone else holds.
+	assigned, _ := g.assignPorts(&u.ports, true)
+	ip := ""
+	if addrs := n.HostNetworkAddresses(structs.DefaultHostNetwork); len(addrs) > 0 {
+		ip = addrs[0].Address
+	}
 	net := &api.NetworkResource{Mode: k.mode, IP: ip}
-	for _, p := range k.static {
-		ports = append(ports, api.PortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: ip})
-		net.ReservedPorts = append(net.ReservedPorts, p)
-		am.ports = append(am.ports, p.Value)
-	}
-	next := u.lo
-	for _, p := range k.dynamic {
-		for next <= u.hi && (u.ports[next] > 0 || taken[next]) {
-			next++
+	var ports []api.PortMapping
+	for _, a := range assigned {
+		ports = append(ports, api.PortMapping{Label: a.port.Label, Value: a.port.Value, To: a.port.To, HostIP: a.ip})
+		if a.static {
+			net.ReservedPorts = append(net.ReservedPorts, a.port)
+		} else {
+			net.DynamicPorts = append(net.DynamicPorts, a.port)
 		}
-		if next > u.hi {
-			break // fit checked there is room; never loop past the range
-		}
-		taken[next] = true
-		q := p
-		q.Value = next
-		ports = append(ports, api.PortMapping{Label: p.Label, Value: next, To: q.To, HostIP: ip})
-		net.DynamicPorts = append(net.DynamicPorts, q)
-		am.ports = append(am.ports, next)
+		am.ports = append(am.ports, portKey{a.ip, a.port.Value})
 	}
-	if len(ports) > 0 {
-		ar.Shared.Ports = ports
-		ar.Shared.Networks = []*api.NetworkResource{net}
-	}
+	ar.Shared.Ports = ports
+	ar.Shared.Networks = []*api.NetworkResource{net}
 	return ar, am
 }

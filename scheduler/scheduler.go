@@ -200,6 +200,8 @@ type group struct {
 	job  *structs.Job
 	tg   *api.TaskGroup
 	name string
+	// holds is assignPorts' scratch, reused from one candidate node to the next.
+	holds portHolds
 	// roll is the deployment of the job's version, strategy the group's update block (nil:
 	// updated all at once), dstate the group's state in the deployment (nil: not in it).
 	roll     *rollout

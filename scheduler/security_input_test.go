@@ -27,11 +27,11 @@ func TestSecurity_ComputeNeverPanics(t *testing.T) {
 			n := node(fmt.Sprintf("n%d", i), "dc1", "raw_exec")
 			n.Meta = map[string]string{"rack": rapid.SampledFrom([]string{"r1", "r2", ""}).Draw(t, "rack")}
 			if rapid.Bool().Draw(t, "resources") {
-				n.NodeResources = &api.NodeResources{
+				n.NodeResources = &structs.NodeResources{NodeResources: api.NodeResources{
 					Cpu:            api.NodeCpuResources{CpuShares: rapid.Int64Range(-10, 5000).Draw(t, "cpu"), TotalCpuCores: uint16(rapid.IntRange(0, 4).Draw(t, "cores"))},
 					Memory:         api.NodeMemoryResources{MemoryMB: rapid.Int64Range(-10, 5000).Draw(t, "mem")},
 					MinDynamicPort: rapid.IntRange(-5, 70000).Draw(t, "min"), MaxDynamicPort: rapid.IntRange(-5, 70000).Draw(t, "max"),
-				}
+				}}
 			}
 			if rapid.Bool().Draw(t, "reserved") {
 				n.ReservedResources = &api.NodeReservedResources{

@@ -50,7 +50,7 @@ type Node struct {
 	HTTPAddr              string
 	TLSEnabled            bool
 	Attributes            map[string]string
-	NodeResources         *api.NodeResources
+	NodeResources         *NodeResources
 	ReservedResources     *api.NodeReservedResources
 	Links                 map[string]string
 	Meta                  map[string]string
@@ -124,7 +124,7 @@ type NodeListStub struct {
 	Status                string
 	StatusDescription     string
 	Drivers               map[string]*DriverInfo
-	NodeResources         *api.NodeResources         `json:",omitempty"`
+	NodeResources         *NodeResources             `json:",omitempty"`
 	ReservedResources     *api.NodeReservedResources `json:",omitempty"`
 	LastDrain             *api.DrainMetadata
 	CreateIndex           uint64

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
@@ -32,6 +33,8 @@ type Sources struct {
 	Statfs func(path string) (totalMB, freeMB int64, err error)
 	// Network returns the node's address on the named interface ("" for the default one).
 	Network func(iface string) (device, ip string, err error)
+	// Interfaces lists the machine's interfaces and addresses, where host networks are found.
+	Interfaces func() ([]Interface, error)
 }
 
 // Config is what the operator's client block says about the node's resources.
@@ -49,13 +52,20 @@ type Config struct {
 	ReservedMemMB int
 	ReservedDisk  int
 	ReservedPorts string
+	// HostNetworks are the client's host_network blocks.
+	HostNetworks []HostNetwork
 }
 
 // Result is the node's part that fingerprinting fills.
 type Result struct {
 	Attributes map[string]string
-	Resources  *api.NodeResources
+	Resources  *structs.NodeResources
 	Reserved   *api.NodeReservedResources
+	// HostNetworks are the host_network blocks as configured (the node's HostNetworks).
+	HostNetworks map[string]*api.HostNetworkInfo
+	// Warnings name host networks no address of the machine matched: ports that ask for one
+	// are not placed on this node.
+	Warnings []string
 }
 
 // Fingerprint describes the node. It fails only on configuration errors (a bad port spec or
@@ -63,6 +73,9 @@ type Result struct {
 func Fingerprint(cfg Config, src Sources) (*Result, error) {
 	if _, err := structs.ParsePortSpec(cfg.ReservedPorts); err != nil {
 		return nil, fmt.Errorf("client reserved reserved_ports: %w", err)
+	}
+	if err := checkHostNetworks(cfg.HostNetworks); err != nil {
+		return nil, err
 	}
 	lo, hi := structs.DynamicPortRange(&api.NodeResources{MinDynamicPort: cfg.MinDynamicPort, MaxDynamicPort: cfg.MaxDynamicPort})
 	if lo < 1 || hi > structs.MaxPort || lo > hi {
@@ -73,7 +86,7 @@ func Fingerprint(cfg Config, src Sources) (*Result, error) {
 		"os.name":     src.GOOS,
 		"cpu.arch":    src.GOARCH,
 	}
-	res := &api.NodeResources{MinDynamicPort: lo, MaxDynamicPort: hi}
+	res := &structs.NodeResources{NodeResources: api.NodeResources{MinDynamicPort: lo, MaxDynamicPort: hi}}
 
 	cpu := readCPU(src)
 	if cpu.cores > 0 {
@@ -136,11 +149,30 @@ func Fingerprint(cfg Config, src Sources) (*Result, error) {
 			attrs["unique.hostname"] = h
 		}
 	}
+	var defaultDev, defaultIP string
 	if src.Network != nil {
 		if dev, ip, err := src.Network(cfg.NetworkInterface); err == nil && ip != "" {
 			attrs["unique.network.ip-address"] = ip
 			res.Networks = []*api.NetworkResource{{Mode: "host", Device: dev, IP: ip, CIDR: cidrOf(ip)}}
+			defaultDev, defaultIP = dev, ip
 		}
+	}
+	var warnings []string
+	var ifaces []Interface
+	if src.Interfaces != nil {
+		// A machine whose interfaces cannot be listed still registers, with its default
+		// address; its named host networks are then reported missing.
+		ifaces, _ = src.Interfaces()
+	}
+	if len(ifaces) == 0 && defaultIP != "" {
+		if a, err := netip.ParseAddr(defaultIP); err == nil {
+			ifaces = []Interface{{Name: defaultDev, Up: true, Addrs: []netip.Prefix{netip.PrefixFrom(a, a.BitLen())}}}
+		}
+	}
+	nets, unmatched := nodeNetworks(ifaces, cfg.HostNetworks, defaultDev, defaultIP)
+	res.NodeNetworks = nets
+	for _, name := range unmatched {
+		warnings = append(warnings, fmt.Sprintf("host_network %q matches no address of this machine", name))
 	}
 	reserved := &api.NodeReservedResources{
 		Cpu:      api.NodeReservedCpuResources{CpuShares: uint64(max(cfg.ReservedCPU, 0))},
@@ -148,7 +180,8 @@ func Fingerprint(cfg Config, src Sources) (*Result, error) {
 		Disk:     api.NodeReservedDiskResources{DiskMB: uint64(max(cfg.ReservedDisk, 0))},
 		Networks: api.NodeReservedNetworkResources{ReservedHostPorts: cfg.ReservedPorts},
 	}
-	return &Result{Attributes: attrs, Resources: res, Reserved: reserved}, nil
+	return &Result{Attributes: attrs, Resources: res, Reserved: reserved,
+		HostNetworks: hostNetworkInfo(cfg.HostNetworks), Warnings: warnings}, nil
 }
 
 func cidrOf(ip string) string {
@@ -259,9 +292,10 @@ func HostSources() Sources {
 			raw, err := os.ReadFile("/proc/sys/kernel/osrelease")
 			return strings.TrimSpace(string(raw)), err
 		},
-		Hostname: os.Hostname,
-		Statfs:   statfs,
-		Network:  hostNetwork,
+		Hostname:   os.Hostname,
+		Statfs:     statfs,
+		Network:    hostNetwork,
+		Interfaces: hostInterfaces,
 	}
 }
 

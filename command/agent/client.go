@@ -310,6 +310,10 @@ func clientResources(cc *ClientConfig) fingerprint.Config {
 	if r := cc.Reserved; r != nil {
 		out.ReservedCPU, out.ReservedMemMB, out.ReservedDisk, out.ReservedPorts = r.CPU, r.MemoryMB, r.DiskMB, r.ReservedPorts
 	}
+	for _, hn := range cc.HostNetworks {
+		out.HostNetworks = append(out.HostNetworks, fingerprint.HostNetwork{
+			Name: hn.Name, CIDR: hn.CIDR, Interface: hn.Interface, ReservedPorts: hn.ReservedPorts})
+	}
 	return out
 }
 

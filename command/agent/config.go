@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -205,6 +206,9 @@ type ClientConfig struct {
 	// HostVolumes holds one entry per volume name; a later block for the
 	// same name replaces the earlier one whole.
 	HostVolumes []*HostVolumeConfig
+	// HostNetworks holds one entry per host_network name; a later block for the same name
+	// replaces the earlier one whole.
+	HostNetworks []*HostNetworkConfig
 
 	// CPUTotalCompute (MHz) and MemoryTotalMB replace what fingerprinting finds; 0 keeps it.
 	CPUTotalCompute int
@@ -243,6 +247,14 @@ type HostVolumeConfig struct {
 	Name     string
 	Path     string
 	ReadOnly bool
+}
+
+// HostNetworkConfig is a client host_network block.
+type HostNetworkConfig struct {
+	Name          string
+	CIDR          string
+	Interface     string
+	ReservedPorts string
 }
 
 // ACLConfig configures the ACL system.
@@ -716,6 +728,20 @@ func (c *Config) Validate() error {
 		nonNegative("client.reserved.disk", int64(r.DiskMB))
 		if _, err := structs.ParsePortSpec(r.ReservedPorts); err != nil {
 			bad("client.reserved.reserved_ports", "%v", err)
+		}
+	}
+	for _, hn := range client.HostNetworks {
+		field := fmt.Sprintf("client.host_network %q", hn.Name)
+		if hn.CIDR == "" && hn.Interface == "" {
+			bad(field, "needs cidr or interface: a host network is the node's addresses in a cidr and/or on an interface")
+		}
+		if hn.CIDR != "" {
+			if _, err := netip.ParsePrefix(hn.CIDR); err != nil {
+				bad(field+" cidr", "%v", err)
+			}
+		}
+		if _, err := structs.ParsePortSpec(hn.ReservedPorts); err != nil {
+			bad(field+" reserved_ports", "%v", err)
 		}
 	}
 	for _, v := range client.HostVolumes {

@@ -125,26 +125,27 @@ type fileJoin struct {
 }
 
 type fileClient struct {
-	Enabled           *bool             `hcl:"enabled,optional"`
-	Servers           *[]string         `hcl:"servers,optional"`
-	ServerJoin        *fileJoin         `hcl:"server_join,block"`
-	NodeClass         *string           `hcl:"node_class,optional"`
-	NodePool          *string           `hcl:"node_pool,optional"`
-	DisableRemoteExec *bool             `hcl:"disable_remote_exec,optional"`
-	StateDir          *string           `hcl:"state_dir,optional"`
-	AllocDir          *string           `hcl:"alloc_dir,optional"`
-	NetworkInterface  *string           `hcl:"network_interface,optional"`
-	CNIPath           *string           `hcl:"cni_path,optional"`
-	CNIConfigDir      *string           `hcl:"cni_config_dir,optional"`
-	BridgeNetworkName *string           `hcl:"bridge_network_name,optional"`
-	BridgeSubnet      *string           `hcl:"bridge_network_subnet,optional"`
-	HostVolumes       []*fileHostVolume `hcl:"host_volume,block"`
-	CPUTotalCompute   *int              `hcl:"cpu_total_compute,optional"`
-	MemoryTotalMB     *int              `hcl:"memory_total_mb,optional"`
-	MinDynamicPort    *int              `hcl:"min_dynamic_port,optional"`
-	MaxDynamicPort    *int              `hcl:"max_dynamic_port,optional"`
-	Reserved          *fileReserved     `hcl:"reserved,block"`
-	Artifact          *fileArtifact     `hcl:"artifact,block"`
+	Enabled           *bool              `hcl:"enabled,optional"`
+	Servers           *[]string          `hcl:"servers,optional"`
+	ServerJoin        *fileJoin          `hcl:"server_join,block"`
+	NodeClass         *string            `hcl:"node_class,optional"`
+	NodePool          *string            `hcl:"node_pool,optional"`
+	DisableRemoteExec *bool              `hcl:"disable_remote_exec,optional"`
+	StateDir          *string            `hcl:"state_dir,optional"`
+	AllocDir          *string            `hcl:"alloc_dir,optional"`
+	NetworkInterface  *string            `hcl:"network_interface,optional"`
+	CNIPath           *string            `hcl:"cni_path,optional"`
+	CNIConfigDir      *string            `hcl:"cni_config_dir,optional"`
+	BridgeNetworkName *string            `hcl:"bridge_network_name,optional"`
+	BridgeSubnet      *string            `hcl:"bridge_network_subnet,optional"`
+	HostVolumes       []*fileHostVolume  `hcl:"host_volume,block"`
+	HostNetworks      []*fileHostNetwork `hcl:"host_network,block"`
+	CPUTotalCompute   *int               `hcl:"cpu_total_compute,optional"`
+	MemoryTotalMB     *int               `hcl:"memory_total_mb,optional"`
+	MinDynamicPort    *int               `hcl:"min_dynamic_port,optional"`
+	MaxDynamicPort    *int               `hcl:"max_dynamic_port,optional"`
+	Reserved          *fileReserved      `hcl:"reserved,block"`
+	Artifact          *fileArtifact      `hcl:"artifact,block"`
 
 	// Rest holds meta, options and chroot_env, which Nomad configurations write both as
 	// blocks (meta { rack = "r1" }) and as arguments (options = { "a.b" =
@@ -176,6 +177,15 @@ type fileHostVolume struct {
 	Name     string `hcl:"name,label"`
 	Path     string `hcl:"path"`
 	ReadOnly *bool  `hcl:"read_only,optional"`
+}
+
+// fileHostNetwork is a client host_network block: a name for the node's addresses within
+// cidr and/or on interface, which job ports ask for by that name.
+type fileHostNetwork struct {
+	Name          string  `hcl:"name,label"`
+	CIDR          *string `hcl:"cidr,optional"`
+	Interface     *string `hcl:"interface,optional"`
+	ReservedPorts *string `hcl:"reserved_ports,optional"`
 }
 
 type fileACL struct {
@@ -720,6 +730,26 @@ func assignClient(a *assigner, cl *fileClient) {
 		vol := &HostVolumeConfig{Name: v.Name, Path: v.Path, ReadOnly: v.ReadOnly != nil && *v.ReadOnly}
 		a.list = append(a.list, func(c *Config) {
 			ensure(&c.Client).HostVolumes = upsertNamed(ensure(&c.Client).HostVolumes, vol).([]*HostVolumeConfig)
+		})
+	}
+	seenNet := map[string]bool{}
+	for _, hn := range cl.HostNetworks {
+		if seenNet[hn.Name] {
+			a.diags = append(a.diags, duplicateDiag(fmt.Sprintf("client host_network %q", hn.Name)))
+			continue
+		}
+		seenNet[hn.Name] = true
+		net := &HostNetworkConfig{Name: hn.Name}
+		for _, f := range []struct {
+			from *string
+			to   *string
+		}{{hn.CIDR, &net.CIDR}, {hn.Interface, &net.Interface}, {hn.ReservedPorts, &net.ReservedPorts}} {
+			if f.from != nil {
+				*f.to = *f.from
+			}
+		}
+		a.list = append(a.list, func(c *Config) {
+			ensure(&c.Client).HostNetworks = upsertNamed(ensure(&c.Client).HostNetworks, net).([]*HostNetworkConfig)
 		})
 	}
 }

@@ -22,6 +22,10 @@ func TestSecurity_AgentConfigAcceptsHCL1OneLineBodies(t *testing.T) {
 	}{
 		{name: "README ports line", src: "ports { http = 4646  rpc = 4647  serf = 4648 }\n",
 			check: func(t *testing.T, c *Config) { must.Eq(t, Ports{HTTP: 4646, RPC: 4647, Serf: 4648}, *c.Ports) }},
+		{name: "host_network on one line", src: `client { host_network "public" { cidr = "10.0.0.0/8"  interface = "eth1"  reserved_ports = "22,80-90" } }`,
+			check: func(t *testing.T, c *Config) {
+				must.Eq(t, []*HostNetworkConfig{{Name: "public", CIDR: "10.0.0.0/8", Interface: "eth1", ReservedPorts: "22,80-90"}}, c.Client.HostNetworks)
+			}},
 		{name: "two one-line blocks on one line", src: `ports { http = 1 rpc = 2 } addresses { http = "127.0.0.2" rpc = "127.0.0.3" }`,
 			check: func(t *testing.T, c *Config) {
 				must.Eq(t, 1, c.Ports.HTTP)

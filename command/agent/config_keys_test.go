@@ -40,6 +40,7 @@ var actedOnKeys = []string{
 	"client.disable_remote_exec", "client.state_dir", "client.alloc_dir", "client.network_interface",
 	"client.cni_path", "client.bridge_network_name", "client.bridge_network_subnet",
 	"client.host_volume.path", "client.host_volume.read_only",
+	"client.host_network.cidr", "client.host_network.interface", "client.host_network.reserved_ports",
 	"client.cpu_total_compute", "client.memory_total_mb", "client.min_dynamic_port", "client.max_dynamic_port",
 	"client.reserved.cpu", "client.reserved.memory", "client.reserved.disk", "client.reserved.reserved_ports",
 	"client.artifact.http_read_timeout", "client.artifact.http_max_size", "client.artifact.git_timeout",

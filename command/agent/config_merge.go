@@ -7,8 +7,9 @@ import (
 // named is implemented by list elements that merge by name.
 type named interface{ configName() string }
 
-func (p *PluginConfig) configName() string     { return p.Name }
-func (v *HostVolumeConfig) configName() string { return v.Name }
+func (p *PluginConfig) configName() string      { return p.Name }
+func (v *HostVolumeConfig) configName() string  { return v.Name }
+func (v *HostNetworkConfig) configName() string { return v.Name }
 
 var namedType = reflect.TypeFor[named]()
 

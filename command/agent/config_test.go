@@ -223,6 +223,12 @@ client {
     path      = "/opt/mysql"
     read_only = true
   }
+
+  host_network "public" {
+    cidr           = "10.0.0.0/8"
+    interface      = "eth1"
+    reserved_ports = "22,80-90"
+  }
 }
 
 acl {
@@ -319,7 +325,8 @@ const fullJSON = `{
     "meta": {"rack": "r1"},
     "options": {"driver.raw_exec.enable": "1"},
     "chroot_env": {"/bin": "/bin"},
-    "host_volume": {"mysql": {"path": "/opt/mysql", "read_only": true}}
+    "host_volume": {"mysql": {"path": "/opt/mysql", "read_only": true}},
+    "host_network": {"public": {"cidr": "10.0.0.0/8", "interface": "eth1", "reserved_ports": "22,80-90"}}
   },
   "acl": {
     "enabled": true, "token_ttl": "1m", "policy_ttl": "2m", "role_ttl": "3m",
@@ -390,6 +397,7 @@ func TestConfig_FullFile(t *testing.T) {
 		AllocDir:          "/var/lib/nomad/alloc",
 		NetworkInterface:  "eth1", CNIPath: "/opt/cni/bin", BridgeNetworkName: "nomad0", BridgeNetworkSubnet: "172.26.80.0/20",
 		HostVolumes:     []*HostVolumeConfig{{Name: "mysql", Path: "/opt/mysql", ReadOnly: true}},
+		HostNetworks:    []*HostNetworkConfig{{Name: "public", CIDR: "10.0.0.0/8", Interface: "eth1", ReservedPorts: "22,80-90"}},
 		CPUTotalCompute: 8000,
 		MemoryTotalMB:   4096,
 		MinDynamicPort:  25000,
@@ -885,6 +893,23 @@ func TestConfig_Validate(t *testing.T) {
 			want: "tls.ca_file: must be set"},
 		{name: "tls upgrade mode without rpc", mutate: func(c *Config) { c.TLS.RPCUpgradeMode = true }, want: "tls.rpc_upgrade_mode: needs tls.rpc = true"},
 		{name: "tls 1.0", mutate: func(c *Config) { c.TLS.TLSMinVersion = "tls10" }, want: "tls.tls_min_version: \"tls10\" is deprecated"},
+		{
+			name:   "host network without cidr or interface",
+			mutate: func(c *Config) { c.Client.HostNetworks = []*HostNetworkConfig{{Name: "public"}} },
+			want:   `client.host_network "public": needs cidr or interface`,
+		},
+		{
+			name:   "host network bad cidr",
+			mutate: func(c *Config) { c.Client.HostNetworks = []*HostNetworkConfig{{Name: "public", CIDR: "10.0.0.0/40"}} },
+			want:   `client.host_network "public" cidr: `,
+		},
+		{
+			name: "host network bad reserved ports",
+			mutate: func(c *Config) {
+				c.Client.HostNetworks = []*HostNetworkConfig{{Name: "public", Interface: "eth1", ReservedPorts: "ssh"}}
+			},
+			want: `client.host_network "public" reserved_ports: `,
+		},
 		{
 			name:   "host volume relative",
 			mutate: func(c *Config) { c.Client.HostVolumes = []*HostVolumeConfig{{Name: "v", Path: "rel"}} },

@@ -13,7 +13,7 @@ import (
 func TestHTTP_NodeListResources(t *testing.T) {
 	ta := NewTestAgent(t, nil)
 	node := mock.Node("n1")
-	node.NodeResources = &api.NodeResources{MinDynamicPort: 20000, MaxDynamicPort: 32000}
+	node.NodeResources = &structs.NodeResources{NodeResources: api.NodeResources{MinDynamicPort: 20000, MaxDynamicPort: 32000}}
 	node.ReservedResources = &api.NodeReservedResources{}
 	var reply structs.NodeUpdateResponse
 	must.NoError(t, ta.Server().Endpoints.Node.Register(&structs.NodeRegisterRequest{Node: node}, &reply))

@@ -53,11 +53,11 @@ func (h *harness) apply(req *structs.ApplyPlanResultsRequest) (uint64, error) {
 
 func (h *harness) node(id string, memMB int64) *structs.Node {
 	n := mock.Node(id)
-	n.NodeResources = &api.NodeResources{
+	n.NodeResources = &structs.NodeResources{NodeResources: api.NodeResources{
 		Cpu:    api.NodeCpuResources{CpuShares: 4000, TotalCpuCores: 4},
 		Memory: api.NodeMemoryResources{MemoryMB: memMB},
 		Disk:   api.NodeDiskResources{DiskMB: 100000},
-	}
+	}}
 	h.write(structs.NodeRegisterRequestType, func(txn *state.Txn) error { return h.store.UpsertNodeTxn(txn, n) })
 	return n
 }

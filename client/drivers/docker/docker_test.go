@@ -252,7 +252,9 @@ func TestDocker_PortsVolumesLabelsLimits(t *testing.T) {
 		"mount":   []any{map[string]any{"type": "tmpfs", "target": "/scratch"}},
 		"labels":  []any{map[string]any{"team": "infra"}},
 	})
-	cfg.Ports = []drivers.PortMapping{{Label: "http", Value: 28080, To: 80}}
+	// The port's host address (its host network's, chosen by the scheduler) is where docker
+	// binds it.
+	cfg.Ports = []drivers.PortMapping{{Label: "http", Value: 28080, To: 80, HostIP: "127.0.0.1"}}
 	cfg.Resources = drivers.TaskResources{CPU: 500, MemoryMB: 64, MemoryMaxMB: 128}
 	must.NoError(t, os.MkdirAll(filepath.Join(cfg.TaskDir, "shared"), 0o755))
 	must.NoError(t, os.WriteFile(filepath.Join(cfg.TaskDir, "shared", "file"), []byte("volume"), 0o644))
@@ -266,6 +268,7 @@ func TestDocker_PortsVolumesLabelsLimits(t *testing.T) {
 	must.Eq(t, int64(64)<<20, hcfg.MemoryReservation)
 	must.Eq(t, int64(500), hcfg.CPUShares)
 	must.Eq(t, "28080", hcfg.PortBindings["80/tcp"][0].HostPort)
+	must.Eq(t, "127.0.0.1", hcfg.PortBindings["80/tcp"][0].HostIP)
 
 	h, err := d.Start(cfg)
 	must.NoError(t, err)
