@@ -216,42 +216,50 @@ func analyse(rec *soakRecorder, procs []string, cfg soakConfig) *soakReport {
 		lifetime int
 	}
 	byLife := map[key][]soakSample{}
+	pids := map[key]int{}
+	var order []key
 	for _, s := range rec.samples {
+		k := key{s.proc, s.lifetime}
+		if _, seen := pids[k]; !seen {
+			pids[k] = s.pid
+			order = append(order, k)
+		}
 		if s.age >= cfg.warmup {
-			byLife[key{s.proc, s.lifetime}] = append(byLife[key{s.proc, s.lifetime}], s)
+			byLife[k] = append(byLife[k], s)
 		}
 	}
+	sort.SliceStable(order, func(i, j int) bool {
+		pi, pj := slices.Index(procs, order[i].proc), slices.Index(procs, order[j].proc)
+		return pi < pj || pi == pj && order[i].lifetime < order[j].lifetime
+	})
 	judged := 0
-	for _, p := range procs {
-		for l := 1; ; l++ {
-			ss, ok := byLife[key{p, l}]
-			if !ok {
-				if l > 1 && !hasLifetime(rec.samples, p, l) {
-					break
-				}
-				continue
-			}
-			lt := soakLifetime{proc: p, lifetime: l, pid: ss[0].pid, samples: len(ss), span: ss[len(ss)-1].at.Sub(ss[0].at)}
-			for _, m := range soakMetrics {
-				var xs, ys []float64
-				for _, s := range ss {
-					if v, ok := m.value(s); ok {
-						xs = append(xs, s.at.Sub(rec.start).Hours())
-						ys = append(ys, v)
-					}
-				}
-				tr := soakJudge(m, xs, ys, lt.span, cfg.minWindow)
-				lt.trends = append(lt.trends, tr)
-				if tr.judged {
-					judged++
-				}
-				if tr.leaking {
-					rep.failures = append(rep.failures, fmt.Sprintf("%s (lifetime %d, pid %d): %s climbs %.1f%s/h over %s (bound %.1f/h, r² %.2f)",
-						p, l, lt.pid, m.name, tr.slope, m.unit, lt.span.Round(time.Second), tr.bound, tr.r2))
-				}
-			}
-			rep.lifetimes = append(rep.lifetimes, lt)
+	for _, k := range order {
+		p, l := k.proc, k.lifetime
+		ss := byLife[k]
+		if len(ss) == 0 {
+			rep.lifetimes = append(rep.lifetimes, soakLifetime{proc: p, lifetime: l, pid: pids[k]})
+			continue
 		}
+		lt := soakLifetime{proc: p, lifetime: l, pid: ss[0].pid, samples: len(ss), span: ss[len(ss)-1].at.Sub(ss[0].at)}
+		for _, m := range soakMetrics {
+			var xs, ys []float64
+			for _, s := range ss {
+				if v, ok := m.value(s); ok {
+					xs = append(xs, s.at.Sub(rec.start).Hours())
+					ys = append(ys, v)
+				}
+			}
+			tr := soakJudge(m, xs, ys, lt.span, cfg.minWindow)
+			lt.trends = append(lt.trends, tr)
+			if tr.judged {
+				judged++
+			}
+			if tr.leaking {
+				rep.failures = append(rep.failures, fmt.Sprintf("%s (lifetime %d, pid %d): %s climbs %.1f%s/h over %s (bound %.1f/h, r² %.2f)",
+					p, l, lt.pid, m.name, tr.slope, m.unit, lt.span.Round(time.Second), tr.bound, tr.r2))
+			}
+		}
+		rep.lifetimes = append(rep.lifetimes, lt)
 	}
 
 	// Calls: errors outside the kill windows, and latency per minute.
@@ -318,6 +326,10 @@ func analyse(rec *soakRecorder, procs []string, cfg soakConfig) *soakReport {
 	fmt.Fprintf(&b, "%-4s %-4s %-8s %-6s %-7s | %-32s | %-28s | %-26s | %s\n", "proc", "life", "pid", "span", "samples",
 		"RSS MiB: median slope/h (r²)", "goroutines: median slope/h", "fds: median slope/h", "verdict")
 	for _, lt := range rep.lifetimes {
+		if lt.samples == 0 {
+			fmt.Fprintf(&b, "%-4s %-4d %-8d %-6s %-7d | %-32s | %-28s | %-26s | %s\n", lt.proc, lt.lifetime, lt.pid, "-", 0, "", "", "", "ended within its warm-up")
+			continue
+		}
 		verdict := "flat"
 		var cols []string
 		for i, tr := range lt.trends {
@@ -335,7 +347,7 @@ func analyse(rec *soakRecorder, procs []string, cfg soakConfig) *soakReport {
 
 	// Latency per minute: the churn calls together, and each op.
 	rep.latency = [][]string{{"minute", "op", "calls", "errors", "p50_ms", "p99_ms"}}
-	minutes := int(rec.end.Sub(rec.start)/time.Minute) + 1
+	minutes := int((rec.end.Sub(rec.start) + time.Minute - 1) / time.Minute)
 	ops := []string{"churn", "register", "update", "stop", "purge", "exec", "subscribe"}
 	var p99s []string
 	for m := 0; m < minutes; m++ {
@@ -388,15 +400,6 @@ func analyse(rec *soakRecorder, procs []string, cfg soakConfig) *soakReport {
 	}
 	rep.summary = b.String()
 	return rep
-}
-
-func hasLifetime(samples []soakSample, proc string, l int) bool {
-	for _, s := range samples {
-		if s.proc == proc && s.lifetime >= l {
-			return true
-		}
-	}
-	return false
 }
 
 func soakMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
