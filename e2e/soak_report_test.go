@@ -370,7 +370,9 @@ func analyse(rec *soakRecorder, procs []string, cfg soakConfig) *soakReport {
 			p50, p99 := soakPercentile(ds, 50), soakPercentile(ds, 99)
 			rep.latency = append(rep.latency, []string{strconv.Itoa(m), op, strconv.Itoa(len(ds) + errs), strconv.Itoa(errs),
 				fmt.Sprintf("%.1f", soakMs(p50)), fmt.Sprintf("%.1f", soakMs(p99))})
-			if op == "churn" {
+			if op == "churn" && len(ds) == 0 {
+				p99s = append(p99s, "-")
+			} else if op == "churn" {
 				p99s = append(p99s, fmt.Sprintf("%.0f", soakMs(p99)))
 			}
 		}
