@@ -128,10 +128,17 @@ func TestTemplate_NomadVariable(t *testing.T) {
 					return out == tc.wantScript, out
 				})
 			}
-			alloc, _, err := c.Allocations().Info(allocID, nil)
-			must.NoError(t, err)
-			must.Eq(t, tc.wantRestarts, alloc.TaskStates["app"].Restarts)
-			must.Eq(t, structs.TaskStateRunning, alloc.TaskStates["app"].State)
+			// The task's output shows the restart before the client's next status update tells
+			// the server, so the count is read until it arrives.
+			eventually(t, 10*time.Second, "the restart count reported to the server", func() (bool, string) {
+				alloc, _, err := c.Allocations().Info(allocID, nil)
+				if err != nil {
+					return false, err.Error()
+				}
+				st := alloc.TaskStates["app"]
+				return st.Restarts == tc.wantRestarts && st.State == structs.TaskStateRunning,
+					fmt.Sprintf("restarts %d, state %s", st.Restarts, st.State)
+			})
 			if tc.wantScript != "" {
 				// Recorded once the script has ended, which may be after its file is written.
 				eventually(t, 10*time.Second, "the script's task event", func() (bool, string) {
