@@ -207,7 +207,12 @@ func TestJobPlan_CorpusAnnotations(t *testing.T) {
 			}
 			_, _, err = c.Jobs().Register(job, nil)
 			must.NoError(t, err)
-			allocsIn(t, c, *job.ID, map[string]int{"running": 1})
+			// Placed is what the second plan compares with; whether the short task is running,
+			// restarting or waiting for its restart delay at this moment does not matter.
+			waitFor(t, 20*time.Second, func() bool {
+				allocs, _, err := c.Jobs().Allocations(*job.ID, false, nil)
+				return err == nil && len(allocs) == 1
+			})
 			plan, _, err = c.Jobs().Plan(job, true, nil)
 			must.NoError(t, err)
 			must.Eq(t, "None", plan.Diff.Type)
