@@ -3,11 +3,15 @@
 package e2e
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/nomadfork/nomad/e2e/golden"
+	"github.com/nomadfork/nomad/raftutil"
+	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
 
@@ -54,6 +58,40 @@ func TestGolden_DataDirs(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestGolden_NewerSchemaRefused: a snapshot archive whose state says it was written at a
+// schema version newer than the binary's is refused by `operator snapshot restore`, naming
+// both versions, and the cluster's state is left as it was.
+func TestGolden_NewerSchemaRefused(t *testing.T) {
+	saved, err := filepath.Glob(filepath.Join(goldenRoot, "*", golden.SnapshotFile))
+	must.NoError(t, err)
+	must.SliceNotEmpty(t, saved)
+	raw, err := os.ReadFile(saved[0])
+	must.NoError(t, err)
+	arch, err := raftutil.ReadSnapshotArchive(bytes.NewReader(raw), structs.MaxSnapshotSize)
+	must.NoError(t, err)
+
+	// A first record of a newer version, as a later release would write it; the rest
+	// (whatever it opens with) is never reached.
+	var state bytes.Buffer
+	must.NoError(t, codec.NewEncoder(&state, structs.MsgpackHandle).Encode(map[string]any{
+		"Table": structs.SnapshotSchemaTable, "Schema": structs.SchemaVersion + 1}))
+	state.Write(arch.State)
+	meta := arch.Meta
+	meta.Size = int64(state.Len())
+	var newer bytes.Buffer
+	must.NoError(t, raftutil.WriteSnapshotArchive(&newer, &meta, &state))
+	file := writeFile(t, "newer.snap", newer.String())
+
+	a := startGoldenAgent(t, filepath.Join(t.TempDir(), "data"))
+	token := bootstrapACL(t, a.Addr)
+	out, code := cli(t, a.Addr, token, "operator", "snapshot", "restore", file)
+	must.NonZero(t, code)
+	must.StrContains(t, out, "newer than this binary's")
+	// The bootstrap token of this cluster still works: nothing was restored.
+	out, code = cli(t, a.Addr, token, "acl", "token", "self")
+	must.Eq(t, 0, code, must.Sprint(out))
 }
 
 func startGoldenAgent(t *testing.T, dataDir string) *golden.Agent {
