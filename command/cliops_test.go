@@ -65,8 +65,10 @@ func TestOperatorSnapshot_CLI(t *testing.T) {
 
 	code, out, errOut = runCLI(t, fa.srv.URL, "", "operator", "snapshot", "inspect", file)
 	must.Eq(t, 0, code, must.Sprint(errOut))
-	for _, want := range []string{"ID      = 2-42-1718013281130", "Index   = 42", "Term    = 2", "Version = 1", "Created = "} {
-		must.StrContains(t, out, want)
+	for _, want := range []string{`ID\s+= 2-42-1718013281130`, `Index\s+= 42`, `Term\s+= 2`, `Version\s+= 1`, `Created\s+= `,
+		// The test archive's state has no schema record: it reads as written before one existed.
+		`Schema Version = 0`} {
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^`+want), out)
 	}
 	must.RegexMatch(t, regexp.MustCompile(`(?m)^jobs\s+2\s+\d+ B$`), out)
 	must.RegexMatch(t, regexp.MustCompile(`(?m)^variables\s+1\s+\d+ B$`), out)

@@ -178,8 +178,11 @@ type snapshotInfo struct {
 	Index   uint64
 	Term    uint64
 	Version int
-	Created *time.Time `json:",omitempty"`
-	Tables  []raftutil.TableStat
+	// SchemaVersion is the persisted schema the state was written at (0: before snapshots
+	// recorded it).
+	SchemaVersion int
+	Created       *time.Time `json:",omitempty"`
+	Tables        []raftutil.TableStat
 }
 
 func (c *OperatorSnapshotInspectCommand) Run(args []string) int {
@@ -202,9 +205,13 @@ func (c *OperatorSnapshotInspectCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error reading snapshot state: %v", err)
 	}
+	schema, err := raftutil.SnapshotSchemaVersion(arch.State)
+	if err != nil {
+		return c.fail("Error reading snapshot state: %v", err)
+	}
 	info := &snapshotInfo{
 		ID: arch.Meta.ID, Size: arch.Meta.Size, Index: arch.Meta.Index, Term: arch.Meta.Term,
-		Version: int(arch.Meta.Version), Created: snapshotCreated(arch.Meta.ID), Tables: tables,
+		Version: int(arch.Meta.Version), SchemaVersion: schema, Created: snapshotCreated(arch.Meta.ID), Tables: tables,
 	}
 	return printResult(&c.Meta, info, asJSON, formatSnapshotInfo)
 }
@@ -234,6 +241,7 @@ func formatSnapshotInfo(info *snapshotInfo) string {
 		"Index|"+strconv.FormatUint(info.Index, 10),
 		"Term|"+strconv.FormatUint(info.Term, 10),
 		"Version|"+strconv.Itoa(info.Version),
+		"Schema Version|"+strconv.Itoa(info.SchemaVersion),
 	)
 	table := []string{"Type|Count|Size"}
 	var count int

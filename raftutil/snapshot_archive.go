@@ -210,16 +210,38 @@ type TableStat struct {
 	Size  int64
 }
 
+// SnapshotSchemaVersion is the structs.SchemaVersion an FSM stream was written at: the
+// version its first record carries, or 0 for a stream written before the record existed.
+func SnapshotSchemaVersion(state []byte) (int, error) {
+	var hdr struct {
+		Table  string
+		Schema int
+	}
+	if len(state) == 0 {
+		return 0, nil
+	}
+	if err := codec.NewDecoderBytes(state, structs.MsgpackHandle).Decode(&hdr); err != nil {
+		return 0, archiveErr("state header: %v", err)
+	}
+	if hdr.Table != structs.SnapshotSchemaTable {
+		return 0, nil
+	}
+	return hdr.Schema, nil
+}
+
 // SnapshotTableStats walks the FSM stream (a table header then its row, repeated: the layout
 // state.StateSnapshot.Persist writes) and counts rows per table, biggest first.
 func SnapshotTableStats(state []byte) ([]TableStat, error) {
 	dec := codec.NewDecoderBytes(state, structs.MsgpackHandle)
 	byTable := map[string]*TableStat{}
-	for dec.NumBytesRead() < len(state) {
+	for first := true; dec.NumBytesRead() < len(state); first = false {
 		start := dec.NumBytesRead()
 		var hdr struct{ Table string }
 		if err := dec.Decode(&hdr); err != nil {
 			return nil, archiveErr("state header: %v", err)
+		}
+		if first && hdr.Table == structs.SnapshotSchemaTable {
+			continue // the schema record has no row
 		}
 		var row any
 		if err := dec.Decode(&row); err != nil {

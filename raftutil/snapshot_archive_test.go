@@ -66,3 +66,24 @@ func TestSnapshotArchive_RoundTripAndStats(t *testing.T) {
 		must.Error(t, err)
 	})
 }
+
+func TestSnapshotSchemaVersion(t *testing.T) {
+	legacy := testState(t)
+	v, err := SnapshotSchemaVersion(legacy)
+	must.NoError(t, err)
+	must.Eq(t, 0, v, must.Sprint("a stream without the schema record predates it"))
+
+	var buf bytes.Buffer
+	must.NoError(t, codec.NewEncoder(&buf, structs.MsgpackHandle).Encode(map[string]any{"Table": structs.SnapshotSchemaTable, "Schema": 7}))
+	versioned := append(buf.Bytes(), legacy...)
+	v, err = SnapshotSchemaVersion(versioned)
+	must.NoError(t, err)
+	must.Eq(t, 7, v)
+
+	// The record has no row: the table stats are those of the rows alone.
+	stats, err := SnapshotTableStats(versioned)
+	must.NoError(t, err)
+	must.SliceLen(t, 2, stats)
+	must.Eq(t, "jobs", stats[0].Table)
+	must.Eq(t, 2, stats[0].Count)
+}

@@ -18,6 +18,9 @@ var tables = map[string]tableDef{}
 
 // registerTable is called from each table family's *_schema.go init.
 func registerTable(schema *memdb.TableSchema, row any) {
+	if schema.Name == schemaRecord {
+		panic(fmt.Sprintf("state: table name %q is the snapshot schema record's", schemaRecord))
+	}
 	if _, dup := tables[schema.Name]; dup {
 		panic(fmt.Sprintf("state: table %q registered twice", schema.Name))
 	}

@@ -32,6 +32,19 @@ var MsgpackHandle = func() *codec.MsgpackHandle {
 	return h
 }()
 
+// SchemaVersion is the version of the persisted schema: the msgpack shape of every snapshot
+// row and every log entry request, including the official client's types they embed. A
+// snapshot records the version it was written at; a change that an older reader or a newer
+// decoder would misread (a field removed or renamed, a kind changed) bumps it and adds a
+// migration from the previous version (state/migrations.go). TestPersistedSchema compares
+// the schema with the one recorded for this version and fails on such a change without a
+// bump. Log entries carry no schema version of their own yet (see state/migrations.go).
+const SchemaVersion = 1
+
+// SnapshotSchemaTable is the table name of a snapshot stream's first record, which carries
+// the stream's SchemaVersion and no row (see state.StateSnapshot.Persist).
+const SnapshotSchemaTable = "_schema"
+
 // Log entry formats. A legacy entry, written before checksums, is the message type byte and
 // the msgpack request. A checksummed entry is
 //
