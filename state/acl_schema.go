@@ -1,9 +1,6 @@
 package state
 
-import (
-	memdb "github.com/hashicorp/go-memdb"
-	"github.com/nomadfork/nomad/structs"
-)
+import "github.com/nomadfork/nomad/structs"
 
 const (
 	tableACLPolicies = "acl_policy"
@@ -16,24 +13,8 @@ const (
 )
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableACLPolicies,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
-		},
-	}, &structs.ACLPolicy{})
-	registerTable(&memdb.TableSchema{
-		Name: tableACLTokens,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:     {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "AccessorID"}},
-			indexSecret: {Name: indexSecret, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "SecretID"}},
-		},
-	}, &structs.ACLToken{})
-	registerTable(&memdb.TableSchema{
-		Name: tableACLRoles,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:   {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			indexName: {Name: indexName, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
-		},
-	}, &structs.ACLRole{})
+	registerTable(tableACLPolicies, &structs.ACLPolicy{}, idIndex(field("Name")))
+	registerTable(tableACLTokens, &structs.ACLToken{},
+		idIndex(field("AccessorID")), uniqueIndex(indexSecret, field("SecretID")))
+	registerTable(tableACLRoles, &structs.ACLRole{}, idIndex(field("ID")), uniqueIndex(indexName, field("Name")))
 }

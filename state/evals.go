@@ -11,15 +11,12 @@ import (
 const indexStatus = "status"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableEvals,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:  {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			indexJob: {Name: indexJob, Indexer: namespacedIDIndex("JobID")},
-			// The scheduler finds its work (pending and blocked evaluations) by status.
-			indexStatus: {Name: indexStatus, Indexer: &memdb.StringFieldIndex{Field: "Status"}},
-		},
-	}, &structs.Evaluation{})
+	registerTable(tableEvals, &structs.Evaluation{},
+		idIndex(field("ID")),
+		lookupIndex(indexJob, namespaced(field("JobID"))),
+		// The scheduler finds its work (pending and blocked evaluations) by status.
+		lookupIndex(indexStatus, field("Status")),
+	)
 }
 
 // UpsertEvalsTxn stores evaluations, keeping CreateIndex of ones already stored, and derives

@@ -13,12 +13,7 @@ import (
 const tableEventSinks = "event_sinks"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableEventSinks,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-		},
-	}, &structs.EventSink{})
+	registerTable(tableEventSinks, &structs.EventSink{}, idIndex(field("ID")))
 }
 
 // UpsertEventSinkTxn registers a sink or replaces one's configuration. A new sink's cursor is

@@ -12,12 +12,7 @@ import (
 const tableJobProtection = "job_protection"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableJobProtection,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: namespacedIDIndex("JobID")},
-		},
-	}, &structs.JobProtection{})
+	registerTable(tableJobProtection, &structs.JobProtection{}, idIndex(namespaced(field("JobID"))))
 }
 
 // ApplyJobProtection sets or clears a job's protection at index. The job must exist: a

@@ -8,12 +8,7 @@ import (
 )
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableNamespaces,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
-		},
-	}, &structs.Namespace{})
+	registerTable(tableNamespaces, &structs.Namespace{}, idIndex(field("Name")))
 }
 
 // UpsertNamespacesTxn creates or updates namespaces.

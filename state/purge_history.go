@@ -15,13 +15,8 @@ const (
 )
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tablePurgeHistory,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:          {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			indexPurgedAlloc: {Name: indexPurgedAlloc, AllowMissing: true, Indexer: purgedAllocIndexer{}},
-		},
-	}, &structs.PurgeRecord{})
+	registerTable(tablePurgeHistory, &structs.PurgeRecord{},
+		idIndex(field("ID")), optionalIndex(indexPurgedAlloc, purgedAllocIndexer{}))
 }
 
 // purgedAllocIndexer indexes a record by the IDs of its allocations.
