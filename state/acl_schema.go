@@ -18,3 +18,21 @@ func init() {
 		idIndex(field("AccessorID")), uniqueIndex(indexSecret, field("SecretID")))
 	registerTable(tableACLRoles, &structs.ACLRole{}, idIndex(field("ID")), uniqueIndex(indexName, field("Name")))
 }
+
+var (
+	aclPolicyRows = rowKind[*structs.ACLPolicy]{
+		table: tableACLPolicies, what: "policy", noun: "ACL policy",
+		key:  func(p *structs.ACLPolicy) string { return p.Name },
+		raft: func(p *structs.ACLPolicy) (*uint64, *uint64) { return &p.CreateIndex, &p.ModifyIndex },
+	}
+	aclTokenRows = rowKind[*structs.ACLToken]{
+		table: tableACLTokens, what: "token", noun: "ACL token",
+		key:  func(t *structs.ACLToken) string { return t.AccessorID },
+		raft: func(t *structs.ACLToken) (*uint64, *uint64) { return &t.CreateIndex, &t.ModifyIndex },
+	}
+	aclRoleRows = rowKind[*structs.ACLRole]{
+		table: tableACLRoles, what: "role", noun: "ACL role",
+		key:  func(r *structs.ACLRole) string { return r.ID },
+		raft: func(r *structs.ACLRole) (*uint64, *uint64) { return &r.CreateIndex, &r.ModifyIndex },
+	}
+)

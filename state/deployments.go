@@ -458,13 +458,7 @@ func (s *StateStore) Deployments(ws memdb.WatchSet, namespace, prefix string) ([
 	if err != nil {
 		return nil, err
 	}
-	out := all[:0]
-	for _, d := range all {
-		if namespace == structs.AllNamespacesSentinel || d.Namespace == namespace {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return inNamespace(all, namespace, func(d *structs.Deployment) string { return d.Namespace }), nil
 }
 
 // AllocsByDeployment lists the allocations of a deployment, newest first.
@@ -473,17 +467,7 @@ func (s *StateStore) AllocsByDeployment(ws memdb.WatchSet, id string) ([]*struct
 }
 
 func deploymentsBy(txn *memdb.Txn, ws memdb.WatchSet, what, index string, args ...any) ([]*structs.Deployment, error) {
-	iter, err := txn.Get(tableDeployments, index, args...)
-	if err != nil {
-		return nil, fmt.Errorf("state: %s: %w", what, err)
-	}
-	ws.Add(iter.WatchCh())
-	out := collect[*structs.Deployment](iter)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].CreateIndex != out[j].CreateIndex {
-			return out[i].CreateIndex > out[j].CreateIndex
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out, nil
+	out, err := list[*structs.Deployment](txn, ws, what, tableDeployments, index, args...)
+	newestFirst(out, func(d *structs.Deployment) uint64 { return d.CreateIndex }, func(d *structs.Deployment) string { return d.ID })
+	return out, err
 }

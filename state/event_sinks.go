@@ -91,10 +91,5 @@ func (s *StateStore) EventSinkByID(ws memdb.WatchSet, id string) (*structs.Event
 
 // EventSinks lists every sink by ID, with their secrets.
 func (s *StateStore) EventSinks(ws memdb.WatchSet) ([]*structs.EventSink, error) {
-	iter, err := s.db.Txn(false).Get(tableEventSinks, indexID)
-	if err != nil {
-		return nil, fmt.Errorf("state: event sink list: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	return collect[*structs.EventSink](iter), nil
+	return list[*structs.EventSink](s.db.Txn(false), ws, "event sink list", tableEventSinks, indexID)
 }

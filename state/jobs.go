@@ -312,30 +312,8 @@ func jobByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string) (*struc
 // Jobs lists jobs whose ID starts with prefix in namespace ("*" for every namespace), sorted by
 // namespace then ID.
 func (s *StateStore) Jobs(ws memdb.WatchSet, namespace, prefix string) ([]*structs.Job, error) {
-	txn := s.db.Txn(false)
-	var iter memdb.ResultIterator
-	var err error
-	if namespace == structs.AllNamespacesSentinel {
-		iter, err = txn.Get(tableJobs, indexID)
-	} else {
-		iter, err = txn.Get(tableJobs, indexID+"_prefix", namespace, prefix)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("state: job list: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	var out []*structs.Job
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		job := raw.(*structs.Job)
-		if namespace == structs.AllNamespacesSentinel && len(prefix) > 0 && !hasPrefix(job.ID, prefix) {
-			continue
-		}
-		out = append(out, job)
-	}
-	return out, nil
+	return listInNamespace(s.db.Txn(false), ws, "job list", tableJobs, namespace, prefix, func(j *structs.Job) string { return j.ID })
 }
-
-func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
 
 // JobVersionsByID lists a job's stored versions, newest first.
 func (s *StateStore) JobVersionsByID(ws memdb.WatchSet, namespace, id string) ([]*structs.Job, error) {

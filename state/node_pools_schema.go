@@ -9,3 +9,9 @@ func init() {
 	// the read functions (state/node_pools.go).
 	registerTable(tableNodePools, &structs.NodePool{}, idIndex(field("Name")))
 }
+
+var nodePoolRows = rowKind[*structs.NodePool]{
+	table: tableNodePools, what: "node pool", noun: "node pool",
+	key:  func(p *structs.NodePool) string { return p.Name },
+	raft: func(p *structs.NodePool) (*uint64, *uint64) { return &p.CreateIndex, &p.ModifyIndex },
+}

@@ -138,12 +138,10 @@ func (s *StateStore) PurgeRecordByID(ws memdb.WatchSet, id string) (*structs.Pur
 
 // PurgeRecords lists every record, newest first.
 func (s *StateStore) PurgeRecords(ws memdb.WatchSet) ([]*structs.PurgeRecord, error) {
-	iter, err := s.db.Txn(false).Get(tablePurgeHistory, indexID)
+	out, err := list[*structs.PurgeRecord](s.db.Txn(false), ws, "purge record list", tablePurgeHistory, indexID)
 	if err != nil {
-		return nil, fmt.Errorf("state: purge record list: %w", err)
+		return nil, err
 	}
-	ws.Add(iter.WatchCh())
-	out := collect[*structs.PurgeRecord](iter)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].CreateIndex != out[j].CreateIndex {
 			return out[i].CreateIndex > out[j].CreateIndex

@@ -197,27 +197,3 @@ func BlockingQuery(ctx context.Context, getStore func() *StateStore, minIndex ui
 		}
 	}
 }
-
-// first reads the one row of table matching index and args, watching it in ws; the zero T
-// when there is none. what names the lookup in errors.
-func first[T any](txn *memdb.Txn, ws memdb.WatchSet, what, table, index string, args ...any) (T, error) {
-	var zero T
-	watchCh, raw, err := txn.FirstWatch(table, index, args...)
-	if err != nil {
-		return zero, fmt.Errorf("state: %s: %w", what, err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return zero, nil
-	}
-	return raw.(T), nil
-}
-
-// collect drains an iterator of T rows.
-func collect[T any](iter memdb.ResultIterator) []T {
-	var out []T
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(T))
-	}
-	return out
-}
