@@ -305,6 +305,15 @@ func (s *StateStore) JobByIDTxn(txn *Txn, namespace, id string) (*structs.Job, e
 	return jobByIDTxn(txn.Txn, nil, namespace, id)
 }
 
+// existingJobTxn reads a job a write acts on; a missing job is a 404.
+func existingJobTxn(txn *Txn, namespace, id string) (*structs.Job, error) {
+	job, err := jobByIDTxn(txn.Txn, nil, namespace, id)
+	if err == nil && job == nil {
+		err = structs.NotFound(structs.ErrJobNotFound)
+	}
+	return job, err
+}
+
 func jobByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string) (*structs.Job, error) {
 	return first[*structs.Job](txn, ws, "job lookup", tableJobs, indexID, namespace, id)
 }
@@ -397,12 +406,9 @@ func (s *StateStore) upsertJobSummaryTxn(txn *Txn, job *structs.Job) error {
 
 // TagJobVersionTxn sets (tag non-nil) or removes the tag name on a version of a job.
 func (s *StateStore) TagJobVersionTxn(txn *Txn, namespace, id string, version *uint64, name string, tag *structs.JobVersionTag) error {
-	job, err := jobByIDTxn(txn.Txn, nil, namespace, id)
+	job, err := existingJobTxn(txn, namespace, id)
 	if err != nil {
 		return err
-	}
-	if job == nil {
-		return structs.NotFound(structs.ErrJobNotFound)
 	}
 	versions, err := jobVersionsTxn(txn.Txn, nil, namespace, id)
 	if err != nil {

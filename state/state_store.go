@@ -96,6 +96,18 @@ func (s *StateStore) WriteTxn(msgType structs.MessageType, index uint64, meta *T
 	return t
 }
 
+// apply runs write in one transaction for the Raft entry at index and commits it when write
+// succeeds; on an error nothing of it is kept.
+func (s *StateStore) apply(msgType structs.MessageType, index uint64, meta *TxnMeta, write func(txn *Txn) error) error {
+	txn := s.WriteTxn(msgType, index, meta)
+	defer txn.Abort()
+	if err := write(txn); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
 // Commit commits and hands the changes to the commit hook.
 func (t *Txn) Commit() {
 	changes := t.Txn.Changes()
