@@ -201,12 +201,9 @@ func (s *StateStore) revertAndEvalTxn(txn *Txn, job *structs.Job, eval *structs.
 func (s *StateStore) ApplyDeploymentPromotion(index uint64, req *structs.DeploymentPromoteRequest) error {
 	txn := s.WriteTxn(structs.DeploymentPromoteRequestType, index, nil)
 	defer txn.Abort()
-	d, err := deploymentByIDTxn(txn.Txn, nil, req.DeploymentID)
+	d, err := existingDeploymentTxn(txn, req.DeploymentID)
 	if err != nil {
 		return err
-	}
-	if d == nil {
-		return structs.NotFound(structs.ErrDeploymentNotFound)
 	}
 	if !d.Active() {
 		return structs.BadRequest("can't promote terminal deployment %s (status %s)", d.ID, d.Status)
@@ -296,12 +293,9 @@ func (s *StateStore) ApplyDeploymentPromotion(index uint64, req *structs.Deploym
 func (s *StateStore) ApplyDeploymentAllocHealth(index uint64, req *structs.DeploymentAllocHealthRequest) error {
 	txn := s.WriteTxn(structs.DeploymentAllocHealthRequestType, index, nil)
 	defer txn.Abort()
-	d, err := deploymentByIDTxn(txn.Txn, nil, req.DeploymentID)
+	d, err := existingDeploymentTxn(txn, req.DeploymentID)
 	if err != nil {
 		return err
-	}
-	if d == nil {
-		return structs.NotFound(structs.ErrDeploymentNotFound)
 	}
 	ts := time.Unix(0, req.Timestamp).UTC()
 	var allocs []*structs.Allocation
@@ -407,6 +401,15 @@ func (s *StateStore) deleteJobDeploymentsTxn(txn *Txn, namespace, id string) err
 // DeploymentByID reads one deployment; nil when unknown.
 func (s *StateStore) DeploymentByID(ws memdb.WatchSet, id string) (*structs.Deployment, error) {
 	return deploymentByIDTxn(s.db.Txn(false), ws, id)
+}
+
+// existingDeploymentTxn reads the deployment a write acts on; a missing one is a 404.
+func existingDeploymentTxn(txn *Txn, id string) (*structs.Deployment, error) {
+	d, err := deploymentByIDTxn(txn.Txn, nil, id)
+	if err == nil && d == nil {
+		err = structs.NotFound(structs.ErrDeploymentNotFound)
+	}
+	return d, err
 }
 
 func deploymentByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Deployment, error) {
