@@ -111,3 +111,6 @@ const AllNamespacesSentinel = "*"
 
 // DefaultRegion is the region of an agent that does not name one.
 const DefaultRegion = "global"
+
+// GetQueryMeta gives the HTTP layer the read metadata of any reply that embeds it.
+func (m *QueryMeta) GetQueryMeta() *QueryMeta { return m }

@@ -23,12 +23,9 @@ func (s *HTTPServer) registerACLAuthRoutes(mux *http.ServeMux) {
 
 func (s *HTTPServer) aclAuthMethodList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.AuthMethodListResponse
-	if err := s.rpc.RPC("ACL.ListAuthMethods", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.AuthMethods), nil
+	return read(s, w, "ACL.ListAuthMethods", &args, func(reply *nomad.AuthMethodListResponse) (any, error) {
+		return nonNil(reply.AuthMethods), nil
+	})
 }
 
 // aclAuthMethodWrite creates (PUT /v1/acl/auth-method) or updates
@@ -57,15 +54,9 @@ func (s *HTTPServer) aclAuthMethodWrite(w http.ResponseWriter, r *http.Request) 
 
 func (s *HTTPServer) aclAuthMethodRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.AuthMethodSpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
-	var reply nomad.SingleAuthMethodResponse
-	if err := s.rpc.RPC("ACL.GetAuthMethod", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.AuthMethod == nil {
-		return nil, structs.NewErrCode(http.StatusNotFound, "ACL auth-method not found")
-	}
-	return reply.AuthMethod, nil
+	return read(s, w, "ACL.GetAuthMethod", &args, func(reply *nomad.SingleAuthMethodResponse) (any, error) {
+		return found(reply.AuthMethod, structs.NewErrCode(http.StatusNotFound, "ACL auth-method not found"))
+	})
 }
 
 func (s *HTTPServer) aclAuthMethodDelete(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -75,12 +66,9 @@ func (s *HTTPServer) aclAuthMethodDelete(w http.ResponseWriter, r *http.Request)
 
 func (s *HTTPServer) aclBindingRuleList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.BindingRuleListResponse
-	if err := s.rpc.RPC("ACL.ListBindingRules", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.BindingRules), nil
+	return read(s, w, "ACL.ListBindingRules", &args, func(reply *nomad.BindingRuleListResponse) (any, error) {
+		return nonNil(reply.BindingRules), nil
+	})
 }
 
 func (s *HTTPServer) aclBindingRuleWrite(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -109,15 +97,9 @@ func (s *HTTPServer) aclBindingRuleWrite(w http.ResponseWriter, r *http.Request)
 
 func (s *HTTPServer) aclBindingRuleRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.BindingRuleSpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply nomad.SingleBindingRuleResponse
-	if err := s.rpc.RPC("ACL.GetBindingRule", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.BindingRule == nil {
-		return nil, structs.NewErrCode(http.StatusNotFound, "ACL binding rule not found")
-	}
-	return reply.BindingRule, nil
+	return read(s, w, "ACL.GetBindingRule", &args, func(reply *nomad.SingleBindingRuleResponse) (any, error) {
+		return found(reply.BindingRule, structs.NewErrCode(http.StatusNotFound, "ACL binding rule not found"))
+	})
 }
 
 func (s *HTTPServer) aclBindingRuleDelete(w http.ResponseWriter, r *http.Request) (any, error) {

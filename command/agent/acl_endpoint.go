@@ -48,35 +48,23 @@ func (s *HTTPServer) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, 
 // /v1/acl/policy/{name}, so no policy can be read as "self" here.
 func (s *HTTPServer) aclPolicySelf(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.PolicyListResponse
-	if err := s.rpc.RPC("ACL.GetPolicySelf", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return reply.Policies, nil
+	return read(s, w, "ACL.GetPolicySelf", &args, func(reply *nomad.PolicyListResponse) (any, error) {
+		return reply.Policies, nil
+	})
 }
 
 func (s *HTTPServer) aclPolicyList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.PolicyListResponse
-	if err := s.rpc.RPC("ACL.ListPolicies", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Policies), nil
+	return read(s, w, "ACL.ListPolicies", &args, func(reply *nomad.PolicyListResponse) (any, error) {
+		return nonNil(reply.Policies), nil
+	})
 }
 
 func (s *HTTPServer) aclPolicyRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.PolicySpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
-	var reply nomad.SinglePolicyResponse
-	if err := s.rpc.RPC("ACL.GetPolicy", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Policy == nil {
-		return nil, structs.NewErrCode(http.StatusNotFound, "ACL policy not found")
-	}
-	return reply.Policy, nil
+	return read(s, w, "ACL.GetPolicy", &args, func(reply *nomad.SinglePolicyResponse) (any, error) {
+		return found(reply.Policy, structs.NewErrCode(http.StatusNotFound, "ACL policy not found"))
+	})
 }
 
 func (s *HTTPServer) aclPolicyWrite(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -102,12 +90,9 @@ func (s *HTTPServer) aclPolicyDelete(w http.ResponseWriter, r *http.Request) (an
 
 func (s *HTTPServer) aclTokenList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.TokenListResponse
-	if err := s.rpc.RPC("ACL.ListTokens", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Tokens), nil
+	return read(s, w, "ACL.ListTokens", &args, func(reply *nomad.TokenListResponse) (any, error) {
+		return nonNil(reply.Tokens), nil
+	})
 }
 
 // aclTokenWrite creates (PUT /v1/acl/token) or updates (PUT /v1/acl/token/:accessor) a token.
@@ -142,25 +127,16 @@ func (s *HTTPServer) aclTokenWrite(w http.ResponseWriter, r *http.Request) (any,
 
 func (s *HTTPServer) aclTokenRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.TokenSpecificRequest{AccessorID: r.PathValue("accessor"), QueryOptions: queryOptions(r)}
-	var reply nomad.SingleTokenResponse
-	if err := s.rpc.RPC("ACL.GetToken", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Token == nil {
-		return nil, structs.NewErrCode(http.StatusNotFound, "ACL token not found")
-	}
-	return reply.Token, nil
+	return read(s, w, "ACL.GetToken", &args, func(reply *nomad.SingleTokenResponse) (any, error) {
+		return found(reply.Token, structs.NewErrCode(http.StatusNotFound, "ACL token not found"))
+	})
 }
 
 func (s *HTTPServer) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.SingleTokenResponse
-	if err := s.rpc.RPC("ACL.ResolveSelf", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return reply.Token, nil
+	return read(s, w, "ACL.ResolveSelf", &args, func(reply *nomad.SingleTokenResponse) (any, error) {
+		return reply.Token, nil
+	})
 }
 
 func (s *HTTPServer) aclTokenDelete(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -170,12 +146,9 @@ func (s *HTTPServer) aclTokenDelete(w http.ResponseWriter, r *http.Request) (any
 
 func (s *HTTPServer) aclRoleList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.RoleListResponse
-	if err := s.rpc.RPC("ACL.ListRoles", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Roles), nil
+	return read(s, w, "ACL.ListRoles", &args, func(reply *nomad.RoleListResponse) (any, error) {
+		return nonNil(reply.Roles), nil
+	})
 }
 
 func (s *HTTPServer) aclRoleWrite(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -211,15 +184,9 @@ func (s *HTTPServer) aclRoleReadByName(w http.ResponseWriter, r *http.Request) (
 }
 
 func (s *HTTPServer) aclRoleGet(w http.ResponseWriter, _ *http.Request, args *nomad.RoleSpecificRequest) (any, error) {
-	var reply nomad.SingleRoleResponse
-	if err := s.rpc.RPC("ACL.GetRole", args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Role == nil {
-		return nil, structs.NewErrCode(http.StatusNotFound, "ACL role not found")
-	}
-	return reply.Role, nil
+	return read(s, w, "ACL.GetRole", args, func(reply *nomad.SingleRoleResponse) (any, error) {
+		return found(reply.Role, structs.NewErrCode(http.StatusNotFound, "ACL role not found"))
+	})
 }
 
 func (s *HTTPServer) aclRoleDelete(w http.ResponseWriter, r *http.Request) (any, error) {

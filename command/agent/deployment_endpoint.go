@@ -20,35 +20,23 @@ func (s *HTTPServer) registerDeploymentRoutes(mux *http.ServeMux) {
 
 func (s *HTTPServer) deploymentList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.DeploymentListResponse
-	if err := s.rpc.RPC("Deployment.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Deployments), nil
+	return read(s, w, "Deployment.List", &args, func(reply *structs.DeploymentListResponse) (any, error) {
+		return nonNil(reply.Deployments), nil
+	})
 }
 
 func (s *HTTPServer) deploymentRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentSpecificRequest{DeploymentID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.SingleDeploymentResponse
-	if err := s.rpc.RPC("Deployment.GetDeployment", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Deployment == nil {
-		return nil, structs.NotFound(structs.ErrDeploymentNotFound)
-	}
-	return reply.Deployment, nil
+	return read(s, w, "Deployment.GetDeployment", &args, func(reply *structs.SingleDeploymentResponse) (any, error) {
+		return found(reply.Deployment, structs.NotFound(structs.ErrDeploymentNotFound))
+	})
 }
 
 func (s *HTTPServer) deploymentAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentSpecificRequest{DeploymentID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.AllocListResponse
-	if err := s.rpc.RPC("Deployment.Allocations", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Allocations), nil
+	return read(s, w, "Deployment.Allocations", &args, func(reply *structs.AllocListResponse) (any, error) {
+		return nonNil(reply.Allocations), nil
+	})
 }
 
 // writeDeployment finishes a deployment write: the index header and upstream's body.
@@ -140,12 +128,9 @@ func (s *HTTPServer) deploymentUnblock(w http.ResponseWriter, r *http.Request) (
 // jobDeployment reads the job's newest deployment; null when it has none.
 func (s *HTTPServer) jobDeployment(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	var reply structs.SingleDeploymentResponse
-	if err := s.rpc.RPC("Deployment.LatestByJob", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return reply.Deployment, nil
+	return read(s, w, "Deployment.LatestByJob", &args, func(reply *structs.SingleDeploymentResponse) (any, error) {
+		return reply.Deployment, nil
+	})
 }
 
 // jobDeployments lists the job's deployments, newest first; ?all=true adds those of earlier
@@ -156,12 +141,9 @@ func (s *HTTPServer) jobDeployments(w http.ResponseWriter, r *http.Request) (any
 		return nil, err
 	}
 	args := structs.JobSpecificRequest{JobID: jobID(r), All: all, QueryOptions: queryOptions(r)}
-	var reply structs.DeploymentListResponse
-	if err := s.rpc.RPC("Deployment.ByJob", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Deployments), nil
+	return read(s, w, "Deployment.ByJob", &args, func(reply *structs.DeploymentListResponse) (any, error) {
+		return nonNil(reply.Deployments), nil
+	})
 }
 
 // jobPromote promotes the canaries of the job's newest deployment (ours: upstream's CLI finds

@@ -79,24 +79,18 @@ func (s *HTTPServer) eventSinkDelete(w http.ResponseWriter, r *http.Request) (an
 
 func (s *HTTPServer) eventSinkRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EventSinkSpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.EventSinkResponse
-	if err := s.rpc.RPC("EventSink.Get", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return viewOfSink(reply.Sink), nil
+	return read(s, w, "EventSink.Get", &args, func(reply *structs.EventSinkResponse) (any, error) {
+		return viewOfSink(reply.Sink), nil
+	})
 }
 
 func (s *HTTPServer) eventSinkList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EventSinkListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.EventSinkListResponse
-	if err := s.rpc.RPC("EventSink.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	out := make([]*eventSinkView, 0, len(reply.Sinks))
-	for _, sink := range reply.Sinks {
-		out = append(out, viewOfSink(sink))
-	}
-	return out, nil
+	return read(s, w, "EventSink.List", &args, func(reply *structs.EventSinkListResponse) (any, error) {
+		out := make([]*eventSinkView, 0, len(reply.Sinks))
+		for _, sink := range reply.Sinks {
+			out = append(out, viewOfSink(sink))
+		}
+		return out, nil
+	})
 }

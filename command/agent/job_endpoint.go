@@ -37,12 +37,9 @@ func (s *HTTPServer) jobList(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	args := structs.JobListRequest{WithMeta: withMeta, QueryOptions: queryOptions(r)}
-	var reply structs.JobListResponse
-	if err := s.rpc.RPC("Job.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Jobs), nil
+	return read(s, w, "Job.List", &args, func(reply *structs.JobListResponse) (any, error) {
+		return nonNil(reply.Jobs), nil
+	})
 }
 
 func (s *HTTPServer) jobsRegister(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -154,15 +151,9 @@ func (s *HTTPServer) jobsParse(_ http.ResponseWriter, r *http.Request) (any, err
 
 func (s *HTTPServer) jobRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	var reply structs.SingleJobResponse
-	if err := s.rpc.RPC("Job.GetJob", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Job == nil {
-		return nil, structs.NotFound(structs.ErrJobNotFound)
-	}
-	return reply.Job, nil
+	return read(s, w, "Job.GetJob", &args, func(reply *structs.SingleJobResponse) (any, error) {
+		return found(reply.Job, structs.NotFound(structs.ErrJobNotFound))
+	})
 }
 
 func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -201,12 +192,9 @@ func (s *HTTPServer) jobVersions(w http.ResponseWriter, r *http.Request) (any, e
 		}
 		args.DiffVersion = &v
 	}
-	var reply structs.JobVersionsResponse
-	if err := s.rpc.RPC("Job.Versions", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return &reply, nil
+	return read(s, w, "Job.Versions", &args, func(reply *structs.JobVersionsResponse) (any, error) {
+		return reply, nil
+	})
 }
 
 // tagVersionBody is api.TagVersionRequest with Version as a pointer, to tell "no version"
@@ -245,15 +233,9 @@ func (s *HTTPServer) jobTag(w http.ResponseWriter, r *http.Request) (any, error)
 
 func (s *HTTPServer) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	var reply structs.JobSummaryResponse
-	if err := s.rpc.RPC("Job.Summary", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.JobSummary == nil {
-		return nil, structs.NotFound(structs.ErrJobNotFound)
-	}
-	return reply.JobSummary, nil
+	return read(s, w, "Job.Summary", &args, func(reply *structs.JobSummaryResponse) (any, error) {
+		return found(reply.JobSummary, structs.NotFound(structs.ErrJobNotFound))
+	})
 }
 
 func (s *HTTPServer) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -323,12 +305,9 @@ func (s *HTTPServer) jobScale(w http.ResponseWriter, r *http.Request) (any, erro
 
 func (s *HTTPServer) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	var reply structs.EvalListResponse
-	if err := s.rpc.RPC("Job.Evaluations", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Evaluations), nil
+	return read(s, w, "Job.Evaluations", &args, func(reply *structs.EvalListResponse) (any, error) {
+		return nonNil(reply.Evaluations), nil
+	})
 }
 
 // jobAllocations lists the job's allocations; ?all=true adds those of an earlier job with the
@@ -339,12 +318,9 @@ func (s *HTTPServer) jobAllocations(w http.ResponseWriter, r *http.Request) (any
 		return nil, err
 	}
 	args := structs.JobSpecificRequest{JobID: jobID(r), All: all, QueryOptions: queryOptions(r)}
-	var reply structs.AllocListResponse
-	if err := s.rpc.RPC("Alloc.ListByJob", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Allocations), nil
+	return read(s, w, "Alloc.ListByJob", &args, func(reply *structs.AllocListResponse) (any, error) {
+		return nonNil(reply.Allocations), nil
+	})
 }
 
 // setLocalMeta writes read headers for an answer built in the agent from local state.
@@ -399,10 +375,7 @@ func (s *HTTPServer) jobStatuses(w http.ResponseWriter, r *http.Request) (any, e
 		}
 		args.Jobs = body.Jobs
 	}
-	var reply structs.JobStatusesResponse
-	if err := s.rpc.RPC("Job.Statuses", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return reply.Jobs, nil
+	return read(s, w, "Job.Statuses", &args, func(reply *structs.JobStatusesResponse) (any, error) {
+		return reply.Jobs, nil
+	})
 }

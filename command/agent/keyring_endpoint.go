@@ -21,12 +21,9 @@ func (s *HTTPServer) registerKeyringRoutes(mux *http.ServeMux) {
 // keyringList answers the root keys' metadata.
 func (s *HTTPServer) keyringList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.KeyringListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.KeyringListResponse
-	if err := s.rpc.RPC("Keyring.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Keys), nil
+	return read(s, w, "Keyring.List", &args, func(reply *structs.KeyringListResponse) (any, error) {
+		return nonNil(reply.Keys), nil
+	})
 }
 
 // keyringRotate makes a new active root key. Root keys here sign workload identities and

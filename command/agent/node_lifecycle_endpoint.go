@@ -50,22 +50,16 @@ func (s *HTTPServer) nodeEligibility(w http.ResponseWriter, r *http.Request) (an
 
 func (s *HTTPServer) nodePurge(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeDeregisterRequest{NodeIDs: []string{r.PathValue("id")}, WriteRequest: writeRequest(r)}
-	var reply structs.NodeUpdateResponse
-	if err := s.rpc.RPC("Node.Deregister", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nodeUpdateAnswer(&reply), nil
+	return read(s, w, "Node.Deregister", &args, func(reply *structs.NodeUpdateResponse) (any, error) {
+		return nodeUpdateAnswer(reply), nil
+	})
 }
 
 func (s *HTTPServer) nodeEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeEvaluateRequest{NodeID: r.PathValue("id"), WriteRequest: writeRequest(r)}
-	var reply structs.NodeUpdateResponse
-	if err := s.rpc.RPC("Node.Evaluate", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nodeUpdateAnswer(&reply), nil
+	return read(s, w, "Node.Evaluate", &args, func(reply *structs.NodeUpdateResponse) (any, error) {
+		return nodeUpdateAnswer(reply), nil
+	})
 }
 
 // nodeUpdateAnswer is the body of a purge or forced evaluation: upstream's NodeUpdateResponse

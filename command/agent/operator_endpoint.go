@@ -71,12 +71,9 @@ func autopilotToAPI(c *structs.AutopilotConfig) *api.AutopilotConfiguration {
 
 func (s *HTTPServer) operatorAutopilotGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.AutopilotConfigRequest{QueryOptions: queryOptions(r)}
-	var reply structs.AutopilotConfigResponse
-	if err := s.rpc.RPC("Operator.AutopilotGetConfiguration", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return autopilotToAPI(reply.Config), nil
+	return read(s, w, "Operator.AutopilotGetConfiguration", &args, func(reply *structs.AutopilotConfigResponse) (any, error) {
+		return autopilotToAPI(reply.Config), nil
+	})
 }
 
 // operatorAutopilotSet stores the body; ?cas=<index> makes it a check-and-set against the

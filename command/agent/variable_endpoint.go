@@ -20,25 +20,16 @@ func (s *HTTPServer) registerVariableRoutes(mux *http.ServeMux) {
 
 func (s *HTTPServer) variablesList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.VariablesListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.VariablesListResponse
-	if err := s.rpc.RPC("Variables.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Data), nil
+	return read(s, w, "Variables.List", &args, func(reply *structs.VariablesListResponse) (any, error) {
+		return nonNil(reply.Data), nil
+	})
 }
 
 func (s *HTTPServer) variableRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.VariablesReadRequest{Path: r.PathValue("path"), QueryOptions: queryOptions(r)}
-	var reply structs.VariablesReadResponse
-	if err := s.rpc.RPC("Variables.Read", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Data == nil {
-		return nil, structs.NotFound(structs.ErrVariableNotFound)
-	}
-	return reply.Data, nil
+	return read(s, w, "Variables.Read", &args, func(reply *structs.VariablesReadResponse) (any, error) {
+		return found(reply.Data, structs.NotFound(structs.ErrVariableNotFound))
+	})
 }
 
 // variableLockOps are the flag parameters of PUT /v1/var/:path; at most one may be given.

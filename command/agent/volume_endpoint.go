@@ -22,12 +22,9 @@ func (s *HTTPServer) registerVolumeRoutes(mux *http.ServeMux) {
 
 func (s *HTTPServer) volumeList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.VolumeListRequest{Type: r.URL.Query().Get("type"), QueryOptions: queryOptions(r)}
-	var reply structs.EmptyListResponse
-	if err := s.rpc.RPC("Volume.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return []any{}, nil
+	return read(s, w, "Volume.List", &args, func(reply *structs.EmptyListResponse) (any, error) {
+		return []any{}, nil
+	})
 }
 
 func (s *HTTPServer) volumeRead(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -42,12 +39,9 @@ func (s *HTTPServer) volumeWrite(http.ResponseWriter, *http.Request) (any, error
 
 func (s *HTTPServer) pluginList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.PluginListRequest{Type: r.URL.Query().Get("type"), QueryOptions: queryOptions(r)}
-	var reply structs.EmptyListResponse
-	if err := s.rpc.RPC("Volume.ListPlugins", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return []any{}, nil
+	return read(s, w, "Volume.ListPlugins", &args, func(reply *structs.EmptyListResponse) (any, error) {
+		return []any{}, nil
+	})
 }
 
 func (s *HTTPServer) pluginRead(w http.ResponseWriter, r *http.Request) (any, error) {
