@@ -114,3 +114,6 @@ const DefaultRegion = "global"
 
 // GetQueryMeta gives the HTTP layer the read metadata of any reply that embeds it.
 func (m *QueryMeta) GetQueryMeta() *QueryMeta { return m }
+
+// GetWriteMeta gives the HTTP layer the commit index of any reply that embeds it.
+func (m *WriteMeta) GetWriteMeta() *WriteMeta { return m }

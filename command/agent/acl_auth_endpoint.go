@@ -44,12 +44,9 @@ func (s *HTTPServer) aclAuthMethodWrite(w http.ResponseWriter, r *http.Request) 
 		}
 	}
 	args := structs.ACLAuthMethodUpsertRequest{AuthMethods: []*structs.ACLAuthMethod{&method}, WriteRequest: writeRequest(r)}
-	var reply structs.ACLAuthMethodUpsertResponse
-	if err := s.rpc.RPC("ACL.UpsertAuthMethods", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.AuthMethods[0], nil
+	return write(s, w, "ACL.UpsertAuthMethods", &args, func(reply *structs.ACLAuthMethodUpsertResponse) (any, error) {
+		return reply.AuthMethods[0], nil
+	})
 }
 
 func (s *HTTPServer) aclAuthMethodRead(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -87,12 +84,9 @@ func (s *HTTPServer) aclBindingRuleWrite(w http.ResponseWriter, r *http.Request)
 		return nil, structs.BadRequest("invalid ID: must be empty when creating an ACL binding rule")
 	}
 	args := structs.ACLBindingRuleUpsertRequest{BindingRules: []*structs.ACLBindingRule{&rule}, WriteRequest: writeRequest(r)}
-	var reply structs.ACLBindingRuleUpsertResponse
-	if err := s.rpc.RPC("ACL.UpsertBindingRules", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.BindingRules[0], nil
+	return write(s, w, "ACL.UpsertBindingRules", &args, func(reply *structs.ACLBindingRuleUpsertResponse) (any, error) {
+		return reply.BindingRules[0], nil
+	})
 }
 
 func (s *HTTPServer) aclBindingRuleRead(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -114,10 +108,7 @@ func (s *HTTPServer) aclLogin(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	args.WriteRequest = writeRequest(r)
-	var reply structs.ACLTokenUpsertResponse
-	if err := s.rpc.RPC("ACL.Login", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.Tokens[0], nil
+	return write(s, w, "ACL.Login", &args, func(reply *structs.ACLTokenUpsertResponse) (any, error) {
+		return reply.Tokens[0], nil
+	})
 }

@@ -36,12 +36,9 @@ func (s *HTTPServer) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, err
 	}
 	args.WriteRequest = writeRequest(r)
-	var reply structs.ACLTokenUpsertResponse
-	if err := s.rpc.RPC("ACL.Bootstrap", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.Tokens[0], nil
+	return write(s, w, "ACL.Bootstrap", &args, func(reply *structs.ACLTokenUpsertResponse) (any, error) {
+		return reply.Tokens[0], nil
+	})
 }
 
 // aclPolicySelf lists the caller's own policies; its literal pattern outranks
@@ -117,12 +114,9 @@ func (s *HTTPServer) aclTokenWrite(w http.ResponseWriter, r *http.Request) (any,
 		token.SecretID = ""
 	}
 	args := structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{&token}, WriteRequest: writeRequest(r)}
-	var reply structs.ACLTokenUpsertResponse
-	if err := s.rpc.RPC("ACL.UpsertTokens", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.Tokens[0], nil
+	return write(s, w, "ACL.UpsertTokens", &args, func(reply *structs.ACLTokenUpsertResponse) (any, error) {
+		return reply.Tokens[0], nil
+	})
 }
 
 func (s *HTTPServer) aclTokenRead(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -167,12 +161,9 @@ func (s *HTTPServer) aclRoleWrite(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, structs.BadRequest("ID must be empty when creating an ACL role")
 	}
 	args := structs.ACLRoleUpsertRequest{Roles: []*structs.ACLRole{&role}, WriteRequest: writeRequest(r)}
-	var reply structs.ACLRoleUpsertResponse
-	if err := s.rpc.RPC("ACL.UpsertRoles", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.Roles[0], nil
+	return write(s, w, "ACL.UpsertRoles", &args, func(reply *structs.ACLRoleUpsertResponse) (any, error) {
+		return reply.Roles[0], nil
+	})
 }
 
 func (s *HTTPServer) aclRoleRead(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -197,12 +188,9 @@ func (s *HTTPServer) aclRoleDelete(w http.ResponseWriter, r *http.Request) (any,
 // aclOneTimeTokenCreate makes a one-time token standing for the caller's token.
 func (s *HTTPServer) aclOneTimeTokenCreate(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.OneTimeTokenUpsertRequest{WriteRequest: writeRequest(r)}
-	var reply structs.OneTimeTokenUpsertResponse
-	if err := s.rpc.RPC("ACL.UpsertOneTimeToken", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return map[string]any{"OneTimeToken": reply.OneTimeToken}, nil
+	return write(s, w, "ACL.UpsertOneTimeToken", &args, func(reply *structs.OneTimeTokenUpsertResponse) (any, error) {
+		return map[string]any{"OneTimeToken": reply.OneTimeToken}, nil
+	})
 }
 
 // aclOneTimeTokenExchange trades a one-time secret for the token it stands for.
@@ -212,10 +200,7 @@ func (s *HTTPServer) aclOneTimeTokenExchange(w http.ResponseWriter, r *http.Requ
 		return nil, err
 	}
 	args := structs.OneTimeTokenExchangeRequest{OneTimeSecretID: body.OneTimeSecretID, WriteRequest: writeRequest(r)}
-	var reply structs.OneTimeTokenExchangeResponse
-	if err := s.rpc.RPC("ACL.ExchangeOneTimeToken", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return map[string]any{"Token": reply.Token}, nil
+	return write(s, w, "ACL.ExchangeOneTimeToken", &args, func(reply *structs.OneTimeTokenExchangeResponse) (any, error) {
+		return map[string]any{"Token": reply.Token}, nil
+	})
 }

@@ -29,12 +29,7 @@ func (s *HTTPServer) allocStop(w http.ResponseWriter, r *http.Request) (any, err
 		}
 		*f.dst = v
 	}
-	var reply structs.AllocStopResponse
-	if err := s.rpc.RPC("Alloc.Stop", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return write(s, w, "Alloc.Stop", &args, wholeReply[structs.AllocStopResponse])
 }
 
 // allocList lists allocations; ?task_states=false leaves out their task states and

@@ -36,9 +36,7 @@ func (s *HTTPServer) evalList(w http.ResponseWriter, r *http.Request) (any, erro
 // return across all its pages.
 func (s *HTTPServer) evalCount(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EvalListRequest{QueryOptions: queryOptions(r)}
-	return read(s, w, "Eval.Count", &args, func(reply *structs.EvalCountResponse) (any, error) {
-		return reply, nil
-	})
+	return read(s, w, "Eval.Count", &args, wholeReply[structs.EvalCountResponse])
 }
 
 // evalRead reads an evaluation; ?related=true adds the evaluations linked to it.

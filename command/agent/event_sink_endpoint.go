@@ -59,22 +59,16 @@ func (s *HTTPServer) eventSinkWrite(w http.ResponseWriter, r *http.Request) (any
 	}
 	args := structs.EventSinkUpsertRequest{Sink: &structs.EventSink{ID: body.ID, Type: body.Type, Address: body.Address,
 		Topics: body.Topics, Filter: body.Filter, Secret: body.Secret}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("EventSink.Upsert", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply.WriteMeta, nil
+	return write(s, w, "EventSink.Upsert", &args, func(reply *structs.GenericResponse) (any, error) {
+		return reply.GetWriteMeta(), nil
+	})
 }
 
 func (s *HTTPServer) eventSinkDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EventSinkDeleteRequest{ID: r.PathValue("id"), WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("EventSink.Delete", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply.WriteMeta, nil
+	return write(s, w, "EventSink.Delete", &args, func(reply *structs.GenericResponse) (any, error) {
+		return reply.GetWriteMeta(), nil
+	})
 }
 
 func (s *HTTPServer) eventSinkRead(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -28,10 +28,5 @@ func (s *HTTPServer) jobDispatch(w http.ResponseWriter, r *http.Request) (any, e
 		Priority: body.Priority, IdempotencyToken: r.URL.Query().Get("idempotency_token"),
 		WriteRequest: writeRequest(r),
 	}
-	var reply structs.JobDispatchResponse
-	if err := s.rpc.RPC("Job.Dispatch", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply, nil
+	return write(s, w, "Job.Dispatch", &args, wholeReply[structs.JobDispatchResponse])
 }

@@ -88,12 +88,7 @@ func (s *HTTPServer) registerJob(w http.ResponseWriter, r *http.Request, pathID 
 		EvalPriority:      body.EvalPriority,
 		WriteRequest:      wr,
 	}
-	var reply structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Register", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "Job.Register", &args, wholeReply[structs.JobRegisterResponse])
 }
 
 // canonicalizeJob runs the client library's canonicalisation. It dereferences whatever the
@@ -171,12 +166,7 @@ func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any,
 	if args.EvalPriority, err = intQuery(r, "eval_priority"); err != nil {
 		return nil, err
 	}
-	var reply structs.JobDeregisterResponse
-	if err := s.rpc.RPC("Job.Deregister", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "Job.Deregister", &args, wholeReply[structs.JobDeregisterResponse])
 }
 
 func (s *HTTPServer) jobVersions(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -192,9 +182,7 @@ func (s *HTTPServer) jobVersions(w http.ResponseWriter, r *http.Request) (any, e
 		}
 		args.DiffVersion = &v
 	}
-	return read(s, w, "Job.Versions", &args, func(reply *structs.JobVersionsResponse) (any, error) {
-		return reply, nil
-	})
+	return read(s, w, "Job.Versions", &args, wholeReply[structs.JobVersionsResponse])
 }
 
 // tagVersionBody is api.TagVersionRequest with Version as a pointer, to tell "no version"
@@ -223,12 +211,7 @@ func (s *HTTPServer) jobTag(w http.ResponseWriter, r *http.Request) (any, error)
 		}
 		args.Description = body.Description
 	}
-	var reply structs.JobTagResponse
-	if err := s.rpc.RPC("Job.TagVersion", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "Job.TagVersion", &args, wholeReply[structs.JobTagResponse])
 }
 
 func (s *HTTPServer) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -253,12 +236,7 @@ func (s *HTTPServer) jobRevert(w http.ResponseWriter, r *http.Request) (any, err
 		EnforcePriorVersion: body.EnforcePriorVersion,
 		WriteRequest:        writeRequest(r),
 	}
-	var reply structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Revert", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "Job.Revert", &args, wholeReply[structs.JobRegisterResponse])
 }
 
 func (s *HTTPServer) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -295,12 +273,7 @@ func (s *HTTPServer) jobScale(w http.ResponseWriter, r *http.Request) (any, erro
 		JobModifyIndex: body.JobModifyIndex,
 		WriteRequest:   writeRequest(r),
 	}
-	var reply structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Scale", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "Job.Scale", &args, wholeReply[structs.JobRegisterResponse])
 }
 
 func (s *HTTPServer) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -351,12 +324,7 @@ func (s *HTTPServer) jobStable(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, structs.BadRequest("Job ID does not match")
 	}
 	args := structs.JobStabilityRequest{JobID: id, JobVersion: body.JobVersion, Stable: body.Stable, WriteRequest: writeRequest(r)}
-	var reply structs.JobStabilityResponse
-	if err := s.rpc.RPC("Job.Stable", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply, nil
+	return write(s, w, "Job.Stable", &args, wholeReply[structs.JobStabilityResponse])
 }
 
 // jobStatuses answers /v1/jobs/statuses: GET pages through every visible job; POST with

@@ -33,12 +33,9 @@ func (s *HTTPServer) jobProtectionWrite(w http.ResponseWriter, r *http.Request) 
 		return nil, err
 	}
 	args := structs.JobProtectionRequest{JobID: jobID(r), Protected: body.Protected, Reason: body.Reason, WriteRequest: writeRequest(r)}
-	var reply structs.JobProtectionResponse
-	if err := s.rpc.RPC("Job.SetProtection", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply.WriteMeta, nil
+	return write(s, w, "Job.SetProtection", &args, func(reply *structs.JobProtectionResponse) (any, error) {
+		return reply.GetWriteMeta(), nil
+	})
 }
 
 func (s *HTTPServer) jobProtectionRead(w http.ResponseWriter, r *http.Request) (any, error) {

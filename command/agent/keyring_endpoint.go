@@ -41,12 +41,7 @@ func (s *HTTPServer) keyringRotate(w http.ResponseWriter, r *http.Request) (any,
 		return nil, structs.BadRequest("publish_time: prepublishing root keys is not supported")
 	}
 	args := structs.KeyringRotateRootKeyRequest{WriteRequest: writeRequest(r)}
-	var reply structs.KeyringRotateRootKeyResponse
-	if err := s.rpc.RPC("Keyring.Rotate", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply, nil
+	return write(s, w, "Keyring.Rotate", &args, wholeReply[structs.KeyringRotateRootKeyResponse])
 }
 
 // keyringDelete removes an inactive root key.

@@ -104,12 +104,9 @@ func (s *HTTPServer) operatorAutopilotSet(w http.ResponseWriter, r *http.Request
 		args.CAS = true
 		args.Config.ModifyIndex = index
 	}
-	var reply structs.AutopilotSetConfigResponse
-	if err := s.rpc.RPC("Operator.AutopilotSetConfiguration", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.Updated, nil
+	return write(s, w, "Operator.AutopilotSetConfiguration", &args, func(reply *structs.AutopilotSetConfigResponse) (any, error) {
+		return reply.Updated, nil
+	})
 }
 
 // operatorAutopilotHealth answers 429 with the same body when a server is unhealthy, so a

@@ -62,10 +62,5 @@ func (s *HTTPServer) schedulerConfigWrite(w http.ResponseWriter, r *http.Request
 	if args.Config.SchedulerAlgorithm == "" {
 		args.Config.SchedulerAlgorithm = structs.SchedulerAlgorithmBinpack
 	}
-	var reply structs.SchedulerSetConfigurationResponse
-	if err := s.rpc.RPC("Operator.SchedulerSetConfiguration", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return write(s, w, "Operator.SchedulerSetConfiguration", &args, wholeReply[structs.SchedulerSetConfigurationResponse])
 }

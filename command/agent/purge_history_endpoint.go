@@ -50,12 +50,7 @@ func (s *HTTPServer) purgeRecordRead(w http.ResponseWriter, r *http.Request) (an
 
 func (s *HTTPServer) purgeRecordRestore(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.PurgeRecordRestoreRequest{ID: r.PathValue("id"), WriteRequest: writeRequest(r)}
-	var reply structs.JobRegisterResponse
-	if err := s.rpc.RPC("PurgeHistory.Restore", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "PurgeHistory.Restore", &args, wholeReply[structs.JobRegisterResponse])
 }
 
 // purgeChainVerify answers {"Valid", "Records", "Head"}, with the first record that breaks the

@@ -25,9 +25,7 @@ func (s *HTTPServer) searchPrefix(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, err
 	}
 	args := structs.SearchRequest{Prefix: body.Prefix, Context: body.Context, QueryOptions: queryOptions(r)}
-	return read(s, w, "Search.PrefixSearch", &args, func(reply *structs.SearchResponse) (any, error) {
-		return reply, nil
-	})
+	return read(s, w, "Search.PrefixSearch", &args, wholeReply[structs.SearchResponse])
 }
 
 func (s *HTTPServer) searchFuzzy(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -36,7 +34,5 @@ func (s *HTTPServer) searchFuzzy(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	args := structs.FuzzySearchRequest{Text: body.Text, Context: body.Context, QueryOptions: queryOptions(r)}
-	return read(s, w, "Search.FuzzySearch", &args, func(reply *structs.FuzzySearchResponse) (any, error) {
-		return reply, nil
-	})
+	return read(s, w, "Search.FuzzySearch", &args, wholeReply[structs.FuzzySearchResponse])
 }

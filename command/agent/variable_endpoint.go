@@ -111,22 +111,19 @@ func (s *HTTPServer) variableDelete(w http.ResponseWriter, r *http.Request) (any
 // is, which the client decodes into api.ErrCASConflict.
 func (s *HTTPServer) variableApply(w http.ResponseWriter, op structs.VarOp, v *structs.VariableDecrypted, wr structs.WriteRequest) (any, error) {
 	args := structs.VariablesApplyRequest{Op: op, Var: v, WriteRequest: wr}
-	var reply structs.VariablesApplyResponse
-	if err := s.rpc.RPC("Variables.Apply", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	if reply.Conflict != nil {
-		buf, err := json.Marshal(reply.Conflict)
-		if err != nil {
-			return nil, err
+	return write(s, w, "Variables.Apply", &args, func(reply *structs.VariablesApplyResponse) (any, error) {
+		if reply.Conflict != nil {
+			buf, err := json.Marshal(reply.Conflict)
+			if err != nil {
+				return nil, err
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusConflict)
+			_, _ = w.Write(buf)
+			return nil, nil
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusConflict)
-		_, _ = w.Write(buf)
-		return nil, nil
-	}
-	return reply.Output, nil
+		return reply.Output, nil
+	})
 }
 
 // casQuery reads ?cas=<index>.
