@@ -35,13 +35,8 @@ func (s *HTTPServer) aclAuthMethodWrite(w http.ResponseWriter, r *http.Request) 
 	if err := decodeBody(r, &method); err != nil {
 		return nil, err
 	}
-	if name := r.PathValue("name"); name != "" {
-		if method.Name == "" {
-			method.Name = name
-		}
-		if method.Name != name {
-			return nil, structs.BadRequest("invalid Name: ACL auth-method name does not match request path")
-		}
+	if err := keyFromPath(r, "name", &method.Name, structs.BadRequest("invalid Name: ACL auth-method name does not match request path")); err != nil {
+		return nil, err
 	}
 	args := structs.ACLAuthMethodUpsertRequest{AuthMethods: []*structs.ACLAuthMethod{&method}, WriteRequest: writeRequest(r)}
 	return write(s, w, "ACL.UpsertAuthMethods", &args, func(reply *structs.ACLAuthMethodUpsertResponse) (any, error) {
@@ -73,14 +68,10 @@ func (s *HTTPServer) aclBindingRuleWrite(w http.ResponseWriter, r *http.Request)
 	if err := decodeBody(r, &rule); err != nil {
 		return nil, err
 	}
-	if id := r.PathValue("id"); id != "" {
-		if rule.ID == "" {
-			rule.ID = id
-		}
-		if rule.ID != id {
-			return nil, structs.BadRequest("invalid ID: ACL binding rule ID does not match request path")
-		}
-	} else if rule.ID != "" {
+	if err := keyFromPath(r, "id", &rule.ID, structs.BadRequest("invalid ID: ACL binding rule ID does not match request path")); err != nil {
+		return nil, err
+	}
+	if r.PathValue("id") == "" && rule.ID != "" {
 		return nil, structs.BadRequest("invalid ID: must be empty when creating an ACL binding rule")
 	}
 	args := structs.ACLBindingRuleUpsertRequest{BindingRules: []*structs.ACLBindingRule{&rule}, WriteRequest: writeRequest(r)}

@@ -69,12 +69,8 @@ func (s *HTTPServer) aclPolicyWrite(w http.ResponseWriter, r *http.Request) (any
 	if err := decodeBody(r, &policy); err != nil {
 		return nil, err
 	}
-	name := r.PathValue("name")
-	if policy.Name == "" {
-		policy.Name = name
-	}
-	if policy.Name != name {
-		return nil, structs.BadRequest("Policy name does not match request path")
+	if err := keyFromPath(r, "name", &policy.Name, structs.BadRequest("Policy name does not match request path")); err != nil {
+		return nil, err
 	}
 	args := structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{&policy}, WriteRequest: writeRequest(r)}
 	return s.writeForIndex(w, "ACL.UpsertPolicies", &args)
@@ -98,16 +94,13 @@ func (s *HTTPServer) aclTokenWrite(w http.ResponseWriter, r *http.Request) (any,
 	if err := decodeBody(r, &token); err != nil {
 		return nil, err
 	}
-	if accessor := r.PathValue("accessor"); accessor != "" {
-		if token.AccessorID == "" {
-			token.AccessorID = accessor
+	if err := keyFromPath(r, "accessor", &token.AccessorID, structs.BadRequest("Token accessor ID does not match request path")); err != nil {
+		return nil, err
+	}
+	if r.PathValue("accessor") == "" {
+		if token.AccessorID != "" {
+			return nil, structs.BadRequest("AccessorID must be empty when creating a token")
 		}
-		if token.AccessorID != accessor {
-			return nil, structs.BadRequest("Token accessor ID does not match request path")
-		}
-	} else if token.AccessorID != "" {
-		return nil, structs.BadRequest("AccessorID must be empty when creating a token")
-	} else {
 		// A new token's secret is never the caller's choice. Only an upload (a PUT naming an
 		// accessor this cluster does not hold, with its secret) keeps the secret it brings;
 		// an update of an existing token ignores it.
@@ -150,14 +143,10 @@ func (s *HTTPServer) aclRoleWrite(w http.ResponseWriter, r *http.Request) (any, 
 	if err := decodeBody(r, &role); err != nil {
 		return nil, err
 	}
-	if id := r.PathValue("id"); id != "" {
-		if role.ID == "" {
-			role.ID = id
-		}
-		if role.ID != id {
-			return nil, structs.BadRequest("ACL role ID does not match request path")
-		}
-	} else if role.ID != "" {
+	if err := keyFromPath(r, "id", &role.ID, structs.BadRequest("ACL role ID does not match request path")); err != nil {
+		return nil, err
+	}
+	if r.PathValue("id") == "" && role.ID != "" {
 		return nil, structs.BadRequest("ID must be empty when creating an ACL role")
 	}
 	args := structs.ACLRoleUpsertRequest{Roles: []*structs.ACLRole{&role}, WriteRequest: writeRequest(r)}

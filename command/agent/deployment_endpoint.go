@@ -39,90 +39,49 @@ func (s *HTTPServer) deploymentAllocations(w http.ResponseWriter, r *http.Reques
 	})
 }
 
-// writeDeployment finishes a deployment write: the index header and upstream's body.
-func writeDeployment(w http.ResponseWriter, reply *structs.DeploymentUpdateResponse) any {
-	setIndex(w, reply.Index)
-	return reply
-}
-
-// checkBodyID refuses a body that names another deployment than the path.
-func checkBodyID(pathID, bodyID string) error {
-	if bodyID != "" && bodyID != pathID {
-		return structs.BadRequest("Deployment ID does not match")
-	}
-	return nil
-}
+var errDeploymentIDMismatch = structs.BadRequest("Deployment ID does not match")
 
 func (s *HTTPServer) deploymentFail(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentFailRequest{DeploymentID: r.PathValue("id"), WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.Fail", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.Fail", &args, wholeReply[structs.DeploymentUpdateResponse])
 }
 
 func (s *HTTPServer) deploymentPause(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.DeploymentPauseRequest
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := r.PathValue("id")
-	if err := checkBodyID(id, body.DeploymentID); err != nil {
+	if err := decodeForPath(r, &body, false, id, &body.DeploymentID, errDeploymentIDMismatch); err != nil {
 		return nil, err
 	}
 	args := structs.DeploymentPauseRequest{DeploymentID: id, Pause: body.Pause, WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.Pause", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.Pause", &args, wholeReply[structs.DeploymentUpdateResponse])
 }
 
 func (s *HTTPServer) deploymentPromote(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.DeploymentPromoteRequest
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := r.PathValue("id")
-	if err := checkBodyID(id, body.DeploymentID); err != nil {
+	if err := decodeForPath(r, &body, false, id, &body.DeploymentID, errDeploymentIDMismatch); err != nil {
 		return nil, err
 	}
 	args := structs.DeploymentPromoteRequest{DeploymentID: id, All: body.All, Groups: body.Groups, WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.Promote", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.Promote", &args, wholeReply[structs.DeploymentUpdateResponse])
 }
 
 func (s *HTTPServer) deploymentAllocHealth(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.DeploymentAllocHealthRequest
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := r.PathValue("id")
-	if err := checkBodyID(id, body.DeploymentID); err != nil {
+	if err := decodeForPath(r, &body, false, id, &body.DeploymentID, errDeploymentIDMismatch); err != nil {
 		return nil, err
 	}
 	args := structs.DeploymentAllocHealthRequest{DeploymentID: id, HealthyAllocationIDs: body.HealthyAllocationIDs,
 		UnhealthyAllocationIDs: body.UnhealthyAllocationIDs, WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.SetAllocHealth", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.SetAllocHealth", &args, wholeReply[structs.DeploymentUpdateResponse])
 }
 
 // deploymentUnblock answers as upstream does for a deployment of one region: only a
 // multiregion deployment is ever blocked, and this server runs none.
 func (s *HTTPServer) deploymentUnblock(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentFailRequest{DeploymentID: r.PathValue("id"), WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.Unblock", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.Unblock", &args, wholeReply[structs.DeploymentUpdateResponse])
 }
 
 // jobDeployment reads the job's newest deployment; null when it has none.
@@ -156,9 +115,5 @@ func (s *HTTPServer) jobPromote(w http.ResponseWriter, r *http.Request) (any, er
 	}
 	args := structs.JobPromoteRequest{JobID: jobID(r), All: body.All || len(body.Groups) == 0, Groups: body.Groups,
 		WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.PromoteJob", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.PromoteJob", &args, wholeReply[structs.DeploymentUpdateResponse])
 }

@@ -50,12 +50,8 @@ func (s *HTTPServer) eventSinkWrite(w http.ResponseWriter, r *http.Request) (any
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
 	}
-	id := r.PathValue("id")
-	if body.ID == "" {
-		body.ID = id
-	}
-	if body.ID != id {
-		return nil, structs.BadRequest("ID: %q does not match the ID in the path, %q", body.ID, id)
+	if err := keyFromPath(r, "id", &body.ID, structs.BadRequest("ID: %q does not match the ID in the path, %q", body.ID, r.PathValue("id"))); err != nil {
+		return nil, err
 	}
 	args := structs.EventSinkUpsertRequest{Sink: &structs.EventSink{ID: body.ID, Type: body.Type, Address: body.Address,
 		Topics: body.Topics, Filter: body.Filter, Secret: body.Secret}, WriteRequest: writeRequest(r)}

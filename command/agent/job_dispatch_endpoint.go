@@ -16,12 +16,9 @@ func (s *HTTPServer) registerJobDispatchRoutes(mux *http.ServeMux) {
 // parameter, where the official client puts it.
 func (s *HTTPServer) jobDispatch(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobDispatchRequest
-	if err := decodeOptionalBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := jobID(r)
-	if body.JobID != "" && body.JobID != id {
-		return nil, structs.BadRequest("Job ID does not match")
+	if err := decodeForPath(r, &body, true, id, &body.JobID, structs.BadRequest("Job ID does not match")); err != nil {
+		return nil, err
 	}
 	args := structs.JobDispatchRequest{
 		JobID: id, Payload: body.Payload, Meta: body.Meta, IdPrefixTemplate: body.IdPrefixTemplate,

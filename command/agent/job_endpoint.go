@@ -223,12 +223,9 @@ func (s *HTTPServer) jobSummary(w http.ResponseWriter, r *http.Request) (any, er
 
 func (s *HTTPServer) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobRevertRequest
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := jobID(r)
-	if body.JobID != "" && body.JobID != id {
-		return nil, structs.BadRequest("Job ID does not match")
+	if err := decodeForPath(r, &body, false, id, &body.JobID, structs.BadRequest("Job ID does not match")); err != nil {
+		return nil, err
 	}
 	args := structs.JobRevertRequest{
 		JobID:               id,
@@ -316,12 +313,9 @@ func nonNil[T any](list []T) []T {
 // jobStable marks a version stable or not; the body is upstream's JobStabilityRequest.
 func (s *HTTPServer) jobStable(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobStabilityRequest
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := jobID(r)
-	if body.JobID != "" && body.JobID != id {
-		return nil, structs.BadRequest("Job ID does not match")
+	if err := decodeForPath(r, &body, false, id, &body.JobID, structs.BadRequest("Job ID does not match")); err != nil {
+		return nil, err
 	}
 	args := structs.JobStabilityRequest{JobID: id, JobVersion: body.JobVersion, Stable: body.Stable, WriteRequest: writeRequest(r)}
 	return write(s, w, "Job.Stable", &args, wholeReply[structs.JobStabilityResponse])

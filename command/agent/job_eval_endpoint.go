@@ -16,12 +16,9 @@ func (s *HTTPServer) registerJobEvalRoutes(mux *http.ServeMux) {
 // JobEvaluateRequest.
 func (s *HTTPServer) jobEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobEvaluateRequest
-	if err := decodeOptionalBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := jobID(r)
-	if body.JobID != "" && body.JobID != id {
-		return nil, structs.BadRequest("Job ID does not match")
+	if err := decodeForPath(r, &body, true, id, &body.JobID, structs.BadRequest("Job ID does not match")); err != nil {
+		return nil, err
 	}
 	args := structs.JobEvaluateRequest{JobID: id, EvalOptions: body.EvalOptions, WriteRequest: writeRequest(r)}
 	return writeQueryIndexed(s, w, "Job.Evaluate", &args, wholeReply[structs.JobRegisterResponse])

@@ -37,13 +37,8 @@ func (s *HTTPServer) namespaceUpsert(w http.ResponseWriter, r *http.Request) (an
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
 	}
-	if name := r.PathValue("name"); name != "" {
-		if body.Name == "" {
-			body.Name = name
-		}
-		if body.Name != name {
-			return nil, structs.BadRequest("Namespace name does not match request path")
-		}
+	if err := keyFromPath(r, "name", &body.Name, structs.BadRequest("Namespace name does not match request path")); err != nil {
+		return nil, err
 	}
 	ns := &structs.Namespace{
 		Name:        body.Name,

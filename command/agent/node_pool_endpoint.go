@@ -56,13 +56,8 @@ func (s *HTTPServer) nodePoolUpsert(w http.ResponseWriter, r *http.Request) (any
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
 	}
-	if name := r.PathValue("name"); name != "" {
-		if body.Name == "" {
-			body.Name = name
-		}
-		if body.Name != name {
-			return nil, structs.BadRequest("invalid Name %q: does not match the request path %q", body.Name, name)
-		}
+	if err := keyFromPath(r, "name", &body.Name, structs.BadRequest("invalid Name %q: does not match the request path %q", body.Name, r.PathValue("name"))); err != nil {
+		return nil, err
 	}
 	pool := &structs.NodePool{
 		Name: body.Name, Description: body.Description, Meta: body.Meta, NodeIdentityTTL: body.NodeIdentityTTL,

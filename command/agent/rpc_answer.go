@@ -63,3 +63,36 @@ func found[T any](v *T, notFound error) (any, error) {
 	}
 	return v, nil
 }
+
+// keyFromPath reconciles the key a write names in its path (param) with the one in its body:
+// a body without one takes the path's, a body naming another is refused with mismatch. A
+// route without the parameter leaves the body's key as it is.
+func keyFromPath(r *http.Request, param string, key *string, mismatch error) error {
+	path := r.PathValue(param)
+	if path == "" {
+		return nil
+	}
+	if *key == "" {
+		*key = path
+	}
+	if *key != path {
+		return mismatch
+	}
+	return nil
+}
+
+// decodeForPath decodes a write's body (optional: it may be absent) whose own ID, at bodyID,
+// may repeat the ID of the path but not name another.
+func decodeForPath(r *http.Request, body any, optional bool, pathID string, bodyID *string, mismatch error) error {
+	decode := decodeBody
+	if optional {
+		decode = decodeOptionalBody
+	}
+	if err := decode(r, body); err != nil {
+		return err
+	}
+	if *bodyID != "" && *bodyID != pathID {
+		return mismatch
+	}
+	return nil
+}
