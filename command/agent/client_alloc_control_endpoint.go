@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -171,13 +172,9 @@ func (s *HTTPServer) relayToNode(w http.ResponseWriter, r *http.Request, nodeID 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.nodeTransport(nodeID, r).RoundTrip(out)
+	resp, err := s.roundTripToNode(r, nodeID, out)
 	if err != nil {
-		var coded *structs.CodedError
-		if errors.As(err, &coded) {
-			return nil, coded
-		}
-		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the client of node %s: %v", nodeID, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -190,17 +187,50 @@ func (s *HTTPServer) relayToNode(w http.ResponseWriter, r *http.Request, nodeID 
 	return json.RawMessage(raw), nil
 }
 
-func (s *HTTPServer) streamedSignal(_ http.ResponseWriter, r *http.Request) (any, error) {
+// allocClient is this agent's client, which the streamed allocation routes act on; an agent
+// without one holds no allocation.
+func (s *HTTPServer) allocClient() (*client.Client, error) {
+	c := s.agent.Client()
+	if c == nil {
+		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	}
+	return c, nil
+}
+
+// roundTripToNode sends out over a stream to the client of nodeID. A coded error (the node
+// refused) passes as it is; failing to reach the node is a 502.
+func (s *HTTPServer) roundTripToNode(r *http.Request, nodeID string, out *http.Request) (*http.Response, error) {
+	resp, err := s.nodeTransport(nodeID, r).RoundTrip(out)
+	if err != nil {
+		var coded *structs.CodedError
+		if errors.As(err, &coded) {
+			return nil, coded
+		}
+		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the client of node %s: %v", nodeID, err)
+	}
+	return resp, nil
+}
+
+// requireWriteMethod refuses a verb other than PUT or POST on a route the stream server
+// answers whatever the verb.
+func requireWriteMethod(r *http.Request) error {
 	if r.Method != http.MethodPut && r.Method != http.MethodPost {
-		return nil, errInvalidMethod
+		return errInvalidMethod
+	}
+	return nil
+}
+
+func (s *HTTPServer) streamedSignal(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := requireWriteMethod(r); err != nil {
+		return nil, err
 	}
 	var req api.AllocSignalRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	c := s.agent.Client()
-	if c == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	c, err := s.allocClient()
+	if err != nil {
+		return nil, err
 	}
 	if err := c.SignalTask(r.PathValue("alloc_id"), req.Task, req.Signal); err != nil {
 		return nil, err
@@ -209,16 +239,16 @@ func (s *HTTPServer) streamedSignal(_ http.ResponseWriter, r *http.Request) (any
 }
 
 func (s *HTTPServer) streamedRestart(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if r.Method != http.MethodPut && r.Method != http.MethodPost {
-		return nil, errInvalidMethod
+	if err := requireWriteMethod(r); err != nil {
+		return nil, err
 	}
 	var req api.AllocationRestartRequest
 	if err := decodeOptionalBody(r, &req); err != nil {
 		return nil, err
 	}
-	c := s.agent.Client()
-	if c == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	c, err := s.allocClient()
+	if err != nil {
+		return nil, err
 	}
 	if err := c.RestartTask(r.PathValue("alloc_id"), req.TaskName, req.AllTasks); err != nil {
 		return nil, err
@@ -227,17 +257,17 @@ func (s *HTTPServer) streamedRestart(_ http.ResponseWriter, r *http.Request) (an
 }
 
 func (s *HTTPServer) streamedAllocStats(_ http.ResponseWriter, r *http.Request) (any, error) {
-	c := s.agent.Client()
-	if c == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	c, err := s.allocClient()
+	if err != nil {
+		return nil, err
 	}
 	return c.AllocStats(r.PathValue("alloc_id"))
 }
 
 func (s *HTTPServer) streamedAllocChecks(_ http.ResponseWriter, r *http.Request) (any, error) {
-	c := s.agent.Client()
-	if c == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	c, err := s.allocClient()
+	if err != nil {
+		return nil, err
 	}
 	return c.Checks(r.PathValue("alloc_id"))
 }
