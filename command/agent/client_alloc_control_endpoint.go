@@ -168,11 +168,7 @@ func (s *HTTPServer) relayToNode(w http.ResponseWriter, r *http.Request, nodeID 
 		}
 		in = bytes.NewReader(raw)
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, nodeURL("http", r), in)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.roundTripToNode(r, nodeID, out)
+	resp, err := s.sendToNode(r, nodeID, r.Method, in)
 	if err != nil {
 		return nil, err
 	}
@@ -197,9 +193,14 @@ func (s *HTTPServer) allocClient() (*client.Client, error) {
 	return c, nil
 }
 
-// roundTripToNode sends out over a stream to the client of nodeID. A coded error (the node
-// refused) passes as it is; failing to reach the node is a 502.
-func (s *HTTPServer) roundTripToNode(r *http.Request, nodeID string, out *http.Request) (*http.Response, error) {
+// sendToNode sends r's path and query, with method and body, over a stream to the client of
+// nodeID. A coded error (the node refused) passes as it is; failing to reach the node is a
+// 502.
+func (s *HTTPServer) sendToNode(r *http.Request, nodeID, method string, body io.Reader) (*http.Response, error) {
+	out, err := http.NewRequestWithContext(r.Context(), method, nodeURL("http", r), body)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := s.nodeTransport(nodeID, r).RoundTrip(out)
 	if err != nil {
 		var coded *structs.CodedError
@@ -211,46 +212,34 @@ func (s *HTTPServer) roundTripToNode(r *http.Request, nodeID string, out *http.R
 	return resp, nil
 }
 
-// requireWriteMethod refuses a verb other than PUT or POST on a route the stream server
-// answers whatever the verb.
-func requireWriteMethod(r *http.Request) error {
-	if r.Method != http.MethodPut && r.Method != http.MethodPost {
-		return errInvalidMethod
-	}
-	return nil
-}
-
 func (s *HTTPServer) streamedSignal(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := requireWriteMethod(r); err != nil {
-		return nil, err
-	}
-	var req api.AllocSignalRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
-	c, err := s.allocClient()
-	if err != nil {
-		return nil, err
-	}
-	if err := c.SignalTask(r.PathValue("alloc_id"), req.Task, req.Signal); err != nil {
-		return nil, err
-	}
-	return struct{}{}, nil
+	return streamedAllocWrite(s, r, false, func(c *client.Client, allocID string, req *api.AllocSignalRequest) error {
+		return c.SignalTask(allocID, req.Task, req.Signal)
+	})
 }
 
 func (s *HTTPServer) streamedRestart(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if err := requireWriteMethod(r); err != nil {
-		return nil, err
+	return streamedAllocWrite(s, r, true, func(c *client.Client, allocID string, req *api.AllocationRestartRequest) error {
+		return c.RestartTask(allocID, req.TaskName, req.AllTasks)
+	})
+}
+
+// streamedAllocWrite runs a write the stream server answers for an allocation of this
+// agent's client: PUT or POST only (the stream server routes every verb), a body of Req
+// (optional: it may be absent), an empty answer.
+func streamedAllocWrite[Req any](s *HTTPServer, r *http.Request, optional bool, act func(c *client.Client, allocID string, req *Req) error) (any, error) {
+	if r.Method != http.MethodPut && r.Method != http.MethodPost {
+		return nil, errInvalidMethod
 	}
-	var req api.AllocationRestartRequest
-	if err := decodeOptionalBody(r, &req); err != nil {
+	var req Req
+	if err := bodyDecoder(optional)(r, &req); err != nil {
 		return nil, err
 	}
 	c, err := s.allocClient()
 	if err != nil {
 		return nil, err
 	}
-	if err := c.RestartTask(r.PathValue("alloc_id"), req.TaskName, req.AllTasks); err != nil {
+	if err := act(c, r.PathValue("alloc_id"), &req); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil

@@ -154,11 +154,7 @@ func nodeURL(scheme string, r *http.Request, drop ...string) string {
 // proxyToNode relays the GET r (already authorized) to the client of nodeID and streams its
 // answer back as it comes.
 func (s *HTTPServer) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID string) (any, error) {
-	out, err := http.NewRequestWithContext(r.Context(), http.MethodGet, nodeURL("http", r), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.roundTripToNode(r, nodeID, out)
+	resp, err := s.sendToNode(r, nodeID, http.MethodGet, nil)
 	if err != nil {
 		return nil, err
 	}

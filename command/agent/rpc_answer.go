@@ -84,15 +84,19 @@ func keyFromPath(r *http.Request, param string, key *string, mismatch error) err
 // decodeForPath decodes a write's body (optional: it may be absent) whose own ID, at bodyID,
 // may repeat the ID of the path but not name another.
 func decodeForPath(r *http.Request, body any, optional bool, pathID string, bodyID *string, mismatch error) error {
-	decode := decodeBody
-	if optional {
-		decode = decodeOptionalBody
-	}
-	if err := decode(r, body); err != nil {
+	if err := bodyDecoder(optional)(r, body); err != nil {
 		return err
 	}
 	if *bodyID != "" && *bodyID != pathID {
 		return mismatch
 	}
 	return nil
+}
+
+// bodyDecoder is decodeOptionalBody for a body that may be absent, else decodeBody.
+func bodyDecoder(optional bool) func(r *http.Request, out any) error {
+	if optional {
+		return decodeOptionalBody
+	}
+	return decodeBody
 }
