@@ -116,11 +116,8 @@ func (s *HTTPServer) streamedExec(w http.ResponseWriter, r *http.Request) (any, 
 	if t.Err != nil {
 		return nil, t.Err
 	}
-	if sw, ok := w.(*statusWriter); ok {
-		w = upgradeWriter{sw}
-	}
-	conn, err := execUpgrader.Upgrade(w, r, nil)
-	if err != nil {
+	conn := upgradeExec(w, r)
+	if conn == nil {
 		return nil, nil
 	}
 	defer conn.Close()
