@@ -9,37 +9,12 @@ import (
 
 // UpsertACLPoliciesTxn writes policies.
 func (s *StateStore) UpsertACLPoliciesTxn(txn *Txn, policies []*structs.ACLPolicy) error {
-	for _, p := range policies {
-		existing, err := txn.First(tableACLPolicies, indexID, p.Name)
-		if err != nil {
-			return fmt.Errorf("state: policy lookup: %w", err)
-		}
-		p.CreateIndex, p.ModifyIndex = txn.Index, txn.Index
-		if existing != nil {
-			p.CreateIndex = existing.(*structs.ACLPolicy).CreateIndex
-		}
-		if err := txn.Insert(tableACLPolicies, p); err != nil {
-			return fmt.Errorf("state: policy insert: %w", err)
-		}
-	}
-	return txn.bumpIndex(tableACLPolicies)
+	return aclPolicyRows.upsertAll(txn, policies, nil)
 }
 
 // DeleteACLPoliciesTxn deletes policies; an unknown name is an error so a typo is noticed.
 func (s *StateStore) DeleteACLPoliciesTxn(txn *Txn, names []string) error {
-	for _, name := range names {
-		existing, err := txn.First(tableACLPolicies, indexID, name)
-		if err != nil {
-			return fmt.Errorf("state: policy lookup: %w", err)
-		}
-		if existing == nil {
-			return structs.NewErrCode(404, "ACL policy %q not found", name)
-		}
-		if err := txn.Delete(tableACLPolicies, existing); err != nil {
-			return fmt.Errorf("state: policy delete: %w", err)
-		}
-	}
-	return txn.bumpIndex(tableACLPolicies)
+	return aclPolicyRows.deleteAll(txn, names)
 }
 
 // ACLPolicyByName reads one policy; nil when unknown.
@@ -49,47 +24,17 @@ func (s *StateStore) ACLPolicyByName(ws memdb.WatchSet, name string) (*structs.A
 
 // ACLPolicies lists policies by name.
 func (s *StateStore) ACLPolicies(ws memdb.WatchSet, prefix string) ([]*structs.ACLPolicy, error) {
-	iter, err := s.db.Txn(false).Get(tableACLPolicies, indexID+"_prefix", prefix)
-	if err != nil {
-		return nil, fmt.Errorf("state: policy list: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	return collect[*structs.ACLPolicy](iter), nil
+	return list[*structs.ACLPolicy](s.db.Txn(false), ws, "policy list", tableACLPolicies, indexID+"_prefix", prefix)
 }
 
 // UpsertACLTokensTxn writes tokens, keeping CreateIndex of existing ones.
 func (s *StateStore) UpsertACLTokensTxn(txn *Txn, tokens []*structs.ACLToken) error {
-	for _, t := range tokens {
-		existing, err := txn.First(tableACLTokens, indexID, t.AccessorID)
-		if err != nil {
-			return fmt.Errorf("state: token lookup: %w", err)
-		}
-		t.CreateIndex, t.ModifyIndex = txn.Index, txn.Index
-		if existing != nil {
-			t.CreateIndex = existing.(*structs.ACLToken).CreateIndex
-		}
-		if err := txn.Insert(tableACLTokens, t); err != nil {
-			return fmt.Errorf("state: token insert: %w", err)
-		}
-	}
-	return txn.bumpIndex(tableACLTokens)
+	return aclTokenRows.upsertAll(txn, tokens, nil)
 }
 
 // DeleteACLTokensTxn deletes tokens by AccessorID; unknown ones are an error.
 func (s *StateStore) DeleteACLTokensTxn(txn *Txn, accessorIDs []string) error {
-	for _, id := range accessorIDs {
-		existing, err := txn.First(tableACLTokens, indexID, id)
-		if err != nil {
-			return fmt.Errorf("state: token lookup: %w", err)
-		}
-		if existing == nil {
-			return structs.NewErrCode(404, "ACL token %q not found", id)
-		}
-		if err := txn.Delete(tableACLTokens, existing); err != nil {
-			return fmt.Errorf("state: token delete: %w", err)
-		}
-	}
-	return txn.bumpIndex(tableACLTokens)
+	return aclTokenRows.deleteAll(txn, accessorIDs)
 }
 
 // BootstrapACLTokenTxn stores the bootstrap token if bootstrap is allowed at resetIndex: when
@@ -120,12 +65,7 @@ func (s *StateStore) ACLTokenByAccessorID(ws memdb.WatchSet, id string) (*struct
 
 // ACLTokens lists tokens by AccessorID prefix.
 func (s *StateStore) ACLTokens(ws memdb.WatchSet, prefix string) ([]*structs.ACLToken, error) {
-	iter, err := s.db.Txn(false).Get(tableACLTokens, indexID+"_prefix", prefix)
-	if err != nil {
-		return nil, fmt.Errorf("state: token list: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	return collect[*structs.ACLToken](iter), nil
+	return list[*structs.ACLToken](s.db.Txn(false), ws, "token list", tableACLTokens, indexID+"_prefix", prefix)
 }
 
 // UpsertACLRolesTxn writes roles. Role names are unique; every linked policy must exist.
@@ -147,16 +87,8 @@ func (s *StateStore) UpsertACLRolesTxn(txn *Txn, roles []*structs.ACLRole) error
 		if byName != nil && byName.(*structs.ACLRole).ID != r.ID {
 			return structs.BadRequest("ACL role with name %s already exists", r.Name)
 		}
-		existing, err := txn.First(tableACLRoles, indexID, r.ID)
-		if err != nil {
-			return fmt.Errorf("state: role lookup: %w", err)
-		}
-		r.CreateIndex, r.ModifyIndex = txn.Index, txn.Index
-		if existing != nil {
-			r.CreateIndex = existing.(*structs.ACLRole).CreateIndex
-		}
-		if err := txn.Insert(tableACLRoles, r); err != nil {
-			return fmt.Errorf("state: role insert: %w", err)
+		if err := aclRoleRows.upsert(txn, r, nil); err != nil {
+			return err
 		}
 	}
 	return txn.bumpIndex(tableACLRoles)
@@ -164,19 +96,7 @@ func (s *StateStore) UpsertACLRolesTxn(txn *Txn, roles []*structs.ACLRole) error
 
 // DeleteACLRolesTxn deletes roles by ID.
 func (s *StateStore) DeleteACLRolesTxn(txn *Txn, ids []string) error {
-	for _, id := range ids {
-		existing, err := txn.First(tableACLRoles, indexID, id)
-		if err != nil {
-			return fmt.Errorf("state: role lookup: %w", err)
-		}
-		if existing == nil {
-			return structs.NewErrCode(404, "ACL role %q not found", id)
-		}
-		if err := txn.Delete(tableACLRoles, existing); err != nil {
-			return fmt.Errorf("state: role delete: %w", err)
-		}
-	}
-	return txn.bumpIndex(tableACLRoles)
+	return aclRoleRows.deleteAll(txn, ids)
 }
 
 // ACLRoleByID reads a role; nil when unknown.
@@ -195,10 +115,5 @@ func (s *StateStore) aclRoleBy(ws memdb.WatchSet, index, value string) (*structs
 
 // ACLRoles lists roles by name.
 func (s *StateStore) ACLRoles(ws memdb.WatchSet) ([]*structs.ACLRole, error) {
-	iter, err := s.db.Txn(false).Get(tableACLRoles, indexName)
-	if err != nil {
-		return nil, fmt.Errorf("state: role list: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	return collect[*structs.ACLRole](iter), nil
+	return list[*structs.ACLRole](s.db.Txn(false), ws, "role list", tableACLRoles, indexName)
 }

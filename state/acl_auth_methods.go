@@ -10,6 +10,7 @@ import (
 // UpsertACLAuthMethodsTxn writes auth methods, keeping CreateIndex and CreateTime of
 // existing ones. At most one method of each type may be the default.
 func (s *StateStore) UpsertACLAuthMethodsTxn(txn *Txn, methods []*structs.ACLAuthMethod) error {
+	keepCreateTime := func(m, prev *structs.ACLAuthMethod) { m.CreateTime = prev.CreateTime }
 	for _, m := range methods {
 		if m.Default {
 			other, err := defaultAuthMethodTxn(txn.Txn, m.Type)
@@ -20,17 +21,8 @@ func (s *StateStore) UpsertACLAuthMethodsTxn(txn *Txn, methods []*structs.ACLAut
 				return structs.BadRequest("invalid Default: auth method %q is already the default of type %s", other.Name, m.Type)
 			}
 		}
-		existing, err := txn.First(tableACLAuthMethods, indexID, m.Name)
-		if err != nil {
-			return fmt.Errorf("state: auth method lookup: %w", err)
-		}
-		m.CreateIndex, m.ModifyIndex = txn.Index, txn.Index
-		if existing != nil {
-			old := existing.(*structs.ACLAuthMethod)
-			m.CreateIndex, m.CreateTime = old.CreateIndex, old.CreateTime
-		}
-		if err := txn.Insert(tableACLAuthMethods, m); err != nil {
-			return fmt.Errorf("state: auth method insert: %w", err)
+		if err := aclAuthMethodRows.upsert(txn, m, keepCreateTime); err != nil {
+			return err
 		}
 	}
 	return txn.bumpIndex(tableACLAuthMethods)
@@ -41,15 +33,8 @@ func (s *StateStore) UpsertACLAuthMethodsTxn(txn *Txn, methods []*structs.ACLAut
 func (s *StateStore) DeleteACLAuthMethodsTxn(txn *Txn, names []string) error {
 	rulesDeleted := false
 	for _, name := range names {
-		existing, err := txn.First(tableACLAuthMethods, indexID, name)
-		if err != nil {
-			return fmt.Errorf("state: auth method lookup: %w", err)
-		}
-		if existing == nil {
-			return structs.NewErrCode(404, "ACL auth-method %q not found", name)
-		}
-		if err := txn.Delete(tableACLAuthMethods, existing); err != nil {
-			return fmt.Errorf("state: auth method delete: %w", err)
+		if err := aclAuthMethodRows.delete(txn, name); err != nil {
+			return err
 		}
 		n, err := txn.DeleteAll(tableACLBindingRules, indexAuthMethod, name)
 		if err != nil {
@@ -66,11 +51,11 @@ func (s *StateStore) DeleteACLAuthMethodsTxn(txn *Txn, names []string) error {
 }
 
 func defaultAuthMethodTxn(txn *memdb.Txn, typ string) (*structs.ACLAuthMethod, error) {
-	iter, err := txn.Get(tableACLAuthMethods, indexID)
+	methods, err := list[*structs.ACLAuthMethod](txn, nil, "auth method list", tableACLAuthMethods, indexID)
 	if err != nil {
-		return nil, fmt.Errorf("state: auth method list: %w", err)
+		return nil, err
 	}
-	for _, m := range collect[*structs.ACLAuthMethod](iter) {
+	for _, m := range methods {
 		if m.Default && m.Type == typ {
 			return m, nil
 		}
@@ -90,10 +75,5 @@ func (s *StateStore) ACLDefaultAuthMethod(typ string) (*structs.ACLAuthMethod, e
 
 // ACLAuthMethods lists auth methods by name.
 func (s *StateStore) ACLAuthMethods(ws memdb.WatchSet) ([]*structs.ACLAuthMethod, error) {
-	iter, err := s.db.Txn(false).Get(tableACLAuthMethods, indexID)
-	if err != nil {
-		return nil, fmt.Errorf("state: auth method list: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	return collect[*structs.ACLAuthMethod](iter), nil
+	return list[*structs.ACLAuthMethod](s.db.Txn(false), ws, "auth method list", tableACLAuthMethods, indexID)
 }

@@ -1,9 +1,6 @@
 package state
 
-import (
-	memdb "github.com/hashicorp/go-memdb"
-	"github.com/nomadfork/nomad/structs"
-)
+import "github.com/nomadfork/nomad/structs"
 
 const (
 	tableACLAuthMethods  = "acl_auth_methods"
@@ -12,17 +9,20 @@ const (
 )
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableACLAuthMethods,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
-		},
-	}, &structs.ACLAuthMethod{})
-	registerTable(&memdb.TableSchema{
-		Name: tableACLBindingRules,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:         {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			indexAuthMethod: {Name: indexAuthMethod, Indexer: &memdb.StringFieldIndex{Field: "AuthMethod"}},
-		},
-	}, &structs.ACLBindingRule{})
+	registerTable(tableACLAuthMethods, &structs.ACLAuthMethod{}, idIndex(field("Name")))
+	registerTable(tableACLBindingRules, &structs.ACLBindingRule{},
+		idIndex(field("ID")), lookupIndex(indexAuthMethod, field("AuthMethod")))
 }
+
+var (
+	aclAuthMethodRows = rowKind[*structs.ACLAuthMethod]{
+		table: tableACLAuthMethods, what: "auth method", noun: "ACL auth-method",
+		key:  func(m *structs.ACLAuthMethod) string { return m.Name },
+		raft: func(m *structs.ACLAuthMethod) (*uint64, *uint64) { return &m.CreateIndex, &m.ModifyIndex },
+	}
+	aclBindingRuleRows = rowKind[*structs.ACLBindingRule]{
+		table: tableACLBindingRules, what: "binding rule", noun: "ACL binding rule",
+		key:  func(r *structs.ACLBindingRule) string { return r.ID },
+		raft: func(r *structs.ACLBindingRule) (*uint64, *uint64) { return &r.CreateIndex, &r.ModifyIndex },
+	}
+)

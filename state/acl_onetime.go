@@ -4,19 +4,13 @@ import (
 	"fmt"
 	"time"
 
-	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadfork/nomad/structs"
 )
 
 const tableOneTimeTokens = "one_time_token"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableOneTimeTokens,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "OneTimeSecretID"}},
-		},
-	}, &structs.OneTimeToken{})
+	registerTable(tableOneTimeTokens, &structs.OneTimeToken{}, idIndex(field("OneTimeSecretID")))
 }
 
 // UpsertOneTimeTokenTxn stores a one-time token made by the leader.

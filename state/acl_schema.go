@@ -1,9 +1,6 @@
 package state
 
-import (
-	memdb "github.com/hashicorp/go-memdb"
-	"github.com/nomadfork/nomad/structs"
-)
+import "github.com/nomadfork/nomad/structs"
 
 const (
 	tableACLPolicies = "acl_policy"
@@ -16,24 +13,26 @@ const (
 )
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableACLPolicies,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
-		},
-	}, &structs.ACLPolicy{})
-	registerTable(&memdb.TableSchema{
-		Name: tableACLTokens,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:     {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "AccessorID"}},
-			indexSecret: {Name: indexSecret, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "SecretID"}},
-		},
-	}, &structs.ACLToken{})
-	registerTable(&memdb.TableSchema{
-		Name: tableACLRoles,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:   {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			indexName: {Name: indexName, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
-		},
-	}, &structs.ACLRole{})
+	registerTable(tableACLPolicies, &structs.ACLPolicy{}, idIndex(field("Name")))
+	registerTable(tableACLTokens, &structs.ACLToken{},
+		idIndex(field("AccessorID")), uniqueIndex(indexSecret, field("SecretID")))
+	registerTable(tableACLRoles, &structs.ACLRole{}, idIndex(field("ID")), uniqueIndex(indexName, field("Name")))
 }
+
+var (
+	aclPolicyRows = rowKind[*structs.ACLPolicy]{
+		table: tableACLPolicies, what: "policy", noun: "ACL policy",
+		key:  func(p *structs.ACLPolicy) string { return p.Name },
+		raft: func(p *structs.ACLPolicy) (*uint64, *uint64) { return &p.CreateIndex, &p.ModifyIndex },
+	}
+	aclTokenRows = rowKind[*structs.ACLToken]{
+		table: tableACLTokens, what: "token", noun: "ACL token",
+		key:  func(t *structs.ACLToken) string { return t.AccessorID },
+		raft: func(t *structs.ACLToken) (*uint64, *uint64) { return &t.CreateIndex, &t.ModifyIndex },
+	}
+	aclRoleRows = rowKind[*structs.ACLRole]{
+		table: tableACLRoles, what: "role", noun: "ACL role",
+		key:  func(r *structs.ACLRole) string { return r.ID },
+		raft: func(r *structs.ACLRole) (*uint64, *uint64) { return &r.CreateIndex, &r.ModifyIndex },
+	}
+)

@@ -386,27 +386,11 @@ func (s *StateStore) Allocs(ws memdb.WatchSet, namespace, prefix string) ([]*str
 	if err != nil {
 		return nil, err
 	}
-	out := all[:0]
-	for _, a := range all {
-		if namespace == structs.AllNamespacesSentinel || a.Namespace == namespace {
-			out = append(out, a)
-		}
-	}
-	return out, nil
+	return inNamespace(all, namespace, func(a *structs.Allocation) string { return a.Namespace }), nil
 }
 
 func allocsBy(txn *memdb.Txn, ws memdb.WatchSet, what, index string, args ...any) ([]*structs.Allocation, error) {
-	iter, err := txn.Get(tableAllocs, index, args...)
-	if err != nil {
-		return nil, fmt.Errorf("state: %s: %w", what, err)
-	}
-	ws.Add(iter.WatchCh())
-	out := collect[*structs.Allocation](iter)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].CreateIndex != out[j].CreateIndex {
-			return out[i].CreateIndex > out[j].CreateIndex
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out, nil
+	out, err := list[*structs.Allocation](txn, ws, what, tableAllocs, index, args...)
+	newestFirst(out, func(a *structs.Allocation) uint64 { return a.CreateIndex }, func(a *structs.Allocation) string { return a.ID })
+	return out, err
 }

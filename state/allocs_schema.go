@@ -1,9 +1,6 @@
 package state
 
-import (
-	memdb "github.com/hashicorp/go-memdb"
-	"github.com/nomadfork/nomad/structs"
-)
+import "github.com/nomadfork/nomad/structs"
 
 const (
 	tableAllocs = "allocs"
@@ -12,15 +9,12 @@ const (
 )
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableAllocs,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:   {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			indexJob:  {Name: indexJob, Indexer: namespacedIDIndex("JobID")},
-			indexNode: {Name: indexNode, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "NodeID"}},
-			indexEval: {Name: indexEval, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "EvalID"}},
-			// Allocations outside a deployment have no entry.
-			indexDeployment: {Name: indexDeployment, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "DeploymentID"}},
-		},
-	}, &structs.Allocation{})
+	registerTable(tableAllocs, &structs.Allocation{},
+		idIndex(field("ID")),
+		lookupIndex(indexJob, namespaced(field("JobID"))),
+		optionalIndex(indexNode, field("NodeID")),
+		optionalIndex(indexEval, field("EvalID")),
+		// Allocations outside a deployment have no entry.
+		optionalIndex(indexDeployment, field("DeploymentID")),
+	)
 }

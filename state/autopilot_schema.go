@@ -9,12 +9,9 @@ import (
 const tableAutopilot = "autopilot-config"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableAutopilot,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, AllowMissing: true, Indexer: &memdb.ConditionalIndex{
-				Conditional: func(any) (bool, error) { return true, nil },
-			}},
+	registerTable(tableAutopilot, &structs.AutopilotConfig{}, &memdb.IndexSchema{
+		Name: indexID, Unique: true, AllowMissing: true, Indexer: &memdb.ConditionalIndex{
+			Conditional: func(any) (bool, error) { return true, nil },
 		},
-	}, &structs.AutopilotConfig{})
+	})
 }

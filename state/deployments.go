@@ -62,21 +62,38 @@ func (s *StateStore) updateDeploymentStatusTxn(txn *Txn, u *structs.DeploymentSt
 // SetJobStabilityTxn marks a version of a job stable or not, on its version row and, when it
 // is the current version, on the job. A missing job or version is a 404.
 func (s *StateStore) SetJobStabilityTxn(txn *Txn, namespace, id string, version uint64, stable bool) error {
-	job, err := jobByIDTxn(txn.Txn, nil, namespace, id)
+	job, err := existingJobTxn(txn, namespace, id)
 	if err != nil {
 		return err
 	}
-	if job == nil {
-		return structs.NotFound(structs.ErrJobNotFound)
-	}
-	raw, err := txn.First(tableJobVersion, indexID, namespace, id, version)
+	v, err := first[*structs.Job](txn.Txn, nil, "job version lookup", tableJobVersion, indexID, namespace, id, version)
 	if err != nil {
-		return fmt.Errorf("state: job version lookup: %w", err)
+		return err
 	}
-	if raw == nil {
+	if v == nil {
 		return structs.NewErrCode(http.StatusNotFound, "job %q at version %d not found", id, version)
 	}
-	if v := raw.(*structs.Job); v.Stable != stable {
+	return s.writeJobStabilityTxn(txn, job, v, version, stable)
+}
+
+// setJobStableTxn marks a version of a job stable after a successful deployment. The job may
+// have been purged or re-registered since, or the version pruned: that is not an error.
+func (s *StateStore) setJobStableTxn(txn *Txn, namespace, id string, version, createIndex uint64) error {
+	job, err := jobByIDTxn(txn.Txn, nil, namespace, id)
+	if err != nil || job == nil || job.CreateIndex != createIndex {
+		return err
+	}
+	v, err := first[*structs.Job](txn.Txn, nil, "job version lookup", tableJobVersion, indexID, namespace, id, version)
+	if err != nil {
+		return err
+	}
+	return s.writeJobStabilityTxn(txn, job, v, version, true)
+}
+
+// writeJobStabilityTxn writes stable on the version row v (nil when it is no longer kept) and,
+// when version is the job's current one, on the job.
+func (s *StateStore) writeJobStabilityTxn(txn *Txn, job, v *structs.Job, version uint64, stable bool) error {
+	if v != nil && v.Stable != stable {
 		c := v.Copy()
 		c.Stable = stable
 		if err := txn.Insert(tableJobVersion, c); err != nil {
@@ -91,39 +108,6 @@ func (s *StateStore) SetJobStabilityTxn(txn *Txn, namespace, id string, version 
 	}
 	current := job.Copy()
 	current.Stable = stable
-	current.ModifyIndex = txn.Index
-	if err := txn.Insert(tableJobs, current); err != nil {
-		return fmt.Errorf("state: job insert: %w", err)
-	}
-	return txn.bumpIndex(tableJobs)
-}
-
-// setJobStableTxn marks a version of a job stable, on its version row and, when it is the
-// current version, on the job.
-func (s *StateStore) setJobStableTxn(txn *Txn, namespace, id string, version, createIndex uint64) error {
-	job, err := jobByIDTxn(txn.Txn, nil, namespace, id)
-	if err != nil || job == nil || job.CreateIndex != createIndex {
-		return err
-	}
-	raw, err := txn.First(tableJobVersion, indexID, namespace, id, version)
-	if err != nil {
-		return fmt.Errorf("state: job version lookup: %w", err)
-	}
-	if raw != nil && !raw.(*structs.Job).Stable {
-		v := raw.(*structs.Job).Copy()
-		v.Stable = true
-		if err := txn.Insert(tableJobVersion, v); err != nil {
-			return fmt.Errorf("state: job version insert: %w", err)
-		}
-		if err := txn.bumpIndex(tableJobVersion); err != nil {
-			return err
-		}
-	}
-	if job.Version != version || job.Stable {
-		return nil
-	}
-	current := job.Copy()
-	current.Stable = true
 	current.ModifyIndex = txn.Index
 	if err := txn.Insert(tableJobs, current); err != nil {
 		return fmt.Errorf("state: job insert: %w", err)
@@ -187,16 +171,12 @@ func (s *StateStore) recountDeploymentsTxn(txn *Txn, ids map[string]bool) error 
 // ApplyDeploymentStatusUpdate changes a deployment's status, with the evaluation it calls for
 // and, for an automatic revert, the job version registered again.
 func (s *StateStore) ApplyDeploymentStatusUpdate(index uint64, req *structs.DeploymentStatusUpdateRequest) error {
-	txn := s.WriteTxn(structs.DeploymentStatusUpdateRequestType, index, nil)
-	defer txn.Abort()
-	if err := s.updateDeploymentStatusTxn(txn, req.DeploymentUpdate, req.UpdatedAt); err != nil {
-		return err
-	}
-	if err := s.revertAndEvalTxn(txn, req.Job, req.Eval); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
+	return s.apply(structs.DeploymentStatusUpdateRequestType, index, nil, func(txn *Txn) error {
+		if err := s.updateDeploymentStatusTxn(txn, req.DeploymentUpdate, req.UpdatedAt); err != nil {
+			return err
+		}
+		return s.revertAndEvalTxn(txn, req.Job, req.Eval)
+	})
 }
 
 // revertAndEvalTxn registers job (a revert) when set and writes eval when set.
@@ -221,12 +201,9 @@ func (s *StateStore) revertAndEvalTxn(txn *Txn, job *structs.Job, eval *structs.
 func (s *StateStore) ApplyDeploymentPromotion(index uint64, req *structs.DeploymentPromoteRequest) error {
 	txn := s.WriteTxn(structs.DeploymentPromoteRequestType, index, nil)
 	defer txn.Abort()
-	d, err := deploymentByIDTxn(txn.Txn, nil, req.DeploymentID)
+	d, err := existingDeploymentTxn(txn, req.DeploymentID)
 	if err != nil {
 		return err
-	}
-	if d == nil {
-		return structs.NotFound(structs.ErrDeploymentNotFound)
 	}
 	if !d.Active() {
 		return structs.BadRequest("can't promote terminal deployment %s (status %s)", d.ID, d.Status)
@@ -316,12 +293,9 @@ func (s *StateStore) ApplyDeploymentPromotion(index uint64, req *structs.Deploym
 func (s *StateStore) ApplyDeploymentAllocHealth(index uint64, req *structs.DeploymentAllocHealthRequest) error {
 	txn := s.WriteTxn(structs.DeploymentAllocHealthRequestType, index, nil)
 	defer txn.Abort()
-	d, err := deploymentByIDTxn(txn.Txn, nil, req.DeploymentID)
+	d, err := existingDeploymentTxn(txn, req.DeploymentID)
 	if err != nil {
 		return err
-	}
-	if d == nil {
-		return structs.NotFound(structs.ErrDeploymentNotFound)
 	}
 	ts := time.Unix(0, req.Timestamp).UTC()
 	var allocs []*structs.Allocation
@@ -429,6 +403,15 @@ func (s *StateStore) DeploymentByID(ws memdb.WatchSet, id string) (*structs.Depl
 	return deploymentByIDTxn(s.db.Txn(false), ws, id)
 }
 
+// existingDeploymentTxn reads the deployment a write acts on; a missing one is a 404.
+func existingDeploymentTxn(txn *Txn, id string) (*structs.Deployment, error) {
+	d, err := deploymentByIDTxn(txn.Txn, nil, id)
+	if err == nil && d == nil {
+		err = structs.NotFound(structs.ErrDeploymentNotFound)
+	}
+	return d, err
+}
+
 func deploymentByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Deployment, error) {
 	return first[*structs.Deployment](txn, ws, "deployment lookup", tableDeployments, indexID, id)
 }
@@ -458,13 +441,7 @@ func (s *StateStore) Deployments(ws memdb.WatchSet, namespace, prefix string) ([
 	if err != nil {
 		return nil, err
 	}
-	out := all[:0]
-	for _, d := range all {
-		if namespace == structs.AllNamespacesSentinel || d.Namespace == namespace {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return inNamespace(all, namespace, func(d *structs.Deployment) string { return d.Namespace }), nil
 }
 
 // AllocsByDeployment lists the allocations of a deployment, newest first.
@@ -473,17 +450,7 @@ func (s *StateStore) AllocsByDeployment(ws memdb.WatchSet, id string) ([]*struct
 }
 
 func deploymentsBy(txn *memdb.Txn, ws memdb.WatchSet, what, index string, args ...any) ([]*structs.Deployment, error) {
-	iter, err := txn.Get(tableDeployments, index, args...)
-	if err != nil {
-		return nil, fmt.Errorf("state: %s: %w", what, err)
-	}
-	ws.Add(iter.WatchCh())
-	out := collect[*structs.Deployment](iter)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].CreateIndex != out[j].CreateIndex {
-			return out[i].CreateIndex > out[j].CreateIndex
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out, nil
+	out, err := list[*structs.Deployment](txn, ws, what, tableDeployments, index, args...)
+	newestFirst(out, func(d *structs.Deployment) uint64 { return d.CreateIndex }, func(d *structs.Deployment) string { return d.ID })
+	return out, err
 }

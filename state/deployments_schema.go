@@ -1,9 +1,6 @@
 package state
 
-import (
-	memdb "github.com/hashicorp/go-memdb"
-	"github.com/nomadfork/nomad/structs"
-)
+import "github.com/nomadfork/nomad/structs"
 
 const (
 	tableDeployments = "deployment"
@@ -11,11 +8,6 @@ const (
 )
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableDeployments,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:  {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			indexJob: {Name: indexJob, Indexer: namespacedIDIndex("JobID")},
-		},
-	}, &structs.Deployment{})
+	registerTable(tableDeployments, &structs.Deployment{},
+		idIndex(field("ID")), lookupIndex(indexJob, namespaced(field("JobID"))))
 }

@@ -11,15 +11,12 @@ import (
 const indexStatus = "status"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableEvals,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:  {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			indexJob: {Name: indexJob, Indexer: namespacedIDIndex("JobID")},
-			// The scheduler finds its work (pending and blocked evaluations) by status.
-			indexStatus: {Name: indexStatus, Indexer: &memdb.StringFieldIndex{Field: "Status"}},
-		},
-	}, &structs.Evaluation{})
+	registerTable(tableEvals, &structs.Evaluation{},
+		idIndex(field("ID")),
+		lookupIndex(indexJob, namespaced(field("JobID"))),
+		// The scheduler finds its work (pending and blocked evaluations) by status.
+		lookupIndex(indexStatus, field("Status")),
+	)
 }
 
 // UpsertEvalsTxn stores evaluations, keeping CreateIndex of ones already stored, and derives
@@ -106,12 +103,10 @@ func (s *StateStore) DeleteEvalsTxn(txn *Txn, ids []string) error {
 // EvalsByStatus lists the evaluations with status, oldest first: the order the scheduler
 // works through them.
 func (s *StateStore) EvalsByStatus(ws memdb.WatchSet, status string) ([]*structs.Evaluation, error) {
-	iter, err := s.db.Txn(false).Get(tableEvals, indexStatus, status)
+	out, err := list[*structs.Evaluation](s.db.Txn(false), ws, "evals by status", tableEvals, indexStatus, status)
 	if err != nil {
-		return nil, fmt.Errorf("state: evals by status: %w", err)
+		return nil, err
 	}
-	ws.Add(iter.WatchCh())
-	out := collect[*structs.Evaluation](iter)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].CreateIndex != out[j].CreateIndex {
 			return out[i].CreateIndex < out[j].CreateIndex
@@ -122,11 +117,7 @@ func (s *StateStore) EvalsByStatus(ws memdb.WatchSet, status string) ([]*structs
 }
 
 func evalsByJobTxn(txn *memdb.Txn, namespace, jobID string) ([]*structs.Evaluation, error) {
-	iter, err := txn.Get(tableEvals, indexJob, namespace, jobID)
-	if err != nil {
-		return nil, fmt.Errorf("state: evals of job: %w", err)
-	}
-	return collect[*structs.Evaluation](iter), nil
+	return list[*structs.Evaluation](txn, nil, "evals of job", tableEvals, indexJob, namespace, jobID)
 }
 
 // EvalByID reads one evaluation; nil when unknown.
@@ -136,33 +127,20 @@ func (s *StateStore) EvalByID(ws memdb.WatchSet, id string) (*structs.Evaluation
 
 // EvalsByJob lists a job's evaluations, newest first.
 func (s *StateStore) EvalsByJob(ws memdb.WatchSet, namespace, jobID string) ([]*structs.Evaluation, error) {
-	iter, err := s.db.Txn(false).Get(tableEvals, indexJob, namespace, jobID)
-	if err != nil {
-		return nil, fmt.Errorf("state: evals of job: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	return collectEvals(iter), nil
+	out, err := list[*structs.Evaluation](s.db.Txn(false), ws, "evals of job", tableEvals, indexJob, namespace, jobID)
+	return evalsNewestFirst(out), err
 }
 
 // Evals lists evaluations in namespace ("*" for all), newest first, filtered by ID prefix.
 func (s *StateStore) Evals(ws memdb.WatchSet, namespace, prefix string) ([]*structs.Evaluation, error) {
-	iter, err := s.db.Txn(false).Get(tableEvals, indexID+"_prefix", prefix)
+	all, err := list[*structs.Evaluation](s.db.Txn(false), ws, "eval list", tableEvals, indexID+"_prefix", prefix)
 	if err != nil {
-		return nil, fmt.Errorf("state: eval list: %w", err)
+		return nil, err
 	}
-	ws.Add(iter.WatchCh())
-	all := collectEvals(iter)
-	out := all[:0]
-	for _, e := range all {
-		if namespace == structs.AllNamespacesSentinel || e.Namespace == namespace {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+	return inNamespace(evalsNewestFirst(all), namespace, func(e *structs.Evaluation) string { return e.Namespace }), nil
 }
 
-func collectEvals(iter memdb.ResultIterator) []*structs.Evaluation {
-	out := collect[*structs.Evaluation](iter)
+func evalsNewestFirst(out []*structs.Evaluation) []*structs.Evaluation {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreateIndex > out[j].CreateIndex })
 	return out
 }

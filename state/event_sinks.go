@@ -13,12 +13,7 @@ import (
 const tableEventSinks = "event_sinks"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableEventSinks,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-		},
-	}, &structs.EventSink{})
+	registerTable(tableEventSinks, &structs.EventSink{}, idIndex(field("ID")))
 }
 
 // UpsertEventSinkTxn registers a sink or replaces one's configuration. A new sink's cursor is
@@ -96,10 +91,5 @@ func (s *StateStore) EventSinkByID(ws memdb.WatchSet, id string) (*structs.Event
 
 // EventSinks lists every sink by ID, with their secrets.
 func (s *StateStore) EventSinks(ws memdb.WatchSet) ([]*structs.EventSink, error) {
-	iter, err := s.db.Txn(false).Get(tableEventSinks, indexID)
-	if err != nil {
-		return nil, fmt.Errorf("state: event sink list: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	return collect[*structs.EventSink](iter), nil
+	return list[*structs.EventSink](s.db.Txn(false), ws, "event sink list", tableEventSinks, indexID)
 }

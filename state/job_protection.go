@@ -12,12 +12,7 @@ import (
 const tableJobProtection = "job_protection"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableJobProtection,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: namespacedIDIndex("JobID")},
-		},
-	}, &structs.JobProtection{})
+	registerTable(tableJobProtection, &structs.JobProtection{}, idIndex(namespaced(field("JobID"))))
 }
 
 // ApplyJobProtection sets or clears a job's protection at index. The job must exist: a
@@ -26,12 +21,8 @@ func init() {
 func (s *StateStore) ApplyJobProtection(index uint64, req *structs.JobProtectionRequest) error {
 	txn := s.WriteTxn(structs.JobProtectionRequestType, index, &TxnMeta{Actor: req.Actor})
 	defer txn.Abort()
-	job, err := s.JobByIDTxn(txn, req.Namespace, req.JobID)
-	if err != nil {
+	if _, err := existingJobTxn(txn, req.Namespace, req.JobID); err != nil {
 		return err
-	}
-	if job == nil {
-		return structs.NotFound(structs.ErrJobNotFound)
 	}
 	p := &structs.JobProtection{
 		Namespace: req.Namespace, JobID: req.JobID, Protected: req.Protected, Reason: req.Reason,

@@ -11,16 +11,7 @@ import (
 const tableJobSubmission = "job_submission"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableJobSubmission,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
-				&memdb.StringFieldIndex{Field: "Namespace"},
-				&memdb.StringFieldIndex{Field: "JobID"},
-				&memdb.UintFieldIndex{Field: "Version"},
-			}}},
-		},
-	}, &structs.JobSubmission{})
+	registerTable(tableJobSubmission, &structs.JobSubmission{}, idIndex(versioned("JobID")))
 }
 
 // upsertJobSubmissionTxn stores the source job (just upserted) was registered from, under its

@@ -305,6 +305,15 @@ func (s *StateStore) JobByIDTxn(txn *Txn, namespace, id string) (*structs.Job, e
 	return jobByIDTxn(txn.Txn, nil, namespace, id)
 }
 
+// existingJobTxn reads a job a write acts on; a missing job is a 404.
+func existingJobTxn(txn *Txn, namespace, id string) (*structs.Job, error) {
+	job, err := jobByIDTxn(txn.Txn, nil, namespace, id)
+	if err == nil && job == nil {
+		err = structs.NotFound(structs.ErrJobNotFound)
+	}
+	return job, err
+}
+
 func jobByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string) (*structs.Job, error) {
 	return first[*structs.Job](txn, ws, "job lookup", tableJobs, indexID, namespace, id)
 }
@@ -312,30 +321,8 @@ func jobByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string) (*struc
 // Jobs lists jobs whose ID starts with prefix in namespace ("*" for every namespace), sorted by
 // namespace then ID.
 func (s *StateStore) Jobs(ws memdb.WatchSet, namespace, prefix string) ([]*structs.Job, error) {
-	txn := s.db.Txn(false)
-	var iter memdb.ResultIterator
-	var err error
-	if namespace == structs.AllNamespacesSentinel {
-		iter, err = txn.Get(tableJobs, indexID)
-	} else {
-		iter, err = txn.Get(tableJobs, indexID+"_prefix", namespace, prefix)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("state: job list: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	var out []*structs.Job
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		job := raw.(*structs.Job)
-		if namespace == structs.AllNamespacesSentinel && len(prefix) > 0 && !hasPrefix(job.ID, prefix) {
-			continue
-		}
-		out = append(out, job)
-	}
-	return out, nil
+	return listInNamespace(s.db.Txn(false), ws, "job list", tableJobs, namespace, prefix, func(j *structs.Job) string { return j.ID })
 }
-
-func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
 
 // JobVersionsByID lists a job's stored versions, newest first.
 func (s *StateStore) JobVersionsByID(ws memdb.WatchSet, namespace, id string) ([]*structs.Job, error) {
@@ -419,12 +406,9 @@ func (s *StateStore) upsertJobSummaryTxn(txn *Txn, job *structs.Job) error {
 
 // TagJobVersionTxn sets (tag non-nil) or removes the tag name on a version of a job.
 func (s *StateStore) TagJobVersionTxn(txn *Txn, namespace, id string, version *uint64, name string, tag *structs.JobVersionTag) error {
-	job, err := jobByIDTxn(txn.Txn, nil, namespace, id)
+	job, err := existingJobTxn(txn, namespace, id)
 	if err != nil {
 		return err
-	}
-	if job == nil {
-		return structs.NotFound(structs.ErrJobNotFound)
 	}
 	versions, err := jobVersionsTxn(txn.Txn, nil, namespace, id)
 	if err != nil {

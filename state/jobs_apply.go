@@ -74,12 +74,9 @@ func (s *StateStore) ApplyJobDeregister(index uint64, req *structs.JobDeregister
 	txn := s.WriteTxn(structs.JobDeregisterRequestType, index, &TxnMeta{Purge: req.Purge, Actor: req.Actor})
 	defer txn.Abort()
 
-	job, err := s.JobByIDTxn(txn, req.Namespace, req.JobID)
+	job, err := existingJobTxn(txn, req.Namespace, req.JobID)
 	if err != nil {
 		return err
-	}
-	if job == nil {
-		return structs.NotFound(structs.ErrJobNotFound)
 	}
 	// In the same entry as the stop or purge: once it is applied, no server (after a restart
 	// or a leader change) goes on with the job's earlier evaluations. The deregister's own

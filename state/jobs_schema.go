@@ -1,9 +1,6 @@
 package state
 
-import (
-	memdb "github.com/hashicorp/go-memdb"
-	"github.com/nomadfork/nomad/structs"
-)
+import "github.com/nomadfork/nomad/structs"
 
 const (
 	tableJobs        = "jobs"
@@ -16,34 +13,8 @@ const (
 	indexJobGCStatus = "gc"
 )
 
-func namespacedIDIndex(idField string) *memdb.CompoundIndex {
-	return &memdb.CompoundIndex{Indexes: []memdb.Indexer{
-		&memdb.StringFieldIndex{Field: "Namespace"},
-		&memdb.StringFieldIndex{Field: idField},
-	}}
-}
-
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableJobs,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: namespacedIDIndex("ID")},
-		},
-	}, &structs.Job{})
-	registerTable(&memdb.TableSchema{
-		Name: tableJobVersion,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
-				&memdb.StringFieldIndex{Field: "Namespace"},
-				&memdb.StringFieldIndex{Field: "ID"},
-				&memdb.UintFieldIndex{Field: "Version"},
-			}}},
-		},
-	}, &structs.Job{})
-	registerTable(&memdb.TableSchema{
-		Name: tableJobSummary,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: namespacedIDIndex("JobID")},
-		},
-	}, &structs.JobSummary{})
+	registerTable(tableJobs, &structs.Job{}, idIndex(namespaced(field("ID"))))
+	registerTable(tableJobVersion, &structs.Job{}, idIndex(versioned("ID")))
+	registerTable(tableJobSummary, &structs.JobSummary{}, idIndex(namespaced(field("JobID"))))
 }

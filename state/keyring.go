@@ -37,12 +37,10 @@ func (s *StateStore) UpsertRootKeyTxn(txn *Txn, key *structs.RootKey) error {
 // RootKeys lists every root key, oldest first. The rows carry private key material: callers
 // inside the server only; APIs answer from RootKey.Meta and RootKey.Public.
 func (s *StateStore) RootKeys(ws memdb.WatchSet) ([]*structs.RootKey, error) {
-	iter, err := s.db.Txn(false).Get(tableRootKeys, indexID)
+	keys, err := list[*structs.RootKey](s.db.Txn(false), ws, "root key list", tableRootKeys, indexID)
 	if err != nil {
-		return nil, fmt.Errorf("state: root key list: %w", err)
+		return nil, err
 	}
-	ws.Add(iter.WatchCh())
-	keys := collect[*structs.RootKey](iter)
 	slices.SortStableFunc(keys, func(a, b *structs.RootKey) int {
 		return cmp.Compare(a.CreateIndex, b.CreateIndex)
 	})

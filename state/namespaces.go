@@ -7,13 +7,14 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
+var namespaceRows = rowKind[*structs.Namespace]{
+	table: tableNamespaces, what: "namespace", noun: "namespace",
+	key:  func(ns *structs.Namespace) string { return ns.Name },
+	raft: func(ns *structs.Namespace) (*uint64, *uint64) { return &ns.CreateIndex, &ns.ModifyIndex },
+}
+
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableNamespaces,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
-		},
-	}, &structs.Namespace{})
+	registerTable(tableNamespaces, &structs.Namespace{}, idIndex(field("Name")))
 }
 
 // UpsertNamespacesTxn creates or updates namespaces.
@@ -27,17 +28,8 @@ func (s *StateStore) UpsertNamespacesTxn(txn *Txn, namespaces []*structs.Namespa
 }
 
 func (s *StateStore) upsertNamespaceTxn(txn *Txn, ns *structs.Namespace) error {
-	existing, err := txn.First(tableNamespaces, indexID, ns.Name)
-	if err != nil {
-		return fmt.Errorf("state: namespace lookup: %w", err)
-	}
-	ns.ModifyIndex = txn.Index
-	ns.CreateIndex = txn.Index
-	if existing != nil {
-		ns.CreateIndex = existing.(*structs.Namespace).CreateIndex
-	}
-	if err := txn.Insert(tableNamespaces, ns); err != nil {
-		return fmt.Errorf("state: namespace insert: %w", err)
+	if err := namespaceRows.upsert(txn, ns, nil); err != nil {
+		return err
 	}
 	return txn.bumpIndex(tableNamespaces)
 }
@@ -49,13 +41,8 @@ func (s *StateStore) DeleteNamespacesTxn(txn *Txn, names []string) error {
 		if name == structs.DefaultNamespace {
 			return structs.BadRequest("default namespace can not be deleted")
 		}
-		existing, err := txn.First(tableNamespaces, indexID, name)
-		if err != nil {
-			return fmt.Errorf("state: namespace lookup: %w", err)
-		}
-		if existing == nil {
-			return structs.NewErrCode(404, "namespace %q not found", name)
-		}
+		// Jobs can only be registered in a namespace that exists, so checking them before
+		// the namespace's own existence answers every real case as before.
 		job, err := txn.First(tableJobs, indexID+"_prefix", name, "")
 		if err != nil {
 			return fmt.Errorf("state: namespace jobs: %w", err)
@@ -63,8 +50,8 @@ func (s *StateStore) DeleteNamespacesTxn(txn *Txn, names []string) error {
 		if job != nil {
 			return structs.BadRequest("namespace %q has non-terminal jobs in regions: [%s]", name, job.(*structs.Job).Region)
 		}
-		if err := txn.Delete(tableNamespaces, existing); err != nil {
-			return fmt.Errorf("state: namespace delete: %w", err)
+		if err := namespaceRows.delete(txn, name); err != nil {
+			return err
 		}
 	}
 	return txn.bumpIndex(tableNamespaces)
@@ -88,10 +75,5 @@ func (s *StateStore) NamespaceByName(ws memdb.WatchSet, name string) (*structs.N
 
 // Namespaces lists namespaces by name.
 func (s *StateStore) Namespaces(ws memdb.WatchSet) ([]*structs.Namespace, error) {
-	iter, err := s.db.Txn(false).Get(tableNamespaces, indexID)
-	if err != nil {
-		return nil, fmt.Errorf("state: namespace list: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	return collect[*structs.Namespace](iter), nil
+	return list[*structs.Namespace](s.db.Txn(false), ws, "namespace list", tableNamespaces, indexID)
 }

@@ -27,17 +27,8 @@ func (s *StateStore) UpsertNodePoolsTxn(txn *Txn, pools []*structs.NodePool) err
 		if p.IsBuiltIn() {
 			return structs.BadRequest("modifying node pool %q is not allowed", p.Name)
 		}
-		existing, err := txn.First(tableNodePools, indexID, p.Name)
-		if err != nil {
-			return fmt.Errorf("state: node pool lookup: %w", err)
-		}
-		row := p.Copy()
-		row.CreateIndex, row.ModifyIndex = txn.Index, txn.Index
-		if existing != nil {
-			row.CreateIndex = existing.(*structs.NodePool).CreateIndex
-		}
-		if err := txn.Insert(tableNodePools, row); err != nil {
-			return fmt.Errorf("state: node pool insert: %w", err)
+		if err := nodePoolRows.upsert(txn, p.Copy(), nil); err != nil {
+			return err
 		}
 	}
 	return txn.bumpIndex(tableNodePools)

@@ -1,19 +1,17 @@
 package state
 
-import (
-	memdb "github.com/hashicorp/go-memdb"
-	"github.com/nomadfork/nomad/structs"
-)
+import "github.com/nomadfork/nomad/structs"
 
 const tableNodePools = "node_pools"
 
 func init() {
 	// Only pools users create are rows; the built-in "all" and "default" are answered by
 	// the read functions (state/node_pools.go).
-	registerTable(&memdb.TableSchema{
-		Name: tableNodePools,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
-		},
-	}, &structs.NodePool{})
+	registerTable(tableNodePools, &structs.NodePool{}, idIndex(field("Name")))
+}
+
+var nodePoolRows = rowKind[*structs.NodePool]{
+	table: tableNodePools, what: "node pool", noun: "node pool",
+	key:  func(p *structs.NodePool) string { return p.Name },
+	raft: func(p *structs.NodePool) (*uint64, *uint64) { return &p.CreateIndex, &p.ModifyIndex },
 }

@@ -88,12 +88,10 @@ func (s *StateStore) NodeBySecretID(ws memdb.WatchSet, secret string) (*structs.
 
 // Nodes lists nodes whose ID starts with prefix, sorted by ID.
 func (s *StateStore) Nodes(ws memdb.WatchSet, prefix string) ([]*structs.Node, error) {
-	iter, err := s.db.Txn(false).Get(tableNodes, indexID+"_prefix", prefix)
+	out, err := list[*structs.Node](s.db.Txn(false), ws, "node list", tableNodes, indexID+"_prefix", prefix)
 	if err != nil {
-		return nil, fmt.Errorf("state: node list: %w", err)
+		return nil, err
 	}
-	ws.Add(iter.WatchCh())
-	out := collect[*structs.Node](iter)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }

@@ -1,9 +1,6 @@
 package state
 
-import (
-	memdb "github.com/hashicorp/go-memdb"
-	"github.com/nomadfork/nomad/structs"
-)
+import "github.com/nomadfork/nomad/structs"
 
 const (
 	tableNodes    = "nodes"
@@ -11,11 +8,5 @@ const (
 )
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableNodes,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:       {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			indexSecretID: {Name: indexSecretID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "SecretID"}},
-		},
-	}, &structs.Node{})
+	registerTable(tableNodes, &structs.Node{}, idIndex(field("ID")), uniqueIndex(indexSecretID, field("SecretID")))
 }

@@ -54,12 +54,7 @@ func (s *StateStore) PeriodicLaunchByID(ws memdb.WatchSet, namespace, id string)
 
 // PeriodicLaunches lists every recorded launch, watching the table in ws.
 func (s *StateStore) PeriodicLaunches(ws memdb.WatchSet) ([]*structs.PeriodicLaunch, error) {
-	iter, err := s.db.Txn(false).Get(tablePeriodicLaunch, indexID)
-	if err != nil {
-		return nil, fmt.Errorf("state: periodic launches: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	return collect[*structs.PeriodicLaunch](iter), nil
+	return list[*structs.PeriodicLaunch](s.db.Txn(false), ws, "periodic launches", tablePeriodicLaunch, indexID)
 }
 
 // refreshChildrenSummaryTxn recounts, by status, the children of parentID (periodic launches

@@ -12,12 +12,7 @@ import (
 const tablePurgeChain = "purge_chain"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tablePurgeChain,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-		},
-	}, &structs.PurgeChain{})
+	registerTable(tablePurgeChain, &structs.PurgeChain{}, idIndex(field("ID")))
 }
 
 func purgeChainTxn(txn *memdb.Txn) (*structs.PurgeChain, error) {

@@ -15,13 +15,8 @@ const (
 )
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tablePurgeHistory,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:          {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			indexPurgedAlloc: {Name: indexPurgedAlloc, AllowMissing: true, Indexer: purgedAllocIndexer{}},
-		},
-	}, &structs.PurgeRecord{})
+	registerTable(tablePurgeHistory, &structs.PurgeRecord{},
+		idIndex(field("ID")), optionalIndex(indexPurgedAlloc, purgedAllocIndexer{}))
 }
 
 // purgedAllocIndexer indexes a record by the IDs of its allocations.
@@ -143,12 +138,10 @@ func (s *StateStore) PurgeRecordByID(ws memdb.WatchSet, id string) (*structs.Pur
 
 // PurgeRecords lists every record, newest first.
 func (s *StateStore) PurgeRecords(ws memdb.WatchSet) ([]*structs.PurgeRecord, error) {
-	iter, err := s.db.Txn(false).Get(tablePurgeHistory, indexID)
+	out, err := list[*structs.PurgeRecord](s.db.Txn(false), ws, "purge record list", tablePurgeHistory, indexID)
 	if err != nil {
-		return nil, fmt.Errorf("state: purge record list: %w", err)
+		return nil, err
 	}
-	ws.Add(iter.WatchCh())
-	out := collect[*structs.PurgeRecord](iter)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].CreateIndex != out[j].CreateIndex {
 			return out[i].CreateIndex > out[j].CreateIndex

@@ -12,12 +12,7 @@ import (
 const tableScalingEvents = "scaling_event"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableScalingEvents,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: namespacedIDIndex("JobID")},
-		},
-	}, &structs.JobScalingEvents{})
+	registerTable(tableScalingEvents, &structs.JobScalingEvents{}, idIndex(namespaced(field("JobID"))))
 }
 
 // UpsertScalingEventTxn records a scaling event of a group of an existing job, newest first,

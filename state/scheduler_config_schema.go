@@ -1,9 +1,6 @@
 package state
 
-import (
-	memdb "github.com/hashicorp/go-memdb"
-	"github.com/nomadfork/nomad/structs"
-)
+import "github.com/nomadfork/nomad/structs"
 
 const tableSchedulerConfig = "scheduler_config"
 
@@ -16,10 +13,5 @@ type schedulerConfigRow struct {
 const schedulerConfigKey = "scheduler_config"
 
 func init() {
-	registerTable(&memdb.TableSchema{
-		Name: tableSchedulerConfig,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-		},
-	}, &schedulerConfigRow{})
+	registerTable(tableSchedulerConfig, &schedulerConfigRow{}, idIndex(field("ID")))
 }

@@ -132,12 +132,10 @@ func (s *StateStore) ServiceRegistrationsByNode(ws memdb.WatchSet, nodeID string
 }
 
 func (s *StateStore) serviceRegistrationsBy(ws memdb.WatchSet, index string, args ...any) ([]*structs.ServiceRegistration, error) {
-	iter, err := s.db.Txn(false).Get(tableServiceRegistrations, index, args...)
+	out, err := list[*structs.ServiceRegistration](s.db.Txn(false), ws, "service registration list", tableServiceRegistrations, index, args...)
 	if err != nil {
-		return nil, fmt.Errorf("state: service registration list: %w", err)
+		return nil, err
 	}
-	ws.Add(iter.WatchCh())
-	out := collect[*structs.ServiceRegistration](iter)
 	slices.SortFunc(out, func(a, b *structs.ServiceRegistration) int {
 		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
 			return c

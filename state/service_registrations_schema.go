@@ -1,9 +1,6 @@
 package state
 
-import (
-	memdb "github.com/hashicorp/go-memdb"
-	"github.com/nomadfork/nomad/structs"
-)
+import "github.com/nomadfork/nomad/structs"
 
 const (
 	tableServiceRegistrations = "service_registrations"
@@ -14,17 +11,11 @@ const (
 
 func init() {
 	// IDs embed the allocation ID, so they are unique across namespaces.
-	registerTable(&memdb.TableSchema{
-		Name: tableServiceRegistrations,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			indexServiceName: {Name: indexServiceName, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
-				&memdb.StringFieldIndex{Field: "Namespace"},
-				&memdb.StringFieldIndex{Field: "ServiceName"},
-			}}},
-			indexJob:     {Name: indexJob, Indexer: namespacedIDIndex("JobID")},
-			indexAllocID: {Name: indexAllocID, Indexer: &memdb.StringFieldIndex{Field: "AllocID"}},
-			indexNodeID:  {Name: indexNodeID, Indexer: &memdb.StringFieldIndex{Field: "NodeID"}},
-		},
-	}, &structs.ServiceRegistration{})
+	registerTable(tableServiceRegistrations, &structs.ServiceRegistration{},
+		idIndex(field("ID")),
+		lookupIndex(indexServiceName, namespaced(field("ServiceName"))),
+		lookupIndex(indexJob, namespaced(field("JobID"))),
+		lookupIndex(indexAllocID, field("AllocID")),
+		lookupIndex(indexNodeID, field("NodeID")),
+	)
 }

@@ -96,6 +96,18 @@ func (s *StateStore) WriteTxn(msgType structs.MessageType, index uint64, meta *T
 	return t
 }
 
+// apply runs write in one transaction for the Raft entry at index and commits it when write
+// succeeds; on an error nothing of it is kept.
+func (s *StateStore) apply(msgType structs.MessageType, index uint64, meta *TxnMeta, write func(txn *Txn) error) error {
+	txn := s.WriteTxn(msgType, index, meta)
+	defer txn.Abort()
+	if err := write(txn); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
 // Commit commits and hands the changes to the commit hook.
 func (t *Txn) Commit() {
 	changes := t.Txn.Changes()
@@ -196,28 +208,4 @@ func BlockingQuery(ctx context.Context, getStore func() *StateStore, minIndex ui
 			return index, nil
 		}
 	}
-}
-
-// first reads the one row of table matching index and args, watching it in ws; the zero T
-// when there is none. what names the lookup in errors.
-func first[T any](txn *memdb.Txn, ws memdb.WatchSet, what, table, index string, args ...any) (T, error) {
-	var zero T
-	watchCh, raw, err := txn.FirstWatch(table, index, args...)
-	if err != nil {
-		return zero, fmt.Errorf("state: %s: %w", what, err)
-	}
-	ws.Add(watchCh)
-	if raw == nil {
-		return zero, nil
-	}
-	return raw.(T), nil
-}
-
-// collect drains an iterator of T rows.
-func collect[T any](iter memdb.ResultIterator) []T {
-	var out []T
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(T))
-	}
-	return out
 }

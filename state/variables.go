@@ -2,7 +2,6 @@ package state
 
 import (
 	"fmt"
-	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/nomadfork/nomad/structs"
@@ -144,26 +143,7 @@ func (s *StateStore) VariableByPath(ws memdb.WatchSet, namespace, path string) (
 // Variables lists the variables of a namespace (every namespace for "*") whose path starts
 // with prefix, ordered by namespace and path.
 func (s *StateStore) Variables(ws memdb.WatchSet, namespace, prefix string) ([]*structs.VariableEncrypted, error) {
-	txn := s.db.Txn(false)
-	var iter memdb.ResultIterator
-	var err error
-	if namespace == structs.AllNamespacesSentinel {
-		iter, err = txn.Get(tableVariables, indexID)
-	} else {
-		iter, err = txn.Get(tableVariables, indexID+"_prefix", namespace, prefix)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("state: variable list: %w", err)
-	}
-	ws.Add(iter.WatchCh())
-	var out []*structs.VariableEncrypted
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		v := raw.(*structs.VariableEncrypted)
-		if strings.HasPrefix(v.Path, prefix) {
-			out = append(out, v)
-		}
-	}
-	return out, nil
+	return listInNamespace(s.db.Txn(false), ws, "variable list", tableVariables, namespace, prefix, func(v *structs.VariableEncrypted) string { return v.Path })
 }
 
 // ApplyVariable is the variable write of the Raft log, one transaction, committed only when

@@ -111,3 +111,9 @@ const AllNamespacesSentinel = "*"
 
 // DefaultRegion is the region of an agent that does not name one.
 const DefaultRegion = "global"
+
+// GetQueryMeta gives the HTTP layer the read metadata of any reply that embeds it.
+func (m *QueryMeta) GetQueryMeta() *QueryMeta { return m }
+
+// GetWriteMeta gives the HTTP layer the commit index of any reply that embeds it.
+func (m *WriteMeta) GetWriteMeta() *WriteMeta { return m }

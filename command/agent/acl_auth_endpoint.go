@@ -23,12 +23,9 @@ func (s *HTTPServer) registerACLAuthRoutes(mux *http.ServeMux) {
 
 func (s *HTTPServer) aclAuthMethodList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.AuthMethodListResponse
-	if err := s.rpc.RPC("ACL.ListAuthMethods", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.AuthMethods), nil
+	return read(s, w, "ACL.ListAuthMethods", &args, func(reply *nomad.AuthMethodListResponse) (any, error) {
+		return nonNil(reply.AuthMethods), nil
+	})
 }
 
 // aclAuthMethodWrite creates (PUT /v1/acl/auth-method) or updates
@@ -38,34 +35,20 @@ func (s *HTTPServer) aclAuthMethodWrite(w http.ResponseWriter, r *http.Request) 
 	if err := decodeBody(r, &method); err != nil {
 		return nil, err
 	}
-	if name := r.PathValue("name"); name != "" {
-		if method.Name == "" {
-			method.Name = name
-		}
-		if method.Name != name {
-			return nil, structs.BadRequest("invalid Name: ACL auth-method name does not match request path")
-		}
-	}
-	args := structs.ACLAuthMethodUpsertRequest{AuthMethods: []*structs.ACLAuthMethod{&method}, WriteRequest: writeRequest(r)}
-	var reply structs.ACLAuthMethodUpsertResponse
-	if err := s.rpc.RPC("ACL.UpsertAuthMethods", &args, &reply); err != nil {
+	if err := keyFromPath(r, "name", &method.Name, structs.BadRequest("invalid Name: ACL auth-method name does not match request path")); err != nil {
 		return nil, err
 	}
-	setIndex(w, reply.Index)
-	return reply.AuthMethods[0], nil
+	args := structs.ACLAuthMethodUpsertRequest{AuthMethods: []*structs.ACLAuthMethod{&method}, WriteRequest: writeRequest(r)}
+	return write(s, w, "ACL.UpsertAuthMethods", &args, func(reply *structs.ACLAuthMethodUpsertResponse) (any, error) {
+		return reply.AuthMethods[0], nil
+	})
 }
 
 func (s *HTTPServer) aclAuthMethodRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.AuthMethodSpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
-	var reply nomad.SingleAuthMethodResponse
-	if err := s.rpc.RPC("ACL.GetAuthMethod", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.AuthMethod == nil {
-		return nil, structs.NewErrCode(http.StatusNotFound, "ACL auth-method not found")
-	}
-	return reply.AuthMethod, nil
+	return read(s, w, "ACL.GetAuthMethod", &args, func(reply *nomad.SingleAuthMethodResponse) (any, error) {
+		return found(reply.AuthMethod, structs.NewErrCode(http.StatusNotFound, "ACL auth-method not found"))
+	})
 }
 
 func (s *HTTPServer) aclAuthMethodDelete(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -75,12 +58,9 @@ func (s *HTTPServer) aclAuthMethodDelete(w http.ResponseWriter, r *http.Request)
 
 func (s *HTTPServer) aclBindingRuleList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.BindingRuleListResponse
-	if err := s.rpc.RPC("ACL.ListBindingRules", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.BindingRules), nil
+	return read(s, w, "ACL.ListBindingRules", &args, func(reply *nomad.BindingRuleListResponse) (any, error) {
+		return nonNil(reply.BindingRules), nil
+	})
 }
 
 func (s *HTTPServer) aclBindingRuleWrite(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -88,36 +68,23 @@ func (s *HTTPServer) aclBindingRuleWrite(w http.ResponseWriter, r *http.Request)
 	if err := decodeBody(r, &rule); err != nil {
 		return nil, err
 	}
-	if id := r.PathValue("id"); id != "" {
-		if rule.ID == "" {
-			rule.ID = id
-		}
-		if rule.ID != id {
-			return nil, structs.BadRequest("invalid ID: ACL binding rule ID does not match request path")
-		}
-	} else if rule.ID != "" {
+	if err := keyFromPath(r, "id", &rule.ID, structs.BadRequest("invalid ID: ACL binding rule ID does not match request path")); err != nil {
+		return nil, err
+	}
+	if r.PathValue("id") == "" && rule.ID != "" {
 		return nil, structs.BadRequest("invalid ID: must be empty when creating an ACL binding rule")
 	}
 	args := structs.ACLBindingRuleUpsertRequest{BindingRules: []*structs.ACLBindingRule{&rule}, WriteRequest: writeRequest(r)}
-	var reply structs.ACLBindingRuleUpsertResponse
-	if err := s.rpc.RPC("ACL.UpsertBindingRules", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.BindingRules[0], nil
+	return write(s, w, "ACL.UpsertBindingRules", &args, func(reply *structs.ACLBindingRuleUpsertResponse) (any, error) {
+		return reply.BindingRules[0], nil
+	})
 }
 
 func (s *HTTPServer) aclBindingRuleRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.BindingRuleSpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply nomad.SingleBindingRuleResponse
-	if err := s.rpc.RPC("ACL.GetBindingRule", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.BindingRule == nil {
-		return nil, structs.NewErrCode(http.StatusNotFound, "ACL binding rule not found")
-	}
-	return reply.BindingRule, nil
+	return read(s, w, "ACL.GetBindingRule", &args, func(reply *nomad.SingleBindingRuleResponse) (any, error) {
+		return found(reply.BindingRule, structs.NewErrCode(http.StatusNotFound, "ACL binding rule not found"))
+	})
 }
 
 func (s *HTTPServer) aclBindingRuleDelete(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -132,10 +99,7 @@ func (s *HTTPServer) aclLogin(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	args.WriteRequest = writeRequest(r)
-	var reply structs.ACLTokenUpsertResponse
-	if err := s.rpc.RPC("ACL.Login", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.Tokens[0], nil
+	return write(s, w, "ACL.Login", &args, func(reply *structs.ACLTokenUpsertResponse) (any, error) {
+		return reply.Tokens[0], nil
+	})
 }

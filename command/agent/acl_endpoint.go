@@ -36,47 +36,32 @@ func (s *HTTPServer) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, err
 	}
 	args.WriteRequest = writeRequest(r)
-	var reply structs.ACLTokenUpsertResponse
-	if err := s.rpc.RPC("ACL.Bootstrap", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.Tokens[0], nil
+	return write(s, w, "ACL.Bootstrap", &args, func(reply *structs.ACLTokenUpsertResponse) (any, error) {
+		return reply.Tokens[0], nil
+	})
 }
 
 // aclPolicySelf lists the caller's own policies; its literal pattern outranks
 // /v1/acl/policy/{name}, so no policy can be read as "self" here.
 func (s *HTTPServer) aclPolicySelf(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.PolicyListResponse
-	if err := s.rpc.RPC("ACL.GetPolicySelf", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return reply.Policies, nil
+	return read(s, w, "ACL.GetPolicySelf", &args, func(reply *nomad.PolicyListResponse) (any, error) {
+		return reply.Policies, nil
+	})
 }
 
 func (s *HTTPServer) aclPolicyList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.PolicyListResponse
-	if err := s.rpc.RPC("ACL.ListPolicies", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Policies), nil
+	return read(s, w, "ACL.ListPolicies", &args, func(reply *nomad.PolicyListResponse) (any, error) {
+		return nonNil(reply.Policies), nil
+	})
 }
 
 func (s *HTTPServer) aclPolicyRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.PolicySpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
-	var reply nomad.SinglePolicyResponse
-	if err := s.rpc.RPC("ACL.GetPolicy", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Policy == nil {
-		return nil, structs.NewErrCode(http.StatusNotFound, "ACL policy not found")
-	}
-	return reply.Policy, nil
+	return read(s, w, "ACL.GetPolicy", &args, func(reply *nomad.SinglePolicyResponse) (any, error) {
+		return found(reply.Policy, structs.NewErrCode(http.StatusNotFound, "ACL policy not found"))
+	})
 }
 
 func (s *HTTPServer) aclPolicyWrite(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -84,12 +69,8 @@ func (s *HTTPServer) aclPolicyWrite(w http.ResponseWriter, r *http.Request) (any
 	if err := decodeBody(r, &policy); err != nil {
 		return nil, err
 	}
-	name := r.PathValue("name")
-	if policy.Name == "" {
-		policy.Name = name
-	}
-	if policy.Name != name {
-		return nil, structs.BadRequest("Policy name does not match request path")
+	if err := keyFromPath(r, "name", &policy.Name, structs.BadRequest("Policy name does not match request path")); err != nil {
+		return nil, err
 	}
 	args := structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{&policy}, WriteRequest: writeRequest(r)}
 	return s.writeForIndex(w, "ACL.UpsertPolicies", &args)
@@ -102,12 +83,9 @@ func (s *HTTPServer) aclPolicyDelete(w http.ResponseWriter, r *http.Request) (an
 
 func (s *HTTPServer) aclTokenList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.TokenListResponse
-	if err := s.rpc.RPC("ACL.ListTokens", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Tokens), nil
+	return read(s, w, "ACL.ListTokens", &args, func(reply *nomad.TokenListResponse) (any, error) {
+		return nonNil(reply.Tokens), nil
+	})
 }
 
 // aclTokenWrite creates (PUT /v1/acl/token) or updates (PUT /v1/acl/token/:accessor) a token.
@@ -116,51 +94,36 @@ func (s *HTTPServer) aclTokenWrite(w http.ResponseWriter, r *http.Request) (any,
 	if err := decodeBody(r, &token); err != nil {
 		return nil, err
 	}
-	if accessor := r.PathValue("accessor"); accessor != "" {
-		if token.AccessorID == "" {
-			token.AccessorID = accessor
+	if err := keyFromPath(r, "accessor", &token.AccessorID, structs.BadRequest("Token accessor ID does not match request path")); err != nil {
+		return nil, err
+	}
+	if r.PathValue("accessor") == "" {
+		if token.AccessorID != "" {
+			return nil, structs.BadRequest("AccessorID must be empty when creating a token")
 		}
-		if token.AccessorID != accessor {
-			return nil, structs.BadRequest("Token accessor ID does not match request path")
-		}
-	} else if token.AccessorID != "" {
-		return nil, structs.BadRequest("AccessorID must be empty when creating a token")
-	} else {
 		// A new token's secret is never the caller's choice. Only an upload (a PUT naming an
 		// accessor this cluster does not hold, with its secret) keeps the secret it brings;
 		// an update of an existing token ignores it.
 		token.SecretID = ""
 	}
 	args := structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{&token}, WriteRequest: writeRequest(r)}
-	var reply structs.ACLTokenUpsertResponse
-	if err := s.rpc.RPC("ACL.UpsertTokens", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.Tokens[0], nil
+	return write(s, w, "ACL.UpsertTokens", &args, func(reply *structs.ACLTokenUpsertResponse) (any, error) {
+		return reply.Tokens[0], nil
+	})
 }
 
 func (s *HTTPServer) aclTokenRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := nomad.TokenSpecificRequest{AccessorID: r.PathValue("accessor"), QueryOptions: queryOptions(r)}
-	var reply nomad.SingleTokenResponse
-	if err := s.rpc.RPC("ACL.GetToken", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Token == nil {
-		return nil, structs.NewErrCode(http.StatusNotFound, "ACL token not found")
-	}
-	return reply.Token, nil
+	return read(s, w, "ACL.GetToken", &args, func(reply *nomad.SingleTokenResponse) (any, error) {
+		return found(reply.Token, structs.NewErrCode(http.StatusNotFound, "ACL token not found"))
+	})
 }
 
 func (s *HTTPServer) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.SingleTokenResponse
-	if err := s.rpc.RPC("ACL.ResolveSelf", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return reply.Token, nil
+	return read(s, w, "ACL.ResolveSelf", &args, func(reply *nomad.SingleTokenResponse) (any, error) {
+		return reply.Token, nil
+	})
 }
 
 func (s *HTTPServer) aclTokenDelete(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -170,12 +133,9 @@ func (s *HTTPServer) aclTokenDelete(w http.ResponseWriter, r *http.Request) (any
 
 func (s *HTTPServer) aclRoleList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply nomad.RoleListResponse
-	if err := s.rpc.RPC("ACL.ListRoles", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Roles), nil
+	return read(s, w, "ACL.ListRoles", &args, func(reply *nomad.RoleListResponse) (any, error) {
+		return nonNil(reply.Roles), nil
+	})
 }
 
 func (s *HTTPServer) aclRoleWrite(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -183,23 +143,16 @@ func (s *HTTPServer) aclRoleWrite(w http.ResponseWriter, r *http.Request) (any, 
 	if err := decodeBody(r, &role); err != nil {
 		return nil, err
 	}
-	if id := r.PathValue("id"); id != "" {
-		if role.ID == "" {
-			role.ID = id
-		}
-		if role.ID != id {
-			return nil, structs.BadRequest("ACL role ID does not match request path")
-		}
-	} else if role.ID != "" {
+	if err := keyFromPath(r, "id", &role.ID, structs.BadRequest("ACL role ID does not match request path")); err != nil {
+		return nil, err
+	}
+	if r.PathValue("id") == "" && role.ID != "" {
 		return nil, structs.BadRequest("ID must be empty when creating an ACL role")
 	}
 	args := structs.ACLRoleUpsertRequest{Roles: []*structs.ACLRole{&role}, WriteRequest: writeRequest(r)}
-	var reply structs.ACLRoleUpsertResponse
-	if err := s.rpc.RPC("ACL.UpsertRoles", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.Roles[0], nil
+	return write(s, w, "ACL.UpsertRoles", &args, func(reply *structs.ACLRoleUpsertResponse) (any, error) {
+		return reply.Roles[0], nil
+	})
 }
 
 func (s *HTTPServer) aclRoleRead(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -211,15 +164,9 @@ func (s *HTTPServer) aclRoleReadByName(w http.ResponseWriter, r *http.Request) (
 }
 
 func (s *HTTPServer) aclRoleGet(w http.ResponseWriter, _ *http.Request, args *nomad.RoleSpecificRequest) (any, error) {
-	var reply nomad.SingleRoleResponse
-	if err := s.rpc.RPC("ACL.GetRole", args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Role == nil {
-		return nil, structs.NewErrCode(http.StatusNotFound, "ACL role not found")
-	}
-	return reply.Role, nil
+	return read(s, w, "ACL.GetRole", args, func(reply *nomad.SingleRoleResponse) (any, error) {
+		return found(reply.Role, structs.NewErrCode(http.StatusNotFound, "ACL role not found"))
+	})
 }
 
 func (s *HTTPServer) aclRoleDelete(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -230,12 +177,9 @@ func (s *HTTPServer) aclRoleDelete(w http.ResponseWriter, r *http.Request) (any,
 // aclOneTimeTokenCreate makes a one-time token standing for the caller's token.
 func (s *HTTPServer) aclOneTimeTokenCreate(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.OneTimeTokenUpsertRequest{WriteRequest: writeRequest(r)}
-	var reply structs.OneTimeTokenUpsertResponse
-	if err := s.rpc.RPC("ACL.UpsertOneTimeToken", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return map[string]any{"OneTimeToken": reply.OneTimeToken}, nil
+	return write(s, w, "ACL.UpsertOneTimeToken", &args, func(reply *structs.OneTimeTokenUpsertResponse) (any, error) {
+		return map[string]any{"OneTimeToken": reply.OneTimeToken}, nil
+	})
 }
 
 // aclOneTimeTokenExchange trades a one-time secret for the token it stands for.
@@ -245,10 +189,7 @@ func (s *HTTPServer) aclOneTimeTokenExchange(w http.ResponseWriter, r *http.Requ
 		return nil, err
 	}
 	args := structs.OneTimeTokenExchangeRequest{OneTimeSecretID: body.OneTimeSecretID, WriteRequest: writeRequest(r)}
-	var reply structs.OneTimeTokenExchangeResponse
-	if err := s.rpc.RPC("ACL.ExchangeOneTimeToken", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return map[string]any{"Token": reply.Token}, nil
+	return write(s, w, "ACL.ExchangeOneTimeToken", &args, func(reply *structs.OneTimeTokenExchangeResponse) (any, error) {
+		return map[string]any{"Token": reply.Token}, nil
+	})
 }

@@ -29,12 +29,7 @@ func (s *HTTPServer) allocStop(w http.ResponseWriter, r *http.Request) (any, err
 		}
 		*f.dst = v
 	}
-	var reply structs.AllocStopResponse
-	if err := s.rpc.RPC("Alloc.Stop", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return write(s, w, "Alloc.Stop", &args, wholeReply[structs.AllocStopResponse])
 }
 
 // allocList lists allocations; ?task_states=false leaves out their task states and
@@ -53,35 +48,26 @@ func (s *HTTPServer) allocList(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	args := structs.AllocListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.AllocListResponse
-	if err := s.rpc.RPC("Alloc.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if !withStates || !withResources {
-		for i, stub := range reply.Allocations {
-			c := *stub
-			if !withStates {
-				c.TaskStates = nil
+	return read(s, w, "Alloc.List", &args, func(reply *structs.AllocListResponse) (any, error) {
+		if !withStates || !withResources {
+			for i, stub := range reply.Allocations {
+				c := *stub
+				if !withStates {
+					c.TaskStates = nil
+				}
+				if !withResources {
+					c.AllocatedResources = nil
+				}
+				reply.Allocations[i] = &c
 			}
-			if !withResources {
-				c.AllocatedResources = nil
-			}
-			reply.Allocations[i] = &c
 		}
-	}
-	return nonNil(reply.Allocations), nil
+		return nonNil(reply.Allocations), nil
+	})
 }
 
 func (s *HTTPServer) allocRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.AllocSpecificRequest{AllocID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.SingleAllocResponse
-	if err := s.rpc.RPC("Alloc.GetAlloc", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Alloc == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
-	}
-	return reply.Alloc, nil
+	return read(s, w, "Alloc.GetAlloc", &args, func(reply *structs.SingleAllocResponse) (any, error) {
+		return found(reply.Alloc, structs.NotFound(structs.ErrAllocNotFound))
+	})
 }

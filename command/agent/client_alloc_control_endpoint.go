@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
+	"github.com/nomadfork/nomad/client"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -167,17 +168,9 @@ func (s *HTTPServer) relayToNode(w http.ResponseWriter, r *http.Request, nodeID 
 		}
 		in = bytes.NewReader(raw)
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, nodeURL("http", r), in)
+	resp, err := s.sendToNode(r, nodeID, r.Method, in)
 	if err != nil {
 		return nil, err
-	}
-	resp, err := s.nodeTransport(nodeID, r).RoundTrip(out)
-	if err != nil {
-		var coded *structs.CodedError
-		if errors.As(err, &coded) {
-			return nil, coded
-		}
-		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the client of node %s: %v", nodeID, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -190,54 +183,80 @@ func (s *HTTPServer) relayToNode(w http.ResponseWriter, r *http.Request, nodeID 
 	return json.RawMessage(raw), nil
 }
 
-func (s *HTTPServer) streamedSignal(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if r.Method != http.MethodPut && r.Method != http.MethodPost {
-		return nil, errInvalidMethod
-	}
-	var req api.AllocSignalRequest
-	if err := decodeBody(r, &req); err != nil {
-		return nil, err
-	}
+// allocClient is this agent's client, which the streamed allocation routes act on; an agent
+// without one holds no allocation.
+func (s *HTTPServer) allocClient() (*client.Client, error) {
 	c := s.agent.Client()
 	if c == nil {
 		return nil, structs.NotFound(structs.ErrAllocNotFound)
 	}
-	if err := c.SignalTask(r.PathValue("alloc_id"), req.Task, req.Signal); err != nil {
+	return c, nil
+}
+
+// sendToNode sends r's path and query, with method and body, over a stream to the client of
+// nodeID. A coded error (the node refused) passes as it is; failing to reach the node is a
+// 502.
+func (s *HTTPServer) sendToNode(r *http.Request, nodeID, method string, body io.Reader) (*http.Response, error) {
+	out, err := http.NewRequestWithContext(r.Context(), method, nodeURL("http", r), body)
+	if err != nil {
 		return nil, err
 	}
-	return struct{}{}, nil
+	resp, err := s.nodeTransport(nodeID, r).RoundTrip(out)
+	if err != nil {
+		var coded *structs.CodedError
+		if errors.As(err, &coded) {
+			return nil, coded
+		}
+		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the client of node %s: %v", nodeID, err)
+	}
+	return resp, nil
+}
+
+func (s *HTTPServer) streamedSignal(_ http.ResponseWriter, r *http.Request) (any, error) {
+	return streamedAllocWrite(s, r, false, func(c *client.Client, allocID string, req *api.AllocSignalRequest) error {
+		return c.SignalTask(allocID, req.Task, req.Signal)
+	})
 }
 
 func (s *HTTPServer) streamedRestart(_ http.ResponseWriter, r *http.Request) (any, error) {
+	return streamedAllocWrite(s, r, true, func(c *client.Client, allocID string, req *api.AllocationRestartRequest) error {
+		return c.RestartTask(allocID, req.TaskName, req.AllTasks)
+	})
+}
+
+// streamedAllocWrite runs a write the stream server answers for an allocation of this
+// agent's client: PUT or POST only (the stream server routes every verb), a body of Req
+// (optional: it may be absent), an empty answer.
+func streamedAllocWrite[Req any](s *HTTPServer, r *http.Request, optional bool, act func(c *client.Client, allocID string, req *Req) error) (any, error) {
 	if r.Method != http.MethodPut && r.Method != http.MethodPost {
 		return nil, errInvalidMethod
 	}
-	var req api.AllocationRestartRequest
-	if err := decodeOptionalBody(r, &req); err != nil {
+	var req Req
+	if err := bodyDecoder(optional)(r, &req); err != nil {
 		return nil, err
 	}
-	c := s.agent.Client()
-	if c == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	c, err := s.allocClient()
+	if err != nil {
+		return nil, err
 	}
-	if err := c.RestartTask(r.PathValue("alloc_id"), req.TaskName, req.AllTasks); err != nil {
+	if err := act(c, r.PathValue("alloc_id"), &req); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil
 }
 
 func (s *HTTPServer) streamedAllocStats(_ http.ResponseWriter, r *http.Request) (any, error) {
-	c := s.agent.Client()
-	if c == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	c, err := s.allocClient()
+	if err != nil {
+		return nil, err
 	}
 	return c.AllocStats(r.PathValue("alloc_id"))
 }
 
 func (s *HTTPServer) streamedAllocChecks(_ http.ResponseWriter, r *http.Request) (any, error) {
-	c := s.agent.Client()
-	if c == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	c, err := s.allocClient()
+	if err != nil {
+		return nil, err
 	}
 	return c.Checks(r.PathValue("alloc_id"))
 }

@@ -112,12 +112,8 @@ func (s *HTTPServer) allocExec(w http.ResponseWriter, r *http.Request) (any, err
 			unknown = execRefusal(req, err)
 		}
 	}
-	if sw, ok := w.(*statusWriter); ok {
-		w = upgradeWriter{sw}
-	}
-	conn, err := execUpgrader.Upgrade(w, r, nil)
-	if err != nil {
-		// The upgrader has answered already.
+	conn := upgradeExec(w, r)
+	if conn == nil {
 		return nil, nil
 	}
 	defer conn.Close()
@@ -421,4 +417,17 @@ func (u upgradeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		u.status, u.wroteHeader = http.StatusSwitchingProtocols, true
 	}
 	return conn, rw, err
+}
+
+// upgradeExec upgrades an exec request to a websocket; nil when the upgrader refused it, in
+// which case it has answered already.
+func upgradeExec(w http.ResponseWriter, r *http.Request) *websocket.Conn {
+	if sw, ok := w.(*statusWriter); ok {
+		w = upgradeWriter{sw}
+	}
+	conn, err := execUpgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return nil
+	}
+	return conn
 }

@@ -91,9 +91,9 @@ func (s *HTTPServer) streamedLogs(w http.ResponseWriter, r *http.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	c := s.agent.Client()
-	if c == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	c, err := s.allocClient()
+	if err != nil {
+		return nil, err
 	}
 	return s.serveLogs(w, r, c, req)
 }
@@ -105,9 +105,9 @@ func (s *HTTPServer) streamedExec(w http.ResponseWriter, r *http.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	c := s.agent.Client()
-	if c == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	c, err := s.allocClient()
+	if err != nil {
+		return nil, err
 	}
 	t, err := c.ExecTarget(req.allocID, req.task)
 	if err != nil {
@@ -116,11 +116,8 @@ func (s *HTTPServer) streamedExec(w http.ResponseWriter, r *http.Request) (any, 
 	if t.Err != nil {
 		return nil, t.Err
 	}
-	if sw, ok := w.(*statusWriter); ok {
-		w = upgradeWriter{sw}
-	}
-	conn, err := execUpgrader.Upgrade(w, r, nil)
-	if err != nil {
+	conn := upgradeExec(w, r)
+	if conn == nil {
 		return nil, nil
 	}
 	defer conn.Close()
@@ -154,17 +151,9 @@ func nodeURL(scheme string, r *http.Request, drop ...string) string {
 // proxyToNode relays the GET r (already authorized) to the client of nodeID and streams its
 // answer back as it comes.
 func (s *HTTPServer) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID string) (any, error) {
-	out, err := http.NewRequestWithContext(r.Context(), http.MethodGet, nodeURL("http", r), nil)
+	resp, err := s.sendToNode(r, nodeID, http.MethodGet, nil)
 	if err != nil {
 		return nil, err
-	}
-	resp, err := s.nodeTransport(nodeID, r).RoundTrip(out)
-	if err != nil {
-		var coded *structs.CodedError
-		if errors.As(err, &coded) {
-			return nil, coded
-		}
-		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the client of node %s: %v", nodeID, err)
 	}
 	defer resp.Body.Close()
 	for _, k := range []string{"Content-Type"} {
@@ -280,9 +269,9 @@ func relayExec(ctx context.Context, caller, node *websocket.Conn) {
 // streamedSnapshot serves a range of an allocation's disk snapshot, which a server relays to
 // the node of the allocation that migrates it (nomad.Alloc.MigrateData).
 func (s *HTTPServer) streamedSnapshot(w http.ResponseWriter, r *http.Request) (any, error) {
-	c := s.agent.Client()
-	if c == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
+	c, err := s.allocClient()
+	if err != nil {
+		return nil, err
 	}
 	offset, err := int64Query(r, "offset")
 	if err != nil {

@@ -20,132 +20,76 @@ func (s *HTTPServer) registerDeploymentRoutes(mux *http.ServeMux) {
 
 func (s *HTTPServer) deploymentList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.DeploymentListResponse
-	if err := s.rpc.RPC("Deployment.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Deployments), nil
+	return read(s, w, "Deployment.List", &args, func(reply *structs.DeploymentListResponse) (any, error) {
+		return nonNil(reply.Deployments), nil
+	})
 }
 
 func (s *HTTPServer) deploymentRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentSpecificRequest{DeploymentID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.SingleDeploymentResponse
-	if err := s.rpc.RPC("Deployment.GetDeployment", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Deployment == nil {
-		return nil, structs.NotFound(structs.ErrDeploymentNotFound)
-	}
-	return reply.Deployment, nil
+	return read(s, w, "Deployment.GetDeployment", &args, func(reply *structs.SingleDeploymentResponse) (any, error) {
+		return found(reply.Deployment, structs.NotFound(structs.ErrDeploymentNotFound))
+	})
 }
 
 func (s *HTTPServer) deploymentAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentSpecificRequest{DeploymentID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.AllocListResponse
-	if err := s.rpc.RPC("Deployment.Allocations", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Allocations), nil
+	return read(s, w, "Deployment.Allocations", &args, func(reply *structs.AllocListResponse) (any, error) {
+		return nonNil(reply.Allocations), nil
+	})
 }
 
-// writeDeployment finishes a deployment write: the index header and upstream's body.
-func writeDeployment(w http.ResponseWriter, reply *structs.DeploymentUpdateResponse) any {
-	setIndex(w, reply.Index)
-	return reply
-}
-
-// checkBodyID refuses a body that names another deployment than the path.
-func checkBodyID(pathID, bodyID string) error {
-	if bodyID != "" && bodyID != pathID {
-		return structs.BadRequest("Deployment ID does not match")
-	}
-	return nil
-}
+var errDeploymentIDMismatch = structs.BadRequest("Deployment ID does not match")
 
 func (s *HTTPServer) deploymentFail(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentFailRequest{DeploymentID: r.PathValue("id"), WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.Fail", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.Fail", &args, wholeReply[structs.DeploymentUpdateResponse])
 }
 
 func (s *HTTPServer) deploymentPause(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.DeploymentPauseRequest
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := r.PathValue("id")
-	if err := checkBodyID(id, body.DeploymentID); err != nil {
+	if err := decodeForPath(r, &body, false, id, &body.DeploymentID, errDeploymentIDMismatch); err != nil {
 		return nil, err
 	}
 	args := structs.DeploymentPauseRequest{DeploymentID: id, Pause: body.Pause, WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.Pause", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.Pause", &args, wholeReply[structs.DeploymentUpdateResponse])
 }
 
 func (s *HTTPServer) deploymentPromote(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.DeploymentPromoteRequest
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := r.PathValue("id")
-	if err := checkBodyID(id, body.DeploymentID); err != nil {
+	if err := decodeForPath(r, &body, false, id, &body.DeploymentID, errDeploymentIDMismatch); err != nil {
 		return nil, err
 	}
 	args := structs.DeploymentPromoteRequest{DeploymentID: id, All: body.All, Groups: body.Groups, WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.Promote", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.Promote", &args, wholeReply[structs.DeploymentUpdateResponse])
 }
 
 func (s *HTTPServer) deploymentAllocHealth(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.DeploymentAllocHealthRequest
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := r.PathValue("id")
-	if err := checkBodyID(id, body.DeploymentID); err != nil {
+	if err := decodeForPath(r, &body, false, id, &body.DeploymentID, errDeploymentIDMismatch); err != nil {
 		return nil, err
 	}
 	args := structs.DeploymentAllocHealthRequest{DeploymentID: id, HealthyAllocationIDs: body.HealthyAllocationIDs,
 		UnhealthyAllocationIDs: body.UnhealthyAllocationIDs, WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.SetAllocHealth", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.SetAllocHealth", &args, wholeReply[structs.DeploymentUpdateResponse])
 }
 
 // deploymentUnblock answers as upstream does for a deployment of one region: only a
 // multiregion deployment is ever blocked, and this server runs none.
 func (s *HTTPServer) deploymentUnblock(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentFailRequest{DeploymentID: r.PathValue("id"), WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.Unblock", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.Unblock", &args, wholeReply[structs.DeploymentUpdateResponse])
 }
 
 // jobDeployment reads the job's newest deployment; null when it has none.
 func (s *HTTPServer) jobDeployment(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	var reply structs.SingleDeploymentResponse
-	if err := s.rpc.RPC("Deployment.LatestByJob", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return reply.Deployment, nil
+	return read(s, w, "Deployment.LatestByJob", &args, func(reply *structs.SingleDeploymentResponse) (any, error) {
+		return reply.Deployment, nil
+	})
 }
 
 // jobDeployments lists the job's deployments, newest first; ?all=true adds those of earlier
@@ -156,12 +100,9 @@ func (s *HTTPServer) jobDeployments(w http.ResponseWriter, r *http.Request) (any
 		return nil, err
 	}
 	args := structs.JobSpecificRequest{JobID: jobID(r), All: all, QueryOptions: queryOptions(r)}
-	var reply structs.DeploymentListResponse
-	if err := s.rpc.RPC("Deployment.ByJob", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Deployments), nil
+	return read(s, w, "Deployment.ByJob", &args, func(reply *structs.DeploymentListResponse) (any, error) {
+		return nonNil(reply.Deployments), nil
+	})
 }
 
 // jobPromote promotes the canaries of the job's newest deployment (ours: upstream's CLI finds
@@ -174,9 +115,5 @@ func (s *HTTPServer) jobPromote(w http.ResponseWriter, r *http.Request) (any, er
 	}
 	args := structs.JobPromoteRequest{JobID: jobID(r), All: body.All || len(body.Groups) == 0, Groups: body.Groups,
 		WriteRequest: writeRequest(r)}
-	var reply structs.DeploymentUpdateResponse
-	if err := s.rpc.RPC("Deployment.PromoteJob", &args, &reply); err != nil {
-		return nil, err
-	}
-	return writeDeployment(w, &reply), nil
+	return write(s, w, "Deployment.PromoteJob", &args, wholeReply[structs.DeploymentUpdateResponse])
 }

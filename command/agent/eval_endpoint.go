@@ -27,24 +27,16 @@ func (s *HTTPServer) evalDelete(w http.ResponseWriter, r *http.Request) (any, er
 func (s *HTTPServer) evalList(w http.ResponseWriter, r *http.Request) (any, error) {
 	q := r.URL.Query()
 	args := structs.EvalListRequest{JobID: q.Get("job"), Status: q.Get("status"), QueryOptions: queryOptions(r)}
-	var reply structs.EvalListResponse
-	if err := s.rpc.RPC("Eval.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Evaluations), nil
+	return read(s, w, "Eval.List", &args, func(reply *structs.EvalListResponse) (any, error) {
+		return nonNil(reply.Evaluations), nil
+	})
 }
 
 // evalCount counts the evaluations a list with the same namespace, prefix and filter would
 // return across all its pages.
 func (s *HTTPServer) evalCount(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EvalListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.EvalCountResponse
-	if err := s.rpc.RPC("Eval.Count", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return reply, nil
+	return read(s, w, "Eval.Count", &args, wholeReply[structs.EvalCountResponse])
 }
 
 // evalRead reads an evaluation; ?related=true adds the evaluations linked to it.
@@ -54,24 +46,15 @@ func (s *HTTPServer) evalRead(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id"), IncludeRelated: related, QueryOptions: queryOptions(r)}
-	var reply structs.SingleEvalResponse
-	if err := s.rpc.RPC("Eval.GetEval", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Eval == nil {
-		return nil, structs.NotFound(structs.ErrEvalNotFound)
-	}
-	return reply.Eval, nil
+	return read(s, w, "Eval.GetEval", &args, func(reply *structs.SingleEvalResponse) (any, error) {
+		return found(reply.Eval, structs.NotFound(structs.ErrEvalNotFound))
+	})
 }
 
 // evalAllocations lists the allocations the evaluation placed.
 func (s *HTTPServer) evalAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.AllocListResponse
-	if err := s.rpc.RPC("Alloc.ListByEval", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Allocations), nil
+	return read(s, w, "Alloc.ListByEval", &args, func(reply *structs.AllocListResponse) (any, error) {
+		return nonNil(reply.Allocations), nil
+	})
 }

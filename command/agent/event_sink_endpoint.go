@@ -50,53 +50,37 @@ func (s *HTTPServer) eventSinkWrite(w http.ResponseWriter, r *http.Request) (any
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
 	}
-	id := r.PathValue("id")
-	if body.ID == "" {
-		body.ID = id
-	}
-	if body.ID != id {
-		return nil, structs.BadRequest("ID: %q does not match the ID in the path, %q", body.ID, id)
+	if err := keyFromPath(r, "id", &body.ID, structs.BadRequest("ID: %q does not match the ID in the path, %q", body.ID, r.PathValue("id"))); err != nil {
+		return nil, err
 	}
 	args := structs.EventSinkUpsertRequest{Sink: &structs.EventSink{ID: body.ID, Type: body.Type, Address: body.Address,
 		Topics: body.Topics, Filter: body.Filter, Secret: body.Secret}, WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("EventSink.Upsert", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply.WriteMeta, nil
+	return write(s, w, "EventSink.Upsert", &args, func(reply *structs.GenericResponse) (any, error) {
+		return reply.GetWriteMeta(), nil
+	})
 }
 
 func (s *HTTPServer) eventSinkDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EventSinkDeleteRequest{ID: r.PathValue("id"), WriteRequest: writeRequest(r)}
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC("EventSink.Delete", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply.WriteMeta, nil
+	return write(s, w, "EventSink.Delete", &args, func(reply *structs.GenericResponse) (any, error) {
+		return reply.GetWriteMeta(), nil
+	})
 }
 
 func (s *HTTPServer) eventSinkRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EventSinkSpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.EventSinkResponse
-	if err := s.rpc.RPC("EventSink.Get", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return viewOfSink(reply.Sink), nil
+	return read(s, w, "EventSink.Get", &args, func(reply *structs.EventSinkResponse) (any, error) {
+		return viewOfSink(reply.Sink), nil
+	})
 }
 
 func (s *HTTPServer) eventSinkList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EventSinkListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.EventSinkListResponse
-	if err := s.rpc.RPC("EventSink.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	out := make([]*eventSinkView, 0, len(reply.Sinks))
-	for _, sink := range reply.Sinks {
-		out = append(out, viewOfSink(sink))
-	}
-	return out, nil
+	return read(s, w, "EventSink.List", &args, func(reply *structs.EventSinkListResponse) (any, error) {
+		out := make([]*eventSinkView, 0, len(reply.Sinks))
+		for _, sink := range reply.Sinks {
+			out = append(out, viewOfSink(sink))
+		}
+		return out, nil
+	})
 }

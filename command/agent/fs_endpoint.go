@@ -61,12 +61,8 @@ func parseLogRequest(r *http.Request) (*logRequest, error) {
 	if req.plain, err = boolQuery(r, "plain"); err != nil {
 		return nil, err
 	}
-	switch origin := q.Get("origin"); origin {
-	case "", "start":
-	case "end":
-		req.fromEnd = true
-	default:
-		return nil, structs.BadRequest("invalid origin %q: start or end", origin)
+	if req.fromEnd, err = originIsEnd(r); err != nil {
+		return nil, err
 	}
 	if raw := q.Get("offset"); raw != "" {
 		if req.offset, err = strconv.ParseInt(raw, 10, 64); err != nil || req.offset < 0 {
@@ -241,4 +237,17 @@ func (s *HTTPServer) authorizeAlloc(opts structs.QueryOptions, allocID string, a
 		return nil, err
 	}
 	return alloc, nil
+}
+
+// originIsEnd reads the origin parameter of the log and file streams: whether offset counts
+// back from the end ("end") or from the start ("start", the default).
+func originIsEnd(r *http.Request) (bool, error) {
+	switch origin := r.URL.Query().Get("origin"); origin {
+	case "", "start":
+		return false, nil
+	case "end":
+		return true, nil
+	default:
+		return false, structs.BadRequest("invalid origin %q: start or end", origin)
+	}
 }

@@ -131,12 +131,8 @@ func parseFSStreamRequest(r *http.Request) (*fsRequest, error) {
 	if req.offset < 0 {
 		return nil, structs.BadRequest("invalid offset %d: a number of bytes, not negative", req.offset)
 	}
-	switch origin := q.Get("origin"); origin {
-	case "", "start":
-	case "end":
-		req.fromEnd = true
-	default:
-		return nil, structs.BadRequest("invalid origin %q: start or end", origin)
+	if req.fromEnd, err = originIsEnd(r); err != nil {
+		return nil, err
 	}
 	// Upstream's stream follows unless told not to.
 	req.follow = true

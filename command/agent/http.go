@@ -414,12 +414,9 @@ func setIndex(w http.ResponseWriter, index uint64) {
 
 // writeForIndex makes a write whose answer is its index alone: no body, the index header.
 func (s *HTTPServer) writeForIndex(w http.ResponseWriter, method string, args any) (any, error) {
-	var reply structs.GenericResponse
-	if err := s.rpc.RPC(method, args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return nil, nil
+	return write(s, w, method, args, func(reply *structs.GenericResponse) (any, error) {
+		return nil, nil
+	})
 }
 
 // maxBodyDepth bounds how deeply a JSON request body may nest. Whatever a write carries is

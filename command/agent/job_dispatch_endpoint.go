@@ -16,22 +16,14 @@ func (s *HTTPServer) registerJobDispatchRoutes(mux *http.ServeMux) {
 // parameter, where the official client puts it.
 func (s *HTTPServer) jobDispatch(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobDispatchRequest
-	if err := decodeOptionalBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := jobID(r)
-	if body.JobID != "" && body.JobID != id {
-		return nil, structs.BadRequest("Job ID does not match")
+	if err := decodeForPath(r, &body, true, id, &body.JobID, structs.BadRequest("Job ID does not match")); err != nil {
+		return nil, err
 	}
 	args := structs.JobDispatchRequest{
 		JobID: id, Payload: body.Payload, Meta: body.Meta, IdPrefixTemplate: body.IdPrefixTemplate,
 		Priority: body.Priority, IdempotencyToken: r.URL.Query().Get("idempotency_token"),
 		WriteRequest: writeRequest(r),
 	}
-	var reply structs.JobDispatchResponse
-	if err := s.rpc.RPC("Job.Dispatch", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply, nil
+	return write(s, w, "Job.Dispatch", &args, wholeReply[structs.JobDispatchResponse])
 }

@@ -37,12 +37,9 @@ func (s *HTTPServer) jobList(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	args := structs.JobListRequest{WithMeta: withMeta, QueryOptions: queryOptions(r)}
-	var reply structs.JobListResponse
-	if err := s.rpc.RPC("Job.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Jobs), nil
+	return read(s, w, "Job.List", &args, func(reply *structs.JobListResponse) (any, error) {
+		return nonNil(reply.Jobs), nil
+	})
 }
 
 func (s *HTTPServer) jobsRegister(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -91,12 +88,7 @@ func (s *HTTPServer) registerJob(w http.ResponseWriter, r *http.Request, pathID 
 		EvalPriority:      body.EvalPriority,
 		WriteRequest:      wr,
 	}
-	var reply structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Register", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "Job.Register", &args, wholeReply[structs.JobRegisterResponse])
 }
 
 // canonicalizeJob runs the client library's canonicalisation. It dereferences whatever the
@@ -154,15 +146,9 @@ func (s *HTTPServer) jobsParse(_ http.ResponseWriter, r *http.Request) (any, err
 
 func (s *HTTPServer) jobRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	var reply structs.SingleJobResponse
-	if err := s.rpc.RPC("Job.GetJob", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Job == nil {
-		return nil, structs.NotFound(structs.ErrJobNotFound)
-	}
-	return reply.Job, nil
+	return read(s, w, "Job.GetJob", &args, func(reply *structs.SingleJobResponse) (any, error) {
+		return found(reply.Job, structs.NotFound(structs.ErrJobNotFound))
+	})
 }
 
 func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -180,12 +166,7 @@ func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any,
 	if args.EvalPriority, err = intQuery(r, "eval_priority"); err != nil {
 		return nil, err
 	}
-	var reply structs.JobDeregisterResponse
-	if err := s.rpc.RPC("Job.Deregister", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "Job.Deregister", &args, wholeReply[structs.JobDeregisterResponse])
 }
 
 func (s *HTTPServer) jobVersions(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -201,12 +182,7 @@ func (s *HTTPServer) jobVersions(w http.ResponseWriter, r *http.Request) (any, e
 		}
 		args.DiffVersion = &v
 	}
-	var reply structs.JobVersionsResponse
-	if err := s.rpc.RPC("Job.Versions", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return &reply, nil
+	return read(s, w, "Job.Versions", &args, wholeReply[structs.JobVersionsResponse])
 }
 
 // tagVersionBody is api.TagVersionRequest with Version as a pointer, to tell "no version"
@@ -235,35 +211,21 @@ func (s *HTTPServer) jobTag(w http.ResponseWriter, r *http.Request) (any, error)
 		}
 		args.Description = body.Description
 	}
-	var reply structs.JobTagResponse
-	if err := s.rpc.RPC("Job.TagVersion", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "Job.TagVersion", &args, wholeReply[structs.JobTagResponse])
 }
 
 func (s *HTTPServer) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	var reply structs.JobSummaryResponse
-	if err := s.rpc.RPC("Job.Summary", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.JobSummary == nil {
-		return nil, structs.NotFound(structs.ErrJobNotFound)
-	}
-	return reply.JobSummary, nil
+	return read(s, w, "Job.Summary", &args, func(reply *structs.JobSummaryResponse) (any, error) {
+		return found(reply.JobSummary, structs.NotFound(structs.ErrJobNotFound))
+	})
 }
 
 func (s *HTTPServer) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobRevertRequest
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := jobID(r)
-	if body.JobID != "" && body.JobID != id {
-		return nil, structs.BadRequest("Job ID does not match")
+	if err := decodeForPath(r, &body, false, id, &body.JobID, structs.BadRequest("Job ID does not match")); err != nil {
+		return nil, err
 	}
 	args := structs.JobRevertRequest{
 		JobID:               id,
@@ -271,12 +233,7 @@ func (s *HTTPServer) jobRevert(w http.ResponseWriter, r *http.Request) (any, err
 		EnforcePriorVersion: body.EnforcePriorVersion,
 		WriteRequest:        writeRequest(r),
 	}
-	var reply structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Revert", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "Job.Revert", &args, wholeReply[structs.JobRegisterResponse])
 }
 
 func (s *HTTPServer) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -313,22 +270,14 @@ func (s *HTTPServer) jobScale(w http.ResponseWriter, r *http.Request) (any, erro
 		JobModifyIndex: body.JobModifyIndex,
 		WriteRequest:   writeRequest(r),
 	}
-	var reply structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Scale", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "Job.Scale", &args, wholeReply[structs.JobRegisterResponse])
 }
 
 func (s *HTTPServer) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	var reply structs.EvalListResponse
-	if err := s.rpc.RPC("Job.Evaluations", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Evaluations), nil
+	return read(s, w, "Job.Evaluations", &args, func(reply *structs.EvalListResponse) (any, error) {
+		return nonNil(reply.Evaluations), nil
+	})
 }
 
 // jobAllocations lists the job's allocations; ?all=true adds those of an earlier job with the
@@ -339,12 +288,9 @@ func (s *HTTPServer) jobAllocations(w http.ResponseWriter, r *http.Request) (any
 		return nil, err
 	}
 	args := structs.JobSpecificRequest{JobID: jobID(r), All: all, QueryOptions: queryOptions(r)}
-	var reply structs.AllocListResponse
-	if err := s.rpc.RPC("Alloc.ListByJob", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Allocations), nil
+	return read(s, w, "Alloc.ListByJob", &args, func(reply *structs.AllocListResponse) (any, error) {
+		return nonNil(reply.Allocations), nil
+	})
 }
 
 // setLocalMeta writes read headers for an answer built in the agent from local state.
@@ -367,20 +313,12 @@ func nonNil[T any](list []T) []T {
 // jobStable marks a version stable or not; the body is upstream's JobStabilityRequest.
 func (s *HTTPServer) jobStable(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobStabilityRequest
-	if err := decodeBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := jobID(r)
-	if body.JobID != "" && body.JobID != id {
-		return nil, structs.BadRequest("Job ID does not match")
+	if err := decodeForPath(r, &body, false, id, &body.JobID, structs.BadRequest("Job ID does not match")); err != nil {
+		return nil, err
 	}
 	args := structs.JobStabilityRequest{JobID: id, JobVersion: body.JobVersion, Stable: body.Stable, WriteRequest: writeRequest(r)}
-	var reply structs.JobStabilityResponse
-	if err := s.rpc.RPC("Job.Stable", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply, nil
+	return write(s, w, "Job.Stable", &args, wholeReply[structs.JobStabilityResponse])
 }
 
 // jobStatuses answers /v1/jobs/statuses: GET pages through every visible job; POST with
@@ -399,10 +337,7 @@ func (s *HTTPServer) jobStatuses(w http.ResponseWriter, r *http.Request) (any, e
 		}
 		args.Jobs = body.Jobs
 	}
-	var reply structs.JobStatusesResponse
-	if err := s.rpc.RPC("Job.Statuses", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return reply.Jobs, nil
+	return read(s, w, "Job.Statuses", &args, func(reply *structs.JobStatusesResponse) (any, error) {
+		return reply.Jobs, nil
+	})
 }

@@ -16,29 +16,16 @@ func (s *HTTPServer) registerJobEvalRoutes(mux *http.ServeMux) {
 // JobEvaluateRequest.
 func (s *HTTPServer) jobEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobEvaluateRequest
-	if err := decodeOptionalBody(r, &body); err != nil {
-		return nil, err
-	}
 	id := jobID(r)
-	if body.JobID != "" && body.JobID != id {
-		return nil, structs.BadRequest("Job ID does not match")
+	if err := decodeForPath(r, &body, true, id, &body.JobID, structs.BadRequest("Job ID does not match")); err != nil {
+		return nil, err
 	}
 	args := structs.JobEvaluateRequest{JobID: id, EvalOptions: body.EvalOptions, WriteRequest: writeRequest(r)}
-	var reply structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Evaluate", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply, nil
+	return writeQueryIndexed(s, w, "Job.Evaluate", &args, wholeReply[structs.JobRegisterResponse])
 }
 
 // jobPeriodicForce launches a child of the periodic job now.
 func (s *HTTPServer) jobPeriodicForce(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobPeriodicForceRequest{JobID: jobID(r), WriteRequest: writeRequest(r)}
-	var reply structs.PeriodicForceResponse
-	if err := s.rpc.RPC("Job.PeriodicForce", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply, nil
+	return write(s, w, "Job.PeriodicForce", &args, wholeReply[structs.PeriodicForceResponse])
 }

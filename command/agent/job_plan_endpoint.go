@@ -49,12 +49,7 @@ func (s *HTTPServer) jobPlan(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, structs.BadRequest("Job ID does not match")
 	}
 	args := structs.JobPlanRequest{Job: job, Diff: body.Diff, PolicyOverride: body.PolicyOverride, WriteRequest: wr}
-	var reply structs.JobPlanResponse
-	if err := s.rpc.RPC("Job.Plan", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply, nil
+	return write(s, w, "Job.Plan", &args, wholeReply[structs.JobPlanResponse])
 }
 
 // jobValidate reports every problem a registration would find in the body's job.

@@ -33,32 +33,23 @@ func (s *HTTPServer) jobProtectionWrite(w http.ResponseWriter, r *http.Request) 
 		return nil, err
 	}
 	args := structs.JobProtectionRequest{JobID: jobID(r), Protected: body.Protected, Reason: body.Reason, WriteRequest: writeRequest(r)}
-	var reply structs.JobProtectionResponse
-	if err := s.rpc.RPC("Job.SetProtection", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply.WriteMeta, nil
+	return write(s, w, "Job.SetProtection", &args, func(reply *structs.JobProtectionResponse) (any, error) {
+		return reply.GetWriteMeta(), nil
+	})
 }
 
 func (s *HTTPServer) jobProtectionRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	var reply structs.JobProtectionGetResponse
-	if err := s.rpc.RPC("Job.GetProtection", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	p := reply.Protection
-	return &jobProtectionView{Protected: p.Protected, Reason: p.Reason, Actor: p.Actor, ModifyTime: p.ModifyTime, ModifyIndex: p.ModifyIndex}, nil
+	return read(s, w, "Job.GetProtection", &args, func(reply *structs.JobProtectionGetResponse) (any, error) {
+		p := reply.Protection
+		return &jobProtectionView{Protected: p.Protected, Reason: p.Reason, Actor: p.Actor, ModifyTime: p.ModifyTime, ModifyIndex: p.ModifyIndex}, nil
+	})
 }
 
 // jobPurgePlan answers what purging the job would remove and leave (structs.JobPurgePlan).
 func (s *HTTPServer) jobPurgePlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: jobID(r), QueryOptions: queryOptions(r)}
-	var reply structs.JobPurgePlanResponse
-	if err := s.rpc.RPC("Job.PurgePlan", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return reply.Plan, nil
+	return read(s, w, "Job.PurgePlan", &args, func(reply *structs.JobPurgePlanResponse) (any, error) {
+		return reply.Plan, nil
+	})
 }

@@ -23,13 +23,7 @@ func (s *HTTPServer) jobSubmission(w http.ResponseWriter, r *http.Request) (any,
 		return nil, structs.BadRequest("Failed to parse value of %q (%v) as a uint64: %v", "version", raw, err)
 	}
 	args := structs.JobSubmissionRequest{JobID: jobID(r), Version: version, QueryOptions: queryOptions(r)}
-	var reply structs.JobSubmissionResponse
-	if err := s.rpc.RPC("Job.GetJobSubmission", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Submission == nil {
-		return nil, structs.NotFound(structs.ErrJobSourceNotFound)
-	}
-	return reply.Submission, nil
+	return read(s, w, "Job.GetJobSubmission", &args, func(reply *structs.JobSubmissionResponse) (any, error) {
+		return found(reply.Submission, structs.NotFound(structs.ErrJobSourceNotFound))
+	})
 }

@@ -21,12 +21,9 @@ func (s *HTTPServer) registerKeyringRoutes(mux *http.ServeMux) {
 // keyringList answers the root keys' metadata.
 func (s *HTTPServer) keyringList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.KeyringListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.KeyringListResponse
-	if err := s.rpc.RPC("Keyring.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Keys), nil
+	return read(s, w, "Keyring.List", &args, func(reply *structs.KeyringListResponse) (any, error) {
+		return nonNil(reply.Keys), nil
+	})
 }
 
 // keyringRotate makes a new active root key. Root keys here sign workload identities and
@@ -44,12 +41,7 @@ func (s *HTTPServer) keyringRotate(w http.ResponseWriter, r *http.Request) (any,
 		return nil, structs.BadRequest("publish_time: prepublishing root keys is not supported")
 	}
 	args := structs.KeyringRotateRootKeyRequest{WriteRequest: writeRequest(r)}
-	var reply structs.KeyringRotateRootKeyResponse
-	if err := s.rpc.RPC("Keyring.Rotate", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply, nil
+	return write(s, w, "Keyring.Rotate", &args, wholeReply[structs.KeyringRotateRootKeyResponse])
 }
 
 // keyringDelete removes an inactive root key.

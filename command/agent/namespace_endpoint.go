@@ -20,25 +20,16 @@ var errNamespaceNotFound = &structs.CodedError{Code: http.StatusNotFound, Msg: "
 
 func (s *HTTPServer) namespaceList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NamespaceListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.NamespaceListResponse
-	if err := s.rpc.RPC("Namespace.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Namespaces), nil
+	return read(s, w, "Namespace.List", &args, func(reply *structs.NamespaceListResponse) (any, error) {
+		return nonNil(reply.Namespaces), nil
+	})
 }
 
 func (s *HTTPServer) namespaceRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NamespaceSpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
-	var reply structs.SingleNamespaceResponse
-	if err := s.rpc.RPC("Namespace.GetNamespace", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Namespace == nil {
-		return nil, errNamespaceNotFound
-	}
-	return reply.Namespace, nil
+	return read(s, w, "Namespace.GetNamespace", &args, func(reply *structs.SingleNamespaceResponse) (any, error) {
+		return found(reply.Namespace, errNamespaceNotFound)
+	})
 }
 
 func (s *HTTPServer) namespaceUpsert(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -46,13 +37,8 @@ func (s *HTTPServer) namespaceUpsert(w http.ResponseWriter, r *http.Request) (an
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
 	}
-	if name := r.PathValue("name"); name != "" {
-		if body.Name == "" {
-			body.Name = name
-		}
-		if body.Name != name {
-			return nil, structs.BadRequest("Namespace name does not match request path")
-		}
+	if err := keyFromPath(r, "name", &body.Name, structs.BadRequest("Namespace name does not match request path")); err != nil {
+		return nil, err
 	}
 	ns := &structs.Namespace{
 		Name:        body.Name,

@@ -54,33 +54,21 @@ func (s *HTTPServer) nodeList(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	args := structs.NodeListRequest{WithOS: withOS, WithResources: withResources, QueryOptions: queryOptions(r)}
-	var reply structs.NodeListResponse
-	if err := s.rpc.RPC("Node.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Nodes), nil
+	return read(s, w, "Node.List", &args, func(reply *structs.NodeListResponse) (any, error) {
+		return nonNil(reply.Nodes), nil
+	})
 }
 
 func (s *HTTPServer) nodeRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeSpecificRequest{NodeID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.SingleNodeResponse
-	if err := s.rpc.RPC("Node.GetNode", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Node == nil {
-		return nil, structs.NotFound(structs.ErrNodeNotFound)
-	}
-	return reply.Node, nil
+	return read(s, w, "Node.GetNode", &args, func(reply *structs.SingleNodeResponse) (any, error) {
+		return found(reply.Node, structs.NotFound(structs.ErrNodeNotFound))
+	})
 }
 
 func (s *HTTPServer) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeSpecificRequest{NodeID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.NodeAllocsResponse
-	if err := s.rpc.RPC("Node.GetAllocs", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Allocs), nil
+	return read(s, w, "Node.GetAllocs", &args, func(reply *structs.NodeAllocsResponse) (any, error) {
+		return nonNil(reply.Allocs), nil
+	})
 }

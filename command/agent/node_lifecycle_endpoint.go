@@ -23,12 +23,7 @@ func (s *HTTPServer) nodeDrain(w http.ResponseWriter, r *http.Request) (any, err
 	if body.DrainSpec != nil {
 		args.DrainStrategy = &api.DrainStrategy{DrainSpec: *body.DrainSpec}
 	}
-	var reply structs.NodeDrainUpdateResponse
-	if err := s.rpc.RPC("Node.UpdateDrain", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return write(s, w, "Node.UpdateDrain", &args, wholeReply[structs.NodeDrainUpdateResponse])
 }
 
 // nodeEligibility takes upstream's NodeUpdateEligibilityRequest.
@@ -40,32 +35,21 @@ func (s *HTTPServer) nodeEligibility(w http.ResponseWriter, r *http.Request) (an
 	args := structs.NodeUpdateEligibilityRequest{
 		NodeID: r.PathValue("id"), Eligibility: body.Eligibility, WriteRequest: writeRequest(r),
 	}
-	var reply structs.NodeDrainUpdateResponse
-	if err := s.rpc.RPC("Node.UpdateEligibility", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return write(s, w, "Node.UpdateEligibility", &args, wholeReply[structs.NodeDrainUpdateResponse])
 }
 
 func (s *HTTPServer) nodePurge(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeDeregisterRequest{NodeIDs: []string{r.PathValue("id")}, WriteRequest: writeRequest(r)}
-	var reply structs.NodeUpdateResponse
-	if err := s.rpc.RPC("Node.Deregister", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nodeUpdateAnswer(&reply), nil
+	return read(s, w, "Node.Deregister", &args, func(reply *structs.NodeUpdateResponse) (any, error) {
+		return nodeUpdateAnswer(reply), nil
+	})
 }
 
 func (s *HTTPServer) nodeEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeEvaluateRequest{NodeID: r.PathValue("id"), WriteRequest: writeRequest(r)}
-	var reply structs.NodeUpdateResponse
-	if err := s.rpc.RPC("Node.Evaluate", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nodeUpdateAnswer(&reply), nil
+	return read(s, w, "Node.Evaluate", &args, func(reply *structs.NodeUpdateResponse) (any, error) {
+		return nodeUpdateAnswer(reply), nil
+	})
 }
 
 // nodeUpdateAnswer is the body of a purge or forced evaluation: upstream's NodeUpdateResponse

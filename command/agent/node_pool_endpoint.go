@@ -18,49 +18,37 @@ func (s *HTTPServer) registerNodePoolRoutes(mux *http.ServeMux) {
 
 func (s *HTTPServer) nodePoolJobs(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodePoolJobsRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
-	var reply structs.JobListResponse
-	if err := s.rpc.RPC("NodePool.ListJobs", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Jobs), nil
+	return read(s, w, "NodePool.ListJobs", &args, func(reply *structs.JobListResponse) (any, error) {
+		return nonNil(reply.Jobs), nil
+	})
 }
 
 func (s *HTTPServer) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodePoolNodesRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
-	var reply structs.NodeListResponse
-	if err := s.rpc.RPC("NodePool.ListNodes", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Nodes), nil
+	return read(s, w, "NodePool.ListNodes", &args, func(reply *structs.NodeListResponse) (any, error) {
+		return nonNil(reply.Nodes), nil
+	})
 }
 
 func (s *HTTPServer) nodePoolList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodePoolListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.NodePoolListResponse
-	if err := s.rpc.RPC("NodePool.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	out := make([]*api.NodePool, 0, len(reply.NodePools))
-	for _, p := range reply.NodePools {
-		out = append(out, nodePoolToAPI(p))
-	}
-	return out, nil
+	return read(s, w, "NodePool.List", &args, func(reply *structs.NodePoolListResponse) (any, error) {
+		out := make([]*api.NodePool, 0, len(reply.NodePools))
+		for _, p := range reply.NodePools {
+			out = append(out, nodePoolToAPI(p))
+		}
+		return out, nil
+	})
 }
 
 func (s *HTTPServer) nodePoolRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodePoolSpecificRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
-	var reply structs.SingleNodePoolResponse
-	if err := s.rpc.RPC("NodePool.GetNodePool", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.NodePool == nil {
-		return nil, structs.NotFound(structs.ErrNodePoolNotFound)
-	}
-	return nodePoolToAPI(reply.NodePool), nil
+	return read(s, w, "NodePool.GetNodePool", &args, func(reply *structs.SingleNodePoolResponse) (any, error) {
+		if reply.NodePool == nil {
+			return nil, structs.NotFound(structs.ErrNodePoolNotFound)
+		}
+		return nodePoolToAPI(reply.NodePool), nil
+	})
 }
 
 func (s *HTTPServer) nodePoolUpsert(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -68,13 +56,8 @@ func (s *HTTPServer) nodePoolUpsert(w http.ResponseWriter, r *http.Request) (any
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
 	}
-	if name := r.PathValue("name"); name != "" {
-		if body.Name == "" {
-			body.Name = name
-		}
-		if body.Name != name {
-			return nil, structs.BadRequest("invalid Name %q: does not match the request path %q", body.Name, name)
-		}
+	if err := keyFromPath(r, "name", &body.Name, structs.BadRequest("invalid Name %q: does not match the request path %q", body.Name, r.PathValue("name"))); err != nil {
+		return nil, err
 	}
 	pool := &structs.NodePool{
 		Name: body.Name, Description: body.Description, Meta: body.Meta, NodeIdentityTTL: body.NodeIdentityTTL,

@@ -71,12 +71,9 @@ func autopilotToAPI(c *structs.AutopilotConfig) *api.AutopilotConfiguration {
 
 func (s *HTTPServer) operatorAutopilotGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.AutopilotConfigRequest{QueryOptions: queryOptions(r)}
-	var reply structs.AutopilotConfigResponse
-	if err := s.rpc.RPC("Operator.AutopilotGetConfiguration", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return autopilotToAPI(reply.Config), nil
+	return read(s, w, "Operator.AutopilotGetConfiguration", &args, func(reply *structs.AutopilotConfigResponse) (any, error) {
+		return autopilotToAPI(reply.Config), nil
+	})
 }
 
 // operatorAutopilotSet stores the body; ?cas=<index> makes it a check-and-set against the
@@ -107,12 +104,9 @@ func (s *HTTPServer) operatorAutopilotSet(w http.ResponseWriter, r *http.Request
 		args.CAS = true
 		args.Config.ModifyIndex = index
 	}
-	var reply structs.AutopilotSetConfigResponse
-	if err := s.rpc.RPC("Operator.AutopilotSetConfiguration", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return reply.Updated, nil
+	return write(s, w, "Operator.AutopilotSetConfiguration", &args, func(reply *structs.AutopilotSetConfigResponse) (any, error) {
+		return reply.Updated, nil
+	})
 }
 
 // operatorAutopilotHealth answers 429 with the same body when a server is unhealthy, so a

@@ -15,29 +15,26 @@ func (s *HTTPServer) registerSchedulerConfigRoutes(mux *http.ServeMux) {
 
 func (s *HTTPServer) schedulerConfigRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
-	var reply structs.SchedulerConfigurationResponse
-	if err := s.rpc.RPC("Operator.SchedulerGetConfiguration", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	c := reply.SchedulerConfig
-	// Upstream's wire shape: the configuration beside the read's metadata.
-	return &struct {
-		SchedulerConfig *api.SchedulerConfiguration
-		structs.QueryMeta
-	}{
-		SchedulerConfig: &api.SchedulerConfiguration{
-			SchedulerAlgorithm:            api.SchedulerAlgorithm(c.SchedulerAlgorithm),
-			PreemptionConfig:              api.PreemptionConfig(c.PreemptionConfig),
-			MemoryOversubscriptionEnabled: c.MemoryOversubscriptionEnabled,
-			RejectJobRegistration:         c.RejectJobRegistration,
-			PauseEvalBroker:               c.PauseEvalBroker,
-			NodeLimitForFeasibilityChecks: c.NodeLimitForFeasibilityChecks,
-			CreateIndex:                   c.CreateIndex,
-			ModifyIndex:                   c.ModifyIndex,
-		},
-		QueryMeta: reply.QueryMeta,
-	}, nil
+	return read(s, w, "Operator.SchedulerGetConfiguration", &args, func(reply *structs.SchedulerConfigurationResponse) (any, error) {
+		c := reply.SchedulerConfig
+		// Upstream's wire shape: the configuration beside the read's metadata.
+		return &struct {
+			SchedulerConfig *api.SchedulerConfiguration
+			structs.QueryMeta
+		}{
+			SchedulerConfig: &api.SchedulerConfiguration{
+				SchedulerAlgorithm:            api.SchedulerAlgorithm(c.SchedulerAlgorithm),
+				PreemptionConfig:              api.PreemptionConfig(c.PreemptionConfig),
+				MemoryOversubscriptionEnabled: c.MemoryOversubscriptionEnabled,
+				RejectJobRegistration:         c.RejectJobRegistration,
+				PauseEvalBroker:               c.PauseEvalBroker,
+				NodeLimitForFeasibilityChecks: c.NodeLimitForFeasibilityChecks,
+				CreateIndex:                   c.CreateIndex,
+				ModifyIndex:                   c.ModifyIndex,
+			},
+			QueryMeta: reply.QueryMeta,
+		}, nil
+	})
 }
 
 func (s *HTTPServer) schedulerConfigWrite(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -65,10 +62,5 @@ func (s *HTTPServer) schedulerConfigWrite(w http.ResponseWriter, r *http.Request
 	if args.Config.SchedulerAlgorithm == "" {
 		args.Config.SchedulerAlgorithm = structs.SchedulerAlgorithmBinpack
 	}
-	var reply structs.SchedulerSetConfigurationResponse
-	if err := s.rpc.RPC("Operator.SchedulerSetConfiguration", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return write(s, w, "Operator.SchedulerSetConfiguration", &args, wholeReply[structs.SchedulerSetConfigurationResponse])
 }

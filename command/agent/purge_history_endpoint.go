@@ -36,45 +36,31 @@ func (s *HTTPServer) purgeRecordList(w http.ResponseWriter, r *http.Request) (an
 			args.Since = since.UnixNano()
 		}
 	}
-	var reply structs.PurgeRecordListResponse
-	if err := s.rpc.RPC("PurgeHistory.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Records), nil
+	return read(s, w, "PurgeHistory.List", &args, func(reply *structs.PurgeRecordListResponse) (any, error) {
+		return nonNil(reply.Records), nil
+	})
 }
 
 func (s *HTTPServer) purgeRecordRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.PurgeRecordSpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.SinglePurgeRecordResponse
-	if err := s.rpc.RPC("PurgeHistory.GetRecord", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return reply.Record, nil
+	return read(s, w, "PurgeHistory.GetRecord", &args, func(reply *structs.SinglePurgeRecordResponse) (any, error) {
+		return reply.Record, nil
+	})
 }
 
 func (s *HTTPServer) purgeRecordRestore(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.PurgeRecordRestoreRequest{ID: r.PathValue("id"), WriteRequest: writeRequest(r)}
-	var reply structs.JobRegisterResponse
-	if err := s.rpc.RPC("PurgeHistory.Restore", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	return &reply, nil
+	return writeQueryIndexed(s, w, "PurgeHistory.Restore", &args, wholeReply[structs.JobRegisterResponse])
 }
 
 // purgeChainVerify answers {"Valid", "Records", "Head"}, with the first record that breaks the
 // chain when it does not verify.
 func (s *HTTPServer) purgeChainVerify(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.PurgeChainVerifyRequest{QueryOptions: queryOptions(r)}
-	var reply structs.PurgeChainVerifyResponse
-	if err := s.rpc.RPC("PurgeHistory.Verify", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return &purgeChainVerifyView{Valid: reply.Valid, Records: reply.Records, Head: reply.Head,
-		Checkpoint: reply.Checkpoint, Unchained: reply.Unchained, Broken: reply.Broken}, nil
+	return read(s, w, "PurgeHistory.Verify", &args, func(reply *structs.PurgeChainVerifyResponse) (any, error) {
+		return &purgeChainVerifyView{Valid: reply.Valid, Records: reply.Records, Head: reply.Head,
+			Checkpoint: reply.Checkpoint, Unchained: reply.Unchained, Broken: reply.Broken}, nil
+	})
 }
 
 // purgeChainVerifyView is the answer of GET /v1/jobs/purged/verify, without query metadata

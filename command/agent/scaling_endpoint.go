@@ -17,25 +17,19 @@ var errScalingPolicyNotFound = structs.NewErrCode(http.StatusNotFound, "scaling 
 func (s *HTTPServer) scalingPoliciesList(w http.ResponseWriter, r *http.Request) (any, error) {
 	q := r.URL.Query()
 	args := structs.ScalingPolicyListRequest{Job: q.Get("job"), Type: q.Get("type"), QueryOptions: queryOptions(r)}
-	var reply structs.ScalingPolicyListResponse
-	if err := s.rpc.RPC("Scaling.ListPolicies", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Policies), nil
+	return read(s, w, "Scaling.ListPolicies", &args, func(reply *structs.ScalingPolicyListResponse) (any, error) {
+		return nonNil(reply.Policies), nil
+	})
 }
 
 func (s *HTTPServer) scalingPolicyRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ScalingPolicySpecificRequest{ID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.SingleScalingPolicyResponse
-	if err := s.rpc.RPC("Scaling.GetPolicy", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Policy == nil {
-		return nil, errScalingPolicyNotFound
-	}
-	return scalingPolicyToAPI(reply.Policy), nil
+	return read(s, w, "Scaling.GetPolicy", &args, func(reply *structs.SingleScalingPolicyResponse) (any, error) {
+		if reply.Policy == nil {
+			return nil, errScalingPolicyNotFound
+		}
+		return scalingPolicyToAPI(reply.Policy), nil
+	})
 }
 
 func scalingPolicyToAPI(p *structs.ScalingPolicy) *api.ScalingPolicy {

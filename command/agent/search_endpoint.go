@@ -25,12 +25,7 @@ func (s *HTTPServer) searchPrefix(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, err
 	}
 	args := structs.SearchRequest{Prefix: body.Prefix, Context: body.Context, QueryOptions: queryOptions(r)}
-	var reply structs.SearchResponse
-	if err := s.rpc.RPC("Search.PrefixSearch", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return &reply, nil
+	return read(s, w, "Search.PrefixSearch", &args, wholeReply[structs.SearchResponse])
 }
 
 func (s *HTTPServer) searchFuzzy(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -39,10 +34,5 @@ func (s *HTTPServer) searchFuzzy(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	args := structs.FuzzySearchRequest{Text: body.Text, Context: body.Context, QueryOptions: queryOptions(r)}
-	var reply structs.FuzzySearchResponse
-	if err := s.rpc.RPC("Search.FuzzySearch", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return &reply, nil
+	return read(s, w, "Search.FuzzySearch", &args, wholeReply[structs.FuzzySearchResponse])
 }

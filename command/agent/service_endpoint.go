@@ -20,12 +20,9 @@ func (s *HTTPServer) registerServiceRoutes(mux *http.ServeMux) {
 
 func (s *HTTPServer) serviceList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ServiceRegistrationListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.ServiceRegistrationListResponse
-	if err := s.rpc.RPC("ServiceRegistration.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Services), nil
+	return read(s, w, "ServiceRegistration.List", &args, func(reply *structs.ServiceRegistrationListResponse) (any, error) {
+		return nonNil(reply.Services), nil
+	})
 }
 
 // serviceRead lists the instances of one service; ?choose=N|key picks N of them by
@@ -34,12 +31,9 @@ func (s *HTTPServer) serviceRead(w http.ResponseWriter, r *http.Request) (any, e
 	args := structs.ServiceRegistrationByNameRequest{
 		ServiceName: r.PathValue("name"), Choose: r.URL.Query().Get("choose"), QueryOptions: queryOptions(r),
 	}
-	var reply structs.ServiceRegistrationsResponse
-	if err := s.rpc.RPC("ServiceRegistration.GetService", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Services), nil
+	return read(s, w, "ServiceRegistration.GetService", &args, func(reply *structs.ServiceRegistrationsResponse) (any, error) {
+		return nonNil(reply.Services), nil
+	})
 }
 
 func (s *HTTPServer) serviceDelete(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -51,26 +45,20 @@ func (s *HTTPServer) serviceDelete(w http.ResponseWriter, r *http.Request) (any,
 
 func (s *HTTPServer) jobServices(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.ServiceRegistrationsResponse
-	if err := s.rpc.RPC("ServiceRegistration.ListByJob", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Services == nil {
-		return nil, structs.NotFound(structs.ErrJobNotFound)
-	}
-	return reply.Services, nil
+	return read(s, w, "ServiceRegistration.ListByJob", &args, func(reply *structs.ServiceRegistrationsResponse) (any, error) {
+		if reply.Services == nil {
+			return nil, structs.NotFound(structs.ErrJobNotFound)
+		}
+		return reply.Services, nil
+	})
 }
 
 func (s *HTTPServer) allocServices(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.AllocSpecificRequest{AllocID: r.PathValue("id"), QueryOptions: queryOptions(r)}
-	var reply structs.ServiceRegistrationsResponse
-	if err := s.rpc.RPC("ServiceRegistration.ListByAlloc", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Services == nil {
-		return nil, structs.NotFound(structs.ErrAllocNotFound)
-	}
-	return reply.Services, nil
+	return read(s, w, "ServiceRegistration.ListByAlloc", &args, func(reply *structs.ServiceRegistrationsResponse) (any, error) {
+		if reply.Services == nil {
+			return nil, structs.NotFound(structs.ErrAllocNotFound)
+		}
+		return reply.Services, nil
+	})
 }

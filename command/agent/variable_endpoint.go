@@ -20,25 +20,16 @@ func (s *HTTPServer) registerVariableRoutes(mux *http.ServeMux) {
 
 func (s *HTTPServer) variablesList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.VariablesListRequest{QueryOptions: queryOptions(r)}
-	var reply structs.VariablesListResponse
-	if err := s.rpc.RPC("Variables.List", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	return nonNil(reply.Data), nil
+	return read(s, w, "Variables.List", &args, func(reply *structs.VariablesListResponse) (any, error) {
+		return nonNil(reply.Data), nil
+	})
 }
 
 func (s *HTTPServer) variableRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.VariablesReadRequest{Path: r.PathValue("path"), QueryOptions: queryOptions(r)}
-	var reply structs.VariablesReadResponse
-	if err := s.rpc.RPC("Variables.Read", &args, &reply); err != nil {
-		return nil, err
-	}
-	setMeta(w, &reply.QueryMeta)
-	if reply.Data == nil {
-		return nil, structs.NotFound(structs.ErrVariableNotFound)
-	}
-	return reply.Data, nil
+	return read(s, w, "Variables.Read", &args, func(reply *structs.VariablesReadResponse) (any, error) {
+		return found(reply.Data, structs.NotFound(structs.ErrVariableNotFound))
+	})
 }
 
 // variableLockOps are the flag parameters of PUT /v1/var/:path; at most one may be given.
@@ -120,22 +111,19 @@ func (s *HTTPServer) variableDelete(w http.ResponseWriter, r *http.Request) (any
 // is, which the client decodes into api.ErrCASConflict.
 func (s *HTTPServer) variableApply(w http.ResponseWriter, op structs.VarOp, v *structs.VariableDecrypted, wr structs.WriteRequest) (any, error) {
 	args := structs.VariablesApplyRequest{Op: op, Var: v, WriteRequest: wr}
-	var reply structs.VariablesApplyResponse
-	if err := s.rpc.RPC("Variables.Apply", &args, &reply); err != nil {
-		return nil, err
-	}
-	setIndex(w, reply.Index)
-	if reply.Conflict != nil {
-		buf, err := json.Marshal(reply.Conflict)
-		if err != nil {
-			return nil, err
+	return write(s, w, "Variables.Apply", &args, func(reply *structs.VariablesApplyResponse) (any, error) {
+		if reply.Conflict != nil {
+			buf, err := json.Marshal(reply.Conflict)
+			if err != nil {
+				return nil, err
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusConflict)
+			_, _ = w.Write(buf)
+			return nil, nil
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusConflict)
-		_, _ = w.Write(buf)
-		return nil, nil
-	}
-	return reply.Output, nil
+		return reply.Output, nil
+	})
 }
 
 // casQuery reads ?cas=<index>.
