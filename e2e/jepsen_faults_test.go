@@ -1,0 +1,162 @@
+//go:build e2e && e2ecluster
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The nemesis's disk and snapshot faults, and the end-of-run health check.
+
+// fillDisk allocates one file over all the space left on h's data_dir tmpfs: the server must
+// refuse writes it cannot store (507), keep what it acknowledged, and recover by itself once
+// freeDisk removes the file.
+func (jc *jepsenCluster) fillDisk(h *labHost) error {
+	dir := jc.dataDirs[h.name]
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "jepsen-filler")
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	jc.mu.Lock()
+	jc.fillers[h.name] = path
+	jc.mu.Unlock()
+	if free := int64(st.Bavail * uint64(st.Bsize)); free > 0 {
+		if err := unix.Fallocate(int(f.Fd()), 0, 0, free); err != nil {
+			return fmt.Errorf("filling %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+func (jc *jepsenCluster) freeDisk(h *labHost) error {
+	jc.mu.Lock()
+	path := jc.fillers[h.name]
+	delete(jc.fillers, h.name)
+	jc.mu.Unlock()
+	if path == "" {
+		return nil
+	}
+	return os.Remove(path)
+}
+
+// logOffset is how far h's log has been written; waitLog looks for a line after it.
+func (jc *jepsenCluster) logOffset(h *labHost) int64 {
+	st, err := jc.logs[h.name].Stat()
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// waitLog polls h's log from offset until a line holds want (true) or limit passes. Polling
+// every few milliseconds keeps the kill that follows close to the moment the line was written.
+func (jc *jepsenCluster) waitLog(h *labHost, offset int64, want string, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if strings.Contains(jc.logSince(h, offset), want) {
+			return true
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return false
+}
+
+func (jc *jepsenCluster) logSince(h *labHost, offset int64) string {
+	buf, err := os.ReadFile(jc.logs[h.name].Name())
+	if err != nil || int64(len(buf)) < offset {
+		return ""
+	}
+	return string(buf[offset:])
+}
+
+// The lines hashicorp/raft writes around snapshots: its own (every server) and one sent by
+// the leader (a follower too far behind the leader's log).
+const (
+	logSnapshotStart    = "starting snapshot up to"
+	logSnapshotDone     = "snapshot complete up to"
+	logInstallReceived  = "copied to local snapshot"
+	logInstallCompleted = "Installed remote snapshot"
+)
+
+// killMidSnapshot waits (up to 4 s) for h to start a snapshot and kills it -9 at once; mid
+// says whether the snapshot had not completed by then.
+func (jc *jepsenCluster) killMidSnapshot(h *labHost) (seen, mid bool) {
+	off := jc.logOffset(h)
+	seen = jc.waitLog(h, off, logSnapshotStart, 4*time.Second)
+	jc.kill(h)
+	if !seen {
+		return false, false
+	}
+	rest := jc.logSince(h, off)
+	i := strings.Index(rest, logSnapshotStart)
+	return true, !strings.Contains(rest[i:], logSnapshotDone)
+}
+
+// killDuringInstall restarts h, which has been down long enough for the leader to have
+// compacted the entries it lacks, so the leader sends it a snapshot: h is killed -9 as soon
+// as it has received the snapshot (while it restores it into its state), then started again,
+// and must catch up once more.
+func (jc *jepsenCluster) killDuringInstall(h *labHost) (received, mid bool, err error) {
+	off := jc.logOffset(h)
+	if err := jc.start(h); err != nil {
+		return false, false, err
+	}
+	received = jc.waitLog(h, off, logInstallReceived, 4*time.Second)
+	if received {
+		jc.kill(h)
+		rest := jc.logSince(h, off)
+		mid = !strings.Contains(rest[strings.Index(rest, logInstallReceived):], logInstallCompleted)
+		return received, mid, jc.start(h)
+	}
+	return false, false, nil
+}
+
+// countLogs counts the lines holding want in every server's log.
+func (jc *jepsenCluster) countLogs(want string) int {
+	n := 0
+	for _, h := range jc.servers {
+		n += strings.Count(jc.logSince(h, 0), want)
+	}
+	return n
+}
+
+// waitHealthy waits for autopilot to call every server healthy (alive, in contact with the
+// leader, on its term, close behind its log): the server whose disk filled, and those killed
+// while they snapshotted, caught up by themselves.
+func (jc *jepsenCluster) waitHealthy(deadline time.Time) error {
+	var last string
+	for {
+		var health struct {
+			Healthy bool
+			Servers []struct {
+				Name      string
+				Healthy   bool
+				LastIndex uint64
+			}
+		}
+		l := jc.leader()
+		if l != nil {
+			err := jc.getJSON(l, "/v1/operator/autopilot/health", &health)
+			if err == nil && health.Healthy && len(health.Servers) == len(jc.servers) {
+				return nil
+			}
+			last = fmt.Sprintf("%v %+v", err, health.Servers)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after healing, the servers were not all healthy in time: %s", last)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
