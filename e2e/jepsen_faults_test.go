@@ -63,9 +63,14 @@ func (jc *jepsenCluster) logOffset(h *labHost) int64 {
 // waitLog polls h's log from offset until a line holds want (true) or limit passes. Polling
 // every few milliseconds keeps the kill that follows close to the moment the line was written.
 func (jc *jepsenCluster) waitLog(h *labHost, offset int64, want string, limit time.Duration) bool {
+	return jc.waitLogCount(h, offset, want, 1, limit)
+}
+
+// waitLogCount is waitLog for n lines.
+func (jc *jepsenCluster) waitLogCount(h *labHost, offset int64, want string, n int, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
-		if strings.Contains(jc.logSince(h, offset), want) {
+		if strings.Count(jc.logSince(h, offset), want) >= n {
 			return true
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -104,16 +109,21 @@ func (jc *jepsenCluster) killMidSnapshot(h *labHost) (seen, mid bool) {
 	return true, !strings.Contains(rest[i:], logSnapshotDone)
 }
 
-// killDuringInstall restarts h, which has been down long enough for the leader to have
-// compacted the entries it lacks, so the leader sends it a snapshot: h is killed -9 as soon
-// as it has received the snapshot (while it restores it into its state), then started again,
-// and must catch up once more.
-func (jc *jepsenCluster) killDuringInstall(h *labHost) (received, mid bool, err error) {
+// killDuringInstall restarts h once the leader (l, whose log was at lOff when h went down)
+// has completed two snapshots since: the second is at least raft_snapshot_threshold entries
+// past the first, so the log it keeps (raft_trailing_logs, fewer) no longer holds what h
+// lacks, and the leader must send h a snapshot. h is killed -9 as soon as it has received it
+// (while it restores it into its state), then started again, and must catch up once more.
+// The leader retries an unreachable follower with a backoff of up to ~10 s, hence the wait.
+func (jc *jepsenCluster) killDuringInstall(h, l *labHost, lOff int64) (received, mid bool, err error) {
+	if l != nil {
+		jc.waitLogCount(l, lOff, logSnapshotDone, 2, 10*time.Second)
+	}
 	off := jc.logOffset(h)
 	if err := jc.start(h); err != nil {
 		return false, false, err
 	}
-	received = jc.waitLog(h, off, logInstallReceived, 4*time.Second)
+	received = jc.waitLog(h, off, logInstallReceived, 15*time.Second)
 	if received {
 		jc.kill(h)
 		rest := jc.logSince(h, off)

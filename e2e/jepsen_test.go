@@ -38,8 +38,8 @@ import (
 // JEPSEN_READS=stale reads with ?stale instead, a run that must fail.
 func TestJepsen(t *testing.T) {
 	cfg := jepsenSettings(t)
-	t.Logf("jepsen: %d servers, %s, seed %d, workloads %v, stale reads %v, failures saved under %s",
-		cfg.servers, cfg.duration, cfg.seed, cfg.workloads, cfg.stale, cfg.out)
+	t.Logf("jepsen: %d servers, %s, seed %d, workloads %v, faults %v, stale reads %v, failures saved under %s",
+		cfg.servers, cfg.duration, cfg.seed, cfg.workloads, cfg.faults, cfg.stale, cfg.out)
 	jc := newJepsenCluster(t, cfg.servers)
 	jc.stale = cfg.stale
 	rec := &jepsenRecorder{start: time.Now()}
@@ -93,7 +93,7 @@ func TestJepsen(t *testing.T) {
 			}(lw.firstClient + w)
 		}
 	}
-	nem := &nemesis{jc: jc, rec: rec, rng: rand.New(rand.NewSource(cfg.seed))}
+	nem := &nemesis{jc: jc, rec: rec, rng: rand.New(rand.NewSource(cfg.seed)), kinds: cfg.faults}
 	nemCtx, stopNemesis := context.WithCancel(context.Background())
 	nemDone := make(chan struct{})
 	go func() { defer close(nemDone); nem.run(nemCtx) }()
@@ -211,6 +211,9 @@ func TestJepsen(t *testing.T) {
 	}
 	// Every workload's history and visualisation is saved, the passing ones too: a failure
 	// in one is often explained by what another saw at the same moment.
+	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+		t.Errorf("jepsen: %v", err)
+	}
 	jc.saveLogs(cfg.out)
 	var report []string
 	if final != nil {
@@ -315,6 +318,8 @@ type jepsenConfig struct {
 	stale    bool
 	// workloads run together in one cluster.
 	workloads []string
+	// faults are the nemesis's kinds to choose from.
+	faults []string
 }
 
 func jepsenSettings(t *testing.T) jepsenConfig {
@@ -351,6 +356,15 @@ func jepsenSettings(t *testing.T) jepsenConfig {
 			if !slices.Contains(c.workloads, w) {
 				c.workloads = append(c.workloads, w)
 			}
+		}
+	}
+	c.faults = nemesisKinds
+	if v := os.Getenv("JEPSEN_FAULTS"); v != "" {
+		c.faults = nil
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			must.True(t, slices.Contains(nemesisKinds, f), must.Sprintf("JEPSEN_FAULTS is a comma-separated list of %s, not %q", strings.Join(nemesisKinds, ", "), v))
+			c.faults = append(c.faults, f)
 		}
 	}
 	c.out = os.Getenv("JEPSEN_OUT")
@@ -917,18 +931,20 @@ func (r *jepsenRecorder) notes() []porcupine.Annotation {
 // nemesis injects one fault at a time, holds it a few seconds, heals it and rests, until
 // stopped; it heals whatever it holds before returning.
 type nemesis struct {
-	jc    *jepsenCluster
-	rec   *jepsenRecorder
-	rng   *rand.Rand
+	jc  *jepsenCluster
+	rec *jepsenRecorder
+	rng *rand.Rand
+	// kinds are the faults it chooses from (JEPSEN_FAULTS; all of nemesisKinds by default).
+	kinds []string
 	count map[string]int
-	// How often a kill of "kill mid-snapshot" and "install snapshot" landed inside the
+	// How often a kill of "kill-mid-snapshot" and "install-snapshot" landed inside the
 	// snapshot (or only just after it: the line that says it completed came first).
 	midSnapshot, afterSnapshot, midInstall, afterInstall int
 }
 
 var nemesisKinds = []string{
-	"kill leader", "kill random", "pause leader", "pause random", "isolate leader", "majority/minority",
-	"disk full leader", "disk full random", "kill mid-snapshot", "install snapshot",
+	"kill-leader", "kill-random", "pause-leader", "pause-random", "isolate-leader", "majority-minority",
+	"disk-full-leader", "disk-full-random", "kill-mid-snapshot", "install-snapshot",
 }
 
 func (n *nemesis) summary() string {
@@ -961,13 +977,13 @@ func (n *nemesis) run(ctx context.Context) {
 		}
 	}
 	for sleep(time.Duration(1000+n.rng.Intn(1500)) * time.Millisecond) {
-		kind := nemesisKinds[n.rng.Intn(len(nemesisKinds))]
+		kind := n.kinds[n.rng.Intn(len(n.kinds))]
 		start := n.rec.now()
 		var heal func()
 		var desc string
 		switch kind {
-		case "kill leader", "kill random":
-			h := n.target(kind == "kill leader")
+		case "kill-leader", "kill-random":
+			h := n.target(kind == "kill-leader")
 			n.jc.kill(h)
 			desc = "kill -9 " + h.name
 			heal = func() {
@@ -975,13 +991,13 @@ func (n *nemesis) run(ctx context.Context) {
 					n.jc.t.Errorf("nemesis: restart %s: %v", h.name, err)
 				}
 			}
-		case "pause leader", "pause random":
-			h := n.target(kind == "pause leader")
+		case "pause-leader", "pause-random":
+			h := n.target(kind == "pause-leader")
 			n.jc.signal(h, syscall.SIGSTOP)
 			desc = "SIGSTOP " + h.name
 			heal = func() { n.jc.signal(h, syscall.SIGCONT) }
-		case "disk full leader", "disk full random":
-			h := n.target(kind == "disk full leader")
+		case "disk-full-leader", "disk-full-random":
+			h := n.target(kind == "disk-full-leader")
 			if err := n.jc.fillDisk(h); err != nil {
 				n.jc.t.Errorf("nemesis: %v", err)
 			}
@@ -991,7 +1007,7 @@ func (n *nemesis) run(ctx context.Context) {
 					n.jc.t.Errorf("nemesis: %v", err)
 				}
 			}
-		case "kill mid-snapshot":
+		case "kill-mid-snapshot":
 			// Any server: the leader's snapshot and a follower's are both taken while the
 			// log keeps growing.
 			h := n.jc.servers[n.rng.Intn(len(n.jc.servers))]
@@ -1008,7 +1024,7 @@ func (n *nemesis) run(ctx context.Context) {
 					n.jc.t.Errorf("nemesis: restart %s: %v", h.name, err)
 				}
 			}
-		case "install snapshot":
+		case "install-snapshot":
 			// A follower down while the others write past raft_trailing_logs: when it comes
 			// back the leader has compacted what it lacks and sends it a snapshot, and it is
 			// killed again while it installs it.
@@ -1020,10 +1036,14 @@ func (n *nemesis) run(ctx context.Context) {
 					break
 				}
 			}
+			var lOff int64
+			if l != nil {
+				lOff = n.jc.logOffset(l)
+			}
 			n.jc.kill(h)
 			desc = "kill -9 " + h.name + ", restart it behind the leader's snapshot, kill it while it installs it"
 			heal = func() {
-				received, mid, err := n.jc.killDuringInstall(h)
+				received, mid, err := n.jc.killDuringInstall(h, l, lOff)
 				if err != nil {
 					n.jc.t.Errorf("nemesis: restart %s: %v", h.name, err)
 				}
@@ -1034,9 +1054,9 @@ func (n *nemesis) run(ctx context.Context) {
 					n.afterInstall++
 				}
 			}
-		case "isolate leader", "majority/minority":
+		case "isolate-leader", "majority-minority":
 			var minority, majority []*labHost
-			if kind == "isolate leader" {
+			if kind == "isolate-leader" {
 				l := n.target(true)
 				minority = []*labHost{l}
 				for _, s := range n.jc.servers {
