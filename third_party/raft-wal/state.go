@@ -58,13 +58,6 @@ func (s *state) Persistent() types.PersistentState {
 }
 
 func (s *state) getLog(index uint64) (*types.PooledBuffer, error) {
-	// Patched (see PATCHES.md): a head truncation only moves the head segment's MinIndex, and
-	// when that segment is also the tail its writer still returns the entries before it. Raft
-	// compacted them behind a snapshot and relies on not finding them to send a lagging
-	// follower that snapshot, so they are gone here too.
-	if index < s.firstIndex() {
-		return nil, ErrNotFound
-	}
 	// Check the tail writer first
 	if s.tail != nil {
 		raw, err := s.tail.GetLog(index)
