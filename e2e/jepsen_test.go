@@ -227,7 +227,9 @@ func TestJepsen(t *testing.T) {
 		verdict := "linearizable"
 		if r.err != nil {
 			verdict = r.err.Error()
-			if len(r.failing) > 0 {
+			if n := len(r.failing); n > 10 {
+				verdict += fmt.Sprintf(" (%v and %d more)", r.failing[:10], n-10)
+			} else if n > 0 {
 				verdict += fmt.Sprintf(" (%v)", r.failing)
 			}
 		}
