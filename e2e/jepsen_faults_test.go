@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,12 +33,22 @@ func (jc *jepsenCluster) fillDisk(h *labHost) error {
 	jc.mu.Lock()
 	jc.fillers[h.name] = path
 	jc.mu.Unlock()
-	if free := int64(st.Bavail * uint64(st.Bsize)); free > 0 {
-		if err := unix.Fallocate(int(f.Fd()), 0, 0, free); err != nil {
+	// Whole, then in 1 MiB steps: the server writes between the statfs and the fallocate, so
+	// asking for every free byte at once can itself fail for lack of space.
+	free := int64(st.Bavail * uint64(st.Bsize))
+	if free > 0 && unix.Fallocate(int(f.Fd()), 0, 0, free) == nil {
+		return nil
+	}
+	const step = 1 << 20
+	for off := int64(0); ; off += step {
+		err := unix.Fallocate(int(f.Fd()), 0, off, step)
+		if errors.Is(err, unix.ENOSPC) {
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("filling %s: %w", dir, err)
 		}
 	}
-	return nil
 }
 
 func (jc *jepsenCluster) freeDisk(h *labHost) error {
