@@ -37,7 +37,7 @@ func answer(resp *http.Response, err error) (jepsen.Outcome, []byte, string) {
 	switch {
 	case resp.StatusCode == 200:
 		return jepsen.OK, text, ""
-	case resp.StatusCode >= 400 && resp.StatusCode < 500, resp.StatusCode == http.StatusInsufficientStorage:
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		return jepsen.Fail, text, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	}
 	return jepsen.Unknown, text, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
