@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,40 +27,73 @@ import (
 )
 
 // TestJepsen is the Jepsen-style suite (`make jepsen`): clients read and check-and-set
-// variables through every server of a 3- or 5-server cluster while a nemesis kills, pauses
-// and partitions servers; the recorded history must be linearizable (porcupine). Settings
-// come from the environment: JEPSEN_TIME (how long the workload runs, default 30s),
-// JEPSEN_SERVERS (3 or 5), JEPSEN_SEED (the nemesis's and the clients' random choices) and
-// JEPSEN_OUT (where a failing run leaves its history, visualisation and server logs);
+// variables, register and list jobs, create, read and delete ACL tokens, and register, read
+// and purge jobs (with their purge history records), through every server of a 3- or 5-server
+// cluster while a nemesis kills, pauses, partitions servers, fills one's disk and kills
+// servers while they take or install snapshots; each recorded history must be linearizable
+// (porcupine). Settings come from the environment: JEPSEN_TIME (how long the workload runs,
+// default 30s), JEPSEN_SERVERS (3 or 5), JEPSEN_SEED (the nemesis's and the clients' random
+// choices), JEPSEN_WORKLOAD (register,set,acl,purge; default all, run together) and JEPSEN_OUT
+// (where a failing run leaves its histories, visualisations and server logs);
 // JEPSEN_READS=stale reads with ?stale instead, a run that must fail.
 func TestJepsen(t *testing.T) {
 	cfg := jepsenSettings(t)
-	t.Logf("jepsen: %d servers, %s, seed %d, stale reads %v, failures saved under %s", cfg.servers, cfg.duration, cfg.seed, cfg.stale, cfg.out)
+	t.Logf("jepsen: %d servers, %s, seed %d, workloads %v, faults %v, stale reads %v, failures saved under %s",
+		cfg.servers, cfg.duration, cfg.seed, cfg.workloads, cfg.faults, cfg.stale, cfg.out)
 	jc := newJepsenCluster(t, cfg.servers)
 	jc.stale = cfg.stale
 	rec := &jepsenRecorder{start: time.Now()}
 	keys := []string{"k1", "k2", "k3", "k4"}
+	on := func(w string) bool { return slices.Contains(cfg.workloads, w) }
 
 	ctx, stopWorkload := context.WithCancel(context.Background())
 	var clients sync.WaitGroup
-	const workers = 6
-	for w := 0; w < workers; w++ {
-		clients.Add(1)
-		go func(w int) {
-			defer clients.Done()
-			jc.worker(ctx, rec, w, rand.New(rand.NewSource(cfg.seed+int64(w)+1)), keys)
-		}(w)
+	if on("register") {
+		workers := 6
+		if len(cfg.workloads) > 1 {
+			// Room on a small machine for the other workloads' clients.
+			workers = 4
+		}
+		for w := 0; w < workers; w++ {
+			clients.Add(1)
+			go func(w int) {
+				defer clients.Done()
+				jc.worker(ctx, rec, w, rand.New(rand.NewSource(cfg.seed+int64(w)+1)), keys)
+			}(w)
+		}
 	}
-	// The set workload: jobs registered and listed.
-	const setWorkers = 2
-	for w := 0; w < setWorkers; w++ {
-		clients.Add(1)
-		go func(w int) {
-			defer clients.Done()
-			jc.setWorker(ctx, rec, 100+w, rand.New(rand.NewSource(cfg.seed+int64(100+w))))
-		}(w)
+	if on("set") {
+		for w := 0; w < 2; w++ {
+			clients.Add(1)
+			go func(w int) {
+				defer clients.Done()
+				jc.setWorker(ctx, rec, 100+w, rand.New(rand.NewSource(cfg.seed+int64(100+w))))
+			}(w)
+		}
 	}
-	nem := &nemesis{jc: jc, rec: rec, rng: rand.New(rand.NewSource(cfg.seed))}
+	// The lifecycle workloads: each client returns the objects it created, for the final
+	// reads through every server.
+	lifeWorkloads := []*lifeWorkload{
+		{name: "acl", ops: tokenOps{}, model: jepsen.TokenModel, firstClient: 200},
+		{name: "purge", ops: purgeOps{}, model: jepsen.PurgeModel, firstClient: 300},
+	}
+	for _, lw := range lifeWorkloads {
+		if !on(lw.name) {
+			continue
+		}
+		lw.enabled = true
+		for w := 0; w < 2; w++ {
+			clients.Add(1)
+			go func(id int) {
+				defer clients.Done()
+				objs := jc.lifeWorker(ctx, lw.ops, lw.add, rec.now, id, rand.New(rand.NewSource(cfg.seed+int64(id))))
+				lw.mu.Lock()
+				lw.objs = append(lw.objs, objs...)
+				lw.mu.Unlock()
+			}(lw.firstClient + w)
+		}
+	}
+	nem := &nemesis{jc: jc, rec: rec, rng: rand.New(rand.NewSource(cfg.seed)), kinds: cfg.faults}
 	nemCtx, stopNemesis := context.WithCancel(context.Background())
 	nemDone := make(chan struct{})
 	go func() { defer close(nemDone); nem.run(nemCtx) }()
@@ -69,76 +104,217 @@ func TestJepsen(t *testing.T) {
 	stopWorkload()
 	clients.Wait()
 
-	// Everything healed by the nemesis on its way out; the cluster must come back by itself.
+	// Everything healed by the nemesis on its way out; the cluster must come back by itself:
+	// every object read through every server, and every server (the one whose disk filled,
+	// the ones killed mid-snapshot) healthy and caught up.
 	jc.healAll()
-	final := jc.finalReads(rec, keys, 90*time.Second)
-	if final == nil {
-		final = jc.finalLists(rec, 90*time.Second)
+	const healLimit = 90 * time.Second
+	deadline := time.Now().Add(healLimit)
+	var final error
+	if on("register") {
+		final = jc.finalReads(rec, keys, healLimit)
 	}
-
-	history := rec.ops()
-	var okReads, lostReads, okWrites, unknown, failed int
-	for _, op := range history {
-		switch {
-		case op.Input.Kind == jepsen.Read && op.Output.Outcome == jepsen.OK:
-			okReads++
-		case op.Input.Kind == jepsen.Read:
-			lostReads++
-		case op.Output.Outcome == jepsen.OK:
-			okWrites++
-		case op.Output.Outcome == jepsen.Unknown:
-			unknown++
-		case op.Output.Outcome == jepsen.Fail:
-			failed++
+	if final == nil && on("set") {
+		final = jc.finalLists(rec, healLimit)
+	}
+	for _, lw := range lifeWorkloads {
+		if final == nil && lw.enabled {
+			final = jc.finalLife(lw.ops, lw.objs, lw.add, rec.now, deadline)
 		}
 	}
-	t.Logf("jepsen: %d operations: %d reads answered, %d not; %d writes acknowledged, %d refused by their check, %d with an unknown outcome; faults: %s",
-		len(history), okReads, lostReads, okWrites, failed, unknown, nem.summary())
+	if final == nil {
+		final = jc.waitHealthy(deadline)
+	}
+	t.Logf("jepsen: faults: %s", nem.summary())
+
 	timeout := time.Minute
 	if cfg.duration > timeout {
 		timeout = cfg.duration
 	}
-	sets := rec.setOps()
-	var setAdds, setUnknown, setReads int
-	for _, op := range sets {
-		switch {
-		case op.Add && op.Outcome == jepsen.OK:
-			setAdds++
-		case op.Add && op.Outcome == jepsen.Unknown:
-			setUnknown++
-		case !op.Add && op.Outcome == jepsen.OK:
-			setReads++
+	var results []jepsenResult
+	if on("register") {
+		history := rec.ops()
+		var okReads, lostReads, okWrites, unknown, failed int
+		for _, op := range history {
+			switch {
+			case op.Input.Kind == jepsen.Read && op.Output.Outcome == jepsen.OK:
+				okReads++
+			case op.Input.Kind == jepsen.Read:
+				lostReads++
+			case op.Output.Outcome == jepsen.OK:
+				okWrites++
+			case op.Output.Outcome == jepsen.Unknown:
+				unknown++
+			case op.Output.Outcome == jepsen.Fail:
+				failed++
+			}
 		}
+		t.Logf("jepsen: register: %d operations: %d reads answered, %d not; %d writes acknowledged, %d refused by their check, %d with an unknown outcome; %d refused for a full disk",
+			len(history), okReads, lostReads, okWrites, failed, unknown, fullDiskAnswers(history))
+		info, err := jepsen.Check(history, timeout)
+		if err == nil && (okWrites == 0 || okReads == 0) {
+			err = fmt.Errorf("the run proves nothing: %d writes acknowledged, %d reads answered", okWrites, okReads)
+		}
+		r := jepsenResult{name: "register", model: jepsen.RegisterModel, history: history, info: info, err: err}
+		if errors.Is(err, jepsen.ErrNotLinearizable) || errors.Is(err, jepsen.ErrCheckTimedOut) {
+			r.failing = jepsen.FailingKeys(history, timeout)
+		}
+		results = append(results, r)
 	}
-	t.Logf("jepsen: set: %d jobs registered, %d with an unknown outcome, %d listings", setAdds, setUnknown, setReads)
+	if on("set") {
+		sets := rec.setOps()
+		var setAdds, setUnknown, setReads int
+		for _, op := range sets {
+			switch {
+			case op.Add && op.Outcome == jepsen.OK:
+				setAdds++
+			case op.Add && op.Outcome == jepsen.Unknown:
+				setUnknown++
+			case !op.Add && op.Outcome == jepsen.OK:
+				setReads++
+			}
+		}
+		t.Logf("jepsen: set: %d jobs registered, %d with an unknown outcome, %d listings", setAdds, setUnknown, setReads)
+		info, err := jepsen.CheckSet(sets, timeout)
+		if err == nil && (setAdds == 0 || setReads == 0) {
+			err = fmt.Errorf("the run proves nothing: %d jobs registered, %d listings", setAdds, setReads)
+		}
+		results = append(results, jepsenResult{name: "set", model: jepsen.SetModel, history: sets, info: info, err: err})
+	}
+	for _, lw := range lifeWorkloads {
+		if !lw.enabled {
+			continue
+		}
+		history := lw.recorded()
+		c := lifeCounts(history)
+		t.Logf("jepsen: %s: %d created, %d removed, %d with an unknown outcome; reads: %d found, %d not found, %d records found, %d not",
+			lw.name, c.created, c.removed, c.unknown, c.found, c.notFound, c.records, c.noRecord)
+		info, err := jepsen.CheckLife(lw.model, history, timeout)
+		if err == nil && (c.created == 0 || c.removed == 0 || c.found == 0 || c.notFound == 0 || (lw.ops.hasRecord() && c.records == 0)) {
+			err = fmt.Errorf("the run proves nothing: %d created, %d removed, %d reads found, %d not found, %d records found",
+				c.created, c.removed, c.found, c.notFound, c.records)
+		}
+		r := jepsenResult{name: lw.name, model: lw.model, history: history, info: info, err: err}
+		if errors.Is(err, jepsen.ErrNotLinearizable) || errors.Is(err, jepsen.ErrCheckTimedOut) {
+			r.failing = jepsen.FailingObjects(lw.model, history, timeout)
+		}
+		results = append(results, r)
+	}
 
-	info, err := jepsen.Check(history, timeout)
-	setInfo, setErr := jepsen.CheckSet(sets, timeout)
-	if err == nil && final != nil {
-		err = final
+	failed := final != nil
+	for _, r := range results {
+		failed = failed || r.err != nil
 	}
-	if err == nil && (okWrites == 0 || okReads == 0 || setAdds == 0 || setReads == 0) {
-		err = fmt.Errorf("the run proves nothing: %d writes acknowledged, %d reads answered, %d jobs registered, %d listings",
-			okWrites, okReads, setAdds, setReads)
+	if !failed {
+		t.Logf("jepsen: linearizable (%s)", strings.Join(cfg.workloads, ", "))
+		return
 	}
-	if err != nil || setErr != nil {
-		html, serr := jepsen.Save(cfg.out, "register", jepsen.RegisterModel, history, info, rec.notes())
-		setHTML, serr2 := jepsen.Save(cfg.out, "set", jepsen.SetModel, sets, setInfo, rec.notes())
-		jc.saveLogs(cfg.out)
-		if serr == nil {
-			serr = serr2
-		}
+	// Every workload's history and visualisation is saved, the passing ones too: a failure
+	// in one is often explained by what another saw at the same moment.
+	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+		t.Errorf("jepsen: %v", err)
+	}
+	jc.saveLogs(cfg.out)
+	var report []string
+	if final != nil {
+		report = append(report, "recovery: "+final.Error())
+	}
+	for _, r := range results {
+		html, serr := jepsen.Save(cfg.out, r.name, r.model, r.history, r.info, rec.notes())
 		if serr != nil {
-			t.Fatalf("jepsen: register: %v; set: %v (saving the histories failed too: %v)", err, setErr, serr)
+			html = "saving failed: " + serr.Error()
 		}
-		var failing []string
-		if err != nil {
-			failing = jepsen.FailingKeys(history, timeout)
+		verdict := "linearizable"
+		if r.err != nil {
+			verdict = r.err.Error()
+			if n := len(r.failing); n > 10 {
+				verdict += fmt.Sprintf(" (%v and %d more)", r.failing[:10], n-10)
+			} else if n > 0 {
+				verdict += fmt.Sprintf(" (%v)", r.failing)
+			}
 		}
-		t.Fatalf("jepsen: register: %v (keys: %v); set: %v; seed %d; histories and visualisations: %s, %s (server logs beside them)",
-			err, failing, setErr, cfg.seed, html, setHTML)
+		report = append(report, fmt.Sprintf("%s: %s; %s", r.name, verdict, html))
 	}
-	t.Logf("jepsen: linearizable")
+	// One line each: make jepsen keeps only the test's own log lines.
+	for _, line := range report {
+		t.Errorf("jepsen: %s", line)
+	}
+	t.Fatalf("jepsen: seed %d; server logs in %s", cfg.seed, cfg.out)
+}
+
+// jepsenResult is one workload's verdict.
+type jepsenResult struct {
+	name    string
+	model   porcupine.Model
+	history any
+	info    porcupine.LinearizationInfo
+	err     error
+	// failing names the keys or objects whose own history fails.
+	failing []string
+}
+
+// lifeWorkload is the ACL-token or the purge workload: its clients' history and the objects
+// they created.
+type lifeWorkload struct {
+	name        string
+	ops         lifeOps
+	model       porcupine.Model
+	firstClient int
+	enabled     bool
+	mu          sync.Mutex
+	history     []jepsen.LifeOp
+	objs        []*lifeObject
+}
+
+func (lw *lifeWorkload) add(op jepsen.LifeOp) {
+	lw.mu.Lock()
+	lw.history = append(lw.history, op)
+	lw.mu.Unlock()
+}
+
+func (lw *lifeWorkload) recorded() []jepsen.LifeOp {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return append([]jepsen.LifeOp(nil), lw.history...)
+}
+
+type lifeCount struct{ created, removed, unknown, found, notFound, records, noRecord int }
+
+func lifeCounts(history []jepsen.LifeOp) lifeCount {
+	var c lifeCount
+	for _, op := range history {
+		switch {
+		case op.Outcome == jepsen.Unknown && (op.Kind == jepsen.Create || op.Kind == jepsen.Remove):
+			c.unknown++
+		case op.Outcome != jepsen.OK:
+		case op.Kind == jepsen.Create:
+			c.created++
+		case op.Kind == jepsen.Remove:
+			c.removed++
+		case op.Kind == jepsen.ReadObject && op.Found:
+			c.found++
+		case op.Kind == jepsen.ReadObject:
+			c.notFound++
+		case op.Kind == jepsen.ReadRecord && op.Found:
+			c.records++
+		case op.Kind == jepsen.ReadRecord:
+			c.noRecord++
+		}
+	}
+	return c
+}
+
+// fullDiskAnswers counts the writes refused for a full disk. A 507 is taken as an unknown
+// outcome, like any 5xx: taken as "did not happen", one run's history was not linearizable
+// (see README, "Proving it"), which is open.
+func fullDiskAnswers(history []jepsen.Op) int {
+	n := 0
+	for _, op := range history {
+		if strings.Contains(op.Err, "no space left on device") {
+			n++
+		}
+	}
+	return n
 }
 
 type jepsenConfig struct {
@@ -147,6 +323,10 @@ type jepsenConfig struct {
 	seed     int64
 	out      string
 	stale    bool
+	// workloads run together in one cluster.
+	workloads []string
+	// faults are the nemesis's kinds to choose from.
+	faults []string
 }
 
 func jepsenSettings(t *testing.T) jepsenConfig {
@@ -173,6 +353,27 @@ func jepsenSettings(t *testing.T) jepsenConfig {
 	default:
 		t.Fatalf("JEPSEN_READS must be default or stale, not %q", v)
 	}
+	c.workloads = []string{"register", "set", "acl", "purge"}
+	if v := os.Getenv("JEPSEN_WORKLOAD"); v != "" {
+		c.workloads = nil
+		for _, w := range strings.Split(v, ",") {
+			w = strings.TrimSpace(w)
+			must.True(t, slices.Contains([]string{"register", "set", "acl", "purge"}, w),
+				must.Sprintf("JEPSEN_WORKLOAD is a comma-separated list of register, set, acl and purge, not %q", v))
+			if !slices.Contains(c.workloads, w) {
+				c.workloads = append(c.workloads, w)
+			}
+		}
+	}
+	c.faults = nemesisKinds
+	if v := os.Getenv("JEPSEN_FAULTS"); v != "" {
+		c.faults = nil
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			must.True(t, slices.Contains(nemesisKinds, f), must.Sprintf("JEPSEN_FAULTS is a comma-separated list of %s, not %q", strings.Join(nemesisKinds, ", "), v))
+			c.faults = append(c.faults, f)
+		}
+	}
 	c.out = os.Getenv("JEPSEN_OUT")
 	if c.out == "" {
 		c.out = filepath.Join(os.TempDir(), fmt.Sprintf("nomad-jepsen-%d", c.seed))
@@ -193,6 +394,13 @@ type jepsenCluster struct {
 	procs   map[string]*exec.Cmd // the running process by host name; nil when killed
 	paused  map[string]bool
 	http    *http.Client
+	// dataDirs are the servers' data dirs by host name, each a tmpfs of its own so the
+	// nemesis can fill one; fillers are the files filling them, by host name.
+	dataDirs map[string]string
+	fillers  map[string]string
+	// token is the management token every request carries (ACLs are on: the ACL workload
+	// creates and deletes tokens).
+	token string
 	// stale makes reads ?stale (JEPSEN_READS=stale): any server answers from its own state,
 	// which is not linearizable, so the run must fail; it shows the checker catching it.
 	stale bool
@@ -205,15 +413,21 @@ func newJepsenCluster(t *testing.T, n int) *jepsenCluster {
 	jc := &jepsenCluster{
 		t: t, lab: lab, bin: binary(t), configs: map[string]string{}, logs: map[string]*os.File{},
 		procs: map[string]*exec.Cmd{}, paused: map[string]bool{},
-		// Every request has a deadline: a paused or cut-off server must not hold a client
-		// forever, and a write that runs out of time has an unknown outcome.
-		http: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
+		dataDirs: map[string]string{}, fillers: map[string]string{},
 	}
+	// Every request has a deadline: a paused or cut-off server must not hold a client
+	// forever, and a write that runs out of time has an unknown outcome.
+	jc.http = &http.Client{Timeout: 5 * time.Second, Transport: &tokenTransport{jc: jc, next: &http.Transport{MaxIdleConnsPerHost: 16}}}
 	t.Cleanup(jc.http.CloseIdleConnections)
 	for i := 1; i <= n; i++ {
 		jc.servers = append(jc.servers, lab.host(fmt.Sprintf("s%d", i), 10+i))
 	}
 	dir := t.TempDir()
+	for _, h := range jc.servers {
+		// A tmpfs of its own: room for the log's 64 MiB segments and the full-disk margin
+		// (88 MiB), small enough to fill in one call.
+		jc.dataDirs[h.name] = diskTmpfs(t, "256m")
+	}
 	for _, h := range jc.servers {
 		var joins []string
 		for _, o := range jc.servers {
@@ -236,8 +450,16 @@ server {
   bootstrap_expect = %d
   retry_join       = [%s]
   encrypt          = %q
+  # Snapshots every second or so under the workload, and a short log behind them: a server
+  # down for a few seconds comes back to an InstallSnapshot, and kills land mid-snapshot.
+  raft_snapshot_threshold = 128
+  raft_snapshot_interval  = "500ms"
+  raft_trailing_logs      = 64
 }
-`, h.name, filepath.Join(dir, h.name+"-data"), h.ip, labHTTP, labRPC, labSerf, n, strings.Join(joins, ", "), e2eClusterKey)
+acl {
+  enabled = true
+}
+`, h.name, jc.dataDirs[h.name], h.ip, labHTTP, labRPC, labSerf, n, strings.Join(joins, ", "), e2eClusterKey)
 		path := filepath.Join(dir, h.name+".hcl")
 		must.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 		jc.configs[h.name] = path
@@ -265,7 +487,63 @@ server {
 		var peers []string
 		return jc.getJSON(l, "/v1/status/peers", &peers) == nil && len(peers) == n
 	})
+	waitUntil(t, 30*time.Second, "the ACL bootstrap", func() bool {
+		l := jc.leader()
+		if l == nil {
+			return false
+		}
+		var tok struct{ SecretID string }
+		if err := jc.postJSON(l, "/v1/acl/bootstrap", nil, &tok); err != nil || tok.SecretID == "" {
+			return false
+		}
+		jc.mu.Lock()
+		jc.token = tok.SecretID
+		jc.mu.Unlock()
+		return true
+	})
 	return jc
+}
+
+// tokenTransport puts the management token on every request once there is one.
+type tokenTransport struct {
+	jc   *jepsenCluster
+	next http.RoundTripper
+}
+
+func (tt *tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	tt.jc.mu.Lock()
+	tok := tt.jc.token
+	tt.jc.mu.Unlock()
+	if tok != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("X-Nomad-Token", tok)
+	}
+	return tt.next.RoundTrip(r)
+}
+
+func (tt *tokenTransport) CloseIdleConnections() {
+	if c, ok := tt.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// postJSON sends body (nil: none) and decodes a 200 answer into out.
+func (jc *jepsenCluster) postJSON(h *labHost, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		buf, _ := json.Marshal(body)
+		rd = strings.NewReader(string(buf))
+	}
+	resp, err := jc.http.Post(jc.url(h, path), "application/json", rd)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		text, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s: %d %s", path, resp.StatusCode, strings.TrimSpace(string(text)))
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 // start runs the host's agent; `ip netns exec` execs the binary in place, so the process is
@@ -338,10 +616,14 @@ func (jc *jepsenCluster) partition(a, b []*labHost) error {
 	return nil
 }
 
-// healAll ends every fault: the network whole, every process running and resumed.
+// healAll ends every fault: the network whole, the disks freed, every process running and
+// resumed.
 func (jc *jepsenCluster) healAll() {
 	for _, h := range jc.servers {
 		if err := iptablesIn(h, "-F"); err != nil {
+			jc.t.Errorf("heal: %v", err)
+		}
+		if err := jc.freeDisk(h); err != nil {
 			jc.t.Errorf("heal: %v", err)
 		}
 		jc.mu.Lock()
@@ -651,110 +933,4 @@ func (r *jepsenRecorder) notes() []porcupine.Annotation {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]porcupine.Annotation(nil), r.faults...)
-}
-
-// nemesis injects one fault at a time, holds it a few seconds, heals it and rests, until
-// stopped; it heals whatever it holds before returning.
-type nemesis struct {
-	jc    *jepsenCluster
-	rec   *jepsenRecorder
-	rng   *rand.Rand
-	count map[string]int
-}
-
-func (n *nemesis) summary() string {
-	var parts []string
-	for _, k := range []string{"kill leader", "kill random", "pause leader", "pause random", "isolate leader", "majority/minority"} {
-		parts = append(parts, fmt.Sprintf("%s ×%d", k, n.count[k]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// target is the leader when asked and one is known, else a random server.
-func (n *nemesis) target(leader bool) *labHost {
-	if leader {
-		if l := n.jc.leader(); l != nil {
-			return l
-		}
-	}
-	return n.jc.servers[n.rng.Intn(len(n.jc.servers))]
-}
-
-func (n *nemesis) run(ctx context.Context) {
-	n.count = map[string]int{}
-	sleep := func(d time.Duration) bool {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(d):
-			return true
-		}
-	}
-	kinds := []string{"kill leader", "kill random", "pause leader", "pause random", "isolate leader", "majority/minority"}
-	for sleep(time.Duration(1000+n.rng.Intn(1500)) * time.Millisecond) {
-		kind := kinds[n.rng.Intn(len(kinds))]
-		start := n.rec.now()
-		var heal func()
-		var desc string
-		switch kind {
-		case "kill leader", "kill random":
-			h := n.target(kind == "kill leader")
-			n.jc.kill(h)
-			desc = "kill -9 " + h.name
-			heal = func() {
-				if err := n.jc.start(h); err != nil {
-					n.jc.t.Errorf("nemesis: restart %s: %v", h.name, err)
-				}
-			}
-		case "pause leader", "pause random":
-			h := n.target(kind == "pause leader")
-			n.jc.signal(h, syscall.SIGSTOP)
-			desc = "SIGSTOP " + h.name
-			heal = func() { n.jc.signal(h, syscall.SIGCONT) }
-		case "isolate leader", "majority/minority":
-			var minority, majority []*labHost
-			if kind == "isolate leader" {
-				l := n.target(true)
-				minority = []*labHost{l}
-				for _, s := range n.jc.servers {
-					if s != l {
-						majority = append(majority, s)
-					}
-				}
-			} else {
-				perm := n.rng.Perm(len(n.jc.servers))
-				for i, p := range perm {
-					if i < len(perm)/2 {
-						minority = append(minority, n.jc.servers[p])
-					} else {
-						majority = append(majority, n.jc.servers[p])
-					}
-				}
-			}
-			if err := n.jc.partition(minority, majority); err != nil {
-				n.jc.t.Errorf("nemesis: %v", err)
-			}
-			desc = fmt.Sprintf("partition %s | %s", hostNames(minority), hostNames(majority))
-			heal = func() {
-				for _, s := range n.jc.servers {
-					if err := iptablesIn(s, "-F"); err != nil {
-						n.jc.t.Errorf("nemesis: %v", err)
-					}
-				}
-			}
-		}
-		n.count[kind]++
-		n.jc.t.Logf("nemesis: %s", desc)
-		sleep(time.Duration(2500+n.rng.Intn(2500)) * time.Millisecond)
-		heal()
-		n.rec.fault(desc, start, n.rec.now())
-	}
-}
-
-func hostNames(hs []*labHost) string {
-	var names []string
-	for _, h := range hs {
-		names = append(names, h.name)
-	}
-	return strings.Join(names, ",")
 }

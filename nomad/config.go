@@ -110,6 +110,14 @@ type Config struct {
 	// not know must be introduced, and the lifetimes of introduction tokens.
 	ClientIntroduction ClientIntroductionConfig
 
+	// RaftSnapshotThreshold (entries since the last snapshot), RaftSnapshotInterval (how often
+	// Raft checks it) and RaftTrailingLogs (entries kept behind a snapshot, so a follower that
+	// lags less than that catches up from the log instead of an InstallSnapshot); 0 takes
+	// setupRaft's defaults. Small values make snapshots and InstallSnapshot frequent, which
+	// the Jepsen-style suite uses to restart servers while they happen.
+	RaftSnapshotThreshold uint64
+	RaftSnapshotInterval  time.Duration
+	RaftTrailingLogs      uint64
 	// FastRaft shortens Raft timeouts; for dev agents and tests on one machine.
 	FastRaft bool
 

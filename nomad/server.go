@@ -307,6 +307,15 @@ func (s *Server) setupRaft() error {
 	rc.Logger = s.logger.Named("raft")
 	rc.SnapshotThreshold = 8192
 	rc.TrailingLogs = 10240
+	if s.config.RaftSnapshotThreshold > 0 {
+		rc.SnapshotThreshold = s.config.RaftSnapshotThreshold
+	}
+	if s.config.RaftSnapshotInterval > 0 {
+		rc.SnapshotInterval = s.config.RaftSnapshotInterval
+	}
+	if s.config.RaftTrailingLogs > 0 {
+		rc.TrailingLogs = s.config.RaftTrailingLogs
+	}
 	if s.config.FastRaft {
 		rc.HeartbeatTimeout = 100 * time.Millisecond
 		rc.ElectionTimeout = 100 * time.Millisecond

@@ -223,6 +223,9 @@ func serverConfig(cfg *Config, logger hclog.Logger) *nomad.Config {
 	sc.SchedulerAlgorithm = server.SchedulerAlgorithm
 	sc.PreemptionConfig = server.PreemptionConfig
 	sc.PurgeHistoryRetention = server.PurgeHistoryRetention
+	sc.RaftSnapshotThreshold = uint64(server.RaftSnapshotThreshold)
+	sc.RaftSnapshotInterval = server.RaftSnapshotInterval
+	sc.RaftTrailingLogs = uint64(server.RaftTrailingLogs)
 	sc.ReapInterval = cfg.reapInterval
 	sc.EnableEventBroker = server.EnableEventBroker
 	sc.EventBufferSize = int64(server.EventBufferSize)

@@ -157,6 +157,12 @@ type ServerConfig struct {
 	EnableEventBroker     bool
 	PurgeHistoryRetention time.Duration
 	HeartbeatGrace        time.Duration
+	// RaftSnapshotThreshold, RaftSnapshotInterval and RaftTrailingLogs are upstream's
+	// raft_snapshot_threshold, raft_snapshot_interval and raft_trailing_logs; 0 takes the
+	// server's defaults (8192 entries, 120s, 10240 entries).
+	RaftSnapshotThreshold int
+	RaftSnapshotInterval  time.Duration
+	RaftTrailingLogs      int
 
 	AuthoritativeRegion string
 
@@ -698,6 +704,9 @@ func (c *Config) Validate() error {
 	nonNegativeDur("server.eval_gc_threshold", server.EvalGCThreshold)
 	nonNegativeDur("server.purge_history_retention", server.PurgeHistoryRetention)
 	nonNegativeDur("server.heartbeat_grace", server.HeartbeatGrace)
+	nonNegative("server.raft_snapshot_threshold", int64(server.RaftSnapshotThreshold))
+	nonNegativeDur("server.raft_snapshot_interval", server.RaftSnapshotInterval)
+	nonNegative("server.raft_trailing_logs", int64(server.RaftTrailingLogs))
 	// Zero values take the server's defaults (nomad.ClientIntroductionConfig).
 	ci := server.ClientIntroduction
 	if ci.Enforcement != "" && !structs.ValidNodeIntroductionEnforcement(ci.Enforcement) {

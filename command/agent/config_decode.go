@@ -87,6 +87,9 @@ type fileServer struct {
 	EnableEventBroker     *bool                   `hcl:"enable_event_broker,optional"`
 	PurgeHistoryRetention hcl.Expression          `hcl:"purge_history_retention,optional"`
 	HeartbeatGrace        hcl.Expression          `hcl:"heartbeat_grace,optional"`
+	RaftSnapshotThreshold *int                    `hcl:"raft_snapshot_threshold,optional"`
+	RaftSnapshotInterval  hcl.Expression          `hcl:"raft_snapshot_interval,optional"`
+	RaftTrailingLogs      *int                    `hcl:"raft_trailing_logs,optional"`
 	AuthoritativeRegion   *string                 `hcl:"authoritative_region,optional"`
 	Encrypt               *string                 `hcl:"encrypt,optional"`
 	ClientIntroduction    *fileClientIntroduction `hcl:"client_introduction,block"`
@@ -615,6 +618,10 @@ func assignServer(a *assigner, s *fileServer) {
 		func(c *Config) *time.Duration { return &ensure(&c.Server).PurgeHistoryRetention })
 	assignDuration(a, s.HeartbeatGrace, "heartbeat_grace",
 		func(c *Config) *time.Duration { return &ensure(&c.Server).HeartbeatGrace })
+	assign(a, s.RaftSnapshotThreshold, func(c *Config) *int { return &ensure(&c.Server).RaftSnapshotThreshold })
+	assignDuration(a, s.RaftSnapshotInterval, "raft_snapshot_interval",
+		func(c *Config) *time.Duration { return &ensure(&c.Server).RaftSnapshotInterval })
+	assign(a, s.RaftTrailingLogs, func(c *Config) *int { return &ensure(&c.Server).RaftTrailingLogs })
 	if ci := s.ClientIntroduction; ci != nil {
 		assign(a, ci.Enforcement, func(c *Config) *string { return &ensure(&c.Server).ClientIntroduction.Enforcement })
 		assignDuration(a, ci.DefaultIdentityTTL, "client_introduction.default_identity_ttl",

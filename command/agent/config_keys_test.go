@@ -29,6 +29,7 @@ var actedOnKeys = []string{
 	"server.job_tracked_versions", "server.job_max_count", "server.job_max_total_size",
 	"server.event_buffer_size", "server.enable_event_broker", "server.purge_history_retention",
 	"server.heartbeat_grace", "server.encrypt",
+	"server.raft_snapshot_threshold", "server.raft_snapshot_interval", "server.raft_trailing_logs",
 	"server.client_introduction.enforcement", "server.client_introduction.default_identity_ttl",
 	"server.client_introduction.max_identity_ttl",
 	"server.default_scheduler_config.scheduler_algorithm",

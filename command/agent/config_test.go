@@ -143,6 +143,9 @@ server {
   enable_event_broker     = false
   purge_history_retention = "48h"
   heartbeat_grace         = "30s"
+  raft_snapshot_threshold = 64
+  raft_snapshot_interval  = "2s"
+  raft_trailing_logs      = 32
   encrypt                 = "c2VjcmV0"
 
   client_introduction {
@@ -309,6 +312,7 @@ const fullJSON = `{
     "job_gc_interval": "10m", "job_gc_threshold": "8h", "node_gc_threshold": "48h", "eval_gc_threshold": "2h",
     "job_tracked_versions": 9, "job_max_count": 1234, "job_max_total_size": 50331648, "event_buffer_size": 250, "enable_event_broker": false,
     "purge_history_retention": "48h", "heartbeat_grace": "30s",
+    "raft_snapshot_threshold": 64, "raft_snapshot_interval": "2s", "raft_trailing_logs": 32,
     "client_introduction": {"enforcement": "strict", "default_identity_ttl": "10m", "max_identity_ttl": "2h"},
     "encrypt": "c2VjcmV0", "raft_protocol": 3, "authoritative_region": "us",
     "server_join": {"retry_join": ["10.0.0.1", "10.0.0.2"], "retry_max": 5, "retry_interval": "15s"},
@@ -380,6 +384,9 @@ func TestConfig_FullFile(t *testing.T) {
 		EnableEventBroker:     false,
 		PurgeHistoryRetention: 48 * time.Hour,
 		HeartbeatGrace:        30 * time.Second,
+		RaftSnapshotThreshold: 64,
+		RaftSnapshotInterval:  2 * time.Second,
+		RaftTrailingLogs:      32,
 		AuthoritativeRegion:   "us",
 		ClientIntroduction:    ClientIntroductionConfig{Enforcement: "strict", DefaultIdentityTTL: 10 * time.Minute, MaxIdentityTTL: 2 * time.Hour},
 		EncryptKey:            "c2VjcmV0",
@@ -864,6 +871,9 @@ func TestConfig_Validate(t *testing.T) {
 		{name: "negative num_schedulers", mutate: func(c *Config) { c.Server.NumSchedulers = -1 }, want: "server.num_schedulers"},
 		{name: "zero job_gc_interval", mutate: func(c *Config) { c.Server.JobGCInterval = 0 }, want: "server.job_gc_interval: must be positive"},
 		{name: "negative heartbeat_grace", mutate: func(c *Config) { c.Server.HeartbeatGrace = -time.Second }, want: "server.heartbeat_grace"},
+		{name: "negative raft_snapshot_threshold", mutate: func(c *Config) { c.Server.RaftSnapshotThreshold = -1 }, want: "server.raft_snapshot_threshold"},
+		{name: "negative raft_snapshot_interval", mutate: func(c *Config) { c.Server.RaftSnapshotInterval = -time.Second }, want: "server.raft_snapshot_interval"},
+		{name: "negative raft_trailing_logs", mutate: func(c *Config) { c.Server.RaftTrailingLogs = -1 }, want: "server.raft_trailing_logs"},
 		{name: "client_introduction enforcement", mutate: func(c *Config) { c.Server.ClientIntroduction.Enforcement = "loud" },
 			want: `server.client_introduction.enforcement: must be "none", "warn" or "strict", got "loud"`},
 		{name: "client_introduction max below default", mutate: func(c *Config) { c.Server.ClientIntroduction.MaxIdentityTTL = time.Minute },
