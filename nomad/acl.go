@@ -19,7 +19,9 @@ var anonymousActor = &structs.Actor{AccessorID: structs.AnonymousTokenAccessorID
 func (s *Server) resolveACL(secret string) (*acl.ACL, *structs.Actor, error) {
 	// Every endpoint resolves its caller first; on a leader still replaying its log that
 	// is the place to wait, so no answer comes from a store that is behind.
-	s.waitLeaderReady()
+	// A leader deposed meanwhile resolves from its replicated store like any follower; the
+	// read or write that follows is the one that refuses.
+	_ = s.waitLeaderReady()
 	if !s.config.ACLEnabled {
 		return acl.DisabledACL, nil, nil
 	}

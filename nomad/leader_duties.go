@@ -37,6 +37,11 @@ func (s *Server) establishLeadership(ctx context.Context, ready chan struct{}) {
 	if err := s.armVariableLocks(); err != nil {
 		s.logger.Error("arming variable lock timers failed", "error", err)
 	}
+	// A term that ended while it caught up must not open: a request waiting on it would
+	// take this store, no longer the leader's, for the leader's.
+	if ctx.Err() != nil {
+		return
+	}
 	// ready belongs to this term only: losing leadership installs a fresh channel.
 	close(ready)
 	s.leaderLoop(ctx)
@@ -50,12 +55,26 @@ func (s *Server) leaderCaughtUp() bool { return s.leaderReady.Ready() }
 const leaderReadyWait = 10 * time.Second
 
 // waitLeaderReady holds a request that reached the leader until the leader has applied the
-// whole log. Followers answer from their replicated state without waiting.
-func (s *Server) waitLeaderReady() {
+// whole log. Followers answer from their replicated state without waiting. It reports false
+// when this server led as the request arrived but lost leadership before it caught up: the
+// request must not be answered from this store as the leader's (a default read would miss
+// writes the next leader acknowledged).
+func (s *Server) waitLeaderReady() bool {
 	if !s.IsLeader() {
-		return
+		return true
 	}
-	s.leaderReady.Wait(leaderReadyWait, s.shutdownCtx.Done())
+	deadline := time.Now().Add(leaderReadyWait)
+	for s.IsLeader() {
+		if s.leaderReady.Wait(time.Until(deadline), s.shutdownCtx.Done()) {
+			return true
+		}
+		if time.Now().After(deadline) || s.shutdownCtx.Err() != nil {
+			// Still leading yet not caught up after the whole wait: answer as before rather
+			// than hold requests forever on a slow replay.
+			return s.IsLeader() && s.shutdownCtx.Err() == nil
+		}
+	}
+	return false
 }
 
 // leaderLoop runs the term's duties and chores (leaderDuties, leaderChores), each writing

@@ -157,7 +157,7 @@ func (s *Server) forwardRead(method string, opts *structs.QueryOptions, args, re
 		if handled || err != nil || s.raft == nil {
 			return handled, err
 		}
-		if s.raft.VerifyLeader().Error() == nil {
+		if s.servesDefaultRead() {
 			return false, nil
 		}
 		if time.Now().After(deadline) {
@@ -169,6 +169,14 @@ func (s *Server) forwardRead(method string, opts *structs.QueryOptions, args, re
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// servesDefaultRead reports whether this server may answer a default read from its own store:
+// it leads a term that has applied the whole log, and a majority still followed it after the
+// read arrived. The order matters: a leader confirmed by a majority but deposed while it
+// replayed its log would otherwise answer from a store that misses acknowledged writes.
+func (s *Server) servesDefaultRead() bool {
+	return s.IsLeader() && s.waitLeaderReady() && s.raft.VerifyLeader().Error() == nil && s.leaderReady.Ready()
 }
 
 func (s *Server) forwardTimeout(method string, args, reply any, timeout time.Duration) (bool, error) {

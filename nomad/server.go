@@ -531,7 +531,9 @@ func (s *Server) encodeEntry(t structs.MessageType, msg any) ([]byte, error) {
 // checkLeader refuses writes on followers. Multi-server clusters forward at the HTTP agent.
 func (s *Server) checkLeader() error {
 	if s.IsLeader() {
-		s.waitLeaderReady()
+		if !s.waitLeaderReady() {
+			return s.noLeaderError()
+		}
 		return nil
 	}
 	if s.Leader() == "" {

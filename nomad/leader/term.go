@@ -11,11 +11,18 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// Readiness is closed while this server leads and has applied the whole log. Each term has
-// its own channel: losing leadership installs a fresh one, so a term that ends never closes
-// the next term's.
+// Readiness says whether this server leads and has applied the whole log. Each term has its
+// own gate: losing leadership ends the gate and installs a fresh one, so a term that ends
+// never opens the next term's, and a request waiting on an ended term learns that it ended
+// instead of taking a late opening for readiness.
 type Readiness struct {
-	ch atomic.Pointer[chan struct{}]
+	gate atomic.Pointer[termGate]
+}
+
+// termGate is one term's readiness: open is closed once the term has caught up, ended once
+// the term is over.
+type termGate struct {
+	open, ended chan struct{}
 }
 
 // NewReadiness is the readiness of a server that does not lead yet.
@@ -25,32 +32,49 @@ func NewReadiness() *Readiness {
 	return r
 }
 
-// Reset makes the server not ready, for the next term to open again.
+// Reset ends the current term's gate and makes the server not ready, for the next term to
+// open again.
 func (r *Readiness) Reset() {
-	ch := make(chan struct{})
-	r.ch.Store(&ch)
+	next := &termGate{open: make(chan struct{}), ended: make(chan struct{})}
+	if old := r.gate.Swap(next); old != nil {
+		close(old.ended)
+	}
 }
 
 // current is the channel the running (or next) term closes once it has caught up.
-func (r *Readiness) current() chan struct{} { return *r.ch.Load() }
+func (r *Readiness) current() chan struct{} { return r.gate.Load().open }
 
 // Ready reports, without waiting, whether this leader has applied the whole log.
-func (r *Readiness) Ready() bool {
+func (r *Readiness) Ready() bool { return r.gate.Load().ready() }
+
+func (g *termGate) ready() bool {
 	select {
-	case <-r.current():
+	case <-g.ended:
+		return false
+	default:
+	}
+	select {
+	case <-g.open:
 		return true
 	default:
 		return false
 	}
 }
 
-// Wait holds until this leader has applied the whole log, timeout has passed or done is closed.
-func (r *Readiness) Wait(timeout time.Duration, done <-chan struct{}) {
+// Wait holds until this leader has applied the whole log, its term has ended, timeout has
+// passed or done is closed, and reports whether the term it waited on caught up and is
+// still running.
+func (r *Readiness) Wait(timeout time.Duration, done <-chan struct{}) bool {
+	g := r.gate.Load()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
 	select {
-	case <-r.current():
-	case <-time.After(timeout):
+	case <-g.open:
+	case <-g.ended:
+	case <-timer.C:
 	case <-done:
 	}
+	return g.ready()
 }
 
 // Monitor runs term for each leadership term Raft reports on leaderCh, until ctx ends. A
