@@ -711,8 +711,17 @@ func (jc *jepsenCluster) read(h *labHost, key string) (value string, index uint6
 	return "", 0, false, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body)))
 }
 
+// refusedBeforeLog reports whether an answer says the write never reached the Raft log: a
+// 4xx, or a leader still applying the log it was elected with (it refuses every call before
+// judging the token, so the write was not made).
+func refusedBeforeLog(status int, body []byte) bool {
+	return status >= 400 && status < 500 ||
+		status == 500 && strings.HasPrefix(string(body), "Not ready to serve consistent reads")
+}
+
 // cas writes value to jepsen/<key> if its ModifyIndex is still index (0: it must not exist).
-// Only a 409 (the check refused it) or another 4xx is a write that did not happen; a timeout,
+// Only a 409 (the check refused it), another 4xx or a not-ready leader's refusal is a write
+// that did not happen (refusedBeforeLog); a timeout,
 // a broken connection, a 500 "write outcome unknown" and any other 5xx may have happened
 // (a follower that forwarded the write cannot know whether the leader applied it).
 func (jc *jepsenCluster) cas(h *labHost, key string, index uint64, value string) (jepsen.Outcome, string) {
@@ -730,7 +739,7 @@ func (jc *jepsenCluster) cas(h *labHost, key string, index uint64, value string)
 	switch {
 	case resp.StatusCode == 200:
 		return jepsen.OK, ""
-	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+	case refusedBeforeLog(resp.StatusCode, text):
 		return jepsen.Fail, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	}
 	return jepsen.Unknown, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
@@ -808,7 +817,7 @@ func (jc *jepsenCluster) register(h *labHost, id string) (jepsen.Outcome, string
 	switch {
 	case resp.StatusCode == 200:
 		return jepsen.OK, ""
-	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+	case refusedBeforeLog(resp.StatusCode, text):
 		return jepsen.Fail, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	}
 	return jepsen.Unknown, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))

@@ -59,9 +59,10 @@ func testCluster(t *testing.T, n int, cbs ...func(*Config)) []*Server {
 	return servers
 }
 
+// leaderOf is the leader once it takes calls (it refuses them while it catches up).
 func leaderOf(servers []*Server) *Server {
 	for _, s := range servers {
-		if s.IsLeader() {
+		if s.LeaderReady() {
 			return s
 		}
 	}
@@ -372,6 +373,6 @@ func TestCluster_TransferLeadership(t *testing.T) {
 
 	// Sent to a follower, forwarded to the leader, which hands over to the named server.
 	must.NoError(t, target.Endpoints.Operator.RaftTransferLeadership(&structs.RaftPeerRequest{ID: string(raft.ServerID(target.config.NodeID))}, &reply))
-	waitFor(t, 10*time.Second, func() bool { return target.IsLeader() })
+	waitFor(t, 10*time.Second, target.LeaderReady)
 	must.False(t, old.IsLeader())
 }

@@ -52,7 +52,7 @@ func runningOn(t *testing.T, srv *Server, jobID string) map[string]int {
 // allocations to the other, one at a time, and the drain ends with the node ineligible.
 func TestDrain_MovesServiceAllocsToOtherNode(t *testing.T) {
 	srv := testCluster(t, 1, func(c *Config) { c.NumSchedulers = 1 })[0]
-	waitFor(t, 10*time.Second, srv.IsLeader)
+	waitFor(t, 10*time.Second, srv.LeaderReady)
 	a := startMockClient(t, srv, "a")
 	b := startMockClient(t, srv, "b")
 

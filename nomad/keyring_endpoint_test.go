@@ -58,7 +58,6 @@ func TestKeyring_RestartKeepsTheKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	must.NoError(t, again.WaitForLeader(ctx))
-	again.waitLeaderReady()
 	keys := waitRootKeys(t, again, 1)
 	must.Eq(t, first.KeyID, keys[0].KeyID)
 	must.Eq(t, first.PrivateKey, keys[0].PrivateKey)

@@ -51,31 +51,13 @@ func (s *Server) establishLeadership(ctx context.Context, ready chan struct{}) {
 // decisions that read state (autopilot's configuration) are not taken from a store behind it.
 func (s *Server) leaderCaughtUp() bool { return s.leaderReady.Ready() }
 
-// leaderReadyWait bounds how long a request waits for a new leader to catch up.
-const leaderReadyWait = 10 * time.Second
+// LeaderReady reports whether this server leads and takes calls: it has applied the log it
+// was elected with.
+func (s *Server) LeaderReady() bool { return s.IsLeader() && s.leaderReady.Ready() }
 
-// waitLeaderReady holds a request that reached the leader until the leader has applied the
-// whole log. Followers answer from their replicated state without waiting. It reports false
-// when this server led as the request arrived but lost leadership before it caught up: the
-// request must not be answered from this store as the leader's (a default read would miss
-// writes the next leader acknowledged).
-func (s *Server) waitLeaderReady() bool {
-	if !s.IsLeader() {
-		return true
-	}
-	deadline := time.Now().Add(leaderReadyWait)
-	for s.IsLeader() {
-		if s.leaderReady.Wait(time.Until(deadline), s.shutdownCtx.Done()) {
-			return true
-		}
-		if time.Now().After(deadline) || s.shutdownCtx.Err() != nil {
-			// Still leading yet not caught up after the whole wait: answer as before rather
-			// than hold requests forever on a slow replay.
-			return s.IsLeader() && s.shutdownCtx.Err() == nil
-		}
-	}
-	return false
-}
+// catchingUp reports whether this server leads but has not yet applied the log it was
+// elected with: calls that depend on its store are refused until it has (structs.NotReady).
+func (s *Server) catchingUp() bool { return s.IsLeader() && !s.leaderReady.Ready() }
 
 // leaderLoop runs the term's duties and chores (leaderDuties, leaderChores), each writing
 // through Raft, and returns once all have stopped.

@@ -28,7 +28,7 @@ func TestSecurity_PeersJSONHealsAConfigurationWithAFakeVoter(t *testing.T) {
 	}
 	srv, err := NewServer(config())
 	must.NoError(t, err)
-	waitFor(t, 10*time.Second, srv.IsLeader)
+	waitFor(t, 10*time.Second, srv.LeaderReady)
 	var reply structs.JobRegisterResponse
 	must.NoError(t, srv.Endpoints.Job.Register(&structs.JobRegisterRequest{Job: mock.Job(),
 		WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace}}, &reply))
@@ -52,7 +52,7 @@ func TestSecurity_PeersJSONHealsAConfigurationWithAFakeVoter(t *testing.T) {
 	srv, err = NewServer(config())
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Shutdown() })
-	waitFor(t, 10*time.Second, srv.IsLeader)
+	waitFor(t, 10*time.Second, srv.LeaderReady)
 	got, err := srv.Peers()
 	must.NoError(t, err)
 	must.Eq(t, []string{addr}, got)

@@ -27,9 +27,6 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 // tables behind the answer were never written (allocation lists, a job's allocations and
 // evaluations); the official client's tests assert that 0.
 func (s *Server) blockingRPCZero(opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
-	if !s.waitLeaderReady() && !opts.AllowStale {
-		return s.noLeaderError()
-	}
 	index, err := state.BlockingQuery(s.shutdownCtx, s.State, opts.MinQueryIndex, opts.MaxQueryTime,
 		func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
 			return fn(ws, store)

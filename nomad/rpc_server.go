@@ -157,6 +157,9 @@ func (s *Server) forwardRead(method string, opts *structs.QueryOptions, args, re
 		if handled || err != nil || s.raft == nil {
 			return handled, err
 		}
+		if s.catchingUp() {
+			return true, structs.NotReady()
+		}
 		if s.servesDefaultRead() {
 			return false, nil
 		}
@@ -173,10 +176,10 @@ func (s *Server) forwardRead(method string, opts *structs.QueryOptions, args, re
 
 // servesDefaultRead reports whether this server may answer a default read from its own store:
 // it leads a term that has applied the whole log, and a majority still followed it after the
-// read arrived. The order matters: a leader confirmed by a majority but deposed while it
-// replayed its log would otherwise answer from a store that misses acknowledged writes.
+// read arrived. Readiness is asked again after the majority answered: a term that ended
+// meanwhile (leadership lost, perhaps regained) no longer vouches for the store.
 func (s *Server) servesDefaultRead() bool {
-	return s.IsLeader() && s.waitLeaderReady() && s.raft.VerifyLeader().Error() == nil && s.leaderReady.Ready()
+	return s.IsLeader() && s.leaderReady.Ready() && s.raft.VerifyLeader().Error() == nil && s.leaderReady.Ready()
 }
 
 func (s *Server) forwardTimeout(method string, args, reply any, timeout time.Duration) (bool, error) {

@@ -531,8 +531,8 @@ func (s *Server) encodeEntry(t structs.MessageType, msg any) ([]byte, error) {
 // checkLeader refuses writes on followers. Multi-server clusters forward at the HTTP agent.
 func (s *Server) checkLeader() error {
 	if s.IsLeader() {
-		if !s.waitLeaderReady() {
-			return s.noLeaderError()
+		if !s.leaderReady.Ready() {
+			return structs.NotReady()
 		}
 		return nil
 	}
@@ -556,12 +556,13 @@ func (s *Server) noLeaderError() error {
 	return structs.NoLeader()
 }
 
-// WaitForLeader blocks until the cluster has a leader or ctx ends.
+// WaitForLeader blocks until the cluster has a leader or ctx ends; when this server is that
+// leader, until it has caught up and takes calls (it refuses them before).
 func (s *Server) WaitForLeader(ctx context.Context) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if s.Leader() != "" {
+		if s.Leader() != "" && !s.catchingUp() {
 			return nil
 		}
 		select {

@@ -37,6 +37,11 @@ var (
 	// entered its log and before the write was committed. A newer leader may still commit
 	// it, so the caller must not take the refusal for "not applied".
 	ErrWriteOutcomeUnknown = errors.New("write outcome unknown")
+	// ErrNotReady: this server leads but has not yet applied the log it was elected with.
+	// Its store may miss acknowledged writes (or still hold a revoked token), so it refuses
+	// calls that depend on it instead of answering from it or holding them. The text is
+	// upstream's, which clients recognise.
+	ErrNotReady = errors.New("Not ready to serve consistent reads")
 )
 
 // CodedError carries an HTTP status across the RPC boundary. Its message is what the client
@@ -107,6 +112,14 @@ func WriteOutcomeUnknown() error {
 		Err: ErrWriteOutcomeUnknown}
 }
 
+// NotReady refuses a call reaching a leader that is still applying the log it was elected
+// with: a 500 the caller retries.
+func NotReady() error {
+	return &CodedError{Code: http.StatusInternalServerError,
+		Msg: ErrNotReady.Error() + ": this leader is still applying the log it was elected with; retry shortly",
+		Err: ErrNotReady}
+}
+
 // NotLeader is the refusal of a write by a server that lost the leadership during the call.
 func NotLeader() error {
 	return &CodedError{Code: http.StatusInternalServerError, Msg: ErrNotLeader.Error(), Err: ErrNotLeader}
@@ -138,6 +151,7 @@ var errorKinds = []struct {
 	{"dispatch-token-used", ErrDispatchTokenUsed},
 	{"disk-full", ErrDiskFull},
 	{"write-outcome-unknown", ErrWriteOutcomeUnknown},
+	{"not-ready", ErrNotReady},
 }
 
 // ErrorKind is the wire name of the first sentinel err matches, "" for none.

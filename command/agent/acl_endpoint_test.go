@@ -151,7 +151,7 @@ func newLoggedACLAgent(t *testing.T, cb func(*Config)) (*TestAgent, string, *log
 	must.NoError(t, err)
 	t.Cleanup(a.Shutdown)
 	ta := &TestAgent{t: t, Agent: a}
-	waitUntil(t, 10*time.Second, "the test agent to lead", func() bool { return ta.Server().IsLeader() })
+	waitUntil(t, 10*time.Second, "the test agent to lead", func() bool { return ta.Server().LeaderReady() })
 
 	token, _, err := ta.Client("").ACLTokens().Bootstrap(nil)
 	must.NoError(t, err)

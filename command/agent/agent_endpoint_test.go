@@ -61,7 +61,7 @@ func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
 
 func TestAgentEndpoint_JoinMembersForceLeave(t *testing.T) {
 	first := startGossipAgent(t, "first", gossipTestKey, 1, nil)
-	waitFor(t, 10*time.Second, first.Server().IsLeader)
+	waitFor(t, 10*time.Second, first.Server().LeaderReady)
 	c := first.client(t)
 
 	// A server that joins nobody yet and never bootstraps (bootstrap_expect 0 with a join
@@ -136,7 +136,7 @@ func TestAgentEndpoint_JoinMembersForceLeave(t *testing.T) {
 
 func TestAgentEndpoint_GossipWithAnotherKeyCannotJoin(t *testing.T) {
 	first := startGossipAgent(t, "first", gossipTestKey, 1, nil)
-	waitFor(t, 10*time.Second, first.Server().IsLeader)
+	waitFor(t, 10*time.Second, first.Server().LeaderReady)
 	c := first.client(t)
 
 	// Encrypted gossip: a server with another key cannot join it.

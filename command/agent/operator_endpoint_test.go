@@ -14,7 +14,7 @@ import (
 func gossipCluster(t *testing.T) []*gossipAgent {
 	t.Helper()
 	first := startGossipAgent(t, "first", gossipTestKey, 1, nil)
-	waitFor(t, 10*time.Second, first.Server().IsLeader)
+	waitFor(t, 10*time.Second, first.Server().LeaderReady)
 	c := first.client(t)
 	conf, _, err := c.Operator().AutopilotGetConfiguration(nil)
 	must.NoError(t, err)

@@ -13,8 +13,7 @@ import (
 
 // Readiness says whether this server leads and has applied the whole log. Each term has its
 // own gate: losing leadership ends the gate and installs a fresh one, so a term that ends
-// never opens the next term's, and a request waiting on an ended term learns that it ended
-// instead of taking a late opening for readiness.
+// never opens the next term's, and a late opening of an ended term counts for nothing.
 type Readiness struct {
 	gate atomic.Pointer[termGate]
 }
@@ -59,22 +58,6 @@ func (g *termGate) ready() bool {
 	default:
 		return false
 	}
-}
-
-// Wait holds until this leader has applied the whole log, its term has ended, timeout has
-// passed or done is closed, and reports whether the term it waited on caught up and is
-// still running.
-func (r *Readiness) Wait(timeout time.Duration, done <-chan struct{}) bool {
-	g := r.gate.Load()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-g.open:
-	case <-g.ended:
-	case <-timer.C:
-	case <-done:
-	}
-	return g.ready()
 }
 
 // Monitor runs term for each leadership term Raft reports on leaderCh, until ctx ends. A
