@@ -16,7 +16,11 @@ type Status struct {
 // reached.
 var (
 	statusLeader = statusRead("Status.Leader", func(s *Server, reply *structs.StatusResponse) error {
-		reply.Leader = s.Leader()
+		// A leader still applying its log refuses calls (structs.NotReady); reporting none
+		// until it takes them lets a script that waits for a leader go on the moment it can.
+		if !s.catchingUp() {
+			reply.Leader = s.Leader()
+		}
 		return nil
 	})
 	statusPeers = statusRead("Status.Peers", func(s *Server, reply *structs.StatusResponse) error {

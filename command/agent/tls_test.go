@@ -68,6 +68,11 @@ func TestAgent_HTTPSWithoutClientVerification(t *testing.T) {
 	c, err := api.NewClient(&api.Config{Address: "https://" + ta.Agent.HTTPAddr(), TLSConfig: &api.TLSConfig{CACert: ca.CertFile}})
 	must.NoError(t, err)
 	defer c.Close()
+	// As a script would: calls work once a leader is reported.
+	must.Wait(t, wait.InitialSuccess(wait.TestFunc(func() (bool, error) {
+		leader, err := c.Status().Leader()
+		return leader != "", err
+	}), wait.Timeout(20*time.Second), wait.Gap(20*time.Millisecond)))
 	_, _, err = c.Jobs().List(nil)
 	must.NoError(t, err)
 
@@ -201,6 +206,11 @@ tls {
 	c, err := api.NewClient(&api.Config{Address: fmt.Sprintf("https://127.0.0.1:%d", port), TLSConfig: &api.TLSConfig{CACert: ca.CertFile}})
 	must.NoError(t, err)
 	defer c.Close()
+	// As a script would: calls work once a leader is reported.
+	must.Wait(t, wait.InitialSuccess(wait.TestFunc(func() (bool, error) {
+		leader, err := c.Status().Leader()
+		return leader != "", err
+	}), wait.Timeout(20*time.Second), wait.Gap(20*time.Millisecond)))
 	_, _, err = c.Jobs().List(nil)
 	must.NoError(t, err)
 
