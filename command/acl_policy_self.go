@@ -9,6 +9,7 @@ import (
 // ACLPolicySelfCommand lists the policies of the caller's own token.
 type ACLPolicySelfCommand struct {
 	Meta
+	asJSON bool
 }
 
 func (c *ACLPolicySelfCommand) Help() string {
@@ -17,20 +18,19 @@ Usage: nomad acl policy self [options]
 
   List the ACL policies the token in use holds, directly or through its
   roles. A management token holds none: its rights come from its type.
-`, `
-ACL Policy Self Options:
+`, optionsHelp("ACL Policy Self", c.options()))
+}
 
-  -json
-    Output the policies as JSON.
-`)
+func (c *ACLPolicySelfCommand) options() []option {
+	return []option{
+		boolOpt(&c.asJSON, "-json", "Output the policies as JSON."),
+	}
 }
 
 func (c *ACLPolicySelfCommand) Synopsis() string { return "Lookup self ACL policy assignment" }
 
 func (c *ACLPolicySelfCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl policy self")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("acl policy self", c.options())
 	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
@@ -39,7 +39,7 @@ func (c *ACLPolicySelfCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error fetching ACL policies: %v", err)
 	}
-	return printResult(&c.Meta, list, asJSON, formatPolicySelf)
+	return printResult(&c.Meta, list, c.asJSON, formatPolicySelf)
 }
 
 // formatPolicySelf shows the workload a policy is attached to when any is, as upstream's

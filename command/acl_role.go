@@ -38,6 +38,10 @@ func policyLinks(names []string) []*api.ACLRolePolicyLink {
 // ACLRoleCreateCommand creates a role.
 type ACLRoleCreateCommand struct {
 	Meta
+	name        string
+	description string
+	asJSON      bool
+	policies    stringsFlag
 }
 
 func (c *ACLRoleCreateCommand) Help() string {
@@ -45,41 +49,29 @@ func (c *ACLRoleCreateCommand) Help() string {
 Usage: nomad acl role create [options]
 
   Create an ACL role: a named set of policies that tokens can be linked to.
-`, `
-Create Options:
+`, optionsHelp("Create", c.options()))
+}
 
-  -name=<name>
-    Name of the role. Required.
-
-  -description=<text>
-    Human-readable description of the role.
-
-  -policy=<name>
-    Policy the role grants. Repeatable; at least one is required.
-
-  -json
-    Print the role as JSON.
-`)
+func (c *ACLRoleCreateCommand) options() []option {
+	return []option{
+		flagOpt(&c.name, "", "-name=<name>", "Name of the role. Required."),
+		flagOpt(&c.description, "", "-description=<text>", "Human-readable description of the role."),
+		valueOpt(&c.policies, "-policy=<name>", "Policy the role grants. Repeatable; at least one is required."),
+		boolOpt(&c.asJSON, "-json", "Print the role as JSON."),
+	}
 }
 
 func (c *ACLRoleCreateCommand) Synopsis() string { return "Define a named set of policies" }
 
 func (c *ACLRoleCreateCommand) Run(args []string) int {
-	var name, description string
-	var asJSON bool
-	var policies stringsFlag
-	fs := c.FlagSet("acl role create")
-	fs.StringVar(&name, "name", "", "")
-	fs.StringVar(&description, "description", "", "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.Var(&policies, "policy", "")
+	fs := c.flagSetWith("acl role create", c.options())
 	if _, code, ok := c.parseArgs(fs, args); !ok {
 		return code
 	}
-	if name == "" {
+	if c.name == "" {
 		return c.fail("ACL role name must be specified using the -name flag")
 	}
-	if len(policies) == 0 {
+	if len(c.policies) == 0 {
 		return c.fail("At least one policy must be specified using the -policy flag")
 	}
 	client, ok := c.client()
@@ -87,12 +79,12 @@ func (c *ACLRoleCreateCommand) Run(args []string) int {
 		return 1
 	}
 	role, _, err := client.ACLRoles().Create(&api.ACLRole{
-		Name: name, Description: description, Policies: policyLinks(policies),
+		Name: c.name, Description: c.description, Policies: policyLinks(c.policies),
 	}, nil)
 	if err != nil {
 		return c.fail("Error creating ACL role: %v", err)
 	}
-	return printResult(&c.Meta, role, asJSON, formatRole)
+	return printResult(&c.Meta, role, c.asJSON, formatRole)
 }
 
 func newACLRoleList(m Meta) cli.Command {
@@ -118,6 +110,8 @@ func formatRoleList(roles []*api.ACLRoleListStub) string {
 // ACLRoleInfoCommand shows a role.
 type ACLRoleInfoCommand struct {
 	Meta
+	byName bool
+	asJSON bool
 }
 
 func (c *ACLRoleInfoCommand) Help() string {
@@ -125,31 +119,27 @@ func (c *ACLRoleInfoCommand) Help() string {
 Usage: nomad acl role info [options] <id>
 
   Show an ACL role, looked up by ID or, with -by-name, by name.
-`, `
-Info Options:
+`, optionsHelp("Info", c.options()))
+}
 
-  -by-name
-    Treat the argument as the role's name.
-
-  -json
-    Print the role as JSON.
-`)
+func (c *ACLRoleInfoCommand) options() []option {
+	return []option{
+		boolOpt(&c.byName, "-by-name", "Treat the argument as the role's name."),
+		boolOpt(&c.asJSON, "-json", "Print the role as JSON."),
+	}
 }
 
 func (c *ACLRoleInfoCommand) Synopsis() string { return "Show an ACL role" }
 
 func (c *ACLRoleInfoCommand) Run(args []string) int {
-	var byName, asJSON bool
-	fs := c.FlagSet("acl role info")
-	fs.BoolVar(&byName, "by-name", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("acl role info", c.options())
 	pos, client, code, ok := c.connect(fs, args, "<id>")
 	if !ok {
 		return code
 	}
 	var role *api.ACLRole
 	var err error
-	if byName {
+	if c.byName {
 		role, _, err = client.ACLRoles().GetByName(pos[0], nil)
 	} else {
 		role, _, err = client.ACLRoles().Get(pos[0], nil)
@@ -157,7 +147,7 @@ func (c *ACLRoleInfoCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error reading ACL role: %v", err)
 	}
-	return printResult(&c.Meta, role, asJSON, formatRole)
+	return printResult(&c.Meta, role, c.asJSON, formatRole)
 }
 
 // ACLRoleUpdateCommand changes a role.

@@ -44,6 +44,7 @@ func formatRoleLinks(roles []*api.ACLTokenRoleLink) string {
 // ACLBootstrapCommand creates the first management token.
 type ACLBootstrapCommand struct {
 	Meta
+	asJSON bool
 }
 
 func (c *ACLBootstrapCommand) Help() string {
@@ -53,20 +54,19 @@ Usage: nomad acl bootstrap [options] [<path>]
   Create the cluster's initial management token. This works once; keep the
   Secret ID it prints. If <path> is given, the file holds the Secret ID to
   use instead of a generated one.
-`, `
-Bootstrap Options:
+`, optionsHelp("Bootstrap", c.options()))
+}
 
-  -json
-    Print the token as JSON.
-`)
+func (c *ACLBootstrapCommand) options() []option {
+	return []option{
+		boolOpt(&c.asJSON, "-json", "Print the token as JSON."),
+	}
 }
 
 func (c *ACLBootstrapCommand) Synopsis() string { return "Create the first management token" }
 
 func (c *ACLBootstrapCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl bootstrap")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("acl bootstrap", c.options())
 	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes at most one argument: <path>")
 	if !ok {
 		return code
@@ -87,7 +87,7 @@ func (c *ACLBootstrapCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error bootstrapping: %v", err)
 	}
-	return printResult(&c.Meta, token, asJSON, formatToken)
+	return printResult(&c.Meta, token, c.asJSON, formatToken)
 }
 
 // ACLTokenCreateCommand creates a token.

@@ -5,6 +5,8 @@ import "github.com/hashicorp/nomad/api"
 // AllocStopCommand stops an allocation so that the scheduler replaces it.
 type AllocStopCommand struct {
 	Meta
+	detach          bool
+	noShutdownDelay bool
 }
 
 func (c *AllocStopCommand) Help() string {
@@ -20,24 +22,20 @@ Usage: nomad alloc stop [options] <allocation>
 
   When ACLs are enabled, this needs alloc-lifecycle and read-job in the
   allocation's namespace.
-`, `
-Stop Options:
+`, optionsHelp("Stop", c.options()))
+}
 
-  -detach
-    Print the evaluation ID and return without monitoring.
-
-  -no-shutdown-delay
-    Ignore the shutdown_delay of the allocation's group and tasks.
-`)
+func (c *AllocStopCommand) options() []option {
+	return []option{
+		boolOpt(&c.detach, "-detach", "Print the evaluation ID and return without monitoring."),
+		boolOpt(&c.noShutdownDelay, "-no-shutdown-delay", "Ignore the shutdown_delay of the allocation's group and tasks."),
+	}
 }
 
 func (c *AllocStopCommand) Synopsis() string { return "Stop and reschedule a running allocation" }
 
 func (c *AllocStopCommand) Run(args []string) int {
-	var detach, noShutdownDelay bool
-	fs := c.FlagSet("alloc stop")
-	fs.BoolVar(&detach, "detach", false, "")
-	fs.BoolVar(&noShutdownDelay, "no-shutdown-delay", false, "")
+	fs := c.flagSetWith("alloc stop", c.options())
 	pos, code, ok := c.parseArgs(fs, args, "allocation")
 	if !ok {
 		return code
@@ -47,12 +45,12 @@ func (c *AllocStopCommand) Run(args []string) int {
 		return 1
 	}
 	q := &api.QueryOptions{Namespace: alloc.Namespace}
-	if noShutdownDelay {
+	if c.noShutdownDelay {
 		q.Params = map[string]string{"no_shutdown_delay": "true"}
 	}
 	resp, err := client.Allocations().Stop(alloc, q)
 	if err != nil {
 		return c.fail("Error stopping allocation: %v", err)
 	}
-	return c.finishEval(client, resp.EvalID, detach, resp.EvalID)
+	return c.finishEval(client, resp.EvalID, c.detach, resp.EvalID)
 }

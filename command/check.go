@@ -15,6 +15,8 @@ const (
 // sees enough Raft peers, a client that knows enough servers.
 type AgentCheckCommand struct {
 	Meta
+	minPeers   int
+	minServers int
 }
 
 func (c *AgentCheckCommand) Help() string {
@@ -26,24 +28,20 @@ Usage: nomad check [options]
   usage error. A server is healthy when it sees at least -min-peers other
   Raft peers; an agent without a server, when its client knows at least
   -min-servers servers.
-`, `
-Agent Check Options:
+`, optionsHelp("Agent Check", c.options()))
+}
 
-  -min-peers=<n>
-    The fewest other Raft peers a server must see. Defaults to 0.
-
-  -min-servers=<n>
-    The fewest servers a client must know. Defaults to 1.
-`)
+func (c *AgentCheckCommand) options() []option {
+	return []option{
+		flagOpt(&c.minPeers, 0, "-min-peers=<n>", "The fewest other Raft peers a server must see. Defaults to 0."),
+		flagOpt(&c.minServers, 1, "-min-servers=<n>", "The fewest servers a client must know. Defaults to 1."),
+	}
 }
 
 func (c *AgentCheckCommand) Synopsis() string { return "Display the health of the local Nomad agent" }
 
 func (c *AgentCheckCommand) Run(args []string) int {
-	var minPeers, minServers int
-	fs := c.FlagSet("check")
-	fs.IntVar(&minPeers, "min-peers", 0, "")
-	fs.IntVar(&minServers, "min-servers", 1, "")
+	fs := c.flagSetWith("check", c.options())
 	_, code, ok := c.parseArgs(fs, args)
 	if !ok {
 		return code
@@ -69,8 +67,8 @@ func (c *AgentCheckCommand) Run(args []string) int {
 			}
 			peers = max(len(all)-1, 0)
 		}
-		if peers < minPeers {
-			c.Ui.Output("known peers: " + strconv.Itoa(peers) + ", fewer than the " + strconv.Itoa(minPeers) + " expected")
+		if peers < c.minPeers {
+			c.Ui.Output("known peers: " + strconv.Itoa(peers) + ", fewer than the " + strconv.Itoa(c.minPeers) + " expected")
 			return checkCritical
 		}
 		return checkHealthy
@@ -84,8 +82,8 @@ func (c *AgentCheckCommand) Run(args []string) int {
 		}
 		servers = len(list)
 	}
-	if servers < minServers {
-		c.Ui.Output("known servers: " + strconv.Itoa(servers) + ", fewer than the " + strconv.Itoa(minServers) + " expected")
+	if servers < c.minServers {
+		c.Ui.Output("known servers: " + strconv.Itoa(servers) + ", fewer than the " + strconv.Itoa(c.minServers) + " expected")
 		return checkCritical
 	}
 	return checkHealthy

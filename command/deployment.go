@@ -255,6 +255,8 @@ Usage: nomad deployment resume [options] <deployment>
 // JobPromoteCommand promotes the canaries of a job's newest deployment.
 type JobPromoteCommand struct {
 	Meta
+	detach bool
+	groups stringList
 }
 
 func (c *JobPromoteCommand) Help() string {
@@ -262,25 +264,20 @@ func (c *JobPromoteCommand) Help() string {
 Usage: nomad job promote [options] <job>
 
   Promote the canaries of the job's newest deployment.
-`, `
-Promote Options:
+`, optionsHelp("Promote", c.options()))
+}
 
-  -detach
-    Return at once instead of monitoring the evaluation.
-
-  -group=<name>
-    Promote only this task group's canaries; may be repeated.
-`)
+func (c *JobPromoteCommand) options() []option {
+	return []option{
+		boolOpt(&c.detach, "-detach", "Return at once instead of monitoring the evaluation."),
+		valueOpt(&c.groups, "-group=<name>", "Promote only this task group's canaries; may be repeated."),
+	}
 }
 
 func (c *JobPromoteCommand) Synopsis() string { return "Promote a job's canaries" }
 
 func (c *JobPromoteCommand) Run(args []string) int {
-	var detach bool
-	var groups stringList
-	fs := c.FlagSet("job promote")
-	fs.BoolVar(&detach, "detach", false, "")
-	fs.Var(&groups, "group", "")
+	fs := c.flagSetWith("job promote", c.options())
 	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
 	if !ok {
 		return code
@@ -292,10 +289,10 @@ func (c *JobPromoteCommand) Run(args []string) int {
 	if d == nil {
 		return c.fail("Job %q has no deployment to promote", jobID)
 	}
-	resp, err := promote(client, d, groups)
+	resp, err := promote(client, d, c.groups)
 	if err != nil {
 		return c.fail("Error promoting deployment: %v", err)
 	}
 	c.Ui.Output(fmt.Sprintf("Deployment %q promoted", d.ID))
-	return c.finishEval(client, resp.EvalID, detach, resp.EvalID)
+	return c.finishEval(client, resp.EvalID, c.detach, resp.EvalID)
 }

@@ -85,6 +85,7 @@ func (c *EvalListCommand) Run(args []string) int {
 // EvalStatusCommand shows one evaluation.
 type EvalStatusCommand struct {
 	Meta
+	asJSON bool
 }
 
 func (c *EvalStatusCommand) Help() string {
@@ -96,20 +97,19 @@ Usage: nomad eval status [options] <evaluation>
 
   <evaluation> is an evaluation ID or a unique prefix of at least two
   characters.
-`, `
-Status Options:
+`, optionsHelp("Status", c.options()))
+}
 
-  -json
-    Print the evaluation as the API's JSON.
-`)
+func (c *EvalStatusCommand) options() []option {
+	return []option{
+		boolOpt(&c.asJSON, "-json", "Print the evaluation as the API's JSON."),
+	}
 }
 
 func (c *EvalStatusCommand) Synopsis() string { return "Show an evaluation" }
 
 func (c *EvalStatusCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("eval status")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("eval status", c.options())
 	pos, client, code, ok := c.connect(fs, args, "<evaluation>")
 	if !ok {
 		return code
@@ -122,7 +122,7 @@ func (c *EvalStatusCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error querying evaluation %q: %v", id, err)
 	}
-	if asJSON {
+	if c.asJSON {
 		return c.printJSON(eval)
 	}
 	c.Ui.Output(formatEvalStatus(eval))

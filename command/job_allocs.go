@@ -9,6 +9,8 @@ import (
 // JobAllocsCommand lists a job's allocations.
 type JobAllocsCommand struct {
 	Meta
+	all    bool
+	asJSON bool
 }
 
 func (c *JobAllocsCommand) Help() string {
@@ -16,34 +18,29 @@ func (c *JobAllocsCommand) Help() string {
 Usage: nomad job allocs [options] <job>
 
   List the allocations of a job.
-`, `
-Allocs Options:
+`, optionsHelp("Allocs", c.options()))
+}
 
-  -all
-    Include allocations of earlier instances of the job with the same ID (a
-    job purged and registered again).
-
-  -json
-    Output the allocations as JSON.
-`)
+func (c *JobAllocsCommand) options() []option {
+	return []option{
+		boolOpt(&c.all, "-all", "Include allocations of earlier instances of the job with the same ID (a\njob purged and registered again)."),
+		boolOpt(&c.asJSON, "-json", "Output the allocations as JSON."),
+	}
 }
 
 func (c *JobAllocsCommand) Synopsis() string { return "List allocations for a job" }
 
 func (c *JobAllocsCommand) Run(args []string) int {
-	var all, asJSON bool
-	fs := c.FlagSet("job allocs")
-	fs.BoolVar(&all, "all", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("job allocs", c.options())
 	pos, client, code, ok := c.connect(fs, args, "<job>")
 	if !ok {
 		return code
 	}
-	allocs, _, err := client.Jobs().Allocations(pos[0], all, nil)
+	allocs, _, err := client.Jobs().Allocations(pos[0], c.all, nil)
 	if err != nil {
 		return c.fail("Error retrieving allocations: %v", err)
 	}
-	return printResult(&c.Meta, allocs, asJSON, func(a []*api.AllocationListStub) string {
+	return printResult(&c.Meta, allocs, c.asJSON, func(a []*api.AllocationListStub) string {
 		return formatAllocs(a, time.Now())
 	})
 }
@@ -51,6 +48,9 @@ func (c *JobAllocsCommand) Run(args []string) int {
 // JobDeploymentsCommand lists a job's deployments.
 type JobDeploymentsCommand struct {
 	Meta
+	latest bool
+	all    bool
+	asJSON bool
 }
 
 func (c *JobDeploymentsCommand) Help() string {
@@ -58,49 +58,42 @@ func (c *JobDeploymentsCommand) Help() string {
 Usage: nomad job deployments [options] <job>
 
   List the deployments of a job, newest first.
-`, `
-Deployments Options:
+`, optionsHelp("Deployments", c.options()))
+}
 
-  -latest
-    Show only the latest deployment.
-
-  -all
-    Include deployments of earlier instances of the job with the same ID.
-
-  -json
-    Output the deployments as JSON.
-`)
+func (c *JobDeploymentsCommand) options() []option {
+	return []option{
+		boolOpt(&c.latest, "-latest", "Show only the latest deployment."),
+		boolOpt(&c.all, "-all", "Include deployments of earlier instances of the job with the same ID."),
+		boolOpt(&c.asJSON, "-json", "Output the deployments as JSON."),
+	}
 }
 
 func (c *JobDeploymentsCommand) Synopsis() string { return "List deployments for a job" }
 
 func (c *JobDeploymentsCommand) Run(args []string) int {
-	var latest, all, asJSON bool
-	fs := c.FlagSet("job deployments")
-	fs.BoolVar(&latest, "latest", false, "")
-	fs.BoolVar(&all, "all", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("job deployments", c.options())
 	pos, client, code, ok := c.connect(fs, args, "<job>")
 	if !ok {
 		return code
 	}
-	if latest {
+	if c.latest {
 		d, _, err := client.Jobs().LatestDeployment(pos[0], nil)
 		if err != nil {
 			return c.fail("Error retrieving deployments: %v", err)
 		}
 		if d == nil {
-			if asJSON {
+			if c.asJSON {
 				return c.printJSON(nil)
 			}
 			c.Ui.Output("No deployment found")
 			return 0
 		}
-		return printResult(&c.Meta, d, asJSON, formatDeployment)
+		return printResult(&c.Meta, d, c.asJSON, formatDeployment)
 	}
-	list, _, err := client.Jobs().Deployments(pos[0], all, nil)
+	list, _, err := client.Jobs().Deployments(pos[0], c.all, nil)
 	if err != nil {
 		return c.fail("Error retrieving deployments: %v", err)
 	}
-	return printResult(&c.Meta, list, asJSON, formatDeploymentList)
+	return printResult(&c.Meta, list, c.asJSON, formatDeploymentList)
 }

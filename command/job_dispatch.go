@@ -112,6 +112,7 @@ func (c *JobDispatchCommand) Run(args []string) int {
 // JobPeriodicForceCommand launches a periodic job's child now.
 type JobPeriodicForceCommand struct {
 	Meta
+	detach bool
 }
 
 func (c *JobPeriodicForceCommand) Help() string {
@@ -124,20 +125,19 @@ Usage: nomad job periodic force [options] <job>
 
   Unless -detach is given, the command follows the child's evaluation and
   reports its status.
-`, `
-Periodic Force Options:
+`, optionsHelp("Periodic Force", c.options()))
+}
 
-  -detach
-    Print the evaluation ID and return without monitoring.
-`)
+func (c *JobPeriodicForceCommand) options() []option {
+	return []option{
+		boolOpt(&c.detach, "-detach", "Print the evaluation ID and return without monitoring."),
+	}
 }
 
 func (c *JobPeriodicForceCommand) Synopsis() string { return "Force the launch of a periodic job" }
 
 func (c *JobPeriodicForceCommand) Run(args []string) int {
-	var detach bool
-	fs := c.FlagSet("job periodic force")
-	fs.BoolVar(&detach, "detach", false, "")
+	fs := c.flagSetWith("job periodic force", c.options())
 	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
 	if !ok {
 		return code
@@ -146,7 +146,7 @@ func (c *JobPeriodicForceCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error forcing periodic job %q: %v", jobID, err)
 	}
-	if detach {
+	if c.detach {
 		c.Ui.Output("Force periodic successful")
 		c.Ui.Output("Evaluation ID: " + evalID)
 		return 0

@@ -9,6 +9,7 @@ import (
 // JobInitCommand writes an example job file.
 type JobInitCommand struct {
 	Meta
+	short bool
 }
 
 const defaultInitName = "example.nomad.hcl"
@@ -20,20 +21,19 @@ Usage: nomad job init [options] [filename]
   Write an example job file to get started with, to example.nomad.hcl or the
   filename given. An existing file is never overwritten. No agent is
   contacted.
-`, `
-Init Options:
+`, optionsHelp("Init", c.options()))
+}
 
-  -short
-    Write the example without its explanatory comments.
-`)
+func (c *JobInitCommand) options() []option {
+	return []option{
+		boolOpt(&c.short, "-short", "Write the example without its explanatory comments."),
+	}
 }
 
 func (c *JobInitCommand) Synopsis() string { return "Create an example job file" }
 
 func (c *JobInitCommand) Run(args []string) int {
-	var short bool
-	fs := c.FlagSet("job init")
-	fs.BoolVar(&short, "short", false, "")
+	fs := c.flagSetWith("job init", c.options())
 	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes at most one argument: [filename]")
 	if !ok {
 		return code
@@ -43,7 +43,7 @@ func (c *JobInitCommand) Run(args []string) int {
 		name = pos[0]
 	}
 	body := exampleJobLong
-	if short {
+	if c.short {
 		body = exampleJobShort
 	}
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

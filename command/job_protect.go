@@ -49,6 +49,7 @@ func protectionRow(p *jobProtection) string {
 // JobProtectCommand protects a job from purge and garbage collection.
 type JobProtectCommand struct {
 	Meta
+	reason string
 }
 
 func (c *JobProtectCommand) Help() string {
@@ -60,29 +61,27 @@ Usage: nomad job protect -reason <text> <job>
   still be stopped, scaled and updated; registering it again keeps the
   protection. Needs the "protect-job" capability, which no shorthand policy
   (read, write, scale) includes.
-`, `
-Protect Options:
+`, optionsHelp("Protect", c.options()))
+}
 
-  -reason=<text>
-    Why the job is protected (required, at most 256 characters). Shown to
-    whoever tries to purge it.
-`)
+func (c *JobProtectCommand) options() []option {
+	return []option{
+		flagOpt(&c.reason, "", "-reason=<text>", "Why the job is protected (required, at most 256 characters). Shown to\nwhoever tries to purge it."),
+	}
 }
 
 func (c *JobProtectCommand) Synopsis() string { return "Protect a job from purge" }
 
 func (c *JobProtectCommand) Run(args []string) int {
-	var reason string
-	fs := c.FlagSet("job protect")
-	fs.StringVar(&reason, "reason", "", "")
+	fs := c.flagSetWith("job protect", c.options())
 	pos, code, ok := c.parseArgs(fs, args, "<job>")
 	if !ok {
 		return code
 	}
-	if reason == "" {
+	if c.reason == "" {
 		return c.fail("A -reason is required to protect a job")
 	}
-	return setJobProtection(&c.Meta, pos[0], true, reason)
+	return setJobProtection(&c.Meta, pos[0], true, c.reason)
 }
 
 // JobUnprotectCommand clears a job's protection.

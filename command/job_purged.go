@@ -49,6 +49,9 @@ type tokenActor struct {
 // JobPurgedCommand lists the purge history.
 type JobPurgedCommand struct {
 	Meta
+	since      string
+	asJSON     bool
+	verifyFlag bool
 }
 
 func (c *JobPurgedCommand) Help() string {
@@ -61,44 +64,33 @@ Usage: nomad job purged [options]
   "nomad job restore <id>" can register it again.
 
   Use -namespace='*' to list every namespace you can read.
-`, `
-Purged Options:
+`, optionsHelp("Purged", c.options()))
+}
 
-  -since=<time>
-    Only records at or after this RFC 3339 time, e.g. 2026-01-02T15:04:05Z.
-
-  -json
-    Print the records as JSON.
-
-  -verify
-    Check the purge history's hash chain instead of listing it: every
-    record's hash, its link to the record before it, and that none is
-    missing. Exits 2 when the chain is broken, naming the first record that
-    breaks it.
-`)
+func (c *JobPurgedCommand) options() []option {
+	return []option{
+		flagOpt(&c.since, "", "-since=<time>", "Only records at or after this RFC 3339 time, e.g. 2026-01-02T15:04:05Z."),
+		boolOpt(&c.asJSON, "-json", "Print the records as JSON."),
+		boolOpt(&c.verifyFlag, "-verify", "Check the purge history's hash chain instead of listing it: every\nrecord's hash, its link to the record before it, and that none is\nmissing. Exits 2 when the chain is broken, naming the first record that\nbreaks it."),
+	}
 }
 
 func (c *JobPurgedCommand) Synopsis() string { return "List purged jobs" }
 
 func (c *JobPurgedCommand) Run(args []string) int {
-	var since string
-	var asJSON, verify bool
-	fs := c.FlagSet("job purged")
-	fs.StringVar(&since, "since", "", "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.BoolVar(&verify, "verify", false, "")
+	fs := c.flagSetWith("job purged", c.options())
 	if _, code, ok := c.parseArgs(fs, args); !ok {
 		return code
 	}
-	if verify {
-		return c.verify(asJSON)
+	if c.verifyFlag {
+		return c.verify(c.asJSON)
 	}
 	endpoint := "/v1/jobs/purged"
-	if since != "" {
-		if _, err := time.Parse(time.RFC3339, since); err != nil {
-			return c.fail("Invalid -since %q: expected an RFC 3339 time such as 2026-01-02T15:04:05Z", since)
+	if c.since != "" {
+		if _, err := time.Parse(time.RFC3339, c.since); err != nil {
+			return c.fail("Invalid -since %q: expected an RFC 3339 time such as 2026-01-02T15:04:05Z", c.since)
 		}
-		endpoint += "?since=" + url.QueryEscape(since)
+		endpoint += "?since=" + url.QueryEscape(c.since)
 	}
 	client, ok := c.client()
 	if !ok {
@@ -111,7 +103,7 @@ func (c *JobPurgedCommand) Run(args []string) int {
 	if records == nil {
 		records = []*purgeRecord{}
 	}
-	return printResult(&c.Meta, records, asJSON, formatPurgeRecords)
+	return printResult(&c.Meta, records, c.asJSON, formatPurgeRecords)
 }
 
 // formatPurgeRecords is the history table. The record ID comes first

@@ -7,6 +7,7 @@ import (
 // JobRevertCommand reverts a job to an earlier version or tag.
 type JobRevertCommand struct {
 	Meta
+	detach bool
 }
 
 func (c *JobRevertCommand) Help() string {
@@ -16,20 +17,19 @@ Usage: nomad job revert [options] <job> <version|tag>
   Register an earlier version of a job again. The target is a version
   number or the name of a version tag. Reverting creates a new version
   whose spec equals the target; the tag itself stays on the old version.
-`, `
-Revert Options:
+`, optionsHelp("Revert", c.options()))
+}
 
-  -detach
-    Print the evaluation ID and return without monitoring.
-`)
+func (c *JobRevertCommand) options() []option {
+	return []option{
+		boolOpt(&c.detach, "-detach", "Print the evaluation ID and return without monitoring."),
+	}
 }
 
 func (c *JobRevertCommand) Synopsis() string { return "Register an earlier job version again" }
 
 func (c *JobRevertCommand) Run(args []string) int {
-	var detach bool
-	fs := c.FlagSet("job revert")
-	fs.BoolVar(&detach, "detach", false, "")
+	fs := c.flagSetWith("job revert", c.options())
 	pos, client, jobID, code, ok := c.connectJob(fs, args, "<job>", "<version|tag>")
 	if !ok {
 		return code
@@ -50,5 +50,5 @@ func (c *JobRevertCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error reverting job: %v", err)
 	}
-	return c.finishEval(client, resp.EvalID, detach, resp.EvalID)
+	return c.finishEval(client, resp.EvalID, c.detach, resp.EvalID)
 }

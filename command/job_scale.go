@@ -8,6 +8,7 @@ import (
 // JobScaleCommand changes a task group's count.
 type JobScaleCommand struct {
 	Meta
+	detach bool
 }
 
 func (c *JobScaleCommand) Help() string {
@@ -17,20 +18,19 @@ Usage: nomad job scale [options] <job> [<group>] <count>
   Set the count of one task group. The group may be left out when the job
   has only one. Scaling a group to 0 stops its allocations but keeps the
   job registered; garbage collection never removes such a job.
-`, `
-Scale Options:
+`, optionsHelp("Scale", c.options()))
+}
 
-  -detach
-    Print the evaluation ID and return without monitoring.
-`)
+func (c *JobScaleCommand) options() []option {
+	return []option{
+		boolOpt(&c.detach, "-detach", "Print the evaluation ID and return without monitoring."),
+	}
 }
 
 func (c *JobScaleCommand) Synopsis() string { return "Change the count of a job's task group" }
 
 func (c *JobScaleCommand) Run(args []string) int {
-	var detach bool
-	fs := c.FlagSet("job scale")
-	fs.BoolVar(&detach, "detach", false, "")
+	fs := c.flagSetWith("job scale", c.options())
 	pos, code, ok := c.parse(fs, args)
 	if !ok {
 		return code
@@ -69,5 +69,5 @@ func (c *JobScaleCommand) Run(args []string) int {
 	if w := resp.Warnings; w != "" {
 		c.Ui.Warn("Job Warnings:\n" + w)
 	}
-	return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
+	return c.finishEval(client, resp.EvalID, c.detach, "Evaluation ID: "+resp.EvalID)
 }

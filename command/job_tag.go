@@ -65,6 +65,7 @@ func (c *JobTagApplyCommand) Run(args []string) int {
 // JobTagUnsetCommand removes a version tag.
 type JobTagUnsetCommand struct {
 	Meta
+	name string
 }
 
 func (c *JobTagUnsetCommand) Help() string {
@@ -77,28 +78,27 @@ Usage: nomad job tag unset -name=<name> <job>
   the purge-job capability in the job's namespace; the untag and any version
   it lets go are published as JobVersionUntagged and JobVersionPruned events
   naming who did it.
-`, `
-Tag Options:
+`, optionsHelp("Tag", c.options()))
+}
 
-  -name=<name>
-    Name of the tag to remove. Required.
-`)
+func (c *JobTagUnsetCommand) options() []option {
+	return []option{
+		flagOpt(&c.name, "", "-name=<name>", "Name of the tag to remove. Required."),
+	}
 }
 
 func (c *JobTagUnsetCommand) Synopsis() string { return "Remove a tag from a job version" }
 
 func (c *JobTagUnsetCommand) Run(args []string) int {
-	var name string
-	fs := c.FlagSet("job tag unset")
-	fs.StringVar(&name, "name", "", "")
-	client, jobID, code, ok := c.connectTag(fs, args, &name)
+	fs := c.flagSetWith("job tag unset", c.options())
+	client, jobID, code, ok := c.connectTag(fs, args, &c.name)
 	if !ok {
 		return code
 	}
-	if _, err := client.Jobs().UntagVersion(jobID, name, nil); err != nil {
+	if _, err := client.Jobs().UntagVersion(jobID, c.name, nil); err != nil {
 		return c.fail("Error removing tag: %v", err)
 	}
-	c.Ui.Output(fmt.Sprintf("Tag %q removed from job %q", name, jobID))
+	c.Ui.Output(fmt.Sprintf("Tag %q removed from job %q", c.name, jobID))
 	return 0
 }
 

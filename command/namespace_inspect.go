@@ -3,6 +3,7 @@ package command
 // NamespaceInspectCommand prints a namespace as the API returns it.
 type NamespaceInspectCommand struct {
 	Meta
+	tmpl string
 }
 
 func (c *NamespaceInspectCommand) Help() string {
@@ -10,20 +11,19 @@ func (c *NamespaceInspectCommand) Help() string {
 Usage: nomad namespace inspect [options] <name>
 
   Print a namespace as JSON, as the API returns it.
-`, `
-Inspect Options:
+`, optionsHelp("Inspect", c.options()))
+}
 
-  -t=<template>
-    Format the namespace with a Go template instead.
-`)
+func (c *NamespaceInspectCommand) options() []option {
+	return []option{
+		flagOpt(&c.tmpl, "", "-t=<template>", "Format the namespace with a Go template instead."),
+	}
 }
 
 func (c *NamespaceInspectCommand) Synopsis() string { return "Inspect a namespace" }
 
 func (c *NamespaceInspectCommand) Run(args []string) int {
-	var tmpl string
-	fs := c.FlagSet("namespace inspect")
-	fs.StringVar(&tmpl, "t", "", "")
+	fs := c.flagSetWith("namespace inspect", c.options())
 	pos, client, code, ok := c.connect(fs, args, "<name>")
 	if !ok {
 		return code
@@ -32,5 +32,5 @@ func (c *NamespaceInspectCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error looking up namespace: %v", err)
 	}
-	return printTemplated(&c.Meta, ns, tmpl == "", tmpl, nil)
+	return printTemplated(&c.Meta, ns, c.tmpl == "", c.tmpl, nil)
 }

@@ -7,6 +7,8 @@ import (
 // NodeConfigCommand reads or replaces the servers the agent's client talks to.
 type NodeConfigCommand struct {
 	Meta
+	listServers   bool
+	updateServers bool
 }
 
 func (c *NodeConfigCommand) Help() string {
@@ -18,41 +20,37 @@ Usage: nomad node config [options] [<addr>...]
   per line; -update-servers replaces it with the RPC addresses given
   (host:port). A replaced list lasts until the agent restarts or finds
   servers again. Needs agent read, or agent write to change.
-`, `
-Node Config Options:
+`, optionsHelp("Node Config", c.options()))
+}
 
-  -servers
-    Print the servers the client knows.
-
-  -update-servers
-    Replace the client's servers with the addresses given.
-`)
+func (c *NodeConfigCommand) options() []option {
+	return []option{
+		boolOpt(&c.listServers, "-servers", "Print the servers the client knows."),
+		boolOpt(&c.updateServers, "-update-servers", "Replace the client's servers with the addresses given."),
+	}
 }
 
 func (c *NodeConfigCommand) Synopsis() string { return "Read or change a client's configuration" }
 
 func (c *NodeConfigCommand) Run(args []string) int {
-	var listServers, updateServers bool
-	fs := c.FlagSet("node config")
-	fs.BoolVar(&listServers, "servers", false, "")
-	fs.BoolVar(&updateServers, "update-servers", false, "")
+	fs := c.flagSetWith("node config", c.options())
 	pos, code, ok := c.parse(fs, args)
 	if !ok {
 		return code
 	}
 	switch {
-	case listServers == updateServers:
+	case c.listServers == c.updateServers:
 		return c.fail("This command needs one of -servers or -update-servers")
-	case listServers && len(pos) > 0:
+	case c.listServers && len(pos) > 0:
 		return c.fail("This command takes no arguments with -servers")
-	case updateServers && len(pos) == 0:
+	case c.updateServers && len(pos) == 0:
 		return c.fail("This command takes at least one argument with -update-servers: <addr>")
 	}
 	client, ok := c.client()
 	if !ok {
 		return 1
 	}
-	if updateServers {
+	if c.updateServers {
 		if err := client.Agent().SetServers(pos); err != nil {
 			return c.fail("Error updating the client's servers: %v", err)
 		}

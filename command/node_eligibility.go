@@ -5,6 +5,9 @@ import "fmt"
 // NodeEligibilityCommand marks a node eligible or ineligible for new allocations.
 type NodeEligibilityCommand struct {
 	Meta
+	enable  bool
+	disable bool
+	self    bool
 }
 
 func (c *NodeEligibilityCommand) Help() string {
@@ -15,18 +18,15 @@ Usage: nomad node eligibility [options] <node>
   allocations. What already runs there keeps running. A draining node
   cannot be made eligible until its drain ends. Needs node write access
   when ACLs are on.
-`, `
-Node Eligibility Options:
+`, optionsHelp("Node Eligibility", c.options()))
+}
 
-  -enable
-    The node may get new allocations.
-
-  -disable
-    The node gets no new allocations.
-
-  -self
-    Act on the node of the agent the command talks to.
-`)
+func (c *NodeEligibilityCommand) options() []option {
+	return []option{
+		boolOpt(&c.enable, "-enable", "The node may get new allocations."),
+		boolOpt(&c.disable, "-disable", "The node gets no new allocations."),
+		boolOpt(&c.self, "-self", "Act on the node of the agent the command talks to."),
+	}
 }
 
 func (c *NodeEligibilityCommand) Synopsis() string {
@@ -34,34 +34,30 @@ func (c *NodeEligibilityCommand) Synopsis() string {
 }
 
 func (c *NodeEligibilityCommand) Run(args []string) int {
-	var enable, disable, self bool
-	fs := c.FlagSet("node eligibility")
-	fs.BoolVar(&enable, "enable", false, "")
-	fs.BoolVar(&disable, "disable", false, "")
-	fs.BoolVar(&self, "self", false, "")
+	fs := c.flagSetWith("node eligibility", c.options())
 	pos, code, ok := c.parse(fs, args)
 	if !ok {
 		return code
 	}
 	switch {
-	case enable == disable:
+	case c.enable == c.disable:
 		return c.fail("Exactly one of -enable or -disable is required")
-	case self == (len(pos) == 1) || len(pos) > 1:
+	case c.self == (len(pos) == 1) || len(pos) > 1:
 		return c.fail("This command takes either one argument or -self: <node>")
 	}
 	client, ok := c.client()
 	if !ok {
 		return 1
 	}
-	nodeID, ok := c.nodeArg(client, pos, self)
+	nodeID, ok := c.nodeArg(client, pos, c.self)
 	if !ok {
 		return 1
 	}
-	if _, err := client.Nodes().ToggleEligibility(nodeID, enable, nil); err != nil {
+	if _, err := client.Nodes().ToggleEligibility(nodeID, c.enable, nil); err != nil {
 		return c.fail("Error updating scheduling eligibility: %v", err)
 	}
 	state := "eligible"
-	if disable {
+	if c.disable {
 		state = "ineligible"
 	}
 	c.Ui.Output(fmt.Sprintf("Node %q scheduling eligibility set: %s for scheduling", nodeID, state))

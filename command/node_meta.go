@@ -21,6 +21,8 @@ Usage: nomad node meta <subcommand> [options] [args]
 // NodeMetaReadCommand shows a node's metadata.
 type NodeMetaReadCommand struct {
 	Meta
+	nodeID string
+	asJSON bool
 }
 
 func (c *NodeMetaReadCommand) Help() string {
@@ -30,39 +32,34 @@ Usage: nomad node meta read [options]
   Show a node's metadata: all of it, then its dynamic and static parts. The
   node is the one of the agent the command talks to unless -node-id names
   another. Needs node read access when ACLs are on.
-`, `
-Node Meta Read Options:
+`, optionsHelp("Node Meta Read", c.options()))
+}
 
-  -node-id=<id>
-    The node to read, by ID or unique prefix.
-
-  -json
-    Print the API's JSON.
-`)
+func (c *NodeMetaReadCommand) options() []option {
+	return []option{
+		flagOpt(&c.nodeID, "", "-node-id=<id>", "The node to read, by ID or unique prefix."),
+		boolOpt(&c.asJSON, "-json", "Print the API's JSON."),
+	}
 }
 
 func (c *NodeMetaReadCommand) Synopsis() string { return "Read a node's metadata" }
 
 func (c *NodeMetaReadCommand) Run(args []string) int {
-	var nodeID string
-	var asJSON bool
-	fs := c.FlagSet("node meta read")
-	fs.StringVar(&nodeID, "node-id", "", "")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("node meta read", c.options())
 	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
 	}
-	if nodeID != "" {
-		if nodeID, ok = c.resolveNode(client, nodeID); !ok {
+	if c.nodeID != "" {
+		if c.nodeID, ok = c.resolveNode(client, c.nodeID); !ok {
 			return 1
 		}
 	}
-	meta, err := client.Nodes().Meta().Read(nodeID, nil)
+	meta, err := client.Nodes().Meta().Read(c.nodeID, nil)
 	if err != nil {
 		return c.fail("Error reading the node's metadata: %v", err)
 	}
-	return printResult(&c.Meta, meta, asJSON, formatNodeMeta)
+	return printResult(&c.Meta, meta, c.asJSON, formatNodeMeta)
 }
 
 func formatNodeMeta(m *api.NodeMetaResponse) string {
@@ -94,6 +91,8 @@ func formatMetaMap(m map[string]string) string {
 // NodeMetaApplyCommand sets and unsets a node's dynamic metadata.
 type NodeMetaApplyCommand struct {
 	Meta
+	nodeID string
+	unset  string
 }
 
 func (c *NodeMetaApplyCommand) Help() string {
@@ -103,24 +102,20 @@ Usage: nomad node meta apply [options] <key>=<value>...
   Set keys of a node's dynamic metadata, and with -unset remove keys. The
   node is the one of the agent the command talks to unless -node-id names
   another. Needs node write access when ACLs are on.
-`, `
-Node Meta Apply Options:
+`, optionsHelp("Node Meta Apply", c.options()))
+}
 
-  -node-id=<id>
-    The node to change, by ID or unique prefix.
-
-  -unset=<key>[,<key>...]
-    Keys to remove from the dynamic metadata.
-`)
+func (c *NodeMetaApplyCommand) options() []option {
+	return []option{
+		flagOpt(&c.nodeID, "", "-node-id=<id>", "The node to change, by ID or unique prefix."),
+		flagOpt(&c.unset, "", "-unset=<key>[,<key>...]", "Keys to remove from the dynamic metadata."),
+	}
 }
 
 func (c *NodeMetaApplyCommand) Synopsis() string { return "Change a node's dynamic metadata" }
 
 func (c *NodeMetaApplyCommand) Run(args []string) int {
-	var nodeID, unset string
-	fs := c.FlagSet("node meta apply")
-	fs.StringVar(&nodeID, "node-id", "", "")
-	fs.StringVar(&unset, "unset", "", "")
+	fs := c.flagSetWith("node meta apply", c.options())
 	pos, code, ok := c.parse(fs, args)
 	if !ok {
 		return code
@@ -133,7 +128,7 @@ func (c *NodeMetaApplyCommand) Run(args []string) int {
 		}
 		meta[k] = &v
 	}
-	for _, k := range strings.Split(unset, ",") {
+	for _, k := range strings.Split(c.unset, ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			meta[k] = nil
 		}
@@ -145,12 +140,12 @@ func (c *NodeMetaApplyCommand) Run(args []string) int {
 	if !ok {
 		return 1
 	}
-	if nodeID != "" {
-		if nodeID, ok = c.resolveNode(client, nodeID); !ok {
+	if c.nodeID != "" {
+		if c.nodeID, ok = c.resolveNode(client, c.nodeID); !ok {
 			return 1
 		}
 	}
-	if _, err := client.Nodes().Meta().Apply(&api.NodeMetaApplyRequest{NodeID: nodeID, Meta: meta}, nil); err != nil {
+	if _, err := client.Nodes().Meta().Apply(&api.NodeMetaApplyRequest{NodeID: c.nodeID, Meta: meta}, nil); err != nil {
 		return c.fail("Error applying the node's metadata: %v", err)
 	}
 	return 0

@@ -22,6 +22,9 @@ Usage: nomad node <subcommand> [options] [args]
 // NodeStatusCommand lists nodes or shows one.
 type NodeStatusCommand struct {
 	Meta
+	self    bool
+	verbose bool
+	asJSON  bool
 }
 
 func (c *NodeStatusCommand) Help() string {
@@ -30,48 +33,41 @@ Usage: nomad node status [options] [node]
 
   Without a node, list every node. With a node ID or a unique prefix, show
   that node and its allocations. Needs node read access when ACLs are on.
-`, `
-Node Status Options:
+`, optionsHelp("Node Status", c.options()))
+}
 
-  -self
-    Show the node of the agent the command talks to.
-
-  -verbose
-    Show full IDs, and the address and version of each node.
-
-  -json
-    Print the API's JSON.
-`)
+func (c *NodeStatusCommand) options() []option {
+	return []option{
+		boolOpt(&c.self, "-self", "Show the node of the agent the command talks to."),
+		boolOpt(&c.verbose, "-verbose", "Show full IDs, and the address and version of each node."),
+		boolOpt(&c.asJSON, "-json", "Print the API's JSON."),
+	}
 }
 
 func (c *NodeStatusCommand) Synopsis() string { return "Display status information about nodes" }
 
 func (c *NodeStatusCommand) Run(args []string) int {
-	var self, verbose, asJSON bool
-	fs := c.FlagSet("node status")
-	fs.BoolVar(&self, "self", false, "")
-	fs.BoolVar(&verbose, "verbose", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("node status", c.options())
 	pos, code, ok := c.parse(fs, args)
 	if !ok {
 		return code
 	}
-	if len(pos) > 1 || (self && len(pos) > 0) {
+	if len(pos) > 1 || (c.self && len(pos) > 0) {
 		return c.fail("This command takes either one argument or -self: <node>")
 	}
 	client, ok := c.client()
 	if !ok {
 		return 1
 	}
-	if len(pos) == 0 && !self {
+	if len(pos) == 0 && !c.self {
 		nodes, _, err := client.Nodes().List(nil)
 		if err != nil {
 			return c.fail("Error querying node status: %v", err)
 		}
 		sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
-		return printResult(&c.Meta, nodes, asJSON, func(ns []*api.NodeListStub) string { return formatNodeList(ns, verbose) })
+		return printResult(&c.Meta, nodes, c.asJSON, func(ns []*api.NodeListStub) string { return formatNodeList(ns, c.verbose) })
 	}
-	nodeID, ok := c.nodeArg(client, pos, self)
+	nodeID, ok := c.nodeArg(client, pos, c.self)
 	if !ok {
 		return 1
 	}
@@ -79,7 +75,7 @@ func (c *NodeStatusCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error querying node info: %v", err)
 	}
-	if asJSON {
+	if c.asJSON {
 		return c.printJSON(node)
 	}
 	allocs, _, err := client.Nodes().Allocations(nodeID, nil)
@@ -93,7 +89,7 @@ func (c *NodeStatusCommand) Run(args []string) int {
 			c.Ui.Warn(fmt.Sprintf("Couldn't retrieve the node's host statistics: %v", err))
 		}
 	}
-	c.Ui.Output(formatNode(node, allocs, verbose, time.Now(), stats))
+	c.Ui.Output(formatNode(node, allocs, c.verbose, time.Now(), stats))
 	return 0
 }
 

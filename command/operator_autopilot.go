@@ -181,6 +181,7 @@ func applyAutopilotFlags(conf *api.AutopilotConfiguration, cleanup, lastContact,
 // OperatorAutopilotHealthCommand prints the servers' health.
 type OperatorAutopilotHealthCommand struct {
 	Meta
+	asJSON bool
 }
 
 func (c *OperatorAutopilotHealthCommand) Help() string {
@@ -190,12 +191,13 @@ Usage: nomad operator autopilot health [options]
   Display each server's health as the leader judges it, and how many voters
   the cluster could lose without losing its quorum. Exits 2 when a server is
   unhealthy. Needs operator read when ACLs are enabled.
-`, `
-Health Options:
+`, optionsHelp("Health", c.options()))
+}
 
-  -json
-    Print the health report as JSON.
-`)
+func (c *OperatorAutopilotHealthCommand) options() []option {
+	return []option{
+		boolOpt(&c.asJSON, "-json", "Print the health report as JSON."),
+	}
 }
 
 func (c *OperatorAutopilotHealthCommand) Synopsis() string {
@@ -203,9 +205,7 @@ func (c *OperatorAutopilotHealthCommand) Synopsis() string {
 }
 
 func (c *OperatorAutopilotHealthCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("operator autopilot health")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("operator autopilot health", c.options())
 	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
@@ -219,7 +219,7 @@ func (c *OperatorAutopilotHealthCommand) Run(args []string) int {
 			return c.fail("Error querying Autopilot health: %v", err)
 		}
 	}
-	if asJSON {
+	if c.asJSON {
 		if code := c.printJSON(health); code != 0 {
 			return code
 		}

@@ -21,6 +21,7 @@ func queryOpts(stale bool) *api.QueryOptions {
 // OperatorRaftListPeersCommand lists the Raft configuration.
 type OperatorRaftListPeersCommand struct {
 	Meta
+	stale bool
 }
 
 func (c *OperatorRaftListPeersCommand) Help() string {
@@ -29,12 +30,13 @@ Usage: nomad operator raft list-peers [options]
 
   Display the servers of the Raft configuration of a running cluster: who
   leads and who votes. Needs a management token when ACLs are enabled.
-`, `
-List Peers Options:
+`, optionsHelp("List Peers", c.options()))
+}
 
-  -stale
-    Answer from the agent's server even if it is not the leader.
-`)
+func (c *OperatorRaftListPeersCommand) options() []option {
+	return []option{
+		boolOpt(&c.stale, "-stale", "Answer from the agent's server even if it is not the leader."),
+	}
 }
 
 func (c *OperatorRaftListPeersCommand) Synopsis() string {
@@ -42,15 +44,13 @@ func (c *OperatorRaftListPeersCommand) Synopsis() string {
 }
 
 func (c *OperatorRaftListPeersCommand) Run(args []string) int {
-	var stale bool
-	fs := c.FlagSet("operator raft list-peers")
-	fs.BoolVar(&stale, "stale", false, "")
+	fs := c.flagSetWith("operator raft list-peers", c.options())
 	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
 	}
 	q := client.Operator()
-	conf, err := q.RaftGetConfiguration(queryOpts(stale))
+	conf, err := q.RaftGetConfiguration(queryOpts(c.stale))
 	if err != nil {
 		return c.fail("Failed to retrieve raft configuration: %v", err)
 	}

@@ -28,6 +28,7 @@ Usage: nomad operator snapshot <subcommand> [options] <file>
 // OperatorSnapshotSaveCommand saves a snapshot to a file.
 type OperatorSnapshotSaveCommand struct {
 	Meta
+	stale bool
 }
 
 func (c *OperatorSnapshotSaveCommand) Help() string {
@@ -36,12 +37,13 @@ Usage: nomad operator snapshot save [options] <file>
 
   Save an atomic, point-in-time snapshot of the cluster state to <file>. The
   file is written only once the whole archive arrived and its checksums hold.
-`, `
-Snapshot Save Options:
+`, optionsHelp("Snapshot Save", c.options()))
+}
 
-  -stale
-    Take the snapshot from the agent's server even if it is not the leader.
-`)
+func (c *OperatorSnapshotSaveCommand) options() []option {
+	return []option{
+		boolOpt(&c.stale, "-stale", "Take the snapshot from the agent's server even if it is not the leader."),
+	}
 }
 
 func (c *OperatorSnapshotSaveCommand) Synopsis() string {
@@ -49,15 +51,13 @@ func (c *OperatorSnapshotSaveCommand) Synopsis() string {
 }
 
 func (c *OperatorSnapshotSaveCommand) Run(args []string) int {
-	var stale bool
-	fs := c.FlagSet("operator snapshot save")
-	fs.BoolVar(&stale, "stale", false, "")
+	fs := c.flagSetWith("operator snapshot save", c.options())
 	pos, client, code, ok := c.connect(fs, args, "<file>")
 	if !ok {
 		return code
 	}
 	path := pos[0]
-	rc, err := client.Operator().Snapshot(queryOpts(stale))
+	rc, err := client.Operator().Snapshot(queryOpts(c.stale))
 	if err != nil {
 		return c.fail("Failed to get snapshot file: %v", err)
 	}

@@ -16,6 +16,10 @@ Usage: nomad plugin <subcommand> [options] [args]
 // PluginStatusCommand lists CSI plugins or shows one.
 type PluginStatusCommand struct {
 	Meta
+	pluginType string
+	verbose    bool
+	asJSON     bool
+	tmpl       string
 }
 
 func (c *PluginStatusCommand) Help() string {
@@ -26,39 +30,28 @@ Usage: nomad plugin status [options] [plugin]
   node instances are healthy. With a plugin ID or unique prefix, show that
   plugin. This build runs no CSI plugins, so the list is empty. Needs
   plugin:read access when ACLs are on.
-`, `
-Plugin Status Options:
+`, optionsHelp("Plugin Status", c.options()))
+}
 
-  -type=csi
-    The plugin type; csi is the only one.
-
-  -verbose
-    Show full IDs.
-
-  -json
-    Print the API's JSON.
-
-  -t=<template>
-    Format the response with a Go template.
-`)
+func (c *PluginStatusCommand) options() []option {
+	return []option{
+		flagOpt(&c.pluginType, "csi", "-type=csi", "The plugin type; csi is the only one."),
+		boolOpt(&c.verbose, "-verbose", "Show full IDs."),
+		boolOpt(&c.asJSON, "-json", "Print the API's JSON."),
+		flagOpt(&c.tmpl, "", "-t=<template>", "Format the response with a Go template."),
+	}
 }
 
 func (c *PluginStatusCommand) Synopsis() string { return "Display status information about plugins" }
 
 func (c *PluginStatusCommand) Run(args []string) int {
-	var pluginType, tmpl string
-	var verbose, asJSON bool
-	fs := c.FlagSet("plugin status")
-	fs.StringVar(&pluginType, "type", "csi", "")
-	fs.BoolVar(&verbose, "verbose", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.StringVar(&tmpl, "t", "", "")
+	fs := c.flagSetWith("plugin status", c.options())
 	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <plugin>")
 	if !ok {
 		return code
 	}
-	if pluginType != "csi" {
-		return c.fail("Unsupported plugin type %q: the only type is csi", pluginType)
+	if c.pluginType != "csi" {
+		return c.fail("Unsupported plugin type %q: the only type is csi", c.pluginType)
 	}
 	client, ok := c.client()
 	if !ok {
@@ -74,8 +67,8 @@ func (c *PluginStatusCommand) Run(args []string) int {
 	}
 	sort.Slice(plugins, func(i, j int) bool { return plugins[i].ID < plugins[j].ID })
 	if len(pos) == 0 {
-		return printTemplated(&c.Meta, plugins, asJSON, tmpl, func(ps []*api.CSIPluginListStub) string {
-			return "Container Storage Interface\n" + formatPluginList(ps, verbose)
+		return printTemplated(&c.Meta, plugins, c.asJSON, c.tmpl, func(ps []*api.CSIPluginListStub) string {
+			return "Container Storage Interface\n" + formatPluginList(ps, c.verbose)
 		})
 	}
 	id := pos[0]
@@ -89,7 +82,7 @@ func (c *PluginStatusCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error querying CSI plugin: %v", err)
 	}
-	return printTemplated(&c.Meta, plugin, asJSON, tmpl, func(p *api.CSIPlugin) string {
+	return printTemplated(&c.Meta, plugin, c.asJSON, c.tmpl, func(p *api.CSIPlugin) string {
 		return formatKV([]string{
 			"ID|" + p.ID,
 			"Provider|" + p.Provider,

@@ -23,6 +23,11 @@ Usage: nomad scaling policy <subcommand> [options] [args]
 // ScalingPolicyListCommand lists the scaling policies of the namespace.
 type ScalingPolicyListCommand struct {
 	Meta
+	job        string
+	policyType string
+	verbose    bool
+	asJSON     bool
+	tmpl       string
 }
 
 func (c *ScalingPolicyListCommand) Help() string {
@@ -31,61 +36,47 @@ Usage: nomad scaling policy list [options]
 
   List the scaling policies of the namespace, sorted by ID. Needs list-scaling-
   policies or read-job access in the namespace when ACLs are on.
-`, `
-Scaling Policy List Options:
+`, optionsHelp("Scaling Policy List", c.options()))
+}
 
-  -job=<job>
-    Only the policies of this job.
-
-  -type=<type>
-    Only the policies of this type, e.g. horizontal.
-
-  -verbose
-    Show full IDs.
-
-  -json
-    Print the API's JSON.
-
-  -t=<template>
-    Format the response with a Go template.
-`)
+func (c *ScalingPolicyListCommand) options() []option {
+	return []option{
+		flagOpt(&c.job, "", "-job=<job>", "Only the policies of this job."),
+		flagOpt(&c.policyType, "", "-type=<type>", "Only the policies of this type, e.g. horizontal."),
+		boolOpt(&c.verbose, "-verbose", "Show full IDs."),
+		boolOpt(&c.asJSON, "-json", "Print the API's JSON."),
+		flagOpt(&c.tmpl, "", "-t=<template>", "Format the response with a Go template."),
+	}
 }
 
 func (c *ScalingPolicyListCommand) Synopsis() string { return "List scaling policies" }
 
 func (c *ScalingPolicyListCommand) Run(args []string) int {
-	var job, policyType, tmpl string
-	var verbose, asJSON bool
-	fs := c.FlagSet("scaling policy list")
-	fs.StringVar(&job, "job", "", "")
-	fs.StringVar(&policyType, "type", "", "")
-	fs.BoolVar(&verbose, "verbose", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.StringVar(&tmpl, "t", "", "")
+	fs := c.flagSetWith("scaling policy list", c.options())
 	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
 	}
 	q := &api.QueryOptions{Params: map[string]string{}}
-	if job != "" {
-		q.Params["job"] = job
+	if c.job != "" {
+		q.Params["job"] = c.job
 	}
-	if policyType != "" {
-		q.Params["type"] = policyType
+	if c.policyType != "" {
+		q.Params["type"] = c.policyType
 	}
 	policies, _, err := client.Scaling().ListPolicies(q)
 	if err != nil {
 		return c.fail("Error listing scaling policies: %v", err)
 	}
 	sort.Slice(policies, func(i, j int) bool { return policies[i].ID < policies[j].ID })
-	return printTemplated(&c.Meta, policies, asJSON, tmpl, func(ps []*api.ScalingPolicyListStub) string {
+	return printTemplated(&c.Meta, policies, c.asJSON, c.tmpl, func(ps []*api.ScalingPolicyListStub) string {
 		if len(ps) == 0 {
 			return "No policies found"
 		}
 		rows := []string{"ID|Enabled|Type|Target"}
 		for _, p := range ps {
 			id := p.ID
-			if !verbose {
+			if !c.verbose {
 				id = shortID(id)
 			}
 			rows = append(rows, fmt.Sprintf("%s|%t|%s|%s", id, p.Enabled, p.Type, formatScalingTarget(p.Target)))
@@ -122,6 +113,8 @@ func formatScalingTarget(target map[string]string) string {
 // ScalingPolicyInfoCommand shows one scaling policy.
 type ScalingPolicyInfoCommand struct {
 	Meta
+	asJSON bool
+	tmpl   string
 }
 
 func (c *ScalingPolicyInfoCommand) Help() string {
@@ -130,25 +123,20 @@ Usage: nomad scaling policy info [options] <policy>
 
   Show a scaling policy: its target, bounds and the policy document the
   autoscaler reads. <policy> is an ID or a unique prefix.
-`, `
-Scaling Policy Info Options:
+`, optionsHelp("Scaling Policy Info", c.options()))
+}
 
-  -json
-    Print the API's JSON.
-
-  -t=<template>
-    Format the response with a Go template.
-`)
+func (c *ScalingPolicyInfoCommand) options() []option {
+	return []option{
+		boolOpt(&c.asJSON, "-json", "Print the API's JSON."),
+		flagOpt(&c.tmpl, "", "-t=<template>", "Format the response with a Go template."),
+	}
 }
 
 func (c *ScalingPolicyInfoCommand) Synopsis() string { return "Display an individual scaling policy" }
 
 func (c *ScalingPolicyInfoCommand) Run(args []string) int {
-	var asJSON bool
-	var tmpl string
-	fs := c.FlagSet("scaling policy info")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.StringVar(&tmpl, "t", "", "")
+	fs := c.flagSetWith("scaling policy info", c.options())
 	pos, client, code, ok := c.connect(fs, args, "<policy>")
 	if !ok {
 		return code
@@ -161,7 +149,7 @@ func (c *ScalingPolicyInfoCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error reading scaling policy: %v", err)
 	}
-	return printTemplated(&c.Meta, policy, asJSON, tmpl, formatScalingPolicy)
+	return printTemplated(&c.Meta, policy, c.asJSON, c.tmpl, formatScalingPolicy)
 }
 
 // resolveScalingPolicy turns an ID or unique prefix into the exact ID. The list endpoint has

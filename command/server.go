@@ -21,6 +21,7 @@ Usage: nomad server <subcommand> [options] [args]
 // ServerMembersCommand lists the gossip pool.
 type ServerMembersCommand struct {
 	Meta
+	detailed bool
 }
 
 func (c *ServerMembersCommand) Help() string {
@@ -31,12 +32,13 @@ Usage: nomad server members [options]
   region, and their build. Gossip only says where servers are: a server is in
   the Raft quorum once the leader has verified it on its RPC port (see
   "nomad operator raft list-peers").
-`, `
-Server Members Options:
+`, optionsHelp("Server Members", c.options()))
+}
 
-  -detailed
-    Show each member's protocol versions and gossip tags.
-`)
+func (c *ServerMembersCommand) options() []option {
+	return []option{
+		boolOpt(&c.detailed, "-detailed", "Show each member's protocol versions and gossip tags."),
+	}
 }
 
 func (c *ServerMembersCommand) Synopsis() string {
@@ -44,9 +46,7 @@ func (c *ServerMembersCommand) Synopsis() string {
 }
 
 func (c *ServerMembersCommand) Run(args []string) int {
-	var detailed bool
-	fs := c.FlagSet("server members")
-	fs.BoolVar(&detailed, "detailed", false, "")
+	fs := c.flagSetWith("server members", c.options())
 	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
@@ -56,7 +56,7 @@ func (c *ServerMembersCommand) Run(args []string) int {
 		return c.fail("Error querying servers: %v", err)
 	}
 	sort.Slice(members.Members, func(i, j int) bool { return members.Members[i].Name < members.Members[j].Name })
-	if detailed {
+	if c.detailed {
 		rows := []string{"Name|Address|Port|Status|Protocol|Tags"}
 		for _, m := range members.Members {
 			rows = append(rows, fmt.Sprintf("%s|%s|%d|%s|%d|%s", m.Name, m.Addr, m.Port, m.Status, m.ProtocolCur, formatTags(m.Tags)))

@@ -20,6 +20,7 @@ Usage: nomad service <subcommand> [options] [args]
 // ServiceListCommand lists the service names of a namespace.
 type ServiceListCommand struct {
 	Meta
+	asJSON bool
 }
 
 func (c *ServiceListCommand) Help() string {
@@ -28,20 +29,19 @@ Usage: nomad service list [options]
 
   List the services registered in the namespace (-namespace; "*" lists every
   namespace the token may read), each with the tags of its instances.
-`, `
-List Options:
+`, optionsHelp("List", c.options()))
+}
 
-  -json
-    Print the list as JSON.
-`)
+func (c *ServiceListCommand) options() []option {
+	return []option{
+		boolOpt(&c.asJSON, "-json", "Print the list as JSON."),
+	}
 }
 
 func (c *ServiceListCommand) Synopsis() string { return "List service registrations" }
 
 func (c *ServiceListCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("service list")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("service list", c.options())
 	_, client, code, ok := c.connect(fs, args)
 	if !ok {
 		return code
@@ -51,7 +51,7 @@ func (c *ServiceListCommand) Run(args []string) int {
 		return c.fail("Error listing service registrations: %v", err)
 	}
 	allNS := c.Namespace() == "*"
-	return printResult(&c.Meta, list, asJSON, func(list []*api.ServiceRegistrationListStub) string {
+	return printResult(&c.Meta, list, c.asJSON, func(list []*api.ServiceRegistrationListStub) string {
 		return formatServiceList(list, allNS)
 	})
 }
@@ -81,6 +81,8 @@ func formatServiceList(list []*api.ServiceRegistrationListStub, allNS bool) stri
 // ServiceInfoCommand shows the instances of one service.
 type ServiceInfoCommand struct {
 	Meta
+	asJSON  bool
+	verbose bool
 }
 
 func (c *ServiceInfoCommand) Help() string {
@@ -88,26 +90,20 @@ func (c *ServiceInfoCommand) Help() string {
 Usage: nomad service info [options] <service name>
 
   Show the registered instances of a service in the namespace.
-`, `
-Info Options:
+`, optionsHelp("Info", c.options()))
+}
 
-  -json
-    Print the registrations as JSON.
-
-  -verbose
-    Show every field of each registration, with full IDs, and the latest
-    results of the service's checks, read from the client running its
-    allocation (read-job).
-`)
+func (c *ServiceInfoCommand) options() []option {
+	return []option{
+		boolOpt(&c.asJSON, "-json", "Print the registrations as JSON."),
+		boolOpt(&c.verbose, "-verbose", "Show every field of each registration, with full IDs, and the latest\nresults of the service's checks, read from the client running its\nallocation (read-job)."),
+	}
 }
 
 func (c *ServiceInfoCommand) Synopsis() string { return "Show the instances of a service" }
 
 func (c *ServiceInfoCommand) Run(args []string) int {
-	var asJSON, verbose bool
-	fs := c.FlagSet("service info")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.BoolVar(&verbose, "verbose", false, "")
+	fs := c.flagSetWith("service info", c.options())
 	pos, client, code, ok := c.connect(fs, args, "<service name>")
 	if !ok {
 		return code
@@ -116,12 +112,12 @@ func (c *ServiceInfoCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error listing service registrations: %v", err)
 	}
-	if len(regs) == 0 && !asJSON {
+	if len(regs) == 0 && !c.asJSON {
 		c.Ui.Output("No service registrations found")
 		return 0
 	}
-	return printResult(&c.Meta, regs, asJSON, func(regs []*api.ServiceRegistration) string {
-		if verbose {
+	return printResult(&c.Meta, regs, c.asJSON, func(regs []*api.ServiceRegistration) string {
+		if c.verbose {
 			return formatServicesVerbose(regs, func(r *api.ServiceRegistration) string { return serviceChecks(client, r) })
 		}
 		return formatServiceInstances(regs)

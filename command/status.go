@@ -13,6 +13,8 @@ import (
 // kind's own status command.
 type StatusCommand struct {
 	Meta
+	short  bool
+	asJSON bool
 }
 
 func (c *StatusCommand) Help() string {
@@ -24,15 +26,14 @@ Usage: nomad status [options] [identifier]
   evaluations, nodes, deployments, namespaces and node pools, and show it as
   that kind's status command does ("nomad job status", "nomad alloc status",
   ...). A prefix that matches several objects lists them.
-`, `
-Status Options:
+`, optionsHelp("Status", c.options()))
+}
 
-  -json
-    Print the API's JSON instead of tables.
-
-  -short
-    Show a shorter view, where the object's status command has one.
-`)
+func (c *StatusCommand) options() []option {
+	return []option{
+		boolOpt(&c.asJSON, "-json", "Print the API's JSON instead of tables."),
+		boolOpt(&c.short, "-short", "Show a shorter view, where the object's status command has one."),
+	}
 }
 
 func (c *StatusCommand) Synopsis() string { return "Display the status output for a resource" }
@@ -54,10 +55,7 @@ var statusKinds = []struct {
 }
 
 func (c *StatusCommand) Run(args []string) int {
-	var short, asJSON bool
-	fs := c.FlagSet("status")
-	fs.BoolVar(&short, "short", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("status", c.options())
 	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <identifier>")
 	if !ok {
 		return code

@@ -140,6 +140,10 @@ func (c *VarPutCommand) Run(args []string) int {
 // VarGetCommand reads a variable.
 type VarGetCommand struct {
 	Meta
+	asJSON bool
+	item   string
+	out    string
+	tmpl   string
 }
 
 func (c *VarGetCommand) Help() string {
@@ -147,55 +151,43 @@ func (c *VarGetCommand) Help() string {
 Usage: nomad var get [options] <path>
 
   Show a variable and its items.
-`, `
-Get Options:
+`, optionsHelp("Get", c.options()))
+}
 
-  -item=<key>
-    Print only the value of one item.
-
-  -json
-    Print the variable as JSON (the same as -out=json).
-
-  -out=<format>
-    How to print the variable: "table" (the default), "json", "hcl" (the
-    spec "var put" reads), "go-template" (with -template) or "none".
-
-  -template=<template>
-    Go template applied to the variable with -out=go-template.
-`)
+func (c *VarGetCommand) options() []option {
+	return []option{
+		flagOpt(&c.item, "", "-item=<key>", "Print only the value of one item."),
+		boolOpt(&c.asJSON, "-json", "Print the variable as JSON (the same as -out=json)."),
+		flagOpt(&c.out, "", "-out=<format>", "How to print the variable: \"table\" (the default), \"json\", \"hcl\" (the\nspec \"var put\" reads), \"go-template\" (with -template) or \"none\"."),
+		flagOpt(&c.tmpl, "", "-template=<template>", "Go template applied to the variable with -out=go-template."),
+	}
 }
 
 func (c *VarGetCommand) Synopsis() string { return "Read a variable" }
 
 func (c *VarGetCommand) Run(args []string) int {
-	var asJSON bool
-	var item, out, tmpl string
-	fs := c.FlagSet("var get")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.StringVar(&item, "item", "", "")
-	fs.StringVar(&out, "out", "", "")
-	fs.StringVar(&tmpl, "template", "", "")
+	fs := c.flagSetWith("var get", c.options())
 	pos, code, ok := c.parseArgs(fs, args, "<path>")
 	if !ok {
 		return code
 	}
-	if asJSON {
-		if out != "" && out != "json" {
+	if c.asJSON {
+		if c.out != "" && c.out != "json" {
 			return c.fail("Only one of -json or -out may be given")
 		}
-		out = "json"
+		c.out = "json"
 	}
-	switch out {
+	switch c.out {
 	case "", "table", "json", "hcl", "none":
-		if tmpl != "" {
+		if c.tmpl != "" {
 			return c.fail("-template needs -out=go-template")
 		}
 	case "go-template":
-		if tmpl == "" {
+		if c.tmpl == "" {
 			return c.fail("-out=go-template needs -template")
 		}
 	default:
-		return c.fail("Invalid -out %q: one of table, json, hcl, go-template, none", out)
+		return c.fail("Invalid -out %q: one of table, json, hcl, go-template, none", c.out)
 	}
 	client, ok := c.client()
 	if !ok {
@@ -208,22 +200,22 @@ func (c *VarGetCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error reading variable: %v", err)
 	}
-	if item != "" {
-		val, ok := v.Items[item]
+	if c.item != "" {
+		val, ok := v.Items[c.item]
 		if !ok {
-			return c.fail("Variable %q has no item %q", pos[0], item)
+			return c.fail("Variable %q has no item %q", pos[0], c.item)
 		}
 		c.Ui.Output(val)
 		return 0
 	}
-	switch out {
+	switch c.out {
 	case "json":
 		return c.printJSON(v)
 	case "hcl":
 		c.Ui.Output(formatVariableHCL(v))
 		return 0
 	case "go-template":
-		return printTemplated(&c.Meta, v, false, tmpl, formatVariable)
+		return printTemplated(&c.Meta, v, false, c.tmpl, formatVariable)
 	case "none":
 		return 0
 	}

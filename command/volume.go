@@ -30,6 +30,11 @@ var volumeUnavailable = unavailableFeature{
 // VolumeStatusCommand lists the host volumes as the nodes report them.
 type VolumeStatusCommand struct {
 	Meta
+	typ        string
+	nodePrefix string
+	pool       string
+	asJSON     bool
+	tmpl       string
 }
 
 func (c *VolumeStatusCommand) Help() string {
@@ -38,24 +43,17 @@ Usage: nomad volume status [options] [<name>]
 
   List the host volumes every node offers, as the nodes report them from their
   configuration. With a name, show only the volumes of that name.
-`, `
-Status Options:
+`, optionsHelp("Status", c.options()))
+}
 
-  -type=<type>
-    Only "host" (the default) is built; "csi" answers that CSI is not built.
-
-  -node=<node-id>
-    Only the volumes of nodes whose ID starts with this prefix.
-
-  -node-pool=<pool>
-    Only the volumes of nodes in this node pool.
-
-  -json
-    Print the volumes as JSON.
-
-  -t=<template>
-    Format the volumes with a Go template.
-`)
+func (c *VolumeStatusCommand) options() []option {
+	return []option{
+		flagOpt(&c.typ, "host", "-type=<type>", "Only \"host\" (the default) is built; \"csi\" answers that CSI is not built."),
+		flagOpt(&c.nodePrefix, "", "-node=<node-id>", "Only the volumes of nodes whose ID starts with this prefix."),
+		flagOpt(&c.pool, "", "-node-pool=<pool>", "Only the volumes of nodes in this node pool."),
+		boolOpt(&c.asJSON, "-json", "Print the volumes as JSON."),
+		flagOpt(&c.tmpl, "", "-t=<template>", "Format the volumes with a Go template."),
+	}
 }
 
 func (c *VolumeStatusCommand) Synopsis() string { return "Display status information about volumes" }
@@ -71,36 +69,29 @@ type hostVolumeRow struct {
 }
 
 func (c *VolumeStatusCommand) Run(args []string) int {
-	var asJSON bool
-	var typ, nodePrefix, pool, tmpl string
-	fs := c.FlagSet("volume status")
-	fs.StringVar(&typ, "type", "host", "")
-	fs.StringVar(&nodePrefix, "node", "", "")
-	fs.StringVar(&pool, "node-pool", "", "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.StringVar(&tmpl, "t", "", "")
+	fs := c.flagSetWith("volume status", c.options())
 	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <name>")
 	if !ok {
 		return code
 	}
-	switch typ {
+	switch c.typ {
 	case "host":
 	case "csi":
 		return c.fail("%s", volumeUnavailable.sentence)
 	default:
-		return c.fail("Invalid -type %q: one of host, csi", typ)
+		return c.fail("Invalid -type %q: one of host, csi", c.typ)
 	}
 	client, ok := c.client()
 	if !ok {
 		return 1
 	}
-	stubs, _, err := client.Nodes().List(&api.QueryOptions{Prefix: nodePrefix})
+	stubs, _, err := client.Nodes().List(&api.QueryOptions{Prefix: c.nodePrefix})
 	if err != nil {
 		return c.fail("Error listing nodes: %v", err)
 	}
 	rows := []hostVolumeRow{}
 	for _, stub := range stubs {
-		if pool != "" && stub.NodePool != pool {
+		if c.pool != "" && stub.NodePool != c.pool {
 			continue
 		}
 		// The list stub leaves the volumes out; the node itself has them.
@@ -127,7 +118,7 @@ func (c *VolumeStatusCommand) Run(args []string) int {
 	if len(pos) == 1 && len(rows) == 0 {
 		return c.fail("No host volume named %q on any node", pos[0])
 	}
-	return printTemplated(&c.Meta, rows, asJSON, tmpl, formatHostVolumes)
+	return printTemplated(&c.Meta, rows, c.asJSON, c.tmpl, formatHostVolumes)
 }
 
 func formatHostVolumes(rows []hostVolumeRow) string {

@@ -1,0 +1,87 @@
+package command
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// A command's own flags are declared once, as a table of options: the flag set is built from
+// it and so is the "Options:" section of the help, so a flag cannot be accepted without being
+// documented, nor documented without being accepted.
+
+// option is one entry of a command's options section and the flag it documents.
+type option struct {
+	usage string // the entry's first line, as printed: "-type=<client|management>"
+	help  string // the lines below it, without their indent
+	bind  func(fs *flag.FlagSet, name string)
+}
+
+// flagKind is what a flag table can bind without a flag.Value of its own.
+type flagKind interface {
+	bool | string | int | uint64 | float64 | time.Duration
+}
+
+// flagOpt declares a flag whose value lands in target, def when it is not given.
+func flagOpt[T flagKind](target *T, def T, usage, help string) option {
+	return option{usage: usage, help: help, bind: func(fs *flag.FlagSet, name string) {
+		switch p := any(target).(type) {
+		case *bool:
+			fs.BoolVar(p, name, any(def).(bool), "")
+		case *string:
+			fs.StringVar(p, name, any(def).(string), "")
+		case *int:
+			fs.IntVar(p, name, any(def).(int), "")
+		case *uint64:
+			fs.Uint64Var(p, name, any(def).(uint64), "")
+		case *float64:
+			fs.Float64Var(p, name, any(def).(float64), "")
+		case *time.Duration:
+			fs.DurationVar(p, name, any(def).(time.Duration), "")
+		}
+	}}
+}
+
+// boolOpt is the common switch: off unless given.
+func boolOpt(target *bool, usage, help string) option {
+	return flagOpt(target, false, usage, help)
+}
+
+// valueOpt declares a flag that parses itself, such as a repeatable one.
+func valueOpt(v flag.Value, usage, help string) option {
+	return option{usage: usage, help: help, bind: func(fs *flag.FlagSet, name string) { fs.Var(v, name, "") }}
+}
+
+// flagName is the flag an entry documents: "-type=<a|b>" documents "type".
+func (o option) flagName() string {
+	name, _, _ := strings.Cut(strings.TrimPrefix(o.usage, "-"), "=")
+	return name
+}
+
+// optionsHelp is the options section of a command's help, under "<heading> Options:".
+func optionsHelp(heading string, opts []option) string {
+	entries := make([]string, len(opts))
+	for i, o := range opts {
+		entries[i] = "  " + o.usage + "\n"
+		if o.help == "" {
+			continue
+		}
+		for _, line := range strings.Split(o.help, "\n") {
+			if line != "" {
+				line = "    " + line
+			}
+			entries[i] += line + "\n"
+		}
+	}
+	return fmt.Sprintf("\n%s Options:\n\n%s", heading, strings.Join(entries, "\n"))
+}
+
+// flagSetWith is FlagSet with the command's own options added.
+func (m *Meta) flagSetWith(name string, opts []option) *flag.FlagSet {
+	fs := m.FlagSet(name)
+	for _, o := range opts {
+		o.bind(fs, o.flagName())
+	}
+	return fs
+}
