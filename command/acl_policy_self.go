@@ -3,43 +3,32 @@ package command
 import (
 	"sort"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
-// ACLPolicySelfCommand lists the policies of the caller's own token.
-type ACLPolicySelfCommand struct {
-	Meta
-	asJSON bool
-}
-
-func (c *ACLPolicySelfCommand) Help() string {
-	return helpText(`
+// newACLPolicySelf lists the policies of the caller's own token.
+func newACLPolicySelf(m Meta) cli.Command {
+	var asJSON bool
+	return &command{Meta: m, name: "acl policy self", synopsis: "Lookup self ACL policy assignment",
+		usage: `
 Usage: nomad acl policy self [options]
 
   List the ACL policies the token in use holds, directly or through its
   roles. A management token holds none: its rights come from its type.
-`, optionsHelp("ACL Policy Self", c.options()))
-}
-
-func (c *ACLPolicySelfCommand) options() []option {
-	return []option{
-		boolOpt(&c.asJSON, "-json", "Output the policies as JSON."),
+`,
+		heading: "ACL Policy Self",
+		options: []option{
+			boolOpt(&asJSON, "-json", "Output the policies as JSON."),
+		},
+		withClient: func(c *command, client *api.Client, _ []string) int {
+			list, _, err := client.ACLPolicies().Self(nil)
+			if err != nil {
+				return c.fail("Error fetching ACL policies: %v", err)
+			}
+			return printResult(&c.Meta, list, asJSON, formatPolicySelf)
+		},
 	}
-}
-
-func (c *ACLPolicySelfCommand) Synopsis() string { return "Lookup self ACL policy assignment" }
-
-func (c *ACLPolicySelfCommand) Run(args []string) int {
-	fs := c.flagSetWith("acl policy self", c.options())
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	list, _, err := client.ACLPolicies().Self(nil)
-	if err != nil {
-		return c.fail("Error fetching ACL policies: %v", err)
-	}
-	return printResult(&c.Meta, list, c.asJSON, formatPolicySelf)
 }
 
 // formatPolicySelf shows the workload a policy is attached to when any is, as upstream's

@@ -1,16 +1,18 @@
 package command
 
-import "github.com/hashicorp/nomad/api"
+import (
+	"flag"
 
-// AllocStopCommand stops an allocation so that the scheduler replaces it.
-type AllocStopCommand struct {
-	Meta
-	detach          bool
-	noShutdownDelay bool
-}
+	"github.com/hashicorp/cli"
+	"github.com/hashicorp/nomad/api"
+)
 
-func (c *AllocStopCommand) Help() string {
-	return helpText(`
+// newAllocStop stops an allocation so that the scheduler replaces it.
+func newAllocStop(m Meta) cli.Command {
+	var detach bool
+	var noShutdownDelay bool
+	return &command{Meta: m, name: "alloc stop", synopsis: "Stop and reschedule a running allocation",
+		usage: `
 Usage: nomad alloc stop [options] <allocation>
 
   Stop an allocation: it is marked to migrate, its tasks are stopped, and the
@@ -22,35 +24,29 @@ Usage: nomad alloc stop [options] <allocation>
 
   When ACLs are enabled, this needs alloc-lifecycle and read-job in the
   allocation's namespace.
-`, optionsHelp("Stop", c.options()))
-}
-
-func (c *AllocStopCommand) options() []option {
-	return []option{
-		boolOpt(&c.detach, "-detach", "Print the evaluation ID and return without monitoring."),
-		boolOpt(&c.noShutdownDelay, "-no-shutdown-delay", "Ignore the shutdown_delay of the allocation's group and tasks."),
+`,
+		options: []option{
+			boolOpt(&detach, "-detach", "Print the evaluation ID and return without monitoring."),
+			boolOpt(&noShutdownDelay, "-no-shutdown-delay", "Ignore the shutdown_delay of the allocation's group and tasks."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parseArgs(fs, args, "allocation")
+			if !ok {
+				return code
+			}
+			client, alloc, ok := c.clientAlloc(pos[0], false)
+			if !ok {
+				return 1
+			}
+			q := &api.QueryOptions{Namespace: alloc.Namespace}
+			if noShutdownDelay {
+				q.Params = map[string]string{"no_shutdown_delay": "true"}
+			}
+			resp, err := client.Allocations().Stop(alloc, q)
+			if err != nil {
+				return c.fail("Error stopping allocation: %v", err)
+			}
+			return c.finishEval(client, resp.EvalID, detach, resp.EvalID)
+		},
 	}
-}
-
-func (c *AllocStopCommand) Synopsis() string { return "Stop and reschedule a running allocation" }
-
-func (c *AllocStopCommand) Run(args []string) int {
-	fs := c.flagSetWith("alloc stop", c.options())
-	pos, code, ok := c.parseArgs(fs, args, "allocation")
-	if !ok {
-		return code
-	}
-	client, alloc, ok := c.clientAlloc(pos[0], false)
-	if !ok {
-		return 1
-	}
-	q := &api.QueryOptions{Namespace: alloc.Namespace}
-	if c.noShutdownDelay {
-		q.Params = map[string]string{"no_shutdown_delay": "true"}
-	}
-	resp, err := client.Allocations().Stop(alloc, q)
-	if err != nil {
-		return c.fail("Error stopping allocation: %v", err)
-	}
-	return c.finishEval(client, resp.EvalID, c.detach, resp.EvalID)
 }

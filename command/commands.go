@@ -15,7 +15,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 	}
 	all := map[string]cli.CommandFactory{
 		"version": func() (cli.Command, error) { return &VersionCommand{Ui: ui}, nil },
-		"status":  func() (cli.Command, error) { return &StatusCommand{Meta: meta()}, nil },
+		"status":  declared(meta, newStatus),
 
 		"job":         group("Interact with jobs", jobHelp),
 		"job run":     func() (cli.Command, error) { return &JobRunCommand{Meta: meta()}, nil },
@@ -23,28 +23,24 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"job status":  func() (cli.Command, error) { return &JobStatusCommand{Meta: meta()}, nil },
 		"job inspect": func() (cli.Command, error) { return &JobInspectCommand{Meta: meta()}, nil },
 		"job history": func() (cli.Command, error) { return &JobHistoryCommand{Meta: meta()}, nil },
-		"job revert":  func() (cli.Command, error) { return &JobRevertCommand{Meta: meta()}, nil },
-		"job scale":   func() (cli.Command, error) { return &JobScaleCommand{Meta: meta()}, nil },
+		"job revert":  declared(meta, newJobRevert),
+		"job scale":   declared(meta, newJobScale),
 		"job tag":     group("Manage job version tags", jobTagHelp),
 		"job tag apply": func() (cli.Command, error) {
 			return &JobTagApplyCommand{Meta: meta()}, nil
 		},
-		"job tag unset": func() (cli.Command, error) {
-			return &JobTagUnsetCommand{Meta: meta()}, nil
-		},
-		"job validate":  func() (cli.Command, error) { return &JobValidateCommand{Meta: meta()}, nil },
-		"job plan":      func() (cli.Command, error) { return &JobPlanCommand{Meta: meta()}, nil },
-		"job eval":      func() (cli.Command, error) { return &JobEvalCommand{Meta: meta()}, nil },
-		"job purged":    func() (cli.Command, error) { return &JobPurgedCommand{Meta: meta()}, nil },
-		"job restore":   func() (cli.Command, error) { return &JobRestoreCommand{Meta: meta()}, nil },
-		"job protect":   func() (cli.Command, error) { return &JobProtectCommand{Meta: meta()}, nil },
-		"job unprotect": func() (cli.Command, error) { return &JobUnprotectCommand{Meta: meta()}, nil },
-		"job promote":   func() (cli.Command, error) { return &JobPromoteCommand{Meta: meta()}, nil },
-		"job dispatch":  func() (cli.Command, error) { return &JobDispatchCommand{Meta: meta()}, nil },
-		"job periodic":  group("Interact with periodic jobs", jobPeriodicHelp),
-		"job periodic force": func() (cli.Command, error) {
-			return &JobPeriodicForceCommand{Meta: meta()}, nil
-		},
+		"job tag unset":      declared(meta, newJobTagUnset),
+		"job validate":       func() (cli.Command, error) { return &JobValidateCommand{Meta: meta()}, nil },
+		"job plan":           func() (cli.Command, error) { return &JobPlanCommand{Meta: meta()}, nil },
+		"job eval":           declared(meta, newJobEval),
+		"job purged":         func() (cli.Command, error) { return &JobPurgedCommand{Meta: meta()}, nil },
+		"job restore":        func() (cli.Command, error) { return &JobRestoreCommand{Meta: meta()}, nil },
+		"job protect":        declared(meta, newJobProtect),
+		"job unprotect":      declared(meta, newJobUnprotect),
+		"job promote":        declared(meta, newJobPromote),
+		"job dispatch":       func() (cli.Command, error) { return &JobDispatchCommand{Meta: meta()}, nil },
+		"job periodic":       group("Interact with periodic jobs", jobPeriodicHelp),
+		"job periodic force": declared(meta, newJobPeriodicForce),
 
 		"deployment":         group("Interact with deployments", deploymentHelp),
 		"deployment list":    declared(meta, newDeploymentList),
@@ -57,7 +53,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"node":             group("Interact with nodes", nodeHelp),
 		"node status":      func() (cli.Command, error) { return &NodeStatusCommand{Meta: meta()}, nil },
 		"node drain":       func() (cli.Command, error) { return &NodeDrainCommand{Meta: meta()}, nil },
-		"node eligibility": func() (cli.Command, error) { return &NodeEligibilityCommand{Meta: meta()}, nil },
+		"node eligibility": declared(meta, newNodeEligibility),
 		"node intro":       group("Manage client introduction tokens", nodeIntroHelp),
 		"node intro create": func() (cli.Command, error) {
 			return &NodeIntroCreateCommand{Meta: meta()}, nil
@@ -70,7 +66,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"namespace delete": declared(meta, newNamespaceDelete),
 
 		"acl":               group("Interact with ACL policies, tokens and roles", aclHelp),
-		"acl bootstrap":     func() (cli.Command, error) { return &ACLBootstrapCommand{Meta: meta()}, nil },
+		"acl bootstrap":     declared(meta, newACLBootstrap),
 		"acl policy":        group("Interact with ACL policies", aclPolicyHelp),
 		"acl policy apply":  func() (cli.Command, error) { return &ACLPolicyApplyCommand{Meta: meta()}, nil },
 		"acl policy info":   declared(meta, newACLPolicyInfo),
@@ -84,9 +80,9 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"acl token update":  func() (cli.Command, error) { return &ACLTokenUpdateCommand{Meta: meta()}, nil },
 		"acl token delete":  declared(meta, newACLTokenDelete),
 		"acl role":          group("Interact with ACL roles", aclRoleHelp),
-		"acl role create":   func() (cli.Command, error) { return &ACLRoleCreateCommand{Meta: meta()}, nil },
+		"acl role create":   declared(meta, newACLRoleCreate),
 		"acl role list":     declared(meta, newACLRoleList),
-		"acl role info":     func() (cli.Command, error) { return &ACLRoleInfoCommand{Meta: meta()}, nil },
+		"acl role info":     declared(meta, newACLRoleInfo),
 		"acl role update":   func() (cli.Command, error) { return &ACLRoleUpdateCommand{Meta: meta()}, nil },
 		"acl role delete":   declared(meta, newACLRoleDelete),
 		"alloc":             group("Interact with allocations", allocHelp),
@@ -96,7 +92,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"alloc logs":        func() (cli.Command, error) { return &AllocLogsCommand{Meta: meta()}, nil },
 		"alloc restart":     func() (cli.Command, error) { return &AllocRestartCommand{Meta: meta()}, nil },
 		"alloc signal":      func() (cli.Command, error) { return &AllocSignalCommand{Meta: meta()}, nil },
-		"alloc stop":        func() (cli.Command, error) { return &AllocStopCommand{Meta: meta()}, nil },
+		"alloc stop":        declared(meta, newAllocStop),
 		"alloc status":      func() (cli.Command, error) { return &AllocStatusCommand{Meta: meta()}, nil },
 		"eval":              group("Inspect evaluations", evalHelp),
 		"eval list":         func() (cli.Command, error) { return &EvalListCommand{Meta: meta()}, nil },
@@ -125,12 +121,12 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"node pool info":                declared(meta, newNodePoolInfo),
 		"node pool delete":              declared(meta, newNodePoolDelete),
 		"service":                       group("Interact with registered services", serviceHelp),
-		"service list":                  func() (cli.Command, error) { return &ServiceListCommand{Meta: meta()}, nil },
-		"service info":                  func() (cli.Command, error) { return &ServiceInfoCommand{Meta: meta()}, nil },
+		"service list":                  declared(meta, newServiceList),
+		"service info":                  declared(meta, newServiceInfo),
 		"service delete":                func() (cli.Command, error) { return &ServiceDeleteCommand{Meta: meta()}, nil },
 		"var":                           group("Interact with variables", varHelp),
 		"var put":                       func() (cli.Command, error) { return &VarPutCommand{Meta: meta()}, nil },
-		"var get":                       func() (cli.Command, error) { return &VarGetCommand{Meta: meta()}, nil },
+		"var get":                       declared(meta, newVarGet),
 		"var list":                      declared(meta, newVarList),
 		"var purge":                     func() (cli.Command, error) { return &VarPurgeCommand{Meta: meta()}, nil },
 		"operator scheduler":            group("Read and change the scheduler configuration", operatorSchedulerHelp),
@@ -150,7 +146,7 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"acl binding-rule info":   declared(meta, newACLBindingRuleInfo),
 		"acl binding-rule update": func() (cli.Command, error) { return &ACLBindingRuleUpdateCommand{Meta: meta()}, nil },
 		"acl binding-rule delete": declared(meta, newACLBindingRuleDelete),
-		"login":                   func() (cli.Command, error) { return &LoginCommand{Meta: meta()}, nil },
+		"login":                   declared(meta, newLogin),
 		"operator raft logs": func() (cli.Command, error) {
 			return &OperatorRaftLogsCommand{Meta: meta()}, nil
 		},
@@ -160,66 +156,58 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"operator raft truncate": func() (cli.Command, error) {
 			return &OperatorRaftTruncateCommand{Meta: meta()}, nil
 		},
-		"operator raft list-peers": func() (cli.Command, error) {
-			return &OperatorRaftListPeersCommand{Meta: meta()}, nil
-		},
+		"operator raft list-peers": declared(meta, newOperatorRaftListPeers),
 		"operator raft remove-peer": func() (cli.Command, error) {
 			return &OperatorRaftRemovePeerCommand{Meta: meta()}, nil
 		},
 		"operator raft transfer-leadership": func() (cli.Command, error) {
 			return &OperatorRaftTransferLeadershipCommand{Meta: meta()}, nil
 		},
-		"operator autopilot": group("Inspect and change autopilot", operatorAutopilotHelp),
-		"operator autopilot get-config": func() (cli.Command, error) {
-			return &OperatorAutopilotGetCommand{Meta: meta()}, nil
-		},
+		"operator autopilot":            group("Inspect and change autopilot", operatorAutopilotHelp),
+		"operator autopilot get-config": declared(meta, newOperatorAutopilotGet),
 		"operator autopilot set-config": func() (cli.Command, error) {
 			return &OperatorAutopilotSetCommand{Meta: meta()}, nil
 		},
-		"operator autopilot health": func() (cli.Command, error) {
-			return &OperatorAutopilotHealthCommand{Meta: meta()}, nil
-		},
-		"server":             group("Inspect and manage the servers' gossip pool", serverHelp),
-		"server members":     func() (cli.Command, error) { return &ServerMembersCommand{Meta: meta()}, nil },
-		"server join":        func() (cli.Command, error) { return &ServerJoinCommand{Meta: meta()}, nil },
-		"server force-leave": func() (cli.Command, error) { return &ServerForceLeaveCommand{Meta: meta()}, nil },
+		"operator autopilot health": declared(meta, newOperatorAutopilotHealth),
+		"server":                    group("Inspect and manage the servers' gossip pool", serverHelp),
+		"server members":            func() (cli.Command, error) { return &ServerMembersCommand{Meta: meta()}, nil },
+		"server join":               func() (cli.Command, error) { return &ServerJoinCommand{Meta: meta()}, nil },
+		"server force-leave":        func() (cli.Command, error) { return &ServerForceLeaveCommand{Meta: meta()}, nil },
 
 		// Operations and everyday shortcuts (snapshots, system, agent, top-level aliases).
-		"run":                       alias("run", "job run", &JobRunCommand{Meta: meta()}),
-		"plan":                      alias("plan", "job plan", &JobPlanCommand{Meta: meta()}),
-		"stop":                      alias("stop", "job stop", &JobStopCommand{Meta: meta()}),
-		"job allocs":                func() (cli.Command, error) { return &JobAllocsCommand{Meta: meta()}, nil },
-		"job deployments":           func() (cli.Command, error) { return &JobDeploymentsCommand{Meta: meta()}, nil },
-		"job init":                  func() (cli.Command, error) { return &JobInitCommand{Meta: meta()}, nil },
-		"job restart":               func() (cli.Command, error) { return &JobRestartCommand{Meta: meta()}, nil },
-		"job start":                 func() (cli.Command, error) { return &JobStartCommand{Meta: meta()}, nil },
-		"var lock":                  func() (cli.Command, error) { return &VarLockCommand{Meta: meta()}, nil },
-		"acl policy self":           func() (cli.Command, error) { return &ACLPolicySelfCommand{Meta: meta()}, nil },
-		"operator snapshot":         group("Save, restore and inspect snapshots of the servers' state", operatorSnapshotHelp),
-		"operator snapshot save":    func() (cli.Command, error) { return &OperatorSnapshotSaveCommand{Meta: meta()}, nil },
-		"operator snapshot restore": func() (cli.Command, error) { return &OperatorSnapshotRestoreCommand{Meta: meta()}, nil },
-		"operator snapshot inspect": func() (cli.Command, error) { return &OperatorSnapshotInspectCommand{Meta: meta()}, nil },
-		"system":                    group("Cluster-wide maintenance", systemHelp),
-		"system gc":                 func() (cli.Command, error) { return &SystemGCCommand{Meta: meta()}, nil },
-		"system reconcile":          group("Rebuild derived state", systemReconcileHelp),
-		"system reconcile summaries": func() (cli.Command, error) {
-			return &SystemReconcileSummariesCommand{Meta: meta()}, nil
-		},
-		"monitor":               func() (cli.Command, error) { return &AgentMonitorCommand{Meta: meta()}, nil },
-		"fmt":                   func() (cli.Command, error) { return &FormatCommand{Meta: meta()}, nil },
-		"ui":                    func() (cli.Command, error) { return &UiCommand{Meta: meta()}, nil },
-		"agent-info":            declared(meta, newAgentInfo),
-		"config":                group("Validate agent configuration", configHelp),
-		"operator api":          func() (cli.Command, error) { return &OperatorAPICommand{Meta: meta()}, nil },
-		"operator debug":        func() (cli.Command, error) { return &OperatorDebugCommand{Meta: meta()}, nil },
-		"operator client-state": func() (cli.Command, error) { return &OperatorClientStateCommand{Meta: meta()}, nil },
+		"run":                        alias("run", "job run", &JobRunCommand{Meta: meta()}),
+		"plan":                       alias("plan", "job plan", &JobPlanCommand{Meta: meta()}),
+		"stop":                       alias("stop", "job stop", &JobStopCommand{Meta: meta()}),
+		"job allocs":                 declared(meta, newJobAllocs),
+		"job deployments":            declared(meta, newJobDeployments),
+		"job init":                   func() (cli.Command, error) { return &JobInitCommand{Meta: meta()}, nil },
+		"job restart":                func() (cli.Command, error) { return &JobRestartCommand{Meta: meta()}, nil },
+		"job start":                  func() (cli.Command, error) { return &JobStartCommand{Meta: meta()}, nil },
+		"var lock":                   func() (cli.Command, error) { return &VarLockCommand{Meta: meta()}, nil },
+		"acl policy self":            declared(meta, newACLPolicySelf),
+		"operator snapshot":          group("Save, restore and inspect snapshots of the servers' state", operatorSnapshotHelp),
+		"operator snapshot save":     declared(meta, newOperatorSnapshotSave),
+		"operator snapshot restore":  declared(meta, newOperatorSnapshotRestore),
+		"operator snapshot inspect":  func() (cli.Command, error) { return &OperatorSnapshotInspectCommand{Meta: meta()}, nil },
+		"system":                     group("Cluster-wide maintenance", systemHelp),
+		"system gc":                  declared(meta, newSystemGC),
+		"system reconcile":           group("Rebuild derived state", systemReconcileHelp),
+		"system reconcile summaries": declared(meta, newSystemReconcileSummaries),
+		"monitor":                    func() (cli.Command, error) { return &AgentMonitorCommand{Meta: meta()}, nil },
+		"fmt":                        func() (cli.Command, error) { return &FormatCommand{Meta: meta()}, nil },
+		"ui":                         func() (cli.Command, error) { return &UiCommand{Meta: meta()}, nil },
+		"agent-info":                 declared(meta, newAgentInfo),
+		"config":                     group("Validate agent configuration", configHelp),
+		"operator api":               func() (cli.Command, error) { return &OperatorAPICommand{Meta: meta()}, nil },
+		"operator debug":             func() (cli.Command, error) { return &OperatorDebugCommand{Meta: meta()}, nil },
+		"operator client-state":      func() (cli.Command, error) { return &OperatorClientStateCommand{Meta: meta()}, nil },
 
 		"var init":           func() (cli.Command, error) { return &VarInitCommand{Meta: meta()}, nil },
 		"eval delete":        func() (cli.Command, error) { return &EvalDeleteCommand{Meta: meta()}, nil },
 		"node pool init":     func() (cli.Command, error) { return &NodePoolInitCommand{Meta: meta()}, nil },
 		"node pool jobs":     func() (cli.Command, error) { return &NodePoolJobsCommand{Meta: meta()}, nil },
 		"node pool nodes":    func() (cli.Command, error) { return &NodePoolNodesCommand{Meta: meta()}, nil },
-		"namespace inspect":  func() (cli.Command, error) { return &NamespaceInspectCommand{Meta: meta()}, nil },
+		"namespace inspect":  declared(meta, newNamespaceInspect),
 		"job scaling-events": func() (cli.Command, error) { return &JobScalingEventsCommand{Meta: meta()}, nil },
 	}
 	for name, factory := range compatCommands(ui, meta) {

@@ -2,9 +2,11 @@ package command
 
 import (
 	"cmp"
+	"flag"
 	"fmt"
 	"net/url"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -46,14 +48,11 @@ func protectionRow(p *jobProtection) string {
 	return row
 }
 
-// JobProtectCommand protects a job from purge and garbage collection.
-type JobProtectCommand struct {
-	Meta
-	reason string
-}
-
-func (c *JobProtectCommand) Help() string {
-	return helpText(`
+// newJobProtect protects a job from purge and garbage collection.
+func newJobProtect(m Meta) cli.Command {
+	var reason string
+	return &command{Meta: m, name: "job protect", synopsis: "Protect a job from purge",
+		usage: `
 Usage: nomad job protect -reason <text> <job>
 
   Protect a job from deletion: while protected, no token (management
@@ -61,53 +60,41 @@ Usage: nomad job protect -reason <text> <job>
   still be stopped, scaled and updated; registering it again keeps the
   protection. Needs the "protect-job" capability, which no shorthand policy
   (read, write, scale) includes.
-`, optionsHelp("Protect", c.options()))
-}
-
-func (c *JobProtectCommand) options() []option {
-	return []option{
-		flagOpt(&c.reason, "", "-reason=<text>", "Why the job is protected (required, at most 256 characters). Shown to\nwhoever tries to purge it."),
+`,
+		options: []option{
+			flagOpt(&reason, "", "-reason=<text>", "Why the job is protected (required, at most 256 characters). Shown to\nwhoever tries to purge it."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parseArgs(fs, args, "<job>")
+			if !ok {
+				return code
+			}
+			if reason == "" {
+				return c.fail("A -reason is required to protect a job")
+			}
+			return setJobProtection(&c.Meta, pos[0], true, reason)
+		},
 	}
 }
 
-func (c *JobProtectCommand) Synopsis() string { return "Protect a job from purge" }
-
-func (c *JobProtectCommand) Run(args []string) int {
-	fs := c.flagSetWith("job protect", c.options())
-	pos, code, ok := c.parseArgs(fs, args, "<job>")
-	if !ok {
-		return code
-	}
-	if c.reason == "" {
-		return c.fail("A -reason is required to protect a job")
-	}
-	return setJobProtection(&c.Meta, pos[0], true, c.reason)
-}
-
-// JobUnprotectCommand clears a job's protection.
-type JobUnprotectCommand struct {
-	Meta
-}
-
-func (c *JobUnprotectCommand) Help() string {
-	return helpText(`
+// newJobUnprotect clears a job's protection.
+func newJobUnprotect(m Meta) cli.Command {
+	return &command{Meta: m, name: "job unprotect", synopsis: "Clear a job's purge protection",
+		usage: `
 Usage: nomad job unprotect <job>
 
   Clear a job's deletion protection, so that it can be purged again and the
   garbage collector may remove it once stopped. Needs the "protect-job"
   capability.
-`, "")
-}
-
-func (c *JobUnprotectCommand) Synopsis() string { return "Clear a job's purge protection" }
-
-func (c *JobUnprotectCommand) Run(args []string) int {
-	fs := c.FlagSet("job unprotect")
-	pos, code, ok := c.parseArgs(fs, args, "<job>")
-	if !ok {
-		return code
+`,
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parseArgs(fs, args, "<job>")
+			if !ok {
+				return code
+			}
+			return setJobProtection(&c.Meta, pos[0], false, "")
+		},
 	}
-	return setJobProtection(&c.Meta, pos[0], false, "")
 }
 
 func setJobProtection(m *Meta, job string, protected bool, reason string) int {

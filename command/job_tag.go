@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -62,14 +63,11 @@ func (c *JobTagApplyCommand) Run(args []string) int {
 	return 0
 }
 
-// JobTagUnsetCommand removes a version tag.
-type JobTagUnsetCommand struct {
-	Meta
-	name string
-}
-
-func (c *JobTagUnsetCommand) Help() string {
-	return helpText(`
+// newJobTagUnset removes a version tag.
+func newJobTagUnset(m Meta) cli.Command {
+	var name string
+	return &command{Meta: m, name: "job tag unset", synopsis: "Remove a tag from a job version",
+		usage: `
 Usage: nomad job tag unset -name=<name> <job>
 
   Remove a tag from a job version. The version stays in the history until
@@ -78,28 +76,23 @@ Usage: nomad job tag unset -name=<name> <job>
   the purge-job capability in the job's namespace; the untag and any version
   it lets go are published as JobVersionUntagged and JobVersionPruned events
   naming who did it.
-`, optionsHelp("Tag", c.options()))
-}
-
-func (c *JobTagUnsetCommand) options() []option {
-	return []option{
-		flagOpt(&c.name, "", "-name=<name>", "Name of the tag to remove. Required."),
+`,
+		heading: "Tag",
+		options: []option{
+			flagOpt(&name, "", "-name=<name>", "Name of the tag to remove. Required."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			client, jobID, code, ok := c.connectTag(fs, args, &name)
+			if !ok {
+				return code
+			}
+			if _, err := client.Jobs().UntagVersion(jobID, name, nil); err != nil {
+				return c.fail("Error removing tag: %v", err)
+			}
+			c.Ui.Output(fmt.Sprintf("Tag %q removed from job %q", name, jobID))
+			return 0
+		},
 	}
-}
-
-func (c *JobTagUnsetCommand) Synopsis() string { return "Remove a tag from a job version" }
-
-func (c *JobTagUnsetCommand) Run(args []string) int {
-	fs := c.flagSetWith("job tag unset", c.options())
-	client, jobID, code, ok := c.connectTag(fs, args, &c.name)
-	if !ok {
-		return code
-	}
-	if _, err := client.Jobs().UntagVersion(jobID, c.name, nil); err != nil {
-		return c.fail("Error removing tag: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("Tag %q removed from job %q", c.name, jobID))
-	return 0
 }
 
 // connectTag is how both tag commands begin: one job argument, a required

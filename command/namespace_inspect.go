@@ -1,36 +1,29 @@
 package command
 
-// NamespaceInspectCommand prints a namespace as the API returns it.
-type NamespaceInspectCommand struct {
-	Meta
-	tmpl string
-}
+import (
+	"github.com/hashicorp/cli"
+	"github.com/hashicorp/nomad/api"
+)
 
-func (c *NamespaceInspectCommand) Help() string {
-	return helpText(`
+// newNamespaceInspect prints a namespace as the API returns it.
+func newNamespaceInspect(m Meta) cli.Command {
+	var tmpl string
+	return &command{Meta: m, name: "namespace inspect", synopsis: "Inspect a namespace",
+		usage: `
 Usage: nomad namespace inspect [options] <name>
 
   Print a namespace as JSON, as the API returns it.
-`, optionsHelp("Inspect", c.options()))
-}
-
-func (c *NamespaceInspectCommand) options() []option {
-	return []option{
-		flagOpt(&c.tmpl, "", "-t=<template>", "Format the namespace with a Go template instead."),
+`,
+		options: []option{
+			flagOpt(&tmpl, "", "-t=<template>", "Format the namespace with a Go template instead."),
+		},
+		args: []string{"<name>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			ns, _, err := client.Namespaces().Info(pos[0], nil)
+			if err != nil {
+				return c.fail("Error looking up namespace: %v", err)
+			}
+			return printTemplated(&c.Meta, ns, tmpl == "", tmpl, nil)
+		},
 	}
-}
-
-func (c *NamespaceInspectCommand) Synopsis() string { return "Inspect a namespace" }
-
-func (c *NamespaceInspectCommand) Run(args []string) int {
-	fs := c.flagSetWith("namespace inspect", c.options())
-	pos, client, code, ok := c.connect(fs, args, "<name>")
-	if !ok {
-		return code
-	}
-	ns, _, err := client.Namespaces().Info(pos[0], nil)
-	if err != nil {
-		return c.fail("Error looking up namespace: %v", err)
-	}
-	return printTemplated(&c.Meta, ns, c.tmpl == "", c.tmpl, nil)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hashicorp/nomad/api"
 )
 
 // A command's own flags are declared once, as a table of options: the flag set is built from
@@ -84,4 +86,47 @@ func (m *Meta) flagSetWith(name string, opts []option) *flag.FlagSet {
 		o.bind(fs, o.flagName())
 	}
 	return fs
+}
+
+// command is a whole command declared as a value: its words, help, options and what it does.
+// Its flags' targets are locals of the function that declares it, so nothing but the table
+// binds them.
+type command struct {
+	Meta
+	name     string // the command's words: "service list"
+	synopsis string
+	usage    string // the help text above the general options
+	heading  string // the options heading, when it is not the last of the command's words
+	options  []option
+	// Exactly one of withClient and run is set. withClient is for a command that takes exactly the
+	// positional arguments named in args and then talks to the agent; run gets the flag set
+	// and does the rest itself.
+	args       []string
+	withClient func(c *command, client *api.Client, pos []string) int
+	run        func(c *command, fs *flag.FlagSet, args []string) int
+}
+
+func (c *command) Synopsis() string { return c.synopsis }
+
+func (c *command) Help() string {
+	if len(c.options) == 0 {
+		return helpText(c.usage, "")
+	}
+	heading := c.heading
+	if heading == "" {
+		heading = optionsHeading(c.name)
+	}
+	return helpText(c.usage, optionsHelp(heading, c.options))
+}
+
+func (c *command) Run(args []string) int {
+	fs := c.flagSetWith(c.name, c.options)
+	if c.run != nil {
+		return c.run(c, fs, args)
+	}
+	pos, client, code, ok := c.connect(fs, args, c.args...)
+	if !ok {
+		return code
+	}
+	return c.withClient(c, client, pos)
 }

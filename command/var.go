@@ -2,6 +2,7 @@ package command
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"maps"
 	"slices"
@@ -137,89 +138,79 @@ func (c *VarPutCommand) Run(args []string) int {
 	return 0
 }
 
-// VarGetCommand reads a variable.
-type VarGetCommand struct {
-	Meta
-	asJSON bool
-	item   string
-	out    string
-	tmpl   string
-}
-
-func (c *VarGetCommand) Help() string {
-	return helpText(`
+// newVarGet reads a variable.
+func newVarGet(m Meta) cli.Command {
+	var asJSON bool
+	var item, tmpl string
+	var out string
+	return &command{Meta: m, name: "var get", synopsis: "Read a variable",
+		usage: `
 Usage: nomad var get [options] <path>
 
   Show a variable and its items.
-`, optionsHelp("Get", c.options()))
-}
-
-func (c *VarGetCommand) options() []option {
-	return []option{
-		flagOpt(&c.item, "", "-item=<key>", "Print only the value of one item."),
-		boolOpt(&c.asJSON, "-json", "Print the variable as JSON (the same as -out=json)."),
-		flagOpt(&c.out, "", "-out=<format>", "How to print the variable: \"table\" (the default), \"json\", \"hcl\" (the\nspec \"var put\" reads), \"go-template\" (with -template) or \"none\"."),
-		flagOpt(&c.tmpl, "", "-template=<template>", "Go template applied to the variable with -out=go-template."),
+`,
+		options: []option{
+			flagOpt(&item, "", "-item=<key>", "Print only the value of one item."),
+			boolOpt(&asJSON, "-json", "Print the variable as JSON (the same as -out=json)."),
+			flagOpt(&out, "", "-out=<format>", "How to print the variable: \"table\" (the default), \"json\", \"hcl\" (the\nspec \"var put\" reads), \"go-template\" (with -template) or \"none\"."),
+			flagOpt(&tmpl, "", "-template=<template>", "Go template applied to the variable with -out=go-template."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parseArgs(fs, args, "<path>")
+			if !ok {
+				return code
+			}
+			if asJSON {
+				if out != "" && out != "json" {
+					return c.fail("Only one of -json or -out may be given")
+				}
+				out = "json"
+			}
+			switch out {
+			case "", "table", "json", "hcl", "none":
+				if tmpl != "" {
+					return c.fail("-template needs -out=go-template")
+				}
+			case "go-template":
+				if tmpl == "" {
+					return c.fail("-out=go-template needs -template")
+				}
+			default:
+				return c.fail("Invalid -out %q: one of table, json, hcl, go-template, none", out)
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			v, _, err := client.Variables().Read(pos[0], &api.QueryOptions{Namespace: c.Namespace()})
+			if errors.Is(err, api.ErrVariablePathNotFound) {
+				return c.fail("Variable %q not found", pos[0])
+			}
+			if err != nil {
+				return c.fail("Error reading variable: %v", err)
+			}
+			if item != "" {
+				val, ok := v.Items[item]
+				if !ok {
+					return c.fail("Variable %q has no item %q", pos[0], item)
+				}
+				c.Ui.Output(val)
+				return 0
+			}
+			switch out {
+			case "json":
+				return c.printJSON(v)
+			case "hcl":
+				c.Ui.Output(formatVariableHCL(v))
+				return 0
+			case "go-template":
+				return printTemplated(&c.Meta, v, false, tmpl, formatVariable)
+			case "none":
+				return 0
+			}
+			return printResult(&c.Meta, v, false, formatVariable)
+		},
 	}
-}
-
-func (c *VarGetCommand) Synopsis() string { return "Read a variable" }
-
-func (c *VarGetCommand) Run(args []string) int {
-	fs := c.flagSetWith("var get", c.options())
-	pos, code, ok := c.parseArgs(fs, args, "<path>")
-	if !ok {
-		return code
-	}
-	if c.asJSON {
-		if c.out != "" && c.out != "json" {
-			return c.fail("Only one of -json or -out may be given")
-		}
-		c.out = "json"
-	}
-	switch c.out {
-	case "", "table", "json", "hcl", "none":
-		if c.tmpl != "" {
-			return c.fail("-template needs -out=go-template")
-		}
-	case "go-template":
-		if c.tmpl == "" {
-			return c.fail("-out=go-template needs -template")
-		}
-	default:
-		return c.fail("Invalid -out %q: one of table, json, hcl, go-template, none", c.out)
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	v, _, err := client.Variables().Read(pos[0], &api.QueryOptions{Namespace: c.Namespace()})
-	if errors.Is(err, api.ErrVariablePathNotFound) {
-		return c.fail("Variable %q not found", pos[0])
-	}
-	if err != nil {
-		return c.fail("Error reading variable: %v", err)
-	}
-	if c.item != "" {
-		val, ok := v.Items[c.item]
-		if !ok {
-			return c.fail("Variable %q has no item %q", pos[0], c.item)
-		}
-		c.Ui.Output(val)
-		return 0
-	}
-	switch c.out {
-	case "json":
-		return c.printJSON(v)
-	case "hcl":
-		c.Ui.Output(formatVariableHCL(v))
-		return 0
-	case "go-template":
-		return printTemplated(&c.Meta, v, false, c.tmpl, formatVariable)
-	case "none":
-		return 0
-	}
-	return printResult(&c.Meta, v, false, formatVariable)
 }
 
 func formatVariable(v *api.Variable) string {
