@@ -1,14 +1,18 @@
 package command
 
-import "github.com/hashicorp/nomad/api"
+import (
+	"flag"
 
-// AllocRestartCommand restarts the running tasks of an allocation in place.
-type AllocRestartCommand struct {
-	Meta
-}
+	"github.com/hashicorp/cli"
+	"github.com/hashicorp/nomad/api"
+)
 
-func (c *AllocRestartCommand) Help() string {
-	return helpText(`
+// newAllocRestart restarts the running tasks of an allocation in place.
+func newAllocRestart(m Meta) cli.Command {
+	var task string
+	var all bool
+	return &command{Meta: m, name: "alloc restart", synopsis: "Restart a running allocation",
+		usage: `
 Usage: nomad alloc restart [options] <allocation> [<task>]
 
   Restart a running task of an allocation in place, or every running task of
@@ -20,45 +24,34 @@ Usage: nomad alloc restart [options] <allocation> [<task>]
 
   When ACLs are enabled, this needs alloc-lifecycle and read-job in the
   allocation's namespace.
-`, `
-Restart Options:
-
-  -task=<task>
-    The task, instead of the second argument.
-
-  -all-tasks
-    Restart every running task; no task may be named with it.
-`)
-}
-
-func (c *AllocRestartCommand) Synopsis() string { return "Restart a running allocation" }
-
-func (c *AllocRestartCommand) Run(args []string) int {
-	var task string
-	var all bool
-	fs := c.FlagSet("alloc restart")
-	fs.StringVar(&task, "task", "", "")
-	fs.BoolVar(&all, "all-tasks", false, "")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
+`,
+		options: []option{
+			flagOpt(&task, "", "-task=<task>", "The task, instead of the second argument."),
+			boolOpt(&all, "-all-tasks", "Restart every running task; no task may be named with it."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parse(fs, args)
+			if !ok {
+				return code
+			}
+			if all && (task != "" || len(pos) > 1) {
+				return c.fail("-all-tasks restarts every task: name none with it")
+			}
+			alloc, task, client, ok := c.allocAndTask(pos, task)
+			if !ok {
+				return 1
+			}
+			q := &api.QueryOptions{Namespace: alloc.Namespace}
+			var err error
+			if all {
+				err = client.Allocations().RestartAllTasks(alloc, q)
+			} else {
+				err = client.Allocations().Restart(alloc, task, q)
+			}
+			if err != nil {
+				return c.fail("Error restarting allocation: %v", err)
+			}
+			return 0
+		},
 	}
-	if all && (task != "" || len(pos) > 1) {
-		return c.fail("-all-tasks restarts every task: name none with it")
-	}
-	alloc, task, client, ok := c.allocAndTask(pos, task)
-	if !ok {
-		return 1
-	}
-	q := &api.QueryOptions{Namespace: alloc.Namespace}
-	var err error
-	if all {
-		err = client.Allocations().RestartAllTasks(alloc, q)
-	} else {
-		err = client.Allocations().Restart(alloc, task, q)
-	}
-	if err != nil {
-		return c.fail("Error restarting allocation: %v", err)
-	}
-	return 0
 }

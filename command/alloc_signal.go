@@ -1,16 +1,17 @@
 package command
 
 import (
+	"flag"
+
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
-// AllocSignalCommand sends a signal to the running tasks of an allocation.
-type AllocSignalCommand struct {
-	Meta
-}
-
-func (c *AllocSignalCommand) Help() string {
-	return helpText(`
+// newAllocSignal sends a signal to the running tasks of an allocation.
+func newAllocSignal(m Meta) cli.Command {
+	var signal, task string
+	return &command{Meta: m, name: "alloc signal", synopsis: "Signal a running allocation",
+		usage: `
 Usage: nomad alloc signal [options] <allocation> [<task>]
 
   Send a signal to a running task of an allocation, or to every running task
@@ -22,40 +23,29 @@ Usage: nomad alloc signal [options] <allocation> [<task>]
 
   When ACLs are enabled, this needs alloc-lifecycle and read-job in the
   allocation's namespace.
-`, `
-Signal Options:
-
-  -s=<signal>
-    The signal to send, such as SIGHUP or USR1. Required: no signal is sent
-    by default.
-
-  -task=<task>
-    The task, instead of the second argument.
-`)
-}
-
-func (c *AllocSignalCommand) Synopsis() string { return "Signal a running allocation" }
-
-func (c *AllocSignalCommand) Run(args []string) int {
-	var signal, task string
-	fs := c.FlagSet("alloc signal")
-	fs.StringVar(&signal, "s", "", "")
-	fs.StringVar(&task, "task", "", "")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
+`,
+		options: []option{
+			flagOpt(&signal, "", "-s=<signal>", "The signal to send, such as SIGHUP or USR1. Required: no signal is sent\nby default."),
+			flagOpt(&task, "", "-task=<task>", "The task, instead of the second argument."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parse(fs, args)
+			if !ok {
+				return code
+			}
+			if signal == "" {
+				return c.fail("A signal is required: give one with -s, such as -s SIGHUP")
+			}
+			alloc, task, client, ok := c.allocAndTask(pos, task)
+			if !ok {
+				return 1
+			}
+			if err := client.Allocations().Signal(alloc, &api.QueryOptions{Namespace: alloc.Namespace}, task, signal); err != nil {
+				return c.fail("Error signalling allocation: %v", err)
+			}
+			return 0
+		},
 	}
-	if signal == "" {
-		return c.fail("A signal is required: give one with -s, such as -s SIGHUP")
-	}
-	alloc, task, client, ok := c.allocAndTask(pos, task)
-	if !ok {
-		return 1
-	}
-	if err := client.Allocations().Signal(alloc, &api.QueryOptions{Namespace: alloc.Namespace}, task, signal); err != nil {
-		return c.fail("Error signalling allocation: %v", err)
-	}
-	return 0
 }
 
 // allocAndTask finds the allocation (first argument) and the optional task (second argument

@@ -1,7 +1,10 @@
 package command
 
 import (
+	"flag"
 	"strconv"
+
+	"github.com/hashicorp/cli"
 )
 
 // Exit codes of "nomad check", as monitoring systems in the Nagios tradition read them (a
@@ -11,16 +14,13 @@ const (
 	checkCritical = 2
 )
 
-// AgentCheckCommand reports whether the agent is healthy enough to serve: a server that
+// newAgentCheck reports whether the agent is healthy enough to serve: a server that
 // sees enough Raft peers, a client that knows enough servers.
-type AgentCheckCommand struct {
-	Meta
-	minPeers   int
-	minServers int
-}
-
-func (c *AgentCheckCommand) Help() string {
-	return helpText(`
+func newAgentCheck(m Meta) cli.Command {
+	var minPeers int
+	var minServers int
+	return &command{Meta: m, name: "check", synopsis: "Display the health of the local Nomad agent",
+		usage: `
 Usage: nomad check [options]
 
   Check the health of the agent the command talks to, for monitoring systems:
@@ -28,63 +28,58 @@ Usage: nomad check [options]
   usage error. A server is healthy when it sees at least -min-peers other
   Raft peers; an agent without a server, when its client knows at least
   -min-servers servers.
-`, optionsHelp("Agent Check", c.options()))
-}
-
-func (c *AgentCheckCommand) options() []option {
-	return []option{
-		flagOpt(&c.minPeers, 0, "-min-peers=<n>", "The fewest other Raft peers a server must see. Defaults to 0."),
-		flagOpt(&c.minServers, 1, "-min-servers=<n>", "The fewest servers a client must know. Defaults to 1."),
-	}
-}
-
-func (c *AgentCheckCommand) Synopsis() string { return "Display the health of the local Nomad agent" }
-
-func (c *AgentCheckCommand) Run(args []string) int {
-	fs := c.flagSetWith("check", c.options())
-	_, code, ok := c.parseArgs(fs, args)
-	if !ok {
-		return code
-	}
-	client, ok := c.client()
-	if !ok {
-		return checkCritical
-	}
-	self, err := client.Agent().Self()
-	if err != nil {
-		c.Ui.Output("unable to query the agent: " + err.Error())
-		return checkCritical
-	}
-	if self.Stats["nomad"]["server"] == "true" {
-		// Prefer the agent's own Raft statistic; an agent that does not publish it is asked
-		// for the Raft configuration, which lists this server too.
-		peers, err := strconv.Atoi(self.Stats["raft"]["num_peers"])
-		if err != nil {
-			all, err := client.Status().Peers()
-			if err != nil {
-				c.Ui.Output("unable to query the Raft peers: " + err.Error())
+`,
+		heading: "Agent Check",
+		options: []option{
+			flagOpt(&minPeers, 0, "-min-peers=<n>", "The fewest other Raft peers a server must see. Defaults to 0."),
+			flagOpt(&minServers, 1, "-min-servers=<n>", "The fewest servers a client must know. Defaults to 1."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			_, code, ok := c.parseArgs(fs, args)
+			if !ok {
+				return code
+			}
+			client, ok := c.client()
+			if !ok {
 				return checkCritical
 			}
-			peers = max(len(all)-1, 0)
-		}
-		if peers < c.minPeers {
-			c.Ui.Output("known peers: " + strconv.Itoa(peers) + ", fewer than the " + strconv.Itoa(c.minPeers) + " expected")
-			return checkCritical
-		}
-		return checkHealthy
+			self, err := client.Agent().Self()
+			if err != nil {
+				c.Ui.Output("unable to query the agent: " + err.Error())
+				return checkCritical
+			}
+			if self.Stats["nomad"]["server"] == "true" {
+				// Prefer the agent's own Raft statistic; an agent that does not publish it is asked
+				// for the Raft configuration, which lists this server too.
+				peers, err := strconv.Atoi(self.Stats["raft"]["num_peers"])
+				if err != nil {
+					all, err := client.Status().Peers()
+					if err != nil {
+						c.Ui.Output("unable to query the Raft peers: " + err.Error())
+						return checkCritical
+					}
+					peers = max(len(all)-1, 0)
+				}
+				if peers < minPeers {
+					c.Ui.Output("known peers: " + strconv.Itoa(peers) + ", fewer than the " + strconv.Itoa(minPeers) + " expected")
+					return checkCritical
+				}
+				return checkHealthy
+			}
+			servers, err := strconv.Atoi(self.Stats["client"]["known_servers"])
+			if err != nil {
+				list, err := client.Agent().Servers()
+				if err != nil {
+					c.Ui.Output("unable to query the client's servers: " + err.Error())
+					return checkCritical
+				}
+				servers = len(list)
+			}
+			if servers < minServers {
+				c.Ui.Output("known servers: " + strconv.Itoa(servers) + ", fewer than the " + strconv.Itoa(minServers) + " expected")
+				return checkCritical
+			}
+			return checkHealthy
+		},
 	}
-	servers, err := strconv.Atoi(self.Stats["client"]["known_servers"])
-	if err != nil {
-		list, err := client.Agent().Servers()
-		if err != nil {
-			c.Ui.Output("unable to query the client's servers: " + err.Error())
-			return checkCritical
-		}
-		servers = len(list)
-	}
-	if servers < c.minServers {
-		c.Ui.Output("known servers: " + strconv.Itoa(servers) + ", fewer than the " + strconv.Itoa(c.minServers) + " expected")
-		return checkCritical
-	}
-	return checkHealthy
 }

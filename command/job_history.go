@@ -1,129 +1,113 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
-// JobHistoryCommand lists a job's versions.
-type JobHistoryCommand struct {
-	Meta
-}
-
-func (c *JobHistoryCommand) Help() string {
-	return helpText(`
+// newJobHistory lists a job's versions.
+func newJobHistory(m Meta) cli.Command {
+	var diffs, full, asJSON bool
+	version := optUint{}
+	return &command{Meta: m, name: "job history", synopsis: "List the versions of a job",
+		usage: `
 Usage: nomad job history [options] <job>
 
   List the versions of a job, newest first, with their stability, submit
   time and tag. A stopped job keeps its history until it is purged or
   garbage collected.
-`, `
-History Options:
-
-  -p
-    Show what changed in each version compared with the one before it.
-
-  -full
-    Print each version's full job as JSON.
-
-  -version=<version>
-    Show only that version.
-
-  -json
-    Print the versions as JSON.
-`)
-}
-
-func (c *JobHistoryCommand) Synopsis() string { return "List the versions of a job" }
-
-func (c *JobHistoryCommand) Run(args []string) int {
-	var diffs, full, asJSON bool
-	version := optUint{}
-	fs := c.FlagSet("job history")
-	fs.BoolVar(&diffs, "p", false, "")
-	fs.BoolVar(&full, "full", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.Var(&version, "version", "")
-	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
-	if !ok {
-		return code
-	}
-	versions, jobDiffs, _, err := client.Jobs().Versions(jobID, diffs, nil)
-	if err != nil {
-		return c.fail("Error querying job versions: %v", err)
-	}
-
-	// Diffs[i] compares Versions[i] with the version before it, so the oldest
-	// version has none.
-	diffOf := func(i int) *api.JobDiff {
-		if i < len(jobDiffs) {
-			return jobDiffs[i]
-		}
-		return nil
-	}
-	type entry struct {
-		job  *api.Job
-		diff *api.JobDiff
-	}
-	var entries []entry
-	for i, v := range versions {
-		if version.set && u64(v.Version) != version.v {
-			continue
-		}
-		entries = append(entries, entry{v, diffOf(i)})
-	}
-	if version.set && len(entries) == 0 {
-		return c.fail("Job %q has no version %d", jobID, version.v)
-	}
-
-	if asJSON {
-		out := make([]any, len(entries))
-		for i, e := range entries {
-			if diffs {
-				out[i] = struct {
-					Job  *api.Job
-					Diff *api.JobDiff
-				}{e.job, e.diff}
-			} else {
-				out[i] = e.job
+`,
+		options: []option{
+			boolOpt(&diffs, "-p", "Show what changed in each version compared with the one before it."),
+			boolOpt(&full, "-full", "Print each version's full job as JSON."),
+			valueOpt(&version, "-version=<version>", "Show only that version."),
+			boolOpt(&asJSON, "-json", "Print the versions as JSON."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
+			if !ok {
+				return code
 			}
-		}
-		return c.printJSON(out)
-	}
-
-	blocks := make([]string, 0, len(entries))
-	for _, e := range entries {
-		rows := []string{
-			fmt.Sprintf("Version|%d", u64(e.job.Version)),
-			fmt.Sprintf("Stable|%t", boolv(e.job.Stable)),
-			"Submit Date|" + formatUnixNano(int64PtrVal(e.job.SubmitTime)),
-		}
-		if t := e.job.VersionTag; t != nil {
-			rows = append(rows, "Tag Name|"+t.Name)
-			if t.Description != "" {
-				rows = append(rows, "Tag Description|"+t.Description)
-			}
-		}
-		if diffs && e.diff != nil {
-			rows = append(rows, "Diff|")
-		}
-		block := formatKV(rows)
-		if diffs && e.diff != nil {
-			block += "\n" + formatJobDiff(e.diff)
-		}
-		if full {
-			out, err := prettyJSON(e.job)
+			versions, jobDiffs, _, err := client.Jobs().Versions(jobID, diffs, nil)
 			if err != nil {
-				return c.fail("Error encoding job: %v", err)
+				return c.fail("Error querying job versions: %v", err)
 			}
-			block += "\n" + out
-		}
-		blocks = append(blocks, block)
+
+			// Diffs[i] compares Versions[i] with the version before it, so the oldest
+			// version has none.
+			diffOf := func(i int) *api.JobDiff {
+				if i < len(jobDiffs) {
+					return jobDiffs[i]
+				}
+				return nil
+			}
+			type entry struct {
+				job  *api.Job
+				diff *api.JobDiff
+			}
+			var entries []entry
+			for i, v := range versions {
+				if version.set && u64(v.Version) != version.v {
+					continue
+				}
+				entries = append(entries, entry{v, diffOf(i)})
+			}
+			if version.set && len(entries) == 0 {
+				return c.fail("Job %q has no version %d", jobID, version.v)
+			}
+
+			if asJSON {
+				out := make([]any, len(entries))
+				for i, e := range entries {
+					if diffs {
+						out[i] = struct {
+							Job  *api.Job
+							Diff *api.JobDiff
+						}{e.job, e.diff}
+					} else {
+						out[i] = e.job
+					}
+				}
+				return c.printJSON(out)
+			}
+
+			blocks := make([]string, 0, len(entries))
+			for _, e := range entries {
+				rows := []string{
+					fmt.Sprintf("Version|%d", u64(e.job.Version)),
+					fmt.Sprintf("Stable|%t", boolv(e.job.Stable)),
+					"Submit Date|" + formatUnixNano(int64PtrVal(e.job.SubmitTime)),
+				}
+				if t := e.job.VersionTag; t != nil {
+					rows = append(rows, "Tag Name|"+t.Name)
+					if t.Description != "" {
+						rows = append(rows, "Tag Description|"+t.Description)
+					}
+				}
+				if diffs && e.diff != nil {
+					rows = append(rows, "Diff|")
+				}
+				block := formatKV(rows)
+				if diffs && e.diff != nil {
+					block += "\n" + formatJobDiff(e.diff)
+				}
+				if full {
+					out, err := prettyJSON(e.job)
+					if err != nil {
+						return c.fail("Error encoding job: %v", err)
+					}
+					block += "\n" + out
+				}
+				blocks = append(blocks, block)
+			}
+			c.Ui.Output(strings.Join(blocks, "\n\n"))
+			return 0
+		},
 	}
-	c.Ui.Output(strings.Join(blocks, "\n\n"))
-	return 0
 }
 
 // diffMarker is the prefix for each kind of change.

@@ -3,12 +3,14 @@ package command
 import (
 	"cmp"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/url"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -153,64 +155,51 @@ func formatPurgeRecords(records []*purgeRecord) string {
 	return formatList(rows)
 }
 
-// JobRestoreCommand registers a purged job again from its record.
-type JobRestoreCommand struct {
-	Meta
-}
-
-func (c *JobRestoreCommand) Help() string {
-	return helpText(`
+// newJobRestore registers a purged job again from its record.
+func newJobRestore(m Meta) cli.Command {
+	var yes, detach bool
+	return &command{Meta: m, name: "job restore", synopsis: "Register a purged job again",
+		usage: `
 Usage: nomad job restore [options] <record-id>
 
   Register a purged job again, using the spec kept in its purge record (see
   "nomad job purged"). <record-id> may be a unique prefix of the ID, as
   "nomad job purged" shows it. It fails if a job with the same ID exists. Needs the
   "submit-job" capability in the record's namespace.
-`, `
-Restore Options:
-
-  -yes
-    Do not ask for confirmation.
-
-  -detach
-    Print the evaluation ID and return without monitoring.
-`)
-}
-
-func (c *JobRestoreCommand) Synopsis() string { return "Register a purged job again" }
-
-func (c *JobRestoreCommand) Run(args []string) int {
-	var yes, detach bool
-	fs := c.FlagSet("job restore")
-	fs.BoolVar(&yes, "yes", false, "")
-	fs.BoolVar(&yes, "y", false, "")
-	fs.BoolVar(&detach, "detach", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<record-id>")
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&yes, "-yes, -y", "Do not ask for confirmation."),
+			boolOpt(&detach, "-detach", "Print the evaluation ID and return without monitoring."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, client, code, ok := c.connect(fs, args, "<record-id>")
+			if !ok {
+				return code
+			}
+			recordID, ok := c.resolvePurgeRecord(client, pos[0])
+			if !ok {
+				return 1
+			}
+			base := "/v1/jobs/purged/" + url.PathEscape(recordID)
+			rec, err := readPurgeRecord(client, base)
+			if err != nil {
+				return c.fail("Error reading purge record: %v", err)
+			}
+			if !yes {
+				question := fmt.Sprintf("Are you sure you want to restore job %q in namespace %q (version %d)?",
+					rec.JobID, rec.Namespace, rec.JobVersion)
+				if proceed, code := c.confirm(question, "Cancelling job restore"); !proceed {
+					return code
+				}
+			}
+			var resp api.JobRegisterResponse
+			if _, err := client.Raw().Write(base+"/restore", nil, &resp, &api.WriteOptions{Namespace: rec.Namespace}); err != nil {
+				return c.fail("Error restoring job: %v", err)
+			}
+			c.Ui.Output(fmt.Sprintf("Job %q restored", rec.JobID))
+			return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
+		},
 	}
-	recordID, ok := c.resolvePurgeRecord(client, pos[0])
-	if !ok {
-		return 1
-	}
-	base := "/v1/jobs/purged/" + url.PathEscape(recordID)
-	rec, err := readPurgeRecord(client, base)
-	if err != nil {
-		return c.fail("Error reading purge record: %v", err)
-	}
-	if !yes {
-		question := fmt.Sprintf("Are you sure you want to restore job %q in namespace %q (version %d)?",
-			rec.JobID, rec.Namespace, rec.JobVersion)
-		if proceed, code := c.confirm(question, "Cancelling job restore"); !proceed {
-			return code
-		}
-	}
-	var resp api.JobRegisterResponse
-	if _, err := client.Raw().Write(base+"/restore", nil, &resp, &api.WriteOptions{Namespace: rec.Namespace}); err != nil {
-		return c.fail("Error restoring job: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("Job %q restored", rec.JobID))
-	return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
 }
 
 // readPurgeRecord reads one record. The agent may answer with the record

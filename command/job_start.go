@@ -10,63 +10,52 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
-// JobStartCommand starts a stopped job again.
-type JobStartCommand struct {
-	Meta
-	detach bool
-}
-
-func (c *JobStartCommand) Help() string {
-	return helpText(`
+// newJobStart starts a stopped job again.
+func newJobStart(m Meta) cli.Command {
+	var detach bool
+	return &command{Meta: m, name: "job start", synopsis: "Start a stopped job",
+		usage: `
 Usage: nomad job start [options] <job>
 
   Start a stopped job again: its last version is registered once more with
   stop cleared, and the scheduler places its allocations. A purged job is
   gone; see "nomad job restore".
-`, optionsHelp("Start", c.options()))
-}
-
-func (c *JobStartCommand) options() []option {
-	return []option{
-		boolOpt(&c.detach, "-detach", "Return at once with the evaluation ID instead of following it."),
+`,
+		options: []option{
+			boolOpt(&detach, "-detach", "Return at once with the evaluation ID instead of following it."),
+		},
+		args: []string{"<job>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			jobID, ok := c.resolveJob(client, pos[0])
+			if !ok {
+				return 1
+			}
+			job, _, err := client.Jobs().Info(jobID, nil)
+			if err != nil {
+				return c.fail("Error retrieving job %q: %v", jobID, err)
+			}
+			if !boolv(job.Stop) {
+				return c.fail("Job %q has not been stopped and has the following status: %s", jobID, str(job.Status))
+			}
+			job.Stop = new(false)
+			var wopts *api.WriteOptions
+			if ns := str(job.Namespace); ns != "" {
+				wopts = &api.WriteOptions{Namespace: ns}
+			}
+			resp, _, err := client.Jobs().Register(job, wopts)
+			if err != nil {
+				return c.fail("Error starting job %q: %v", jobID, err)
+			}
+			if detach || resp.EvalID == "" {
+				c.Ui.Output(fmt.Sprintf("Job %q started", jobID))
+			}
+			return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
+		},
 	}
-}
-
-func (c *JobStartCommand) Synopsis() string { return "Start a stopped job" }
-
-func (c *JobStartCommand) Run(args []string) int {
-	fs := c.flagSetWith("job start", c.options())
-	pos, client, code, ok := c.connect(fs, args, "<job>")
-	if !ok {
-		return code
-	}
-	jobID, ok := c.resolveJob(client, pos[0])
-	if !ok {
-		return 1
-	}
-	job, _, err := client.Jobs().Info(jobID, nil)
-	if err != nil {
-		return c.fail("Error retrieving job %q: %v", jobID, err)
-	}
-	if !boolv(job.Stop) {
-		return c.fail("Job %q has not been stopped and has the following status: %s", jobID, str(job.Status))
-	}
-	job.Stop = new(false)
-	var wopts *api.WriteOptions
-	if ns := str(job.Namespace); ns != "" {
-		wopts = &api.WriteOptions{Namespace: ns}
-	}
-	resp, _, err := client.Jobs().Register(job, wopts)
-	if err != nil {
-		return c.fail("Error starting job %q: %v", jobID, err)
-	}
-	if c.detach || resp.EvalID == "" {
-		c.Ui.Output(fmt.Sprintf("Job %q started", jobID))
-	}
-	return c.finishEval(client, resp.EvalID, c.detach, "Evaluation ID: "+resp.EvalID)
 }
 
 // JobRestartCommand restarts the tasks of every running allocation of a job, in batches.

@@ -1,18 +1,19 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
-// JobStopCommand stops a job, or purges it with -purge.
-type JobStopCommand struct {
-	Meta
-}
-
-func (c *JobStopCommand) Help() string {
-	return helpText(`
+// newJobStop stops a job, or purges it with -purge.
+func newJobStop(m Meta) cli.Command {
+	var purge, yes, detach, global, noShutdownDelay bool
+	var evalPriority int
+	return &command{Meta: m, name: "job stop", synopsis: "Stop a running job",
+		usage: `
 Usage: nomad job stop [options] <job>
 
   Stop a running job. Its allocations are stopped; the job itself stays
@@ -24,77 +25,51 @@ Usage: nomad job stop [options] <job>
   purge plan) and asks for confirmation. It leaves a purge record that
   "nomad job purged" lists and "nomad job restore" can re-register. A
   protected job ("nomad job protect") cannot be purged.
-`, `
-Stop Options:
-
-  -purge
-    Remove the job from the cluster immediately instead of waiting for
-    garbage collection.
-
-  -yes
-    Do not print the purge plan nor ask for confirmation (for scripts and
-    other non-interactive use).
-
-  -detach
-    Print the evaluation ID and return without monitoring.
-
-  -global
-    Stop a multi-region job in every region.
-
-  -no-shutdown-delay
-    Ignore the shutdown_delay of the job's groups and tasks.
-
-  -eval-priority=<priority>
-    Priority for the evaluation the stop creates.
-`)
-}
-
-func (c *JobStopCommand) Synopsis() string { return "Stop a running job" }
-
-func (c *JobStopCommand) Run(args []string) int {
-	var purge, yes, detach, global, noShutdownDelay bool
-	var evalPriority int
-	fs := c.FlagSet("job stop")
-	fs.BoolVar(&purge, "purge", false, "")
-	fs.BoolVar(&yes, "yes", false, "")
-	fs.BoolVar(&yes, "y", false, "")
-	fs.BoolVar(&detach, "detach", false, "")
-	fs.BoolVar(&global, "global", false, "")
-	fs.BoolVar(&noShutdownDelay, "no-shutdown-delay", false, "")
-	fs.IntVar(&evalPriority, "eval-priority", 0, "")
-	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
-	if !ok {
-		return code
-	}
-
-	// Purging cannot be undone from the job's own history, so it is the one
-	// stop that asks first.
-	if purge && !yes {
-		plan, err := readPurgePlan(client, jobID)
-		if err != nil {
-			return c.fail("Error reading purge plan: %v", err)
-		}
-		if plan != nil {
-			if plan.Protected {
-				return c.fail("Job %q is protected from purge (reason: %s); a holder of protect-job must run \"nomad job unprotect\" first",
-					jobID, plan.ProtectionReason)
+`,
+		options: []option{
+			boolOpt(&purge, "-purge", "Remove the job from the cluster immediately instead of waiting for\ngarbage collection."),
+			boolOpt(&yes, "-yes, -y", "Do not print the purge plan nor ask for confirmation (for scripts and\nother non-interactive use)."),
+			boolOpt(&detach, "-detach", "Print the evaluation ID and return without monitoring."),
+			boolOpt(&global, "-global", "Stop a multi-region job in every region."),
+			boolOpt(&noShutdownDelay, "-no-shutdown-delay", "Ignore the shutdown_delay of the job's groups and tasks."),
+			flagOpt(&evalPriority, 0, "-eval-priority=<priority>", "Priority for the evaluation the stop creates."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
+			if !ok {
+				return code
 			}
-			c.Ui.Output(formatPurgePlan(plan) + "\n")
-		}
-		question := fmt.Sprintf("Are you sure you want to purge job %q?", jobID)
-		if proceed, code := c.confirm(question, "Cancelling job purge"); !proceed {
-			return code
-		}
-	}
 
-	evalID, _, err := client.Jobs().DeregisterOpts(jobID, &api.DeregisterOptions{
-		Purge:           purge,
-		Global:          global,
-		EvalPriority:    evalPriority,
-		NoShutdownDelay: noShutdownDelay,
-	}, nil)
-	if err != nil {
-		return c.fail("Error deregistering job: %v", err)
+			// Purging cannot be undone from the job's own history, so it is the one
+			// stop that asks first.
+			if purge && !yes {
+				plan, err := readPurgePlan(client, jobID)
+				if err != nil {
+					return c.fail("Error reading purge plan: %v", err)
+				}
+				if plan != nil {
+					if plan.Protected {
+						return c.fail("Job %q is protected from purge (reason: %s); a holder of protect-job must run \"nomad job unprotect\" first",
+							jobID, plan.ProtectionReason)
+					}
+					c.Ui.Output(formatPurgePlan(plan) + "\n")
+				}
+				question := fmt.Sprintf("Are you sure you want to purge job %q?", jobID)
+				if proceed, code := c.confirm(question, "Cancelling job purge"); !proceed {
+					return code
+				}
+			}
+
+			evalID, _, err := client.Jobs().DeregisterOpts(jobID, &api.DeregisterOptions{
+				Purge:           purge,
+				Global:          global,
+				EvalPriority:    evalPriority,
+				NoShutdownDelay: noShutdownDelay,
+			}, nil)
+			if err != nil {
+				return c.fail("Error deregistering job: %v", err)
+			}
+			return c.finishEval(client, evalID, detach, evalID)
+		},
 	}
-	return c.finishEval(client, evalID, detach, evalID)
 }

@@ -8,59 +8,45 @@ import (
 	"github.com/hashicorp/nomad/api"
 )
 
-// JobTagApplyCommand names a job version.
-type JobTagApplyCommand struct {
-	Meta
-}
-
-func (c *JobTagApplyCommand) Help() string {
-	return helpText(`
+// newJobTagApply names a job version.
+func newJobTagApply(m Meta) cli.Command {
+	var name, description string
+	version := optUint{}
+	return &command{Meta: m, name: "job tag apply", synopsis: "Tag a job version",
+		usage: `
 Usage: nomad job tag apply [options] <job>
 
   Tag a version of a job with a name. Tagged versions are never pruned from
   the job's history, a job with any tagged version is never garbage
   collected, and "nomad job revert" accepts the tag name as its target.
-`, `
-Tag Options:
-
-  -name=<name>
-    Name of the tag. Required; unique within the job.
-
-  -description=<text>
-    Free-form note stored with the tag.
-
-  -version=<version>
-    Version to tag. Defaults to the job's current version.
-`)
-}
-
-func (c *JobTagApplyCommand) Synopsis() string { return "Tag a job version" }
-
-func (c *JobTagApplyCommand) Run(args []string) int {
-	var name, description string
-	version := optUint{}
-	fs := c.FlagSet("job tag apply")
-	fs.StringVar(&name, "name", "", "")
-	fs.StringVar(&description, "description", "", "")
-	fs.Var(&version, "version", "")
-	client, jobID, code, ok := c.connectTag(fs, args, &name)
-	if !ok {
-		return code
+`,
+		heading: "Tag",
+		options: []option{
+			flagOpt(&name, "", "-name=<name>", "Name of the tag. Required; unique within the job."),
+			flagOpt(&description, "", "-description=<text>", "Free-form note stored with the tag."),
+			valueOpt(&version, "-version=<version>", "Version to tag. Defaults to the job's current version."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			client, jobID, code, ok := c.connectTag(fs, args, &name)
+			if !ok {
+				return code
+			}
+			// The version is always sent explicitly: an absent version and version
+			// 0 look the same on the wire.
+			if !version.set {
+				job, _, err := client.Jobs().Info(jobID, nil)
+				if err != nil {
+					return c.fail("Error querying job: %v", err)
+				}
+				version.v = u64(job.Version)
+			}
+			if _, err := client.Jobs().TagVersion(jobID, version.v, name, description, nil); err != nil {
+				return c.fail("Error tagging job version: %v", err)
+			}
+			c.Ui.Output(fmt.Sprintf("Job %q version %d tagged %q", jobID, version.v, name))
+			return 0
+		},
 	}
-	// The version is always sent explicitly: an absent version and version
-	// 0 look the same on the wire.
-	if !version.set {
-		job, _, err := client.Jobs().Info(jobID, nil)
-		if err != nil {
-			return c.fail("Error querying job: %v", err)
-		}
-		version.v = u64(job.Version)
-	}
-	if _, err := client.Jobs().TagVersion(jobID, version.v, name, description, nil); err != nil {
-		return c.fail("Error tagging job version: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("Job %q version %d tagged %q", jobID, version.v, name))
-	return 0
 }
 
 // newJobTagUnset removes a version tag.

@@ -2,19 +2,21 @@ package command
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
-// NodeDrainCommand starts or stops a node's drain.
-type NodeDrainCommand struct {
-	Meta
-}
-
-func (c *NodeDrainCommand) Help() string {
-	return helpText(`
+// newNodeDrain starts or stops a node's drain.
+func newNodeDrain(m Meta) cli.Command {
+	var enable, disable, force, noDeadline, ignoreSystem, keepIneligible, self, detach, yes bool
+	var deadline time.Duration
+	var message string
+	return &command{Meta: m, name: "node drain", synopsis: "Set drain mode on a given node",
+		usage: `
 Usage: nomad node drain [options] <node>
 
   Start (-enable) or stop (-disable) draining a node. A draining node gets
@@ -25,138 +27,97 @@ Usage: nomad node drain [options] <node>
 
   Without -detach the command follows the drain until it completes; Ctrl-C
   stops following, not the drain. Needs node write access when ACLs are on.
-`, `
-Node Drain Options:
-
-  -enable
-    Start draining the node (or change the drain's options).
-
-  -disable
-    Stop draining the node. It becomes eligible again unless
-    -keep-ineligible is given.
-
-  -deadline=<duration>
-    How long allocations may take to move before whatever is left is
-    stopped. The default is 1h.
-
-  -force
-    Stop everything on the node at once (no deadline to wait for).
-
-  -no-deadline
-    Never force: wait for every allocation to move or finish.
-
-  -ignore-system
-    Leave system job allocations running on the node.
-
-  -keep-ineligible
-    With -disable, keep the node ineligible for new allocations.
-
-  -m=<message>
-    A note about the drain, kept in the node's last drain metadata.
-
-  -self
-    Drain the node of the agent the command talks to.
-
-  -detach
-    Return at once instead of following the drain.
-
-  -yes
-    Do not ask for confirmation.
-`)
-}
-
-func (c *NodeDrainCommand) Synopsis() string { return "Set drain mode on a given node" }
-
-func (c *NodeDrainCommand) Run(args []string) int {
-	var enable, disable, force, noDeadline, ignoreSystem, keepIneligible, self, detach, yes bool
-	var deadline time.Duration
-	var message string
-	fs := c.FlagSet("node drain")
-	fs.BoolVar(&enable, "enable", false, "")
-	fs.BoolVar(&disable, "disable", false, "")
-	fs.DurationVar(&deadline, "deadline", time.Hour, "")
-	fs.BoolVar(&force, "force", false, "")
-	fs.BoolVar(&noDeadline, "no-deadline", false, "")
-	fs.BoolVar(&ignoreSystem, "ignore-system", false, "")
-	fs.BoolVar(&keepIneligible, "keep-ineligible", false, "")
-	fs.StringVar(&message, "m", "", "")
-	fs.BoolVar(&self, "self", false, "")
-	fs.BoolVar(&detach, "detach", false, "")
-	fs.BoolVar(&yes, "yes", false, "")
-	fs.BoolVar(&yes, "y", false, "")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
+`,
+		heading: "Node Drain",
+		options: []option{
+			boolOpt(&enable, "-enable", "Start draining the node (or change the drain's options)."),
+			boolOpt(&disable, "-disable", "Stop draining the node. It becomes eligible again unless\n-keep-ineligible is given."),
+			flagOpt(&deadline, time.Hour, "-deadline=<duration>", "How long allocations may take to move before whatever is left is\nstopped. The default is 1h."),
+			boolOpt(&force, "-force", "Stop everything on the node at once (no deadline to wait for)."),
+			boolOpt(&noDeadline, "-no-deadline", "Never force: wait for every allocation to move or finish."),
+			boolOpt(&ignoreSystem, "-ignore-system", "Leave system job allocations running on the node."),
+			boolOpt(&keepIneligible, "-keep-ineligible", "With -disable, keep the node ineligible for new allocations."),
+			flagOpt(&message, "", "-m=<message>", "A note about the drain, kept in the node's last drain metadata."),
+			boolOpt(&self, "-self", "Drain the node of the agent the command talks to."),
+			boolOpt(&detach, "-detach", "Return at once instead of following the drain."),
+			boolOpt(&yes, "-yes, -y", "Do not ask for confirmation."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parse(fs, args)
+			if !ok {
+				return code
+			}
+			switch {
+			case enable == disable:
+				return c.fail("Exactly one of -enable or -disable is required")
+			case self == (len(pos) == 1) || len(pos) > 1:
+				return c.fail("This command takes either one argument or -self: <node>")
+			case force && noDeadline:
+				return c.fail("-force and -no-deadline cannot be used together")
+			case enable && deadline <= 0 && !force && !noDeadline:
+				return c.fail("-deadline must be positive; use -force or -no-deadline instead")
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			nodeID, ok := c.nodeArg(client, pos, self)
+			if !ok {
+				return 1
+			}
+			if !yes {
+				verb := "enable"
+				if disable {
+					verb = "disable"
+				}
+				question := fmt.Sprintf("Are you sure you want to %s drain mode for node %q?", verb, nodeID)
+				if proceed, code := c.confirm(question, "Canceling drain"); !proceed {
+					return code
+				}
+			}
+			opts := &api.DrainOptions{MarkEligible: !keepIneligible}
+			if message != "" {
+				opts.Meta = map[string]string{"message": message}
+			}
+			if enable {
+				spec := &api.DrainSpec{Deadline: deadline, IgnoreSystemJobs: ignoreSystem}
+				switch {
+				case force:
+					spec.Deadline = -1
+				case noDeadline:
+					spec.Deadline = 0
+				}
+				opts.DrainSpec = spec
+			}
+			resp, err := client.Nodes().UpdateDrainOpts(nodeID, opts, nil)
+			if err != nil {
+				return c.fail("Error updating drain specification: %v", err)
+			}
+			if disable {
+				c.Ui.Output(fmt.Sprintf("Node %q drain strategy unset", nodeID))
+				return 0
+			}
+			c.Ui.Output(fmt.Sprintf("Node %q drain strategy set", nodeID))
+			if detach {
+				return 0
+			}
+			c.Ui.Output(fmt.Sprintf("%s: Ctrl-C to stop monitoring: will not cancel the node drain", formatTime(time.Now())))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			failed := false
+			for msg := range client.Nodes().MonitorDrain(ctx, nodeID, resp.LastIndex, ignoreSystem) {
+				line := fmt.Sprintf("%s: %s", formatTime(time.Now()), msg)
+				if msg.Level == api.MonitorMsgLevelError {
+					c.Ui.Error(line)
+					failed = true
+					continue
+				}
+				c.Ui.Output(line)
+			}
+			if failed {
+				return 1
+			}
+			return 0
+		},
 	}
-	switch {
-	case enable == disable:
-		return c.fail("Exactly one of -enable or -disable is required")
-	case self == (len(pos) == 1) || len(pos) > 1:
-		return c.fail("This command takes either one argument or -self: <node>")
-	case force && noDeadline:
-		return c.fail("-force and -no-deadline cannot be used together")
-	case enable && deadline <= 0 && !force && !noDeadline:
-		return c.fail("-deadline must be positive; use -force or -no-deadline instead")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	nodeID, ok := c.nodeArg(client, pos, self)
-	if !ok {
-		return 1
-	}
-	if !yes {
-		verb := "enable"
-		if disable {
-			verb = "disable"
-		}
-		question := fmt.Sprintf("Are you sure you want to %s drain mode for node %q?", verb, nodeID)
-		if proceed, code := c.confirm(question, "Canceling drain"); !proceed {
-			return code
-		}
-	}
-	opts := &api.DrainOptions{MarkEligible: !keepIneligible}
-	if message != "" {
-		opts.Meta = map[string]string{"message": message}
-	}
-	if enable {
-		spec := &api.DrainSpec{Deadline: deadline, IgnoreSystemJobs: ignoreSystem}
-		switch {
-		case force:
-			spec.Deadline = -1
-		case noDeadline:
-			spec.Deadline = 0
-		}
-		opts.DrainSpec = spec
-	}
-	resp, err := client.Nodes().UpdateDrainOpts(nodeID, opts, nil)
-	if err != nil {
-		return c.fail("Error updating drain specification: %v", err)
-	}
-	if disable {
-		c.Ui.Output(fmt.Sprintf("Node %q drain strategy unset", nodeID))
-		return 0
-	}
-	c.Ui.Output(fmt.Sprintf("Node %q drain strategy set", nodeID))
-	if detach {
-		return 0
-	}
-	c.Ui.Output(fmt.Sprintf("%s: Ctrl-C to stop monitoring: will not cancel the node drain", formatTime(time.Now())))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	failed := false
-	for msg := range client.Nodes().MonitorDrain(ctx, nodeID, resp.LastIndex, ignoreSystem) {
-		line := fmt.Sprintf("%s: %s", formatTime(time.Now()), msg)
-		if msg.Level == api.MonitorMsgLevelError {
-			c.Ui.Error(line)
-			failed = true
-			continue
-		}
-		c.Ui.Output(line)
-	}
-	if failed {
-		return 1
-	}
-	return 0
 }

@@ -2,11 +2,13 @@ package command
 
 import (
 	"bytes"
+	"flag"
 	"maps"
 	"slices"
 	"strings"
 	"text/template"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -18,48 +20,40 @@ Usage: nomad node meta <subcommand> [options] [args]
   are seen by constraints like any other node meta.
 `
 
-// NodeMetaReadCommand shows a node's metadata.
-type NodeMetaReadCommand struct {
-	Meta
-	nodeID string
-	asJSON bool
-}
-
-func (c *NodeMetaReadCommand) Help() string {
-	return helpText(`
+// newNodeMetaRead shows a node's metadata.
+func newNodeMetaRead(m Meta) cli.Command {
+	var nodeID string
+	var asJSON bool
+	return &command{Meta: m, name: "node meta read", synopsis: "Read a node's metadata",
+		usage: `
 Usage: nomad node meta read [options]
 
   Show a node's metadata: all of it, then its dynamic and static parts. The
   node is the one of the agent the command talks to unless -node-id names
   another. Needs node read access when ACLs are on.
-`, optionsHelp("Node Meta Read", c.options()))
-}
-
-func (c *NodeMetaReadCommand) options() []option {
-	return []option{
-		flagOpt(&c.nodeID, "", "-node-id=<id>", "The node to read, by ID or unique prefix."),
-		boolOpt(&c.asJSON, "-json", "Print the API's JSON."),
+`,
+		heading: "Node Meta Read",
+		options: []option{
+			flagOpt(&nodeID, "", "-node-id=<id>", "The node to read, by ID or unique prefix."),
+			boolOpt(&asJSON, "-json", "Print the API's JSON."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			_, client, code, ok := c.connect(fs, args)
+			if !ok {
+				return code
+			}
+			if nodeID != "" {
+				if nodeID, ok = c.resolveNode(client, nodeID); !ok {
+					return 1
+				}
+			}
+			meta, err := client.Nodes().Meta().Read(nodeID, nil)
+			if err != nil {
+				return c.fail("Error reading the node's metadata: %v", err)
+			}
+			return printResult(&c.Meta, meta, asJSON, formatNodeMeta)
+		},
 	}
-}
-
-func (c *NodeMetaReadCommand) Synopsis() string { return "Read a node's metadata" }
-
-func (c *NodeMetaReadCommand) Run(args []string) int {
-	fs := c.flagSetWith("node meta read", c.options())
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	if c.nodeID != "" {
-		if c.nodeID, ok = c.resolveNode(client, c.nodeID); !ok {
-			return 1
-		}
-	}
-	meta, err := client.Nodes().Meta().Read(c.nodeID, nil)
-	if err != nil {
-		return c.fail("Error reading the node's metadata: %v", err)
-	}
-	return printResult(&c.Meta, meta, c.asJSON, formatNodeMeta)
 }
 
 func formatNodeMeta(m *api.NodeMetaResponse) string {
@@ -88,67 +82,59 @@ func formatMetaMap(m map[string]string) string {
 	return formatKV(rows)
 }
 
-// NodeMetaApplyCommand sets and unsets a node's dynamic metadata.
-type NodeMetaApplyCommand struct {
-	Meta
-	nodeID string
-	unset  string
-}
-
-func (c *NodeMetaApplyCommand) Help() string {
-	return helpText(`
+// newNodeMetaApply sets and unsets a node's dynamic metadata.
+func newNodeMetaApply(m Meta) cli.Command {
+	var nodeID string
+	var unset string
+	return &command{Meta: m, name: "node meta apply", synopsis: "Change a node's dynamic metadata",
+		usage: `
 Usage: nomad node meta apply [options] <key>=<value>...
 
   Set keys of a node's dynamic metadata, and with -unset remove keys. The
   node is the one of the agent the command talks to unless -node-id names
   another. Needs node write access when ACLs are on.
-`, optionsHelp("Node Meta Apply", c.options()))
-}
-
-func (c *NodeMetaApplyCommand) options() []option {
-	return []option{
-		flagOpt(&c.nodeID, "", "-node-id=<id>", "The node to change, by ID or unique prefix."),
-		flagOpt(&c.unset, "", "-unset=<key>[,<key>...]", "Keys to remove from the dynamic metadata."),
+`,
+		heading: "Node Meta Apply",
+		options: []option{
+			flagOpt(&nodeID, "", "-node-id=<id>", "The node to change, by ID or unique prefix."),
+			flagOpt(&unset, "", "-unset=<key>[,<key>...]", "Keys to remove from the dynamic metadata."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parse(fs, args)
+			if !ok {
+				return code
+			}
+			meta := map[string]*string{}
+			for _, kv := range pos {
+				k, v, found := strings.Cut(kv, "=")
+				if !found || k == "" {
+					return c.fail("Invalid argument %q: expected <key>=<value>", kv)
+				}
+				meta[k] = &v
+			}
+			for _, k := range strings.Split(unset, ",") {
+				if k = strings.TrimSpace(k); k != "" {
+					meta[k] = nil
+				}
+			}
+			if len(meta) == 0 {
+				return c.fail("This command takes at least one <key>=<value> argument or -unset")
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			if nodeID != "" {
+				if nodeID, ok = c.resolveNode(client, nodeID); !ok {
+					return 1
+				}
+			}
+			if _, err := client.Nodes().Meta().Apply(&api.NodeMetaApplyRequest{NodeID: nodeID, Meta: meta}, nil); err != nil {
+				return c.fail("Error applying the node's metadata: %v", err)
+			}
+			return 0
+		},
 	}
-}
-
-func (c *NodeMetaApplyCommand) Synopsis() string { return "Change a node's dynamic metadata" }
-
-func (c *NodeMetaApplyCommand) Run(args []string) int {
-	fs := c.flagSetWith("node meta apply", c.options())
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
-	}
-	meta := map[string]*string{}
-	for _, kv := range pos {
-		k, v, found := strings.Cut(kv, "=")
-		if !found || k == "" {
-			return c.fail("Invalid argument %q: expected <key>=<value>", kv)
-		}
-		meta[k] = &v
-	}
-	for _, k := range strings.Split(c.unset, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			meta[k] = nil
-		}
-	}
-	if len(meta) == 0 {
-		return c.fail("This command takes at least one <key>=<value> argument or -unset")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	if c.nodeID != "" {
-		if c.nodeID, ok = c.resolveNode(client, c.nodeID); !ok {
-			return 1
-		}
-	}
-	if _, err := client.Nodes().Meta().Apply(&api.NodeMetaApplyRequest{NodeID: c.nodeID, Meta: meta}, nil); err != nil {
-		return c.fail("Error applying the node's metadata: %v", err)
-	}
-	return 0
 }
 
 // printTemplated prints v with -json, else with the -t template, else as format renders it.

@@ -22,7 +22,7 @@ type option struct {
 
 // flagKind is what a flag table can bind without a flag.Value of its own.
 type flagKind interface {
-	bool | string | int | uint64 | float64 | time.Duration
+	bool | string | int | int64 | uint64 | float64 | time.Duration
 }
 
 // flagOpt declares a flag whose value lands in target, def when it is not given.
@@ -35,6 +35,8 @@ func flagOpt[T flagKind](target *T, def T, usage, help string) option {
 			fs.StringVar(p, name, any(def).(string), "")
 		case *int:
 			fs.IntVar(p, name, any(def).(int), "")
+		case *int64:
+			fs.Int64Var(p, name, any(def).(int64), "")
 		case *uint64:
 			fs.Uint64Var(p, name, any(def).(uint64), "")
 		case *float64:
@@ -55,10 +57,16 @@ func valueOpt(v flag.Value, usage, help string) option {
 	return option{usage: usage, help: help, bind: func(fs *flag.FlagSet, name string) { fs.Var(v, name, "") }}
 }
 
-// flagName is the flag an entry documents: "-type=<a|b>" documents "type".
-func (o option) flagName() string {
-	name, _, _ := strings.Cut(strings.TrimPrefix(o.usage, "-"), "=")
-	return name
+// flagNames are the flags an entry documents: "-type=<a|b>" documents "type", "-n <lines>"
+// documents "n", and "-yes, -y" documents both, spellings of the same flag.
+func (o option) flagNames() []string {
+	var names []string
+	for _, spelling := range strings.Split(o.usage, ", ") {
+		name, _, _ := strings.Cut(strings.TrimPrefix(spelling, "-"), "=")
+		name, _, _ = strings.Cut(name, " ")
+		names = append(names, name)
+	}
+	return names
 }
 
 // optionsHelp is the options section of a command's help, under "<heading> Options:".
@@ -83,7 +91,9 @@ func optionsHelp(heading string, opts []option) string {
 func (m *Meta) flagSetWith(name string, opts []option) *flag.FlagSet {
 	fs := m.FlagSet(name)
 	for _, o := range opts {
-		o.bind(fs, o.flagName())
+		for _, name := range o.flagNames() {
+			o.bind(fs, name)
+		}
 	}
 	return fs
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -20,69 +21,57 @@ Usage: nomad scaling policy <subcommand> [options] [args]
   List scaling policies and show one.
 `
 
-// ScalingPolicyListCommand lists the scaling policies of the namespace.
-type ScalingPolicyListCommand struct {
-	Meta
-	job        string
-	policyType string
-	verbose    bool
-	asJSON     bool
-	tmpl       string
-}
-
-func (c *ScalingPolicyListCommand) Help() string {
-	return helpText(`
+// newScalingPolicyList lists the scaling policies of the namespace.
+func newScalingPolicyList(m Meta) cli.Command {
+	var job string
+	var policyType string
+	var verbose bool
+	var asJSON bool
+	var tmpl string
+	return &command{Meta: m, name: "scaling policy list", synopsis: "List scaling policies",
+		usage: `
 Usage: nomad scaling policy list [options]
 
   List the scaling policies of the namespace, sorted by ID. Needs list-scaling-
   policies or read-job access in the namespace when ACLs are on.
-`, optionsHelp("Scaling Policy List", c.options()))
-}
-
-func (c *ScalingPolicyListCommand) options() []option {
-	return []option{
-		flagOpt(&c.job, "", "-job=<job>", "Only the policies of this job."),
-		flagOpt(&c.policyType, "", "-type=<type>", "Only the policies of this type, e.g. horizontal."),
-		boolOpt(&c.verbose, "-verbose", "Show full IDs."),
-		boolOpt(&c.asJSON, "-json", "Print the API's JSON."),
-		flagOpt(&c.tmpl, "", "-t=<template>", "Format the response with a Go template."),
-	}
-}
-
-func (c *ScalingPolicyListCommand) Synopsis() string { return "List scaling policies" }
-
-func (c *ScalingPolicyListCommand) Run(args []string) int {
-	fs := c.flagSetWith("scaling policy list", c.options())
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	q := &api.QueryOptions{Params: map[string]string{}}
-	if c.job != "" {
-		q.Params["job"] = c.job
-	}
-	if c.policyType != "" {
-		q.Params["type"] = c.policyType
-	}
-	policies, _, err := client.Scaling().ListPolicies(q)
-	if err != nil {
-		return c.fail("Error listing scaling policies: %v", err)
-	}
-	sort.Slice(policies, func(i, j int) bool { return policies[i].ID < policies[j].ID })
-	return printTemplated(&c.Meta, policies, c.asJSON, c.tmpl, func(ps []*api.ScalingPolicyListStub) string {
-		if len(ps) == 0 {
-			return "No policies found"
-		}
-		rows := []string{"ID|Enabled|Type|Target"}
-		for _, p := range ps {
-			id := p.ID
-			if !c.verbose {
-				id = shortID(id)
+`,
+		heading: "Scaling Policy List",
+		options: []option{
+			flagOpt(&job, "", "-job=<job>", "Only the policies of this job."),
+			flagOpt(&policyType, "", "-type=<type>", "Only the policies of this type, e.g. horizontal."),
+			boolOpt(&verbose, "-verbose", "Show full IDs."),
+			boolOpt(&asJSON, "-json", "Print the API's JSON."),
+			flagOpt(&tmpl, "", "-t=<template>", "Format the response with a Go template."),
+		},
+		withClient: func(c *command, client *api.Client, _ []string) int {
+			q := &api.QueryOptions{Params: map[string]string{}}
+			if job != "" {
+				q.Params["job"] = job
 			}
-			rows = append(rows, fmt.Sprintf("%s|%t|%s|%s", id, p.Enabled, p.Type, formatScalingTarget(p.Target)))
-		}
-		return formatList(rows)
-	})
+			if policyType != "" {
+				q.Params["type"] = policyType
+			}
+			policies, _, err := client.Scaling().ListPolicies(q)
+			if err != nil {
+				return c.fail("Error listing scaling policies: %v", err)
+			}
+			sort.Slice(policies, func(i, j int) bool { return policies[i].ID < policies[j].ID })
+			return printTemplated(&c.Meta, policies, asJSON, tmpl, func(ps []*api.ScalingPolicyListStub) string {
+				if len(ps) == 0 {
+					return "No policies found"
+				}
+				rows := []string{"ID|Enabled|Type|Target"}
+				for _, p := range ps {
+					id := p.ID
+					if !verbose {
+						id = shortID(id)
+					}
+					rows = append(rows, fmt.Sprintf("%s|%t|%s|%s", id, p.Enabled, p.Type, formatScalingTarget(p.Target)))
+				}
+				return formatList(rows)
+			})
+		},
+	}
 }
 
 // formatScalingTarget writes a policy's target in a fixed order, the widest scope first.

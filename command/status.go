@@ -118,8 +118,8 @@ var statusKinds = []struct {
 }{
 	{contexts.Jobs, "jobs", func(m Meta, a []string) int { return (&JobStatusCommand{Meta: m}).Run(a) }},
 	{contexts.Allocs, "allocations", func(m Meta, a []string) int { return (&AllocStatusCommand{Meta: m}).Run(a) }},
-	{contexts.Evals, "evaluations", func(m Meta, a []string) int { return (&EvalStatusCommand{Meta: m}).Run(a) }},
-	{contexts.Nodes, "nodes", func(m Meta, a []string) int { return (&NodeStatusCommand{Meta: m}).Run(a) }},
+	{contexts.Evals, "evaluations", func(m Meta, a []string) int { return newEvalStatus(m).Run(a) }},
+	{contexts.Nodes, "nodes", func(m Meta, a []string) int { return newNodeStatus(m).Run(a) }},
 	{contexts.Deployments, "deployments", func(m Meta, a []string) int { return newDeploymentStatus(m).Run(a) }},
 	{contexts.Namespaces, "namespaces", func(m Meta, a []string) int { return newNamespaceStatus(m).Run(a) }},
 	{contexts.NodePools, "node pools", func(m Meta, a []string) int { return newNodePoolInfo(m).Run(a) }},

@@ -21,13 +21,12 @@ Usage: nomad var <subcommand> [options] [args]
   stored per namespace and path.
 `
 
-// VarPutCommand writes a variable.
-type VarPutCommand struct {
-	Meta
-}
-
-func (c *VarPutCommand) Help() string {
-	return helpText(`
+// newVarPut writes a variable.
+func newVarPut(m Meta) cli.Command {
+	var asJSON, force bool
+	checkIndex := optUint{}
+	return &command{Meta: m, name: "var put", synopsis: "Write a variable",
+		usage: `
 Usage: nomad var put [options] <path> <key>=<value> [<key>=<value>...]
 
   Write a variable: its items replace every item it had. A value written as
@@ -37,105 +36,90 @@ Usage: nomad var put [options] <path> <key>=<value> [<key>=<value>...]
   "nomad var put [options] @<spec-file> [<path>] [<key>=<value>...]" reads
   the variable from a specification ("nomad var init" writes an example):
   a path and items given after the file win over the file's.
-`, `
-Put Options:
-
-  -check-index=<index>
-    Write only if the variable's modify index is still <index> (0: only if
-    it does not exist yet). A conflict is reported and nothing is written.
-
-  -force
-    Write whatever the variable's modify index is, ignoring -check-index.
-
-  -json
-    Print the written variable as JSON.
-`)
-}
-
-func (c *VarPutCommand) Synopsis() string { return "Write a variable" }
-
-func (c *VarPutCommand) Run(args []string) int {
-	var asJSON, force bool
-	checkIndex := optUint{}
-	fs := c.FlagSet("var put")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.BoolVar(&force, "force", false, "")
-	fs.Var(&checkIndex, "check-index", "")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
-	}
-	// "@<file>" first reads a specification (as "var init" writes and "var get -out hcl"
-	// prints); a path and items given after it win over the file's.
-	var spec *api.Variable
-	if len(pos) > 0 && strings.HasPrefix(pos[0], "@") {
-		raw, err := readInput(pos[0][1:], nil)
-		if err != nil {
-			return c.fail("Error reading the specification %s: %v", pos[0][1:], err)
-		}
-		if spec, err = parseVariableSpec(raw); err != nil {
-			return c.fail("Error parsing the specification %s: %v", pos[0][1:], err)
-		}
-		pos = pos[1:]
-		if len(pos) == 0 || strings.Contains(pos[0], "=") {
-			pos = append([]string{spec.Path}, pos...)
-		}
-		if pos[0] == "" {
-			return c.fail("The specification names no path: give one after it")
-		}
-	}
-	if len(pos) < 2 && (spec == nil || len(spec.Items) == 0) {
-		return c.fail("This command takes a path and at least one <key>=<value> item")
-	}
-	items := map[string]string{}
-	if spec != nil {
-		for k, v := range spec.Items {
-			items[k] = v
-		}
-	}
-	for _, kv := range pos[1:] {
-		k, v, found := strings.Cut(kv, "=")
-		if !found || k == "" {
-			return c.fail("Item %q is not <key>=<value>", kv)
-		}
-		if strings.HasPrefix(v, "@") {
-			raw, err := readInput(v[1:], nil)
-			if err != nil {
-				return c.fail("Error reading the value of %q: %v", k, err)
+`,
+		options: []option{
+			valueOpt(&checkIndex, "-check-index=<index>", "Write only if the variable's modify index is still <index> (0: only if\nit does not exist yet). A conflict is reported and nothing is written."),
+			boolOpt(&force, "-force", "Write whatever the variable's modify index is, ignoring -check-index."),
+			boolOpt(&asJSON, "-json", "Print the written variable as JSON."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parse(fs, args)
+			if !ok {
+				return code
 			}
-			v = string(raw)
-		}
-		items[k] = v
+			// "@<file>" first reads a specification (as "var init" writes and "var get -out hcl"
+			// prints); a path and items given after it win over the file's.
+			var spec *api.Variable
+			if len(pos) > 0 && strings.HasPrefix(pos[0], "@") {
+				raw, err := readInput(pos[0][1:], nil)
+				if err != nil {
+					return c.fail("Error reading the specification %s: %v", pos[0][1:], err)
+				}
+				if spec, err = parseVariableSpec(raw); err != nil {
+					return c.fail("Error parsing the specification %s: %v", pos[0][1:], err)
+				}
+				pos = pos[1:]
+				if len(pos) == 0 || strings.Contains(pos[0], "=") {
+					pos = append([]string{spec.Path}, pos...)
+				}
+				if pos[0] == "" {
+					return c.fail("The specification names no path: give one after it")
+				}
+			}
+			if len(pos) < 2 && (spec == nil || len(spec.Items) == 0) {
+				return c.fail("This command takes a path and at least one <key>=<value> item")
+			}
+			items := map[string]string{}
+			if spec != nil {
+				for k, v := range spec.Items {
+					items[k] = v
+				}
+			}
+			for _, kv := range pos[1:] {
+				k, v, found := strings.Cut(kv, "=")
+				if !found || k == "" {
+					return c.fail("Item %q is not <key>=<value>", kv)
+				}
+				if strings.HasPrefix(v, "@") {
+					raw, err := readInput(v[1:], nil)
+					if err != nil {
+						return c.fail("Error reading the value of %q: %v", k, err)
+					}
+					v = string(raw)
+				}
+				items[k] = v
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			v := &api.Variable{Path: pos[0], Namespace: c.Namespace(), Items: items}
+			if spec != nil && spec.Namespace != "" && c.Namespace() == "" {
+				v.Namespace = spec.Namespace
+				client.SetNamespace(spec.Namespace)
+			}
+			var out *api.Variable
+			var err error
+			if checkIndex.set && !force {
+				v.ModifyIndex = checkIndex.v
+				out, _, err = client.Variables().CheckedUpdate(v, nil)
+			} else {
+				out, _, err = client.Variables().Update(v, nil)
+			}
+			var conflict api.ErrCASConflict
+			if errors.As(err, &conflict) {
+				return c.fail("Check-and-set conflict: the variable's modify index is %d, not %d", conflict.Conflict.ModifyIndex, checkIndex.v)
+			}
+			if err != nil {
+				return c.fail("Error writing variable: %v", err)
+			}
+			if asJSON {
+				return c.printJSON(out)
+			}
+			c.Ui.Output(fmt.Sprintf("Successfully wrote variable %q at modify index %d", out.Path, out.ModifyIndex))
+			return 0
+		},
 	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	v := &api.Variable{Path: pos[0], Namespace: c.Namespace(), Items: items}
-	if spec != nil && spec.Namespace != "" && c.Namespace() == "" {
-		v.Namespace = spec.Namespace
-		client.SetNamespace(spec.Namespace)
-	}
-	var out *api.Variable
-	var err error
-	if checkIndex.set && !force {
-		v.ModifyIndex = checkIndex.v
-		out, _, err = client.Variables().CheckedUpdate(v, nil)
-	} else {
-		out, _, err = client.Variables().Update(v, nil)
-	}
-	var conflict api.ErrCASConflict
-	if errors.As(err, &conflict) {
-		return c.fail("Check-and-set conflict: the variable's modify index is %d, not %d", conflict.Conflict.ModifyIndex, checkIndex.v)
-	}
-	if err != nil {
-		return c.fail("Error writing variable: %v", err)
-	}
-	if asJSON {
-		return c.printJSON(out)
-	}
-	c.Ui.Output(fmt.Sprintf("Successfully wrote variable %q at modify index %d", out.Path, out.ModifyIndex))
-	return 0
 }
 
 // newVarGet reads a variable.
@@ -254,50 +238,38 @@ func formatVariableList(list []*api.VariableMetadata) string {
 	})
 }
 
-// VarPurgeCommand deletes a variable.
-type VarPurgeCommand struct {
-	Meta
-}
-
-func (c *VarPurgeCommand) Help() string {
-	return helpText(`
+// newVarPurge deletes a variable.
+func newVarPurge(m Meta) cli.Command {
+	checkIndex := optUint{}
+	return &command{Meta: m, name: "var purge", synopsis: "Delete a variable",
+		usage: `
 Usage: nomad var purge [options] <path>
 
   Delete a variable permanently.
-`, `
-Purge Options:
-
-  -check-index=<index>
-    Delete only if the variable's modify index is still <index>.
-`)
-}
-
-func (c *VarPurgeCommand) Synopsis() string { return "Delete a variable" }
-
-func (c *VarPurgeCommand) Run(args []string) int {
-	checkIndex := optUint{}
-	fs := c.FlagSet("var purge")
-	fs.Var(&checkIndex, "check-index", "")
-	pos, client, code, ok := c.connect(fs, args, "<path>")
-	if !ok {
-		return code
+`,
+		options: []option{
+			valueOpt(&checkIndex, "-check-index=<index>", "Delete only if the variable's modify index is still <index>."),
+		},
+		args: []string{"<path>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			var err error
+			wo := &api.WriteOptions{Namespace: c.Namespace()}
+			if checkIndex.set {
+				_, err = client.Variables().CheckedDelete(pos[0], checkIndex.v, wo)
+			} else {
+				_, err = client.Variables().Delete(pos[0], wo)
+			}
+			var conflict api.ErrCASConflict
+			if errors.As(err, &conflict) {
+				return c.fail("Check-and-set conflict: the variable's modify index is %d, not %d", conflict.Conflict.ModifyIndex, checkIndex.v)
+			}
+			if err != nil {
+				return c.fail("Error purging variable: %v", err)
+			}
+			c.Ui.Output(fmt.Sprintf("Successfully purged variable %q!", pos[0]))
+			return 0
+		},
 	}
-	var err error
-	wo := &api.WriteOptions{Namespace: c.Namespace()}
-	if checkIndex.set {
-		_, err = client.Variables().CheckedDelete(pos[0], checkIndex.v, wo)
-	} else {
-		_, err = client.Variables().Delete(pos[0], wo)
-	}
-	var conflict api.ErrCASConflict
-	if errors.As(err, &conflict) {
-		return c.fail("Check-and-set conflict: the variable's modify index is %d, not %d", conflict.Conflict.ModifyIndex, checkIndex.v)
-	}
-	if err != nil {
-		return c.fail("Error purging variable: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("Successfully purged variable %q!", pos[0]))
-	return 0
 }
 
 // formatVariableHCL renders the variable as the HCL specification upstream's "var get -out

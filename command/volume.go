@@ -1,10 +1,12 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -27,36 +29,79 @@ var volumeUnavailable = unavailableFeature{
 	},
 }
 
-// VolumeStatusCommand lists the host volumes as the nodes report them.
-type VolumeStatusCommand struct {
-	Meta
-	typ        string
-	nodePrefix string
-	pool       string
-	asJSON     bool
-	tmpl       string
-}
-
-func (c *VolumeStatusCommand) Help() string {
-	return helpText(`
+// newVolumeStatus lists the host volumes as the nodes report them.
+func newVolumeStatus(m Meta) cli.Command {
+	var typ string
+	var nodePrefix string
+	var pool, tmpl string
+	var asJSON bool
+	return &command{Meta: m, name: "volume status", synopsis: "Display status information about volumes",
+		usage: `
 Usage: nomad volume status [options] [<name>]
 
   List the host volumes every node offers, as the nodes report them from their
   configuration. With a name, show only the volumes of that name.
-`, optionsHelp("Status", c.options()))
-}
-
-func (c *VolumeStatusCommand) options() []option {
-	return []option{
-		flagOpt(&c.typ, "host", "-type=<type>", "Only \"host\" (the default) is built; \"csi\" answers that CSI is not built."),
-		flagOpt(&c.nodePrefix, "", "-node=<node-id>", "Only the volumes of nodes whose ID starts with this prefix."),
-		flagOpt(&c.pool, "", "-node-pool=<pool>", "Only the volumes of nodes in this node pool."),
-		boolOpt(&c.asJSON, "-json", "Print the volumes as JSON."),
-		flagOpt(&c.tmpl, "", "-t=<template>", "Format the volumes with a Go template."),
+`,
+		options: []option{
+			flagOpt(&typ, "host", "-type=<type>", "Only \"host\" (the default) is built; \"csi\" answers that CSI is not built."),
+			flagOpt(&nodePrefix, "", "-node=<node-id>", "Only the volumes of nodes whose ID starts with this prefix."),
+			flagOpt(&pool, "", "-node-pool=<pool>", "Only the volumes of nodes in this node pool."),
+			boolOpt(&asJSON, "-json", "Print the volumes as JSON."),
+			flagOpt(&tmpl, "", "-t=<template>", "Format the volumes with a Go template."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <name>")
+			if !ok {
+				return code
+			}
+			switch typ {
+			case "host":
+			case "csi":
+				return c.fail("%s", volumeUnavailable.sentence)
+			default:
+				return c.fail("Invalid -type %q: one of host, csi", typ)
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			stubs, _, err := client.Nodes().List(&api.QueryOptions{Prefix: nodePrefix})
+			if err != nil {
+				return c.fail("Error listing nodes: %v", err)
+			}
+			rows := []hostVolumeRow{}
+			for _, stub := range stubs {
+				if pool != "" && stub.NodePool != pool {
+					continue
+				}
+				// The list stub leaves the volumes out; the node itself has them.
+				node, _, err := client.Nodes().Info(stub.ID, nil)
+				if err != nil {
+					return c.fail("Error reading node %s: %v", shortID(stub.ID), err)
+				}
+				for name, hv := range node.HostVolumes {
+					if hv == nil || (len(pos) == 1 && name != pos[0]) {
+						continue
+					}
+					rows = append(rows, hostVolumeRow{
+						Name: name, NodeID: node.ID, NodeName: node.Name, NodePool: node.NodePool,
+						Path: hv.Path, ReadOnly: hv.ReadOnly,
+					})
+				}
+			}
+			sort.Slice(rows, func(i, j int) bool {
+				if rows[i].Name != rows[j].Name {
+					return rows[i].Name < rows[j].Name
+				}
+				return rows[i].NodeID < rows[j].NodeID
+			})
+			if len(pos) == 1 && len(rows) == 0 {
+				return c.fail("No host volume named %q on any node", pos[0])
+			}
+			return printTemplated(&c.Meta, rows, asJSON, tmpl, formatHostVolumes)
+		},
 	}
 }
-
-func (c *VolumeStatusCommand) Synopsis() string { return "Display status information about volumes" }
 
 // hostVolumeRow is one volume on one node: the shape -json prints.
 type hostVolumeRow struct {
@@ -66,59 +111,6 @@ type hostVolumeRow struct {
 	NodePool string
 	Path     string
 	ReadOnly bool
-}
-
-func (c *VolumeStatusCommand) Run(args []string) int {
-	fs := c.flagSetWith("volume status", c.options())
-	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <name>")
-	if !ok {
-		return code
-	}
-	switch c.typ {
-	case "host":
-	case "csi":
-		return c.fail("%s", volumeUnavailable.sentence)
-	default:
-		return c.fail("Invalid -type %q: one of host, csi", c.typ)
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	stubs, _, err := client.Nodes().List(&api.QueryOptions{Prefix: c.nodePrefix})
-	if err != nil {
-		return c.fail("Error listing nodes: %v", err)
-	}
-	rows := []hostVolumeRow{}
-	for _, stub := range stubs {
-		if c.pool != "" && stub.NodePool != c.pool {
-			continue
-		}
-		// The list stub leaves the volumes out; the node itself has them.
-		node, _, err := client.Nodes().Info(stub.ID, nil)
-		if err != nil {
-			return c.fail("Error reading node %s: %v", shortID(stub.ID), err)
-		}
-		for name, hv := range node.HostVolumes {
-			if hv == nil || (len(pos) == 1 && name != pos[0]) {
-				continue
-			}
-			rows = append(rows, hostVolumeRow{
-				Name: name, NodeID: node.ID, NodeName: node.Name, NodePool: node.NodePool,
-				Path: hv.Path, ReadOnly: hv.ReadOnly,
-			})
-		}
-	}
-	sort.Slice(rows, func(i, j int) bool {
-		if rows[i].Name != rows[j].Name {
-			return rows[i].Name < rows[j].Name
-		}
-		return rows[i].NodeID < rows[j].NodeID
-	})
-	if len(pos) == 1 && len(rows) == 0 {
-		return c.fail("No host volume named %q on any node", pos[0])
-	}
-	return printTemplated(&c.Meta, rows, c.asJSON, c.tmpl, formatHostVolumes)
 }
 
 func formatHostVolumes(rows []hostVolumeRow) string {
