@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/nomadfork/nomad/client/statefile"
 )
@@ -17,7 +16,7 @@ type OperatorClientStateCommand struct {
 }
 
 func (c *OperatorClientStateCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad operator client-state [options] <path>
 
   Print, as JSON, what a client keeps in its local state file to find its

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nomadfork/nomad/raftutil"
@@ -37,7 +36,7 @@ type OperatorRaftLogsCommand struct {
 }
 
 func (c *OperatorRaftLogsCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad operator raft logs [-verify] <data_dir>
 
   List the Raft log entries in a stopped server's data dir with their index,
@@ -131,7 +130,7 @@ type OperatorRaftSkipCommand struct {
 }
 
 func (c *OperatorRaftSkipCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad operator raft skip -index=<index> <data_dir>
 
   Rewrite a stopped server's Raft log with the damaged command entry at
@@ -168,7 +167,7 @@ type OperatorRaftTruncateCommand struct {
 }
 
 func (c *OperatorRaftTruncateCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad operator raft truncate -from=<index> <data_dir>
 
   Rewrite a stopped server's Raft log without the entries from <index> on,

@@ -131,7 +131,7 @@ type OperatorSnapshotInspectCommand struct {
 }
 
 func (c *OperatorSnapshotInspectCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad operator snapshot inspect [options] <file>
 
   Display the metadata of a snapshot file (ID, size, Raft index and term,

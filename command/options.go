@@ -3,6 +3,7 @@ package command
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,4 +140,30 @@ func (c *command) Run(args []string) int {
 		return code
 	}
 	return c.withClient(c, client, pos)
+}
+
+// connectionFlags are the flags Meta.FlagSet gives every command, in their help's order.
+var connectionFlags = []string{"address", "token", "namespace", "region", "no-color", "ca-cert",
+	"client-cert", "client-key", "tls-server-name", "tls-skip-verify"}
+
+// localHelp is the help of a command that works on local files only. It still accepts the
+// connection flags, as every command does, so that a wrapper passing -address to any command
+// keeps working; its help says they are ignored. used names those the command does read.
+func localHelp(text string, used ...string) string {
+	var lines []string
+	line := " "
+	for _, name := range connectionFlags {
+		if slices.Contains(used, name) {
+			continue
+		}
+		if len(line)+len(name)+3 > 76 {
+			lines = append(lines, line)
+			line = " "
+		}
+		line += " -" + name + ","
+	}
+	lines = append(lines, strings.TrimSuffix(line, ","))
+	return strings.TrimSpace(text) + "\n\nGeneral Options:\n\n" + strings.Join(lines, "\n") +
+		"\n    Accepted like every command's connection flags, and ignored: this command\n" +
+		"    does not talk to an agent.\n"
 }
