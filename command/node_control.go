@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/cli"
@@ -116,6 +117,113 @@ Usage: nomad node drain [options] <node>
 			}
 			if failed {
 				return 1
+			}
+			return 0
+		},
+	}
+}
+
+// newNodeEligibility marks a node eligible or ineligible for new allocations.
+func newNodeEligibility(m Meta) cli.Command {
+	var enable bool
+	var disable bool
+	var self bool
+	return &command{Meta: m, name: "node eligibility", synopsis: "Toggle scheduling eligibility for a given node",
+		usage: `
+Usage: nomad node eligibility [options] <node>
+
+  Mark a node eligible (-enable) or ineligible (-disable) for new
+  allocations. What already runs there keeps running. A draining node
+  cannot be made eligible until its drain ends. Needs node write access
+  when ACLs are on.
+`,
+		heading: "Node Eligibility",
+		options: []option{
+			boolOpt(&enable, "-enable", "The node may get new allocations."),
+			boolOpt(&disable, "-disable", "The node gets no new allocations."),
+			boolOpt(&self, "-self", "Act on the node of the agent the command talks to."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parse(fs, args)
+			if !ok {
+				return code
+			}
+			switch {
+			case enable == disable:
+				return c.fail("Exactly one of -enable or -disable is required")
+			case self == (len(pos) == 1) || len(pos) > 1:
+				return c.fail("This command takes either one argument or -self: <node>")
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			nodeID, ok := c.nodeArg(client, pos, self)
+			if !ok {
+				return 1
+			}
+			if _, err := client.Nodes().ToggleEligibility(nodeID, enable, nil); err != nil {
+				return c.fail("Error updating scheduling eligibility: %v", err)
+			}
+			state := "eligible"
+			if disable {
+				state = "ineligible"
+			}
+			c.Ui.Output(fmt.Sprintf("Node %q scheduling eligibility set: %s for scheduling", nodeID, state))
+			return 0
+		},
+	}
+}
+
+// newNodeConfig reads or replaces the servers the agent's client talks to.
+func newNodeConfig(m Meta) cli.Command {
+	var listServers bool
+	var updateServers bool
+	return &command{Meta: m, name: "node config", synopsis: "Read or change a client's configuration",
+		usage: `
+Usage: nomad node config [options] [<addr>...]
+
+  Read or change the configuration of the client of the agent the command
+  talks to. Today that is its list of servers: -servers prints it, one address
+  per line; -update-servers replaces it with the RPC addresses given
+  (host:port). A replaced list lasts until the agent restarts or finds
+  servers again. Needs agent read, or agent write to change.
+`,
+		heading: "Node Config",
+		options: []option{
+			boolOpt(&listServers, "-servers", "Print the servers the client knows."),
+			boolOpt(&updateServers, "-update-servers", "Replace the client's servers with the addresses given."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parse(fs, args)
+			if !ok {
+				return code
+			}
+			switch {
+			case listServers == updateServers:
+				return c.fail("This command needs one of -servers or -update-servers")
+			case listServers && len(pos) > 0:
+				return c.fail("This command takes no arguments with -servers")
+			case updateServers && len(pos) == 0:
+				return c.fail("This command takes at least one argument with -update-servers: <addr>")
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			if updateServers {
+				if err := client.Agent().SetServers(pos); err != nil {
+					return c.fail("Error updating the client's servers: %v", err)
+				}
+				c.Ui.Output("Updated the client's servers")
+				return 0
+			}
+			servers, err := client.Agent().Servers()
+			if err != nil {
+				return c.fail("Error querying the client's servers: %v", err)
+			}
+			if len(servers) > 0 {
+				c.Ui.Output(strings.Join(servers, "\n"))
 			}
 			return 0
 		},

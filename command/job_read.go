@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
@@ -174,5 +175,119 @@ func writeObjectDiffs(b *strings.Builder, objs []*api.ObjectDiff, depth int) {
 		writeFieldDiffs(b, o.Fields, depth+1)
 		writeObjectDiffs(b, o.Objects, depth+1)
 		fmt.Fprintf(b, "%s}\n", pad)
+	}
+}
+
+// newJobInspect prints a job as the API's JSON.
+func newJobInspect(m Meta) cli.Command {
+	var asJSON bool
+	version := optUint{}
+	return &command{Meta: m, name: "job inspect", synopsis: "Print a job as JSON",
+		usage: `
+Usage: nomad job inspect [options] <job>
+
+  Print a job as JSON wrapped in {"Job": ...}, the same shape "nomad job
+  run -json" accepts, so the output can be edited and submitted again.
+`,
+		options: []option{
+			valueOpt(&version, "-version=<version>", "Print that version of the job instead of the current one."),
+			boolOpt(&asJSON, "-json", "Accepted for symmetry with other commands; output is always JSON."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
+			if !ok {
+				return code
+			}
+
+			var job *api.Job
+			if version.set {
+				versions, _, _, err := client.Jobs().Versions(jobID, false, nil)
+				if err != nil {
+					return c.fail("Error querying job versions: %v", err)
+				}
+				for _, v := range versions {
+					if u64(v.Version) == version.v {
+						job = v
+					}
+				}
+				if job == nil {
+					return c.fail("Job %q has no version %d", jobID, version.v)
+				}
+			} else {
+				var err error
+				job, _, err = client.Jobs().Info(jobID, nil)
+				if err != nil {
+					return c.fail("Error querying job: %v", err)
+				}
+			}
+			return c.printJSON(struct{ Job *api.Job }{job})
+		},
+	}
+}
+
+// newJobAllocs lists a job's allocations.
+func newJobAllocs(m Meta) cli.Command {
+	var all bool
+	var asJSON bool
+	return &command{Meta: m, name: "job allocs", synopsis: "List allocations for a job",
+		usage: `
+Usage: nomad job allocs [options] <job>
+
+  List the allocations of a job.
+`,
+		options: []option{
+			boolOpt(&all, "-all", "Include allocations of earlier instances of the job with the same ID (a\njob purged and registered again)."),
+			boolOpt(&asJSON, "-json", "Output the allocations as JSON."),
+		},
+		args: []string{"<job>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			allocs, _, err := client.Jobs().Allocations(pos[0], all, nil)
+			if err != nil {
+				return c.fail("Error retrieving allocations: %v", err)
+			}
+			return printResult(&c.Meta, allocs, asJSON, func(a []*api.AllocationListStub) string {
+				return formatAllocs(a, time.Now())
+			})
+		},
+	}
+}
+
+// newJobDeployments lists a job's deployments.
+func newJobDeployments(m Meta) cli.Command {
+	var latest, asJSON bool
+	var all bool
+	return &command{Meta: m, name: "job deployments", synopsis: "List deployments for a job",
+		usage: `
+Usage: nomad job deployments [options] <job>
+
+  List the deployments of a job, newest first.
+`,
+		options: []option{
+			boolOpt(&latest, "-latest", "Show only the latest deployment."),
+			boolOpt(&all, "-all", "Include deployments of earlier instances of the job with the same ID."),
+			boolOpt(&asJSON, "-json", "Output the deployments as JSON."),
+		},
+		args: []string{"<job>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			if latest {
+				d, _, err := client.Jobs().LatestDeployment(pos[0], nil)
+				if err != nil {
+					return c.fail("Error retrieving deployments: %v", err)
+				}
+				if d == nil {
+					if asJSON {
+						return c.printJSON(nil)
+					}
+					c.Ui.Output("No deployment found")
+					return 0
+				}
+				return printResult(&c.Meta, d, asJSON, formatDeployment)
+			}
+			list, _, err := client.Jobs().Deployments(pos[0], all, nil)
+			if err != nil {
+				return c.fail("Error retrieving deployments: %v", err)
+			}
+			return printResult(&c.Meta, list, asJSON, formatDeploymentList)
+		},
 	}
 }
