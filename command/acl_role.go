@@ -38,8 +38,7 @@ func policyLinks(names []string) []*api.ACLRolePolicyLink {
 
 // newACLRoleCreate creates a role.
 func newACLRoleCreate(m Meta) cli.Command {
-	var name string
-	var description string
+	var name, description string
 	var asJSON bool
 	var policies stringsFlag
 	return &command{Meta: m, name: "acl role create", synopsis: "Define a named set of policies",

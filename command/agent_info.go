@@ -148,8 +148,7 @@ const (
 // newAgentCheck reports whether the agent is healthy enough to serve: a server that
 // sees enough Raft peers, a client that knows enough servers.
 func newAgentCheck(m Meta) cli.Command {
-	var minPeers int
-	var minServers int
+	var minPeers, minServers int
 	return &command{Meta: m, name: "check", synopsis: "Display the health of the local Nomad agent",
 		usage: `
 Usage: nomad check [options]

@@ -126,8 +126,7 @@ func (m *Meta) allocAndTask(pos []string, task string) (*api.Allocation, string,
 
 // newAllocStop stops an allocation so that the scheduler replaces it.
 func newAllocStop(m Meta) cli.Command {
-	var detach bool
-	var noShutdownDelay bool
+	var detach, noShutdownDelay bool
 	return &command{Meta: m, name: "alloc stop", synopsis: "Stop and reschedule a running allocation",
 		usage: `
 Usage: nomad alloc stop [options] <allocation>

@@ -77,8 +77,7 @@ Usage: nomad job stop [options] <job>
 
 // newJobEval forces a new evaluation of a job.
 func newJobEval(m Meta) cli.Command {
-	var detach bool
-	var force bool
+	var detach, force bool
 	return &command{Meta: m, name: "job eval", synopsis: "Force an evaluation of a job",
 		usage: `
 Usage: nomad job eval [options] <job>

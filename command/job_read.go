@@ -227,8 +227,7 @@ Usage: nomad job inspect [options] <job>
 
 // newJobAllocs lists a job's allocations.
 func newJobAllocs(m Meta) cli.Command {
-	var all bool
-	var asJSON bool
+	var all, asJSON bool
 	return &command{Meta: m, name: "job allocs", synopsis: "List allocations for a job",
 		usage: `
 Usage: nomad job allocs [options] <job>
@@ -254,8 +253,7 @@ Usage: nomad job allocs [options] <job>
 
 // newJobDeployments lists a job's deployments.
 func newJobDeployments(m Meta) cli.Command {
-	var latest, asJSON bool
-	var all bool
+	var latest, asJSON, all bool
 	return &command{Meta: m, name: "job deployments", synopsis: "List deployments for a job",
 		usage: `
 Usage: nomad job deployments [options] <job>

@@ -9,8 +9,7 @@ import (
 
 // newLogin exchanges a token another system issued for an ACL token.
 func newLogin(m Meta) cli.Command {
-	var method string
-	var loginToken string
+	var method, loginToken string
 	var asJSON bool
 	return &command{Meta: m, name: "login", synopsis: "Log in to Nomad with a token from another system",
 		usage: `

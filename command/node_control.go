@@ -125,9 +125,7 @@ Usage: nomad node drain [options] <node>
 
 // newNodeEligibility marks a node eligible or ineligible for new allocations.
 func newNodeEligibility(m Meta) cli.Command {
-	var enable bool
-	var disable bool
-	var self bool
+	var enable, disable, self bool
 	return &command{Meta: m, name: "node eligibility", synopsis: "Toggle scheduling eligibility for a given node",
 		usage: `
 Usage: nomad node eligibility [options] <node>
@@ -177,8 +175,7 @@ Usage: nomad node eligibility [options] <node>
 
 // newNodeConfig reads or replaces the servers the agent's client talks to.
 func newNodeConfig(m Meta) cli.Command {
-	var listServers bool
-	var updateServers bool
+	var listServers, updateServers bool
 	return &command{Meta: m, name: "node config", synopsis: "Read or change a client's configuration",
 		usage: `
 Usage: nomad node config [options] [<addr>...]

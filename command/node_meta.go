@@ -85,8 +85,7 @@ func formatMetaMap(m map[string]string) string {
 
 // newNodeMetaApply sets and unsets a node's dynamic metadata.
 func newNodeMetaApply(m Meta) cli.Command {
-	var nodeID string
-	var unset string
+	var nodeID, unset string
 	return &command{Meta: m, name: "node meta apply", synopsis: "Change a node's dynamic metadata",
 		usage: `
 Usage: nomad node meta apply [options] <key>=<value>...

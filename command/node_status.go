@@ -23,9 +23,7 @@ Usage: nomad node <subcommand> [options] [args]
 
 // newNodeStatus lists nodes or shows one.
 func newNodeStatus(m Meta) cli.Command {
-	var self bool
-	var verbose bool
-	var asJSON bool
+	var self, verbose, asJSON bool
 	return &command{Meta: m, name: "node status", synopsis: "Display status information about nodes",
 		usage: `
 Usage: nomad node status [options] [node]

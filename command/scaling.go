@@ -24,10 +24,8 @@ Usage: nomad scaling policy <subcommand> [options] [args]
 
 // newScalingPolicyList lists the scaling policies of the namespace.
 func newScalingPolicyList(m Meta) cli.Command {
-	var job string
-	var policyType string
-	var verbose bool
-	var asJSON bool
+	var job, policyType string
+	var verbose, asJSON bool
 	var tmpl string
 	return &command{Meta: m, name: "scaling policy list", synopsis: "List scaling policies",
 		usage: `

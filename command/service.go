@@ -68,8 +68,7 @@ func formatServiceList(list []*api.ServiceRegistrationListStub, allNS bool) stri
 
 // newServiceInfo shows the instances of one service.
 func newServiceInfo(m Meta) cli.Command {
-	var asJSON bool
-	var verbose bool
+	var asJSON, verbose bool
 	return &command{Meta: m, name: "service info", synopsis: "Show the instances of a service",
 		usage: `
 Usage: nomad service info [options] <service name>

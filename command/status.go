@@ -14,8 +14,7 @@ import (
 // searches every kind of object by prefix (/v1/search) and shows the one it names with that
 // kind's own status command.
 func newStatus(m Meta) cli.Command {
-	var short bool
-	var asJSON bool
+	var short, asJSON bool
 	return &command{Meta: m, name: "status", synopsis: "Display the status output for a resource",
 		usage: `
 Usage: nomad status [options] [identifier]

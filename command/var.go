@@ -125,8 +125,7 @@ Usage: nomad var put [options] <path> <key>=<value> [<key>=<value>...]
 // newVarGet reads a variable.
 func newVarGet(m Meta) cli.Command {
 	var asJSON bool
-	var item, tmpl string
-	var out string
+	var item, tmpl, out string
 	return &command{Meta: m, name: "var get", synopsis: "Read a variable",
 		usage: `
 Usage: nomad var get [options] <path>

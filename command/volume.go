@@ -31,9 +31,7 @@ var volumeUnavailable = unavailableFeature{
 
 // newVolumeStatus lists the host volumes as the nodes report them.
 func newVolumeStatus(m Meta) cli.Command {
-	var typ string
-	var nodePrefix string
-	var pool, tmpl string
+	var typ, nodePrefix, pool, tmpl string
 	var asJSON bool
 	return &command{Meta: m, name: "volume status", synopsis: "Display status information about volumes",
 		usage: `
@@ -133,8 +131,7 @@ Usage: nomad plugin <subcommand> [options] [args]
 // newPluginStatus lists CSI plugins or shows one.
 func newPluginStatus(m Meta) cli.Command {
 	var pluginType string
-	var verbose bool
-	var asJSON bool
+	var verbose, asJSON bool
 	var tmpl string
 	return &command{Meta: m, name: "plugin status", synopsis: "Display status information about plugins",
 		usage: `
