@@ -173,9 +173,9 @@ func Commands(ui cli.Ui) map[string]cli.CommandFactory {
 		"server force-leave":        func() (cli.Command, error) { return &ServerForceLeaveCommand{Meta: meta()}, nil },
 
 		// Operations and everyday shortcuts (snapshots, system, agent, top-level aliases).
-		"run":                        alias("run", "job run", &JobRunCommand{Meta: meta()}),
-		"plan":                       alias("plan", "job plan", &JobPlanCommand{Meta: meta()}),
-		"stop":                       alias("stop", "job stop", newJobStop(meta())),
+		"run":                        alias("run", "job run", func() (cli.Command, error) { return &JobRunCommand{Meta: meta()}, nil }),
+		"plan":                       alias("plan", "job plan", func() (cli.Command, error) { return &JobPlanCommand{Meta: meta()}, nil }),
+		"stop":                       alias("stop", "job stop", declared(meta, newJobStop)),
 		"job allocs":                 declared(meta, newJobAllocs),
 		"job deployments":            declared(meta, newJobDeployments),
 		"job init":                   declared(meta, newJobInit),
