@@ -1,6 +1,7 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 
@@ -35,64 +36,46 @@ func policyLinks(names []string) []*api.ACLRolePolicyLink {
 	return links
 }
 
-// ACLRoleCreateCommand creates a role.
-type ACLRoleCreateCommand struct {
-	Meta
-}
-
-func (c *ACLRoleCreateCommand) Help() string {
-	return helpText(`
-Usage: nomad acl role create [options]
-
-  Create an ACL role: a named set of policies that tokens can be linked to.
-`, `
-Create Options:
-
-  -name=<name>
-    Name of the role. Required.
-
-  -description=<text>
-    Human-readable description of the role.
-
-  -policy=<name>
-    Policy the role grants. Repeatable; at least one is required.
-
-  -json
-    Print the role as JSON.
-`)
-}
-
-func (c *ACLRoleCreateCommand) Synopsis() string { return "Define a named set of policies" }
-
-func (c *ACLRoleCreateCommand) Run(args []string) int {
+// newACLRoleCreate creates a role.
+func newACLRoleCreate(m Meta) cli.Command {
 	var name, description string
 	var asJSON bool
 	var policies stringsFlag
-	fs := c.FlagSet("acl role create")
-	fs.StringVar(&name, "name", "", "")
-	fs.StringVar(&description, "description", "", "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.Var(&policies, "policy", "")
-	if _, code, ok := c.parseArgs(fs, args); !ok {
-		return code
+	return &command{Meta: m, name: "acl role create", synopsis: "Define a named set of policies",
+		usage: `
+Usage: nomad acl role create [options]
+
+  Create an ACL role: a named set of policies that tokens can be linked to.
+`,
+		options: []option{
+			flagOpt(&name, "", "-name=<name>", "Name of the role. Required."),
+			flagOpt(&description, "", "-description=<text>", "Human-readable description of the role."),
+			valueOpt(&policies, "-policy=<name>", "Policy the role grants. Repeatable; at least one is required."),
+			boolOpt(&asJSON, "-json", "Print the role as JSON."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			if _, code, ok := c.parseArgs(fs, args); !ok {
+				return code
+			}
+			if name == "" {
+				return c.fail("ACL role name must be specified using the -name flag")
+			}
+			if len(policies) == 0 {
+				return c.fail("At least one policy must be specified using the -policy flag")
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			role, _, err := client.ACLRoles().Create(&api.ACLRole{
+				Name: name, Description: description, Policies: policyLinks(policies),
+			}, nil)
+			if err != nil {
+				return c.fail("Error creating ACL role: %v", err)
+			}
+			return printResult(&c.Meta, role, asJSON, formatRole)
+		},
 	}
-	if name == "" {
-		return c.fail("ACL role name must be specified using the -name flag")
-	}
-	if len(policies) == 0 {
-		return c.fail("At least one policy must be specified using the -policy flag")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	role, _, err := client.ACLRoles().Create(&api.ACLRole{
-		Name: name, Description: description, Policies: policyLinks(policies),
-	}, nil)
-	if err != nil {
-		return c.fail("Error creating ACL role: %v", err)
-	}
-	return printResult(&c.Meta, role, asJSON, formatRole)
 }
 
 func newACLRoleList(m Meta) cli.Command {
@@ -115,49 +98,34 @@ func formatRoleList(roles []*api.ACLRoleListStub) string {
 	})
 }
 
-// ACLRoleInfoCommand shows a role.
-type ACLRoleInfoCommand struct {
-	Meta
-}
-
-func (c *ACLRoleInfoCommand) Help() string {
-	return helpText(`
+// newACLRoleInfo shows a role.
+func newACLRoleInfo(m Meta) cli.Command {
+	var byName, asJSON bool
+	return &command{Meta: m, name: "acl role info", synopsis: "Show an ACL role",
+		usage: `
 Usage: nomad acl role info [options] <id>
 
   Show an ACL role, looked up by ID or, with -by-name, by name.
-`, `
-Info Options:
-
-  -by-name
-    Treat the argument as the role's name.
-
-  -json
-    Print the role as JSON.
-`)
-}
-
-func (c *ACLRoleInfoCommand) Synopsis() string { return "Show an ACL role" }
-
-func (c *ACLRoleInfoCommand) Run(args []string) int {
-	var byName, asJSON bool
-	fs := c.FlagSet("acl role info")
-	fs.BoolVar(&byName, "by-name", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<id>")
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&byName, "-by-name", "Treat the argument as the role's name."),
+			boolOpt(&asJSON, "-json", "Print the role as JSON."),
+		},
+		args: []string{"<id>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			var role *api.ACLRole
+			var err error
+			if byName {
+				role, _, err = client.ACLRoles().GetByName(pos[0], nil)
+			} else {
+				role, _, err = client.ACLRoles().Get(pos[0], nil)
+			}
+			if err != nil {
+				return c.fail("Error reading ACL role: %v", err)
+			}
+			return printResult(&c.Meta, role, asJSON, formatRole)
+		},
 	}
-	var role *api.ACLRole
-	var err error
-	if byName {
-		role, _, err = client.ACLRoles().GetByName(pos[0], nil)
-	} else {
-		role, _, err = client.ACLRoles().Get(pos[0], nil)
-	}
-	if err != nil {
-		return c.fail("Error reading ACL role: %v", err)
-	}
-	return printResult(&c.Meta, role, asJSON, formatRole)
 }
 
 // ACLRoleUpdateCommand changes a role.

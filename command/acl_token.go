@@ -1,6 +1,7 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -41,53 +42,44 @@ func formatRoleLinks(roles []*api.ACLTokenRoleLink) string {
 	})
 }
 
-// ACLBootstrapCommand creates the first management token.
-type ACLBootstrapCommand struct {
-	Meta
-}
-
-func (c *ACLBootstrapCommand) Help() string {
-	return helpText(`
+// newACLBootstrap creates the first management token.
+func newACLBootstrap(m Meta) cli.Command {
+	var asJSON bool
+	return &command{Meta: m, name: "acl bootstrap", synopsis: "Create the first management token",
+		usage: `
 Usage: nomad acl bootstrap [options] [<path>]
 
   Create the cluster's initial management token. This works once; keep the
   Secret ID it prints. If <path> is given, the file holds the Secret ID to
   use instead of a generated one.
-`, `
-Bootstrap Options:
-
-  -json
-    Print the token as JSON.
-`)
-}
-
-func (c *ACLBootstrapCommand) Synopsis() string { return "Create the first management token" }
-
-func (c *ACLBootstrapCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("acl bootstrap")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes at most one argument: <path>")
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&asJSON, "-json", "Print the token as JSON."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parseAtMostOne(fs, args, "This command takes at most one argument: <path>")
+			if !ok {
+				return code
+			}
+			var secret string
+			if len(pos) == 1 {
+				b, err := os.ReadFile(pos[0])
+				if err != nil {
+					return c.fail("Error reading bootstrap secret: %v", err)
+				}
+				secret = strings.TrimSpace(string(b))
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			token, _, err := client.ACLTokens().BootstrapOpts(secret, nil)
+			if err != nil {
+				return c.fail("Error bootstrapping: %v", err)
+			}
+			return printResult(&c.Meta, token, asJSON, formatToken)
+		},
 	}
-	var secret string
-	if len(pos) == 1 {
-		b, err := os.ReadFile(pos[0])
-		if err != nil {
-			return c.fail("Error reading bootstrap secret: %v", err)
-		}
-		secret = strings.TrimSpace(string(b))
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	token, _, err := client.ACLTokens().BootstrapOpts(secret, nil)
-	if err != nil {
-		return c.fail("Error bootstrapping: %v", err)
-	}
-	return printResult(&c.Meta, token, asJSON, formatToken)
 }
 
 // ACLTokenCreateCommand creates a token.

@@ -13,8 +13,16 @@ type aliasCommand struct {
 	alias, target string
 }
 
-func alias(alias, target string, cmd cli.Command) cli.CommandFactory {
-	return func() (cli.Command, error) { return &aliasCommand{Command: cmd, alias: alias, target: target}, nil }
+// alias makes a fresh target command for every use, as the target's own name does, so no
+// state of one run (flag values, say) carries into the next.
+func alias(alias, target string, factory cli.CommandFactory) cli.CommandFactory {
+	return func() (cli.Command, error) {
+		cmd, err := factory()
+		if err != nil {
+			return nil, err
+		}
+		return &aliasCommand{Command: cmd, alias: alias, target: target}, nil
+	}
 }
 
 func (a *aliasCommand) Help() string {

@@ -1,21 +1,22 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
-// AllocChecksCommand prints the latest results of an allocation's nomad service checks.
-type AllocChecksCommand struct {
-	Meta
-}
-
-func (c *AllocChecksCommand) Help() string {
-	return helpText(`
+// newAllocChecks prints the latest results of an allocation's nomad service checks.
+func newAllocChecks(m Meta) cli.Command {
+	var verbose, asJSON bool
+	var tmpl string
+	return &command{Meta: m, name: "alloc checks", synopsis: "Print the check results of an allocation",
+		usage: `
 Usage: nomad alloc checks [options] <allocation>
 
   Print the latest result of each check of the allocation's services that use
@@ -25,44 +26,30 @@ Usage: nomad alloc checks [options] <allocation>
   characters.
 
   When ACLs are enabled, this needs read-job in the allocation's namespace.
-`, `
-Checks Options:
-
-  -verbose
-    Show full allocation IDs.
-
-  -json
-    Print the check results as JSON.
-
-  -t <template>
-    Format the check results with a Go template.
-`)
-}
-
-func (c *AllocChecksCommand) Synopsis() string { return "Print the check results of an allocation" }
-
-func (c *AllocChecksCommand) Run(args []string) int {
-	var verbose, asJSON bool
-	var tmpl string
-	fs := c.FlagSet("alloc checks")
-	fs.BoolVar(&verbose, "verbose", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.StringVar(&tmpl, "t", "", "")
-	pos, code, ok := c.parseArgs(fs, args, "<allocation>")
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&verbose, "-verbose", "Show full allocation IDs."),
+			boolOpt(&asJSON, "-json", "Print the check results as JSON."),
+			flagOpt(&tmpl, "", "-t <template>", "Format the check results with a Go template."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parseArgs(fs, args, "<allocation>")
+			if !ok {
+				return code
+			}
+			client, alloc, ok := c.clientAlloc(pos[0], false)
+			if !ok {
+				return 1
+			}
+			checks, err := client.Allocations().Checks(alloc.ID, &api.QueryOptions{Namespace: alloc.Namespace})
+			if err != nil {
+				return c.fail("Error querying the allocation's checks: %v", err)
+			}
+			return printTemplated(&c.Meta, checks, asJSON, tmpl, func(checks api.AllocCheckStatuses) string {
+				return formatAllocChecks(checks)
+			})
+		},
 	}
-	client, alloc, ok := c.clientAlloc(pos[0], false)
-	if !ok {
-		return 1
-	}
-	checks, err := client.Allocations().Checks(alloc.ID, &api.QueryOptions{Namespace: alloc.Namespace})
-	if err != nil {
-		return c.fail("Error querying the allocation's checks: %v", err)
-	}
-	return printTemplated(&c.Meta, checks, asJSON, tmpl, func(checks api.AllocCheckStatuses) string {
-		return formatAllocChecks(checks)
-	})
 }
 
 // formatAllocChecks prints one block per check, ordered by service then check name.

@@ -14,7 +14,10 @@ type AllocStatusCommand struct {
 	Meta
 
 	// now replaces the clock in tests.
-	now func() time.Time
+	now    func() time.Time
+	short  bool
+	stats  bool
+	asJSON bool
 }
 
 func (c *AllocStatusCommand) Help() string {
@@ -27,29 +30,21 @@ Usage: nomad alloc status [options] <allocation>
   <allocation> is an allocation ID or a unique prefix of at least two
   characters. When ACLs are enabled, this needs read-job in the
   allocation's namespace.
-`, `
-Status Options:
+`, optionsHelp("Status", c.options()))
+}
 
-  -short
-    Show the allocation's header and the task states, without their events.
-
-  -stats
-    Also read the tasks' resource usage from the allocation's client and
-    show it beside what was allocated, with the memory and CPU breakdown.
-
-  -json
-    Print the allocation as the API's JSON.
-`)
+func (c *AllocStatusCommand) options() []option {
+	return []option{
+		boolOpt(&c.short, "-short", "Show the allocation's header and the task states, without their events."),
+		boolOpt(&c.stats, "-stats", "Also read the tasks' resource usage from the allocation's client and\nshow it beside what was allocated, with the memory and CPU breakdown."),
+		boolOpt(&c.asJSON, "-json", "Print the allocation as the API's JSON."),
+	}
 }
 
 func (c *AllocStatusCommand) Synopsis() string { return "Show an allocation and its tasks" }
 
 func (c *AllocStatusCommand) Run(args []string) int {
-	var short, asJSON, stats bool
-	fs := c.FlagSet("alloc status")
-	fs.BoolVar(&short, "short", false, "")
-	fs.BoolVar(&stats, "stats", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("alloc status", c.options())
 	pos, code, ok := c.parseArgs(fs, args, "<allocation>")
 	if !ok {
 		return code
@@ -58,7 +53,7 @@ func (c *AllocStatusCommand) Run(args []string) int {
 	if !ok {
 		return 1
 	}
-	if asJSON {
+	if c.asJSON {
 		return c.printJSON(alloc)
 	}
 	now := time.Now
@@ -66,14 +61,14 @@ func (c *AllocStatusCommand) Run(args []string) int {
 		now = c.now
 	}
 	var usage *api.AllocResourceUsage
-	if stats && alloc.ClientStatus == "running" {
+	if c.stats && alloc.ClientStatus == "running" {
 		var err error
 		if usage, err = client.Allocations().Stats(alloc, nil); err != nil {
 			// The allocation is still worth showing when its client cannot be reached.
 			c.Ui.Warn(fmt.Sprintf("Couldn't retrieve the allocation's resource usage: %v", err))
 		}
 	}
-	c.Ui.Output(formatAllocStatus(alloc, short, stats, usage, now()))
+	c.Ui.Output(formatAllocStatus(alloc, c.short, c.stats, usage, now()))
 	return 0
 }
 

@@ -12,38 +12,38 @@ import (
 // either the same behaviour or a clear sentence, never "command not found".
 func compatCommands(ui cli.Ui, meta func() Meta) map[string]cli.CommandFactory {
 	cmds := map[string]cli.CommandFactory{
-		"exec":         alias("exec", "alloc exec", &AllocExecCommand{Meta: meta()}),
-		"alloc-status": alias("alloc-status", "alloc status", &AllocStatusCommand{Meta: meta()}),
-		"eval-status":  alias("eval-status", "eval status", &EvalStatusCommand{Meta: meta()}),
-		"fs":           alias("fs", "alloc fs", &AllocFSCommand{Meta: meta()}),
-		"init":         alias("init", "job init", &JobInitCommand{Meta: meta()}),
-		"inspect":      alias("inspect", "job inspect", &JobInspectCommand{Meta: meta()}),
-		"logs":         alias("logs", "alloc logs", &AllocLogsCommand{Meta: meta()}),
-		"node-drain":   alias("node-drain", "node drain", &NodeDrainCommand{Meta: meta()}),
-		"node-status":  alias("node-status", "node status", &NodeStatusCommand{Meta: meta()}),
-		"validate":     alias("validate", "job validate", &JobValidateCommand{Meta: meta()}),
+		"exec":         alias("exec", "alloc exec", func() (cli.Command, error) { return &AllocExecCommand{Meta: meta()}, nil }),
+		"alloc-status": alias("alloc-status", "alloc status", func() (cli.Command, error) { return &AllocStatusCommand{Meta: meta()}, nil }),
+		"eval-status":  alias("eval-status", "eval status", declared(meta, newEvalStatus)),
+		"fs":           alias("fs", "alloc fs", func() (cli.Command, error) { return &AllocFSCommand{Meta: meta()}, nil }),
+		"init":         alias("init", "job init", declared(meta, newJobInit)),
+		"inspect":      alias("inspect", "job inspect", declared(meta, newJobInspect)),
+		"logs":         alias("logs", "alloc logs", func() (cli.Command, error) { return &AllocLogsCommand{Meta: meta()}, nil }),
+		"node-drain":   alias("node-drain", "node drain", declared(meta, newNodeDrain)),
+		"node-status":  alias("node-status", "node status", declared(meta, newNodeStatus)),
+		"validate":     alias("validate", "job validate", func() (cli.Command, error) { return &JobValidateCommand{Meta: meta()}, nil }),
 		// Listed in help like its siblings "run" and "stop".
-		"start": alias("start", "job start", &JobStartCommand{Meta: meta()}),
+		"start": alias("start", "job start", declared(meta, newJobStart)),
 
 		// Upstream still runs these but warns that they are on their way out.
-		"client-config":      deprecatedAlias(ui, "client-config", "node config", &NodeConfigCommand{Meta: meta()}),
-		"server-members":     deprecatedAlias(ui, "server-members", "server members", &ServerMembersCommand{Meta: meta()}),
-		"server-join":        deprecatedAlias(ui, "server-join", "server join", &ServerJoinCommand{Meta: meta()}),
-		"server-force-leave": deprecatedAlias(ui, "server-force-leave", "server force-leave", &ServerForceLeaveCommand{Meta: meta()}),
+		"client-config":      deprecatedAlias(ui, "client-config", "node config", declared(meta, newNodeConfig)),
+		"server-members":     deprecatedAlias(ui, "server-members", "server members", declared(meta, newServerMembers)),
+		"server-join":        deprecatedAlias(ui, "server-join", "server join", declared(meta, newServerJoin)),
+		"server-force-leave": deprecatedAlias(ui, "server-force-leave", "server force-leave", func() (cli.Command, error) { return &ServerForceLeaveCommand{Meta: meta()}, nil }),
 
-		"node config":         func() (cli.Command, error) { return &NodeConfigCommand{Meta: meta()}, nil },
+		"node config":         declared(meta, newNodeConfig),
 		"node meta":           subcommandGroup("Read and change a node's dynamic metadata", nodeMetaHelp),
-		"node meta read":      func() (cli.Command, error) { return &NodeMetaReadCommand{Meta: meta()}, nil },
-		"node meta apply":     func() (cli.Command, error) { return &NodeMetaApplyCommand{Meta: meta()}, nil },
+		"node meta read":      declared(meta, newNodeMetaRead),
+		"node meta apply":     declared(meta, newNodeMetaApply),
 		"scaling":             subcommandGroup("Interact with scaling policies", scalingHelp),
 		"scaling policy":      subcommandGroup("Interact with scaling policies", scalingPolicyHelp),
-		"scaling policy list": func() (cli.Command, error) { return &ScalingPolicyListCommand{Meta: meta()}, nil },
+		"scaling policy list": declared(meta, newScalingPolicyList),
 		"scaling policy info": func() (cli.Command, error) { return &ScalingPolicyInfoCommand{Meta: meta()}, nil },
 		"plugin":              subcommandGroup("Inspect storage plugins", pluginHelp),
-		"plugin status":       func() (cli.Command, error) { return &PluginStatusCommand{Meta: meta()}, nil },
-		"check":               func() (cli.Command, error) { return &AgentCheckCommand{Meta: meta()}, nil },
+		"plugin status":       declared(meta, newPluginStatus),
+		"check":               declared(meta, newAgentCheck),
 		"volume":              subcommandGroup("Interact with volumes", volumeHelp),
-		"volume status":       func() (cli.Command, error) { return &VolumeStatusCommand{Meta: meta()}, nil },
+		"volume status":       declared(meta, newVolumeStatus),
 	}
 	for _, f := range unavailableFeatures {
 		for _, name := range f.commands {
@@ -130,8 +130,12 @@ type deprecatedAliasCommand struct {
 	ui cli.Ui
 }
 
-func deprecatedAlias(ui cli.Ui, name, target string, cmd cli.Command) cli.CommandFactory {
+func deprecatedAlias(ui cli.Ui, name, target string, factory cli.CommandFactory) cli.CommandFactory {
 	return func() (cli.Command, error) {
+		cmd, err := factory()
+		if err != nil {
+			return nil, err
+		}
 		return &deprecatedAliasCommand{aliasCommand: aliasCommand{Command: cmd, alias: name, target: target}, ui: ui}, nil
 	}
 }

@@ -289,3 +289,23 @@ func TestUpstreamCommandNames(t *testing.T) {
 		must.NotEq(t, "", cmd.Synopsis(), must.Sprint(name))
 	}
 }
+
+// TestAliases_FreshCommandEachUse: a declared command keeps its flag values in its
+// constructor's variables, so an alias must build the target anew for every use, as the
+// target's own name does.
+func TestAliases_FreshCommandEachUse(t *testing.T) {
+	cmds := Commands(cli.NewMockUi())
+	for _, name := range []string{"stop", "node-drain", "client-config"} {
+		first, err := cmds[name]()
+		must.NoError(t, err)
+		second, err := cmds[name]()
+		must.NoError(t, err)
+		target := func(c cli.Command) cli.Command {
+			if d, ok := c.(*deprecatedAliasCommand); ok {
+				return d.Command
+			}
+			return c.(*aliasCommand).Command
+		}
+		must.True(t, target(first) != target(second), must.Sprint(name))
+	}
+}

@@ -2,7 +2,6 @@ package command
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"unicode"
@@ -30,9 +29,6 @@ type readCommand[T any] struct {
 	// "[<prefix>]".
 	args     []string
 	jsonWhat string // the -json help line says "Print <jsonWhat> as JSON."
-	// options, when set, registers flags beyond -json and returns their help text (which then
-	// also documents -json); flags it binds are read by fetch or format through closures.
-	options func(fs *flag.FlagSet) string
 	// fetch reads the value. The connection flags are parsed into this command's own Meta, not
 	// the copy its constructor was given, and already shape client.
 	fetch   func(client *api.Client, pos []string) (T, error)
@@ -40,18 +36,15 @@ type readCommand[T any] struct {
 	format  func(T) string
 }
 
+// Help's options section is headed by the command's last word: "Info Options:", "Get Config
+// Options:" for get-config.
 func (c *readCommand[T]) Help() string {
-	opts := c.jsonOptionHelp()
-	if c.options != nil {
-		opts = c.options(flag.NewFlagSet(c.name, flag.ContinueOnError))
-	}
-	return helpText(c.usage, opts)
+	return helpText(c.usage, optionsHelp(optionsHeading(c.name), c.jsonOption(new(bool))))
 }
 
-// jsonOptionHelp is the options section of a command whose only own flag is -json, headed by
-// its last word: "Info Options:", "Get Config Options:" for get-config.
-func (c *readCommand[T]) jsonOptionHelp() string {
-	return fmt.Sprintf("\n%s Options:\n\n  -json\n    Print %s as JSON.\n", optionsHeading(c.name), c.jsonWhat)
+// jsonOption is a read command's only own flag.
+func (c *readCommand[T]) jsonOption(asJSON *bool) []option {
+	return []option{boolOpt(asJSON, "-json", fmt.Sprintf("Print %s as JSON.", c.jsonWhat))}
 }
 
 func optionsHeading(name string) string {
@@ -69,11 +62,7 @@ func (c *readCommand[T]) Synopsis() string { return c.synopsis }
 
 func (c *readCommand[T]) Run(args []string) int {
 	var asJSON bool
-	fs := c.FlagSet(c.name)
-	fs.BoolVar(&asJSON, "json", false, "")
-	if c.options != nil {
-		c.options(fs)
-	}
+	fs := c.flagSetWith(c.name, c.jsonOption(&asJSON))
 	pos, code, ok := c.parse(fs, args)
 	if !ok {
 		return code

@@ -252,50 +252,38 @@ Usage: nomad deployment resume [options] <deployment>
 	return c
 }
 
-// JobPromoteCommand promotes the canaries of a job's newest deployment.
-type JobPromoteCommand struct {
-	Meta
-}
-
-func (c *JobPromoteCommand) Help() string {
-	return helpText(`
+// newJobPromote promotes the canaries of a job's newest deployment.
+func newJobPromote(m Meta) cli.Command {
+	var detach bool
+	var groups stringList
+	return &command{Meta: m, name: "job promote", synopsis: "Promote a job's canaries",
+		usage: `
 Usage: nomad job promote [options] <job>
 
   Promote the canaries of the job's newest deployment.
-`, `
-Promote Options:
-
-  -detach
-    Return at once instead of monitoring the evaluation.
-
-  -group=<name>
-    Promote only this task group's canaries; may be repeated.
-`)
-}
-
-func (c *JobPromoteCommand) Synopsis() string { return "Promote a job's canaries" }
-
-func (c *JobPromoteCommand) Run(args []string) int {
-	var detach bool
-	var groups stringList
-	fs := c.FlagSet("job promote")
-	fs.BoolVar(&detach, "detach", false, "")
-	fs.Var(&groups, "group", "")
-	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&detach, "-detach", "Return at once instead of monitoring the evaluation."),
+			valueOpt(&groups, "-group=<name>", "Promote only this task group's canaries; may be repeated."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
+			if !ok {
+				return code
+			}
+			d, _, err := client.Jobs().LatestDeployment(jobID, nil)
+			if err != nil {
+				return c.fail("Error retrieving deployment: %v", err)
+			}
+			if d == nil {
+				return c.fail("Job %q has no deployment to promote", jobID)
+			}
+			resp, err := promote(client, d, groups)
+			if err != nil {
+				return c.fail("Error promoting deployment: %v", err)
+			}
+			c.Ui.Output(fmt.Sprintf("Deployment %q promoted", d.ID))
+			return c.finishEval(client, resp.EvalID, detach, resp.EvalID)
+		},
 	}
-	d, _, err := client.Jobs().LatestDeployment(jobID, nil)
-	if err != nil {
-		return c.fail("Error retrieving deployment: %v", err)
-	}
-	if d == nil {
-		return c.fail("Job %q has no deployment to promote", jobID)
-	}
-	resp, err := promote(client, d, groups)
-	if err != nil {
-		return c.fail("Error promoting deployment: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("Deployment %q promoted", d.ID))
-	return c.finishEval(client, resp.EvalID, detach, resp.EvalID)
 }

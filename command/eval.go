@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -14,81 +15,59 @@ Usage: nomad eval <subcommand> [options]
   Inspect evaluations: the scheduler's units of work.
 `
 
-// EvalListCommand lists evaluations.
-type EvalListCommand struct {
-	Meta
-}
-
-func (c *EvalListCommand) Help() string {
-	return helpText(`
+// newEvalList lists evaluations.
+func newEvalList(m Meta) cli.Command {
+	var jobID, status string
+	var asJSON bool
+	return &command{Meta: m, name: "eval list", synopsis: "List evaluations",
+		usage: `
 Usage: nomad eval list [options]
 
   List evaluations, newest first. When ACLs are enabled, this needs
   read-job in the namespace.
-`, `
-List Options:
-
-  -job <id>
-    Only the evaluations of this job.
-
-  -status <status>
-    Only evaluations with this status (pending, blocked, complete, failed,
-    canceled).
-
-  -json
-    Print the evaluations as the API's JSON.
-`)
+`,
+		options: []option{
+			flagOpt(&jobID, "", "-job <id>", "Only the evaluations of this job."),
+			flagOpt(&status, "", "-status <status>", "Only evaluations with this status (pending, blocked, complete, failed,\ncanceled)."),
+			boolOpt(&asJSON, "-json", "Print the evaluations as the API's JSON."),
+		},
+		withClient: func(c *command, client *api.Client, _ []string) int {
+			q := &api.QueryOptions{Params: map[string]string{}}
+			if jobID != "" {
+				q.Params["job"] = jobID
+			}
+			if status != "" {
+				q.Params["status"] = status
+			}
+			evals, _, err := client.Evaluations().List(q)
+			if err != nil {
+				return c.fail("Error querying evaluations: %v", err)
+			}
+			if asJSON {
+				return c.printJSON(evals)
+			}
+			if len(evals) == 0 {
+				c.Ui.Output("No evals found")
+				return 0
+			}
+			// Newest first, as upstream lists them.
+			sort.SliceStable(evals, func(i, j int) bool { return evals[i].CreateIndex > evals[j].CreateIndex })
+			rows := []string{"ID|Priority|Triggered By|Job ID|Namespace|Node ID|Status|Placement Failures"}
+			for _, e := range evals {
+				rows = append(rows, fmt.Sprintf("%s|%d|%s|%s|%s|%s|%s|%t", shortID(e.ID), e.Priority, e.TriggeredBy,
+					e.JobID, e.Namespace, orNone(shortID(e.NodeID)), e.Status, len(e.FailedTGAllocs) > 0))
+			}
+			c.Ui.Output(formatList(rows))
+			return 0
+		},
+	}
 }
 
-func (c *EvalListCommand) Synopsis() string { return "List evaluations" }
-
-func (c *EvalListCommand) Run(args []string) int {
-	var jobID, status string
+// newEvalStatus shows one evaluation.
+func newEvalStatus(m Meta) cli.Command {
 	var asJSON bool
-	fs := c.FlagSet("eval list")
-	fs.StringVar(&jobID, "job", "", "")
-	fs.StringVar(&status, "status", "", "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	q := &api.QueryOptions{Params: map[string]string{}}
-	if jobID != "" {
-		q.Params["job"] = jobID
-	}
-	if status != "" {
-		q.Params["status"] = status
-	}
-	evals, _, err := client.Evaluations().List(q)
-	if err != nil {
-		return c.fail("Error querying evaluations: %v", err)
-	}
-	if asJSON {
-		return c.printJSON(evals)
-	}
-	if len(evals) == 0 {
-		c.Ui.Output("No evals found")
-		return 0
-	}
-	// Newest first, as upstream lists them.
-	sort.SliceStable(evals, func(i, j int) bool { return evals[i].CreateIndex > evals[j].CreateIndex })
-	rows := []string{"ID|Priority|Triggered By|Job ID|Namespace|Node ID|Status|Placement Failures"}
-	for _, e := range evals {
-		rows = append(rows, fmt.Sprintf("%s|%d|%s|%s|%s|%s|%s|%t", shortID(e.ID), e.Priority, e.TriggeredBy,
-			e.JobID, e.Namespace, orNone(shortID(e.NodeID)), e.Status, len(e.FailedTGAllocs) > 0))
-	}
-	c.Ui.Output(formatList(rows))
-	return 0
-}
-
-// EvalStatusCommand shows one evaluation.
-type EvalStatusCommand struct {
-	Meta
-}
-
-func (c *EvalStatusCommand) Help() string {
-	return helpText(`
+	return &command{Meta: m, name: "eval status", synopsis: "Show an evaluation",
+		usage: `
 Usage: nomad eval status [options] <evaluation>
 
   Show an evaluation: what triggered it, its status, the allocations it
@@ -96,37 +75,27 @@ Usage: nomad eval status [options] <evaluation>
 
   <evaluation> is an evaluation ID or a unique prefix of at least two
   characters.
-`, `
-Status Options:
-
-  -json
-    Print the evaluation as the API's JSON.
-`)
-}
-
-func (c *EvalStatusCommand) Synopsis() string { return "Show an evaluation" }
-
-func (c *EvalStatusCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("eval status")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<evaluation>")
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&asJSON, "-json", "Print the evaluation as the API's JSON."),
+		},
+		args: []string{"<evaluation>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			id, ok := c.resolveEval(client, pos[0])
+			if !ok {
+				return 1
+			}
+			eval, _, err := client.Evaluations().Info(id, &api.QueryOptions{Params: map[string]string{"related": "true"}})
+			if err != nil {
+				return c.fail("Error querying evaluation %q: %v", id, err)
+			}
+			if asJSON {
+				return c.printJSON(eval)
+			}
+			c.Ui.Output(formatEvalStatus(eval))
+			return 0
+		},
 	}
-	id, ok := c.resolveEval(client, pos[0])
-	if !ok {
-		return 1
-	}
-	eval, _, err := client.Evaluations().Info(id, &api.QueryOptions{Params: map[string]string{"related": "true"}})
-	if err != nil {
-		return c.fail("Error querying evaluation %q: %v", id, err)
-	}
-	if asJSON {
-		return c.printJSON(eval)
-	}
-	c.Ui.Output(formatEvalStatus(eval))
-	return 0
 }
 
 func formatEvalStatus(e *api.Evaluation) string {

@@ -13,6 +13,8 @@ const evalDeleteBatch = 7281
 // EvalDeleteCommand deletes evaluations while the eval broker is paused.
 type EvalDeleteCommand struct {
 	Meta
+	filter string
+	yes    bool
 }
 
 func (c *EvalDeleteCommand) Help() string {
@@ -28,26 +30,20 @@ Usage: nomad eval delete [options] [<evaluation>]
     nomad operator scheduler set-config -pause-eval-broker=false
 
   Needs a management token when ACLs are enabled.
-`, `
-Delete Options:
+`, optionsHelp("Delete", c.options()))
+}
 
-  -filter=<expression>
-    Delete every evaluation the expression selects ("nomad eval list
-    -filter" shows which), in every namespace unless -namespace is given.
-
-  -yes
-    Do not ask for confirmation before deleting by filter.
-`)
+func (c *EvalDeleteCommand) options() []option {
+	return []option{
+		flagOpt(&c.filter, "", "-filter=<expression>", "Delete every evaluation the expression selects (\"nomad eval list\n-filter\" shows which), in every namespace unless -namespace is given."),
+		boolOpt(&c.yes, "-yes", "Do not ask for confirmation before deleting by filter."),
+	}
 }
 
 func (c *EvalDeleteCommand) Synopsis() string { return "Delete evaluations" }
 
 func (c *EvalDeleteCommand) Run(args []string) int {
-	var filter string
-	var yes bool
-	fs := c.FlagSet("eval delete")
-	fs.StringVar(&filter, "filter", "", "")
-	fs.BoolVar(&yes, "yes", false, "")
+	fs := c.flagSetWith("eval delete", c.options())
 	pos, code, ok := c.parse(fs, args)
 	if !ok {
 		return code
@@ -55,9 +51,9 @@ func (c *EvalDeleteCommand) Run(args []string) int {
 	switch {
 	case len(pos) > 1:
 		return c.fail("This command takes either no arguments or one: <evaluation>")
-	case len(pos) == 1 && filter != "":
+	case len(pos) == 1 && c.filter != "":
 		return c.fail("Give either an evaluation ID or -filter, not both")
-	case len(pos) == 0 && filter == "":
+	case len(pos) == 0 && c.filter == "":
 		return c.fail("Give an evaluation ID or -filter to select what to delete")
 	}
 	client, ok := c.client()
@@ -82,14 +78,14 @@ func (c *EvalDeleteCommand) Run(args []string) int {
 		}
 		ids = []string{id}
 	} else {
-		if ids, ok = c.matchEvals(client, filter); !ok {
+		if ids, ok = c.matchEvals(client, c.filter); !ok {
 			return 1
 		}
 		if len(ids) == 0 {
 			c.Ui.Output("No evaluations matched the filter")
 			return 0
 		}
-		if !yes {
+		if !c.yes {
 			proceed, code := c.confirm(fmt.Sprintf("Are you sure you want to delete %s?", plural(len(ids), "evaluation")), "Cancelled: no evaluation deleted")
 			if !proceed {
 				return code

@@ -82,7 +82,12 @@ type EventSinkRegisterCommand struct {
 	Meta
 
 	// Stdin is read when the file argument is "-"; nil means os.Stdin.
-	Stdin io.Reader
+	Stdin       io.Reader
+	id          string
+	addressFlag string
+	filter      string
+	secret      string
+	topics      stringsFlag
 }
 
 func (c *EventSinkRegisterCommand) Help() string {
@@ -103,39 +108,23 @@ Usage: nomad event sink register [options] [<file>]
   "-" reads the file from stdin. The secret may also come from the
   environment variable NOMAD_EVENT_SINK_SECRET, so it stays out of shell
   history.
-`, `
-Register Options:
+`, optionsHelp("Register", c.options()))
+}
 
-  -id=<id>
-    The sink's ID (letters, digits, '_', '.', '-').
-
-  -url=<url>
-    The http:// or https:// URL batches are POSTed to (the sink's Address;
-    -address is the agent's, as for every command).
-
-  -topic=<Topic[:Key]>
-    A topic to deliver, optionally one key of it; may be repeated. Without
-    a key every event of the topic is selected.
-
-  -filter=<expression>
-    A go-bexpr expression over each event's JSON form.
-
-  -secret=<secret>
-    The HMAC-SHA256 key that signs every body.
-`)
+func (c *EventSinkRegisterCommand) options() []option {
+	return []option{
+		flagOpt(&c.id, "", "-id=<id>", "The sink's ID (letters, digits, '_', '.', '-')."),
+		flagOpt(&c.addressFlag, "", "-url=<url>", "The http:// or https:// URL batches are POSTed to (the sink's Address;\n-address is the agent's, as for every command)."),
+		valueOpt(&c.topics, "-topic=<Topic[:Key]>", "A topic to deliver, optionally one key of it; may be repeated. Without\na key every event of the topic is selected."),
+		flagOpt(&c.filter, "", "-filter=<expression>", "A go-bexpr expression over each event's JSON form."),
+		flagOpt(&c.secret, "", "-secret=<secret>", "The HMAC-SHA256 key that signs every body."),
+	}
 }
 
 func (c *EventSinkRegisterCommand) Synopsis() string { return "Register or update an event sink" }
 
 func (c *EventSinkRegisterCommand) Run(args []string) int {
-	var id, address, filter, secret string
-	var topics stringsFlag
-	fs := c.FlagSet("event sink register")
-	fs.StringVar(&id, "id", "", "")
-	fs.StringVar(&address, "url", "", "")
-	fs.StringVar(&filter, "filter", "", "")
-	fs.StringVar(&secret, "secret", "", "")
-	fs.Var(&topics, "topic", "")
+	fs := c.flagSetWith("event sink register", c.options())
 	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes at most one argument: <file>")
 	if !ok {
 		return code
@@ -150,18 +139,18 @@ func (c *EventSinkRegisterCommand) Run(args []string) int {
 			return c.fail("Error parsing %s: %v", pos[0], err)
 		}
 	}
-	if id != "" {
-		spec.ID = id
+	if c.id != "" {
+		spec.ID = c.id
 	}
-	if address != "" {
-		spec.Address = address
+	if c.addressFlag != "" {
+		spec.Address = c.addressFlag
 	}
-	if filter != "" {
-		spec.Filter = filter
+	if c.filter != "" {
+		spec.Filter = c.filter
 	}
-	if len(topics) > 0 {
+	if len(c.topics) > 0 {
 		spec.Topics = map[string][]string{}
-		for _, t := range topics {
+		for _, t := range c.topics {
 			topic, key, _ := strings.Cut(t, ":")
 			if key == "" {
 				key = "*"
@@ -169,8 +158,8 @@ func (c *EventSinkRegisterCommand) Run(args []string) int {
 			spec.Topics[topic] = append(spec.Topics[topic], key)
 		}
 	}
-	if secret != "" {
-		spec.Secret = secret
+	if c.secret != "" {
+		spec.Secret = c.secret
 	} else if spec.Secret == "" {
 		spec.Secret = os.Getenv("NOMAD_EVENT_SINK_SECRET")
 	}

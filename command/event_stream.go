@@ -28,7 +28,12 @@ type EventStreamCommand struct {
 	// backoff is the first delay before resubscribing; it doubles up to
 	// maxStreamBackoff and resets once events flow again. Zero means
 	// defaultStreamBackoff.
-	backoff time.Duration
+	backoff    time.Duration
+	topicArgs  stringsFlag
+	types      stringsFlag
+	index      uint64
+	purgedOnly bool
+	asJSON     bool
 }
 
 const (
@@ -53,52 +58,35 @@ Usage: nomad event stream [options]
 
   Subscribing to every topic needs a management token; the Job, Allocation,
   Evaluation, Deployment and Service topics need read-job in the namespace.
-`, `
-Stream Options:
+`, optionsHelp("Stream", c.options()))
+}
 
-  -topic=<topic>[:<key>]
-    Topic to subscribe to, optionally narrowed to one key such as a job ID
-    ("Job:web"). Repeatable. Without it every topic is streamed.
-
-  -index=<index>
-    Start from this Raft index instead of the oldest buffered event.
-
-  -type=<type>
-    Print only events of this type, e.g. JobDeregistered. Repeatable.
-
-  -purged
-    Print only job removals: Job events whose payload says the job was
-    purged. Implies -topic=Job when no topic is given.
-
-  -json
-    Print each event as one line of JSON.
-`)
+func (c *EventStreamCommand) options() []option {
+	return []option{
+		valueOpt(&c.topicArgs, "-topic=<topic>[:<key>]", "Topic to subscribe to, optionally narrowed to one key such as a job ID\n(\"Job:web\"). Repeatable. Without it every topic is streamed."),
+		flagOpt(&c.index, 0, "-index=<index>", "Start from this Raft index instead of the oldest buffered event."),
+		valueOpt(&c.types, "-type=<type>", "Print only events of this type, e.g. JobDeregistered. Repeatable."),
+		boolOpt(&c.purgedOnly, "-purged", "Print only job removals: Job events whose payload says the job was\npurged. Implies -topic=Job when no topic is given."),
+		boolOpt(&c.asJSON, "-json", "Print each event as one line of JSON."),
+	}
 }
 
 func (c *EventStreamCommand) Synopsis() string { return "Stream events from the cluster" }
 
 func (c *EventStreamCommand) Run(args []string) int {
-	var topicArgs, types stringsFlag
-	var index uint64
-	var purgedOnly, asJSON bool
-	fs := c.FlagSet("event stream")
-	fs.Var(&topicArgs, "topic", "")
-	fs.Var(&types, "type", "")
-	fs.Uint64Var(&index, "index", 0, "")
-	fs.BoolVar(&purgedOnly, "purged", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs := c.flagSetWith("event stream", c.options())
 	if _, code, ok := c.parseArgs(fs, args); !ok {
 		return code
 	}
-	topics, err := parseTopics(topicArgs)
+	topics, err := parseTopics(c.topicArgs)
 	if err != nil {
 		return c.fail("%v", err)
 	}
-	if purgedOnly && len(topics) == 0 {
+	if c.purgedOnly && len(topics) == 0 {
 		topics = map[api.Topic][]string{api.TopicJob: {"*"}}
 	}
-	filter := eventFilter{types: map[string]bool{}, purgedOnly: purgedOnly}
-	for _, t := range types {
+	filter := eventFilter{types: map[string]bool{}, purgedOnly: c.purgedOnly}
+	for _, t := range c.types {
 		filter.types[t] = true
 	}
 
@@ -112,7 +100,7 @@ func (c *EventStreamCommand) Run(args []string) int {
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	return c.follow(ctx, client, topics, index, filter, asJSON)
+	return c.follow(ctx, client, topics, c.index, filter, c.asJSON)
 }
 
 // follow subscribes and prints until ctx ends. lastSeen is the index of the

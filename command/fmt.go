@@ -23,7 +23,7 @@ type FormatCommand struct {
 }
 
 func (c *FormatCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad fmt [options] [path ...]
 
   Rewrite HCL files (.nomad, .hcl) in the canonical format: aligned equals

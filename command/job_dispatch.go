@@ -1,9 +1,11 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"io"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -109,13 +111,11 @@ func (c *JobDispatchCommand) Run(args []string) int {
 	return c.monitor(client, resp.EvalID)
 }
 
-// JobPeriodicForceCommand launches a periodic job's child now.
-type JobPeriodicForceCommand struct {
-	Meta
-}
-
-func (c *JobPeriodicForceCommand) Help() string {
-	return helpText(`
+// newJobPeriodicForce launches a periodic job's child now.
+func newJobPeriodicForce(m Meta) cli.Command {
+	var detach bool
+	return &command{Meta: m, name: "job periodic force", synopsis: "Force the launch of a periodic job",
+		usage: `
 Usage: nomad job periodic force [options] <job>
 
   Launch a child of a periodic job now, whatever its schedule, as the
@@ -124,32 +124,26 @@ Usage: nomad job periodic force [options] <job>
 
   Unless -detach is given, the command follows the child's evaluation and
   reports its status.
-`, `
-Periodic Force Options:
-
-  -detach
-    Print the evaluation ID and return without monitoring.
-`)
-}
-
-func (c *JobPeriodicForceCommand) Synopsis() string { return "Force the launch of a periodic job" }
-
-func (c *JobPeriodicForceCommand) Run(args []string) int {
-	var detach bool
-	fs := c.FlagSet("job periodic force")
-	fs.BoolVar(&detach, "detach", false, "")
-	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
-	if !ok {
-		return code
+`,
+		heading: "Periodic Force",
+		options: []option{
+			boolOpt(&detach, "-detach", "Print the evaluation ID and return without monitoring."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
+			if !ok {
+				return code
+			}
+			evalID, _, err := client.Jobs().PeriodicForce(jobID, nil)
+			if err != nil {
+				return c.fail("Error forcing periodic job %q: %v", jobID, err)
+			}
+			if detach {
+				c.Ui.Output("Force periodic successful")
+				c.Ui.Output("Evaluation ID: " + evalID)
+				return 0
+			}
+			return c.monitor(client, evalID)
+		},
 	}
-	evalID, _, err := client.Jobs().PeriodicForce(jobID, nil)
-	if err != nil {
-		return c.fail("Error forcing periodic job %q: %v", jobID, err)
-	}
-	if detach {
-		c.Ui.Output("Force periodic successful")
-		c.Ui.Output("Evaluation ID: " + evalID)
-		return 0
-	}
-	return c.monitor(client, evalID)
 }

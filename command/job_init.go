@@ -2,67 +2,61 @@ package command
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
+
+	"github.com/hashicorp/cli"
 )
 
-// JobInitCommand writes an example job file.
-type JobInitCommand struct {
-	Meta
-}
-
-const defaultInitName = "example.nomad.hcl"
-
-func (c *JobInitCommand) Help() string {
-	return helpText(`
+// newJobInit writes an example job file.
+func newJobInit(m Meta) cli.Command {
+	var short bool
+	return &command{Meta: m, name: "job init", synopsis: "Create an example job file",
+		usage: `
 Usage: nomad job init [options] [filename]
 
   Write an example job file to get started with, to example.nomad.hcl or the
   filename given. An existing file is never overwritten. No agent is
   contacted.
-`, `
-Init Options:
-
-  -short
-    Write the example without its explanatory comments.
-`)
+`,
+		options: []option{
+			boolOpt(&short, "-short", "Write the example without its explanatory comments."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parseAtMostOne(fs, args, "This command takes at most one argument: [filename]")
+			if !ok {
+				return code
+			}
+			name := defaultInitName
+			if len(pos) == 1 {
+				name = pos[0]
+			}
+			body := exampleJobLong
+			if short {
+				body = exampleJobShort
+			}
+			f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if errors.Is(err, os.ErrExist) {
+				return c.fail("Job '%s' already exists", name)
+			}
+			if err != nil {
+				return c.fail("Failed to write '%s': %v", name, err)
+			}
+			if _, err := f.WriteString(body); err != nil {
+				f.Close()
+				return c.fail("Failed to write '%s': %v", name, err)
+			}
+			if err := f.Close(); err != nil {
+				return c.fail("Failed to write '%s': %v", name, err)
+			}
+			c.Ui.Output(fmt.Sprintf("Example job file written to %s", name))
+			return 0
+		},
+	}
 }
 
-func (c *JobInitCommand) Synopsis() string { return "Create an example job file" }
-
-func (c *JobInitCommand) Run(args []string) int {
-	var short bool
-	fs := c.FlagSet("job init")
-	fs.BoolVar(&short, "short", false, "")
-	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes at most one argument: [filename]")
-	if !ok {
-		return code
-	}
-	name := defaultInitName
-	if len(pos) == 1 {
-		name = pos[0]
-	}
-	body := exampleJobLong
-	if short {
-		body = exampleJobShort
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		return c.fail("Job '%s' already exists", name)
-	}
-	if err != nil {
-		return c.fail("Failed to write '%s': %v", name, err)
-	}
-	if _, err := f.WriteString(body); err != nil {
-		f.Close()
-		return c.fail("Failed to write '%s': %v", name, err)
-	}
-	if err := f.Close(); err != nil {
-		return c.fail("Failed to write '%s': %v", name, err)
-	}
-	c.Ui.Output(fmt.Sprintf("Example job file written to %s", name))
-	return 0
-}
+const defaultInitName = "example.nomad.hcl"
 
 const exampleJobShort = `job "example" {
   type = "service"

@@ -3,12 +3,14 @@ package command
 import (
 	"cmp"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/url"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -49,6 +51,9 @@ type tokenActor struct {
 // JobPurgedCommand lists the purge history.
 type JobPurgedCommand struct {
 	Meta
+	since      string
+	asJSON     bool
+	verifyFlag bool
 }
 
 func (c *JobPurgedCommand) Help() string {
@@ -61,44 +66,33 @@ Usage: nomad job purged [options]
   "nomad job restore <id>" can register it again.
 
   Use -namespace='*' to list every namespace you can read.
-`, `
-Purged Options:
+`, optionsHelp("Purged", c.options()))
+}
 
-  -since=<time>
-    Only records at or after this RFC 3339 time, e.g. 2026-01-02T15:04:05Z.
-
-  -json
-    Print the records as JSON.
-
-  -verify
-    Check the purge history's hash chain instead of listing it: every
-    record's hash, its link to the record before it, and that none is
-    missing. Exits 2 when the chain is broken, naming the first record that
-    breaks it.
-`)
+func (c *JobPurgedCommand) options() []option {
+	return []option{
+		flagOpt(&c.since, "", "-since=<time>", "Only records at or after this RFC 3339 time, e.g. 2026-01-02T15:04:05Z."),
+		boolOpt(&c.asJSON, "-json", "Print the records as JSON."),
+		boolOpt(&c.verifyFlag, "-verify", "Check the purge history's hash chain instead of listing it: every\nrecord's hash, its link to the record before it, and that none is\nmissing. Exits 2 when the chain is broken, naming the first record that\nbreaks it."),
+	}
 }
 
 func (c *JobPurgedCommand) Synopsis() string { return "List purged jobs" }
 
 func (c *JobPurgedCommand) Run(args []string) int {
-	var since string
-	var asJSON, verify bool
-	fs := c.FlagSet("job purged")
-	fs.StringVar(&since, "since", "", "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.BoolVar(&verify, "verify", false, "")
+	fs := c.flagSetWith("job purged", c.options())
 	if _, code, ok := c.parseArgs(fs, args); !ok {
 		return code
 	}
-	if verify {
-		return c.verify(asJSON)
+	if c.verifyFlag {
+		return c.verify(c.asJSON)
 	}
 	endpoint := "/v1/jobs/purged"
-	if since != "" {
-		if _, err := time.Parse(time.RFC3339, since); err != nil {
-			return c.fail("Invalid -since %q: expected an RFC 3339 time such as 2026-01-02T15:04:05Z", since)
+	if c.since != "" {
+		if _, err := time.Parse(time.RFC3339, c.since); err != nil {
+			return c.fail("Invalid -since %q: expected an RFC 3339 time such as 2026-01-02T15:04:05Z", c.since)
 		}
-		endpoint += "?since=" + url.QueryEscape(since)
+		endpoint += "?since=" + url.QueryEscape(c.since)
 	}
 	client, ok := c.client()
 	if !ok {
@@ -111,7 +105,7 @@ func (c *JobPurgedCommand) Run(args []string) int {
 	if records == nil {
 		records = []*purgeRecord{}
 	}
-	return printResult(&c.Meta, records, asJSON, formatPurgeRecords)
+	return printResult(&c.Meta, records, c.asJSON, formatPurgeRecords)
 }
 
 // formatPurgeRecords is the history table. The record ID comes first
@@ -161,64 +155,51 @@ func formatPurgeRecords(records []*purgeRecord) string {
 	return formatList(rows)
 }
 
-// JobRestoreCommand registers a purged job again from its record.
-type JobRestoreCommand struct {
-	Meta
-}
-
-func (c *JobRestoreCommand) Help() string {
-	return helpText(`
+// newJobRestore registers a purged job again from its record.
+func newJobRestore(m Meta) cli.Command {
+	var yes, detach bool
+	return &command{Meta: m, name: "job restore", synopsis: "Register a purged job again",
+		usage: `
 Usage: nomad job restore [options] <record-id>
 
   Register a purged job again, using the spec kept in its purge record (see
   "nomad job purged"). <record-id> may be a unique prefix of the ID, as
   "nomad job purged" shows it. It fails if a job with the same ID exists. Needs the
   "submit-job" capability in the record's namespace.
-`, `
-Restore Options:
-
-  -yes
-    Do not ask for confirmation.
-
-  -detach
-    Print the evaluation ID and return without monitoring.
-`)
-}
-
-func (c *JobRestoreCommand) Synopsis() string { return "Register a purged job again" }
-
-func (c *JobRestoreCommand) Run(args []string) int {
-	var yes, detach bool
-	fs := c.FlagSet("job restore")
-	fs.BoolVar(&yes, "yes", false, "")
-	fs.BoolVar(&yes, "y", false, "")
-	fs.BoolVar(&detach, "detach", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<record-id>")
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&yes, "-yes, -y", "Do not ask for confirmation."),
+			boolOpt(&detach, "-detach", "Print the evaluation ID and return without monitoring."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, client, code, ok := c.connect(fs, args, "<record-id>")
+			if !ok {
+				return code
+			}
+			recordID, ok := c.resolvePurgeRecord(client, pos[0])
+			if !ok {
+				return 1
+			}
+			base := "/v1/jobs/purged/" + url.PathEscape(recordID)
+			rec, err := readPurgeRecord(client, base)
+			if err != nil {
+				return c.fail("Error reading purge record: %v", err)
+			}
+			if !yes {
+				question := fmt.Sprintf("Are you sure you want to restore job %q in namespace %q (version %d)?",
+					rec.JobID, rec.Namespace, rec.JobVersion)
+				if proceed, code := c.confirm(question, "Cancelling job restore"); !proceed {
+					return code
+				}
+			}
+			var resp api.JobRegisterResponse
+			if _, err := client.Raw().Write(base+"/restore", nil, &resp, &api.WriteOptions{Namespace: rec.Namespace}); err != nil {
+				return c.fail("Error restoring job: %v", err)
+			}
+			c.Ui.Output(fmt.Sprintf("Job %q restored", rec.JobID))
+			return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
+		},
 	}
-	recordID, ok := c.resolvePurgeRecord(client, pos[0])
-	if !ok {
-		return 1
-	}
-	base := "/v1/jobs/purged/" + url.PathEscape(recordID)
-	rec, err := readPurgeRecord(client, base)
-	if err != nil {
-		return c.fail("Error reading purge record: %v", err)
-	}
-	if !yes {
-		question := fmt.Sprintf("Are you sure you want to restore job %q in namespace %q (version %d)?",
-			rec.JobID, rec.Namespace, rec.JobVersion)
-		if proceed, code := c.confirm(question, "Cancelling job restore"); !proceed {
-			return code
-		}
-	}
-	var resp api.JobRegisterResponse
-	if _, err := client.Raw().Write(base+"/restore", nil, &resp, &api.WriteOptions{Namespace: rec.Namespace}); err != nil {
-		return c.fail("Error restoring job: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("Job %q restored", rec.JobID))
-	return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
 }
 
 // readPurgeRecord reads one record. The agent may answer with the record

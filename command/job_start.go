@@ -10,70 +10,63 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
-// JobStartCommand starts a stopped job again.
-type JobStartCommand struct {
-	Meta
-}
-
-func (c *JobStartCommand) Help() string {
-	return helpText(`
+// newJobStart starts a stopped job again.
+func newJobStart(m Meta) cli.Command {
+	var detach bool
+	return &command{Meta: m, name: "job start", synopsis: "Start a stopped job",
+		usage: `
 Usage: nomad job start [options] <job>
 
   Start a stopped job again: its last version is registered once more with
   stop cleared, and the scheduler places its allocations. A purged job is
   gone; see "nomad job restore".
-`, `
-Start Options:
-
-  -detach
-    Return at once with the evaluation ID instead of following it.
-`)
-}
-
-func (c *JobStartCommand) Synopsis() string { return "Start a stopped job" }
-
-func (c *JobStartCommand) Run(args []string) int {
-	var detach bool
-	fs := c.FlagSet("job start")
-	fs.BoolVar(&detach, "detach", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<job>")
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&detach, "-detach", "Return at once with the evaluation ID instead of following it."),
+		},
+		args: []string{"<job>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			jobID, ok := c.resolveJob(client, pos[0])
+			if !ok {
+				return 1
+			}
+			job, _, err := client.Jobs().Info(jobID, nil)
+			if err != nil {
+				return c.fail("Error retrieving job %q: %v", jobID, err)
+			}
+			if !boolv(job.Stop) {
+				return c.fail("Job %q has not been stopped and has the following status: %s", jobID, str(job.Status))
+			}
+			job.Stop = new(false)
+			var wopts *api.WriteOptions
+			if ns := str(job.Namespace); ns != "" {
+				wopts = &api.WriteOptions{Namespace: ns}
+			}
+			resp, _, err := client.Jobs().Register(job, wopts)
+			if err != nil {
+				return c.fail("Error starting job %q: %v", jobID, err)
+			}
+			if detach || resp.EvalID == "" {
+				c.Ui.Output(fmt.Sprintf("Job %q started", jobID))
+			}
+			return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
+		},
 	}
-	jobID, ok := c.resolveJob(client, pos[0])
-	if !ok {
-		return 1
-	}
-	job, _, err := client.Jobs().Info(jobID, nil)
-	if err != nil {
-		return c.fail("Error retrieving job %q: %v", jobID, err)
-	}
-	if !boolv(job.Stop) {
-		return c.fail("Job %q has not been stopped and has the following status: %s", jobID, str(job.Status))
-	}
-	job.Stop = new(false)
-	var wopts *api.WriteOptions
-	if ns := str(job.Namespace); ns != "" {
-		wopts = &api.WriteOptions{Namespace: ns}
-	}
-	resp, _, err := client.Jobs().Register(job, wopts)
-	if err != nil {
-		return c.fail("Error starting job %q: %v", jobID, err)
-	}
-	if detach || resp.EvalID == "" {
-		c.Ui.Output(fmt.Sprintf("Job %q started", jobID))
-	}
-	return c.finishEval(client, resp.EvalID, detach, "Evaluation ID: "+resp.EvalID)
 }
 
 // JobRestartCommand restarts the tasks of every running allocation of a job, in batches.
 type JobRestartCommand struct {
 	Meta
 	// ctx ends the command between batches; the CLI ends it on an interrupt.
-	ctx context.Context
+	ctx       context.Context
+	batchSpec string
+	batchWait time.Duration
+	task      string
+	yes       bool
 }
 
 func (c *JobRestartCommand) Help() string {
@@ -83,41 +76,28 @@ Usage: nomad job restart [options] <job>
   Restart the tasks of each running allocation of a job in place, a batch at
   a time. Allocations are not rescheduled; their tasks restart where they
   run.
-`, `
-Restart Options:
+`, optionsHelp("Restart", c.options()))
+}
 
-  -batch-size=<n|n%|all>
-    How many allocations to restart at once: a number, a percentage of the
-    job's running allocations, or "all". The default is 1.
-
-  -batch-wait=<duration>
-    How long to wait between batches. The default is 0.
-
-  -task=<name>
-    Restart only this task of each allocation.
-
-  -yes
-    Do not ask for confirmation.
-`)
+func (c *JobRestartCommand) options() []option {
+	return []option{
+		flagOpt(&c.batchSpec, "1", "-batch-size=<n|n%|all>", "How many allocations to restart at once: a number, a percentage of the\njob's running allocations, or \"all\". The default is 1."),
+		flagOpt(&c.batchWait, 0, "-batch-wait=<duration>", "How long to wait between batches. The default is 0."),
+		flagOpt(&c.task, "", "-task=<name>", "Restart only this task of each allocation."),
+		boolOpt(&c.yes, "-yes", "Do not ask for confirmation."),
+	}
 }
 
 func (c *JobRestartCommand) Synopsis() string { return "Restart or reschedule allocations for a job" }
 
 func (c *JobRestartCommand) Run(args []string) int {
-	var batchSpec, task string
-	var batchWait time.Duration
-	var yes bool
-	fs := c.FlagSet("job restart")
-	fs.StringVar(&batchSpec, "batch-size", "1", "")
-	fs.DurationVar(&batchWait, "batch-wait", 0, "")
-	fs.StringVar(&task, "task", "", "")
-	fs.BoolVar(&yes, "yes", false, "")
+	fs := c.flagSetWith("job restart", c.options())
 	pos, client, code, ok := c.connect(fs, args, "<job>")
 	if !ok {
 		return code
 	}
-	if batchWait < 0 {
-		return c.fail("Invalid -batch-wait %s: must not be negative", batchWait)
+	if c.batchWait < 0 {
+		return c.fail("Invalid -batch-wait %s: must not be negative", c.batchWait)
 	}
 	jobID, ok := c.resolveJob(client, pos[0])
 	if !ok {
@@ -137,11 +117,11 @@ func (c *JobRestartCommand) Run(args []string) int {
 		c.Ui.Output(fmt.Sprintf("No running allocations of job %q to restart", jobID))
 		return 0
 	}
-	size, err := parseBatchSize(batchSpec, len(running))
+	size, err := parseBatchSize(c.batchSpec, len(running))
 	if err != nil {
-		return c.fail("Invalid -batch-size %q: %v", batchSpec, err)
+		return c.fail("Invalid -batch-size %q: %v", c.batchSpec, err)
 	}
-	if !yes {
+	if !c.yes {
 		proceed, code := c.confirm(fmt.Sprintf("Are you sure you want to restart %d allocations of job %q?", len(running), jobID), "Job restart cancelled")
 		if !proceed {
 			return code
@@ -156,10 +136,10 @@ func (c *JobRestartCommand) Run(args []string) int {
 	now := func() string { return formatTime(time.Now()) }
 	failed := 0
 	for start, batch := 0, 1; start < len(running); start, batch = start+size, batch+1 {
-		if start > 0 && batchWait > 0 {
-			c.Ui.Output(fmt.Sprintf("==> %s: Waiting %s before restarting the next batch", now(), batchWait))
+		if start > 0 && c.batchWait > 0 {
+			c.Ui.Output(fmt.Sprintf("==> %s: Waiting %s before restarting the next batch", now(), c.batchWait))
 			select {
-			case <-time.After(batchWait):
+			case <-time.After(c.batchWait):
 			case <-ctx.Done():
 				return c.fail("Job restart interrupted: %d of %d allocations restarted", start, len(running))
 			}
@@ -170,8 +150,8 @@ func (c *JobRestartCommand) Run(args []string) int {
 			alloc := &api.Allocation{ID: a.ID, NodeID: a.NodeID, Namespace: a.Namespace}
 			q := &api.QueryOptions{Namespace: a.Namespace}
 			var err error
-			if task != "" {
-				err = client.Allocations().Restart(alloc, task, q)
+			if c.task != "" {
+				err = client.Allocations().Restart(alloc, c.task, q)
 			} else {
 				err = client.Allocations().RestartAllTasks(alloc, q)
 			}

@@ -41,6 +41,10 @@ type Meta struct {
 
 const defaultMonitorWait = 2 * time.Second
 
+// flagSetCreated, when set (only by tests), sees every flag set a command makes, so a test can
+// check that each flag a command accepts is documented in its help.
+var flagSetCreated func(*flag.FlagSet)
+
 // FlagSet returns a flag set that already knows the connection flags. Flag
 // errors are reported by the caller through the UI, never printed by the
 // flag package itself.
@@ -48,6 +52,9 @@ func (m *Meta) FlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
+	if flagSetCreated != nil {
+		flagSetCreated(fs)
+	}
 	fs.StringVar(&m.address, "address", "", "")
 	fs.StringVar(&m.token, "token", "", "")
 	fs.StringVar(&m.namespace, "namespace", "", "")

@@ -11,13 +11,11 @@ import (
 	"github.com/hashicorp/nomad/api"
 )
 
-// NamespaceApplyCommand creates or updates a namespace.
-type NamespaceApplyCommand struct {
-	Meta
-}
-
-func (c *NamespaceApplyCommand) Help() string {
-	return helpText(`
+// newNamespaceApply creates or updates a namespace.
+func newNamespaceApply(m Meta) cli.Command {
+	description := optString{}
+	return &command{Meta: m, name: "namespace apply", synopsis: "Create or update a namespace",
+		usage: `
 Usage: nomad namespace apply [options] <name | file>
 
   Create a namespace, or update an existing one. Given a name, settings not
@@ -38,51 +36,41 @@ Usage: nomad namespace apply [options] <name | file>
 
   or the JSON form of the API's Namespace object. A capabilities block is
   enforced when jobs are registered, planned, reverted and dispatched.
-`, `
-Apply Options:
-
-  -description=<text>
-    Human-readable description of the namespace.
-`)
-}
-
-func (c *NamespaceApplyCommand) Synopsis() string { return "Create or update a namespace" }
-
-func (c *NamespaceApplyCommand) Run(args []string) int {
-	description := optString{}
-	fs := c.FlagSet("namespace apply")
-	fs.Var(&description, "description", "")
-	pos, client, code, ok := c.connect(fs, args, "<name | file>")
-	if !ok {
-		return code
+`,
+		options: []option{
+			valueOpt(&description, "-description=<text>", "Human-readable description of the namespace."),
+		},
+		args: []string{"<name | file>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			var ns *api.Namespace
+			if isSpecFile(pos[0]) {
+				src, err := readInput(pos[0], nil)
+				if err != nil {
+					return c.fail("Error reading %s: %v", pos[0], err)
+				}
+				if ns, err = parseNamespaceSpec(src); err != nil {
+					return c.fail("Error parsing namespace: %v", err)
+				}
+			} else {
+				var err error
+				ns, _, err = client.Namespaces().Info(pos[0], nil)
+				switch {
+				case isNotFound(err):
+					ns = &api.Namespace{Name: pos[0]}
+				case err != nil:
+					return c.fail("Error looking up namespace: %v", err)
+				}
+			}
+			if description.set {
+				ns.Description = description.v
+			}
+			if _, err := client.Namespaces().Register(ns, nil); err != nil {
+				return c.fail("Error applying namespace: %v", err)
+			}
+			c.Ui.Output(fmt.Sprintf("Successfully applied namespace %q!", ns.Name))
+			return 0
+		},
 	}
-	var ns *api.Namespace
-	if isSpecFile(pos[0]) {
-		src, err := readInput(pos[0], nil)
-		if err != nil {
-			return c.fail("Error reading %s: %v", pos[0], err)
-		}
-		if ns, err = parseNamespaceSpec(src); err != nil {
-			return c.fail("Error parsing namespace: %v", err)
-		}
-	} else {
-		var err error
-		ns, _, err = client.Namespaces().Info(pos[0], nil)
-		switch {
-		case isNotFound(err):
-			ns = &api.Namespace{Name: pos[0]}
-		case err != nil:
-			return c.fail("Error looking up namespace: %v", err)
-		}
-	}
-	if description.set {
-		ns.Description = description.v
-	}
-	if _, err := client.Namespaces().Register(ns, nil); err != nil {
-		return c.fail("Error applying namespace: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("Successfully applied namespace %q!", ns.Name))
-	return 0
 }
 
 func newNamespaceList(m Meta) cli.Command {
@@ -173,4 +161,27 @@ func orAll(list []string) string {
 		return "<all>"
 	}
 	return strings.Join(list, ",")
+}
+
+// newNamespaceInspect prints a namespace as the API returns it.
+func newNamespaceInspect(m Meta) cli.Command {
+	var tmpl string
+	return &command{Meta: m, name: "namespace inspect", synopsis: "Inspect a namespace",
+		usage: `
+Usage: nomad namespace inspect [options] <name>
+
+  Print a namespace as JSON, as the API returns it.
+`,
+		options: []option{
+			flagOpt(&tmpl, "", "-t=<template>", "Format the namespace with a Go template instead."),
+		},
+		args: []string{"<name>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			ns, _, err := client.Namespaces().Info(pos[0], nil)
+			if err != nil {
+				return c.fail("Error looking up namespace: %v", err)
+			}
+			return printTemplated(&c.Meta, ns, tmpl == "", tmpl, nil)
+		},
+	}
 }

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"maps"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -19,82 +21,68 @@ Usage: nomad node <subcommand> [options] [args]
   introduction tokens new nodes join with.
 `
 
-// NodeStatusCommand lists nodes or shows one.
-type NodeStatusCommand struct {
-	Meta
-}
-
-func (c *NodeStatusCommand) Help() string {
-	return helpText(`
+// newNodeStatus lists nodes or shows one.
+func newNodeStatus(m Meta) cli.Command {
+	var self, verbose, asJSON bool
+	return &command{Meta: m, name: "node status", synopsis: "Display status information about nodes",
+		usage: `
 Usage: nomad node status [options] [node]
 
   Without a node, list every node. With a node ID or a unique prefix, show
   that node and its allocations. Needs node read access when ACLs are on.
-`, `
-Node Status Options:
-
-  -self
-    Show the node of the agent the command talks to.
-
-  -verbose
-    Show full IDs, and the address and version of each node.
-
-  -json
-    Print the API's JSON.
-`)
-}
-
-func (c *NodeStatusCommand) Synopsis() string { return "Display status information about nodes" }
-
-func (c *NodeStatusCommand) Run(args []string) int {
-	var self, verbose, asJSON bool
-	fs := c.FlagSet("node status")
-	fs.BoolVar(&self, "self", false, "")
-	fs.BoolVar(&verbose, "verbose", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
+`,
+		heading: "Node Status",
+		options: []option{
+			boolOpt(&self, "-self", "Show the node of the agent the command talks to."),
+			boolOpt(&verbose, "-verbose", "Show full IDs, and the address and version of each node."),
+			boolOpt(&asJSON, "-json", "Print the API's JSON."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parse(fs, args)
+			if !ok {
+				return code
+			}
+			if len(pos) > 1 || (self && len(pos) > 0) {
+				return c.fail("This command takes either one argument or -self: <node>")
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			if len(pos) == 0 && !self {
+				nodes, _, err := client.Nodes().List(nil)
+				if err != nil {
+					return c.fail("Error querying node status: %v", err)
+				}
+				sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
+				return printResult(&c.Meta, nodes, asJSON, func(ns []*api.NodeListStub) string { return formatNodeList(ns, verbose) })
+			}
+			nodeID, ok := c.nodeArg(client, pos, self)
+			if !ok {
+				return 1
+			}
+			node, _, err := client.Nodes().Info(nodeID, nil)
+			if err != nil {
+				return c.fail("Error querying node info: %v", err)
+			}
+			if asJSON {
+				return c.printJSON(node)
+			}
+			allocs, _, err := client.Nodes().Allocations(nodeID, nil)
+			if err != nil {
+				return c.fail("Error querying node allocations: %v", err)
+			}
+			// Only a ready node's client answers; the others are shown without host statistics.
+			var stats *api.HostStats
+			if node.Status == "ready" {
+				if stats, err = client.Nodes().Stats(nodeID, nil); err != nil {
+					c.Ui.Warn(fmt.Sprintf("Couldn't retrieve the node's host statistics: %v", err))
+				}
+			}
+			c.Ui.Output(formatNode(node, allocs, verbose, time.Now(), stats))
+			return 0
+		},
 	}
-	if len(pos) > 1 || (self && len(pos) > 0) {
-		return c.fail("This command takes either one argument or -self: <node>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	if len(pos) == 0 && !self {
-		nodes, _, err := client.Nodes().List(nil)
-		if err != nil {
-			return c.fail("Error querying node status: %v", err)
-		}
-		sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
-		return printResult(&c.Meta, nodes, asJSON, func(ns []*api.NodeListStub) string { return formatNodeList(ns, verbose) })
-	}
-	nodeID, ok := c.nodeArg(client, pos, self)
-	if !ok {
-		return 1
-	}
-	node, _, err := client.Nodes().Info(nodeID, nil)
-	if err != nil {
-		return c.fail("Error querying node info: %v", err)
-	}
-	if asJSON {
-		return c.printJSON(node)
-	}
-	allocs, _, err := client.Nodes().Allocations(nodeID, nil)
-	if err != nil {
-		return c.fail("Error querying node allocations: %v", err)
-	}
-	// Only a ready node's client answers; the others are shown without host statistics.
-	var stats *api.HostStats
-	if node.Status == "ready" {
-		if stats, err = client.Nodes().Stats(nodeID, nil); err != nil {
-			c.Ui.Warn(fmt.Sprintf("Couldn't retrieve the node's host statistics: %v", err))
-		}
-	}
-	c.Ui.Output(formatNode(node, allocs, verbose, time.Now(), stats))
-	return 0
 }
 
 // formatNodeList is upstream's node table.

@@ -22,7 +22,12 @@ type OperatorAPICommand struct {
 	// Stdin is the request body; nil means os.Stdin when it is not a terminal.
 	Stdin io.Reader
 	// Stdout receives the response body as it came; nil means os.Stdout.
-	Stdout io.Writer
+	Stdout  io.Writer
+	method  string
+	headers headerFlags
+	filter  string
+	dryrun  bool
+	verbose bool
 }
 
 func (c *OperatorAPICommand) Help() string {
@@ -39,25 +44,17 @@ Usage: nomad operator api [options] <path>
     nomad operator api -filter 'Status == "running"' /v1/jobs
     nomad operator api -X DELETE /v1/var/app/db
     nomad operator api -dryrun /v1/nodes
-`, `
-API Options:
+`, optionsHelp("API", c.options()))
+}
 
-  -X=<method>
-    HTTP method. The default is POST when data is piped to stdin, else GET.
-
-  -H=<header>
-    An extra header, "Name: value". May be given more than once.
-
-  -filter=<expression>
-    Filter expression sent as the filter query parameter.
-
-  -dryrun
-    Print the equivalent curl command instead of sending the request. The
-    token appears as ${NOMAD_TOKEN}, never as its value.
-
-  -verbose
-    Print the request line and the response status and headers to stderr.
-`)
+func (c *OperatorAPICommand) options() []option {
+	return []option{
+		flagOpt(&c.method, "", "-X=<method>", "HTTP method. The default is POST when data is piped to stdin, else GET."),
+		valueOpt(&c.headers, "-H=<header>", "An extra header, \"Name: value\". May be given more than once."),
+		flagOpt(&c.filter, "", "-filter=<expression>", "Filter expression sent as the filter query parameter."),
+		boolOpt(&c.dryrun, "-dryrun", "Print the equivalent curl command instead of sending the request. The\ntoken appears as ${NOMAD_TOKEN}, never as its value."),
+		boolOpt(&c.verbose, "-verbose", "Print the request line and the response status and headers to stderr."),
+	}
 }
 
 func (c *OperatorAPICommand) Synopsis() string { return "Query the Nomad HTTP API" }
@@ -69,26 +66,18 @@ func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
 func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 
 func (c *OperatorAPICommand) Run(args []string) int {
-	var method, filter string
-	var dryrun, verbose bool
-	var headers headerFlags
-	fs := c.FlagSet("operator api")
-	fs.StringVar(&method, "X", "", "")
-	fs.Var(&headers, "H", "")
-	fs.StringVar(&filter, "filter", "", "")
-	fs.BoolVar(&dryrun, "dryrun", false, "")
-	fs.BoolVar(&verbose, "verbose", false, "")
+	fs := c.flagSetWith("operator api", c.options())
 	pos, code, ok := c.parseArgs(fs, args, "<path>")
 	if !ok {
 		return code
 	}
 	cfg := c.clientConfig()
-	target, err := apiRequestURL(cfg, pos[0], filter)
+	target, err := apiRequestURL(cfg, pos[0], c.filter)
 	if err != nil {
 		return c.fail("Error building the request URL: %v", err)
 	}
 	hdr := http.Header{}
-	for _, h := range headers {
+	for _, h := range c.headers {
 		name, value, found := strings.Cut(h, ":")
 		if !found || strings.TrimSpace(name) == "" {
 			return c.fail("Invalid -H %q: expected \"Name: value\"", h)
@@ -99,18 +88,18 @@ func (c *OperatorAPICommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error reading the request body from stdin: %v", err)
 	}
-	if method == "" {
-		method = http.MethodGet
+	if c.method == "" {
+		c.method = http.MethodGet
 		if body != nil {
-			method = http.MethodPost
+			c.method = http.MethodPost
 		}
 	}
-	method = strings.ToUpper(method)
-	if dryrun {
-		c.Ui.Output(curlCommand(cfg, method, target, hdr, body))
+	c.method = strings.ToUpper(c.method)
+	if c.dryrun {
+		c.Ui.Output(curlCommand(cfg, c.method, target, hdr, body))
 		return 0
 	}
-	return c.send(cfg, method, target, hdr, body, verbose)
+	return c.send(cfg, c.method, target, hdr, body, c.verbose)
 }
 
 // body reads the request body: from Stdin when set, else from os.Stdin when something is

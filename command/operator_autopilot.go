@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -18,45 +19,33 @@ Usage: nomad operator autopilot <subcommand> [options]
   the leader judges it.
 `
 
-// OperatorAutopilotGetCommand prints the autopilot configuration.
-type OperatorAutopilotGetCommand struct {
-	Meta
-}
-
-func (c *OperatorAutopilotGetCommand) Help() string {
-	return helpText(`
+// newOperatorAutopilotGet prints the autopilot configuration.
+func newOperatorAutopilotGet(m Meta) cli.Command {
+	return &command{Meta: m, name: "operator autopilot get-config", synopsis: "Display the current Autopilot configuration",
+		usage: `
 Usage: nomad operator autopilot get-config [options]
 
   Display the autopilot configuration. Needs operator read when ACLs are
   enabled.
-`, "")
-}
-
-func (c *OperatorAutopilotGetCommand) Synopsis() string {
-	return "Display the current Autopilot configuration"
-}
-
-func (c *OperatorAutopilotGetCommand) Run(args []string) int {
-	fs := c.FlagSet("operator autopilot get-config")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
+`,
+		withClient: func(c *command, client *api.Client, _ []string) int {
+			conf, _, err := client.Operator().AutopilotGetConfiguration(nil)
+			if err != nil {
+				return c.fail("Error querying Autopilot configuration: %v", err)
+			}
+			c.Ui.Output(formatKV([]string{
+				fmt.Sprintf("CleanupDeadServers|%t", conf.CleanupDeadServers),
+				fmt.Sprintf("LastContactThreshold|%s", conf.LastContactThreshold),
+				fmt.Sprintf("MaxTrailingLogs|%d", conf.MaxTrailingLogs),
+				fmt.Sprintf("MinQuorum|%d", conf.MinQuorum),
+				fmt.Sprintf("ServerStabilizationTime|%s", conf.ServerStabilizationTime),
+				fmt.Sprintf("EnableRedundancyZones|%t", conf.EnableRedundancyZones),
+				fmt.Sprintf("DisableUpgradeMigration|%t", conf.DisableUpgradeMigration),
+				fmt.Sprintf("EnableCustomUpgrades|%t", conf.EnableCustomUpgrades),
+			}))
+			return 0
+		},
 	}
-	conf, _, err := client.Operator().AutopilotGetConfiguration(nil)
-	if err != nil {
-		return c.fail("Error querying Autopilot configuration: %v", err)
-	}
-	c.Ui.Output(formatKV([]string{
-		fmt.Sprintf("CleanupDeadServers|%t", conf.CleanupDeadServers),
-		fmt.Sprintf("LastContactThreshold|%s", conf.LastContactThreshold),
-		fmt.Sprintf("MaxTrailingLogs|%d", conf.MaxTrailingLogs),
-		fmt.Sprintf("MinQuorum|%d", conf.MinQuorum),
-		fmt.Sprintf("ServerStabilizationTime|%s", conf.ServerStabilizationTime),
-		fmt.Sprintf("EnableRedundancyZones|%t", conf.EnableRedundancyZones),
-		fmt.Sprintf("DisableUpgradeMigration|%t", conf.DisableUpgradeMigration),
-		fmt.Sprintf("EnableCustomUpgrades|%t", conf.EnableCustomUpgrades),
-	}))
-	return 0
 }
 
 // OperatorAutopilotSetCommand changes the autopilot configuration.
@@ -178,72 +167,61 @@ func applyAutopilotFlags(conf *api.AutopilotConfiguration, cleanup, lastContact,
 	return nil
 }
 
-// OperatorAutopilotHealthCommand prints the servers' health.
-type OperatorAutopilotHealthCommand struct {
-	Meta
-}
-
-func (c *OperatorAutopilotHealthCommand) Help() string {
-	return helpText(`
+// newOperatorAutopilotHealth prints the servers' health.
+func newOperatorAutopilotHealth(m Meta) cli.Command {
+	var asJSON bool
+	return &command{Meta: m, name: "operator autopilot health", synopsis: "Display the current Autopilot health",
+		usage: `
 Usage: nomad operator autopilot health [options]
 
   Display each server's health as the leader judges it, and how many voters
   the cluster could lose without losing its quorum. Exits 2 when a server is
   unhealthy. Needs operator read when ACLs are enabled.
-`, `
-Health Options:
-
-  -json
-    Print the health report as JSON.
-`)
-}
-
-func (c *OperatorAutopilotHealthCommand) Synopsis() string {
-	return "Display the current Autopilot health"
-}
-
-func (c *OperatorAutopilotHealthCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("operator autopilot health")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&asJSON, "-json", "Print the health report as JSON."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			_, client, code, ok := c.connect(fs, args)
+			if !ok {
+				return code
+			}
+			health, _, err := client.Operator().AutopilotServerHealth(nil)
+			if err != nil {
+				// An unhealthy cluster answers 429 with the report as the body, which the client
+				// library hands back inside its error text: "Unexpected response code: 429 (<body>)".
+				health = healthFrom429(err)
+				if health == nil {
+					return c.fail("Error querying Autopilot health: %v", err)
+				}
+			}
+			if asJSON {
+				if code := c.printJSON(health); code != 0 {
+					return code
+				}
+			} else {
+				c.Ui.Output(formatKV([]string{
+					fmt.Sprintf("Healthy|%t", health.Healthy),
+					fmt.Sprintf("FailureTolerance|%d", health.FailureTolerance),
+					fmt.Sprintf("Leader|%s", orNone(health.Leader)),
+					fmt.Sprintf("Voters|%s", strings.Join(health.Voters, ", ")),
+				}))
+				rows := []string{"ID|Name|Address|SerfStatus|Healthy|Voter|LastContact|LastTerm|LastIndex|StableSince"}
+				for _, s := range health.Servers {
+					rows = append(rows, fmt.Sprintf("%s|%s|%s|%s|%t|%t|%s|%d|%d|%s", s.ID, s.Name, s.Address, orNone(s.SerfStatus),
+						s.Healthy, s.Voter, s.LastContact, s.LastTerm, s.LastIndex, formatTime(s.StableSince)))
+				}
+				c.Ui.Output("\n" + formatList(rows))
+				for _, w := range diskWarnings(client) {
+					c.Ui.Warn("\nWarning: " + w)
+				}
+			}
+			if !health.Healthy {
+				return 2
+			}
+			return 0
+		},
 	}
-	health, _, err := client.Operator().AutopilotServerHealth(nil)
-	if err != nil {
-		// An unhealthy cluster answers 429 with the report as the body, which the client
-		// library hands back inside its error text: "Unexpected response code: 429 (<body>)".
-		health = healthFrom429(err)
-		if health == nil {
-			return c.fail("Error querying Autopilot health: %v", err)
-		}
-	}
-	if asJSON {
-		if code := c.printJSON(health); code != 0 {
-			return code
-		}
-	} else {
-		c.Ui.Output(formatKV([]string{
-			fmt.Sprintf("Healthy|%t", health.Healthy),
-			fmt.Sprintf("FailureTolerance|%d", health.FailureTolerance),
-			fmt.Sprintf("Leader|%s", orNone(health.Leader)),
-			fmt.Sprintf("Voters|%s", strings.Join(health.Voters, ", ")),
-		}))
-		rows := []string{"ID|Name|Address|SerfStatus|Healthy|Voter|LastContact|LastTerm|LastIndex|StableSince"}
-		for _, s := range health.Servers {
-			rows = append(rows, fmt.Sprintf("%s|%s|%s|%s|%t|%t|%s|%d|%d|%s", s.ID, s.Name, s.Address, orNone(s.SerfStatus),
-				s.Healthy, s.Voter, s.LastContact, s.LastTerm, s.LastIndex, formatTime(s.StableSince)))
-		}
-		c.Ui.Output("\n" + formatList(rows))
-		for _, w := range diskWarnings(client) {
-			c.Ui.Warn("\nWarning: " + w)
-		}
-	}
-	if !health.Healthy {
-		return 2
-	}
-	return 0
 }
 
 // diskWarnings reads our extension of the health reply (each server's DiskWarning, which the

@@ -25,7 +25,16 @@ type OperatorDebugCommand struct {
 	Meta
 
 	// now is the clock that names the capture; nil means time.Now.
-	now func() time.Time
+	now           func() time.Time
+	duration      time.Duration
+	interval      time.Duration
+	pprofDuration time.Duration
+	output        string
+	nodeIDs       string
+	serverIDs     string
+	logLevel      string
+	maxNodes      int
+	verbose       bool
 }
 
 func (c *OperatorDebugCommand) Help() string {
@@ -43,41 +52,21 @@ Usage: nomad operator debug [options]
   the current directory, or a directory under -output.
 
   The archive's contents should still be reviewed before sharing.
-`, `
-Debug Options:
+`, optionsHelp("Debug", c.options()))
+}
 
-  -duration=<duration>
-    How long to capture. The default is 2m.
-
-  -interval=<duration>
-    How often to snapshot the cluster's state during -duration. The
-    default is 30s.
-
-  -output=<path>
-    Write the capture as a directory under this path instead of an archive
-    in the current directory.
-
-  -node-id=<ids>
-    Comma-separated node IDs (or prefixes) to read in full, or "all".
-
-  -max-nodes=<n>
-    At most this many nodes with -node-id=all. The default is 10.
-
-  -server-id=<ids>
-    Comma-separated server names, "leader" or "all": which servers the
-    capture is about. Only the addressed agent's own host data, logs and
-    profiles can be collected; other servers are listed in the archive's
-    index as not collected.
-
-  -log-level=<level>
-    Level of the agent log lines captured. The default is TRACE.
-
-  -pprof-duration=<duration>
-    Length of the CPU profile. The default is 1s.
-
-  -verbose
-    Print each path that could not be collected and why.
-`)
+func (c *OperatorDebugCommand) options() []option {
+	return []option{
+		flagOpt(&c.duration, 2*time.Minute, "-duration=<duration>", "How long to capture. The default is 2m."),
+		flagOpt(&c.interval, 30*time.Second, "-interval=<duration>", "How often to snapshot the cluster's state during -duration. The\ndefault is 30s."),
+		flagOpt(&c.output, "", "-output=<path>", "Write the capture as a directory under this path instead of an archive\nin the current directory."),
+		flagOpt(&c.nodeIDs, "", "-node-id=<ids>", "Comma-separated node IDs (or prefixes) to read in full, or \"all\"."),
+		flagOpt(&c.maxNodes, 10, "-max-nodes=<n>", "At most this many nodes with -node-id=all. The default is 10."),
+		flagOpt(&c.serverIDs, "", "-server-id=<ids>", "Comma-separated server names, \"leader\" or \"all\": which servers the\ncapture is about. Only the addressed agent's own host data, logs and\nprofiles can be collected; other servers are listed in the archive's\nindex as not collected."),
+		flagOpt(&c.logLevel, "TRACE", "-log-level=<level>", "Level of the agent log lines captured. The default is TRACE."),
+		flagOpt(&c.pprofDuration, time.Second, "-pprof-duration=<duration>", "Length of the CPU profile. The default is 1s."),
+		boolOpt(&c.verbose, "-verbose", "Print each path that could not be collected and why."),
+	}
 }
 
 func (c *OperatorDebugCommand) Synopsis() string { return "Build a debug archive" }
@@ -112,32 +101,19 @@ type debugIndex struct {
 }
 
 func (c *OperatorDebugCommand) Run(args []string) int {
-	var duration, interval, pprofDuration time.Duration
-	var output, nodeIDs, serverIDs, logLevel string
-	var maxNodes int
-	var verbose bool
-	fs := c.FlagSet("operator debug")
-	fs.DurationVar(&duration, "duration", 2*time.Minute, "")
-	fs.DurationVar(&interval, "interval", 30*time.Second, "")
-	fs.DurationVar(&pprofDuration, "pprof-duration", time.Second, "")
-	fs.StringVar(&output, "output", "", "")
-	fs.StringVar(&nodeIDs, "node-id", "", "")
-	fs.StringVar(&serverIDs, "server-id", "", "")
-	fs.StringVar(&logLevel, "log-level", "TRACE", "")
-	fs.IntVar(&maxNodes, "max-nodes", 10, "")
-	fs.BoolVar(&verbose, "verbose", false, "")
+	fs := c.flagSetWith("operator debug", c.options())
 	if _, code, ok := c.parseArgs(fs, args); !ok {
 		return code
 	}
 	switch {
-	case duration < 0:
-		return c.fail("Invalid -duration %s: must not be negative", duration)
-	case interval <= 0:
-		return c.fail("Invalid -interval %s: must be positive", interval)
-	case pprofDuration < time.Second && pprofDuration != 0:
-		return c.fail("Invalid -pprof-duration %s: at least 1s, or 0 for no CPU profile", pprofDuration)
-	case maxNodes < 0:
-		return c.fail("Invalid -max-nodes %d: must not be negative", maxNodes)
+	case c.duration < 0:
+		return c.fail("Invalid -duration %s: must not be negative", c.duration)
+	case c.interval <= 0:
+		return c.fail("Invalid -interval %s: must be positive", c.interval)
+	case c.pprofDuration < time.Second && c.pprofDuration != 0:
+		return c.fail("Invalid -pprof-duration %s: at least 1s, or 0 for no CPU profile", c.pprofDuration)
+	case c.maxNodes < 0:
+		return c.fail("Invalid -max-nodes %d: must not be negative", c.maxNodes)
 	}
 	client, ok := c.client()
 	if !ok {
@@ -151,8 +127,8 @@ func (c *OperatorDebugCommand) Run(args []string) int {
 	name := "nomad-debug-" + started.Format("2006-01-02-150405Z")
 
 	var dir string
-	if output != "" {
-		dir = filepath.Join(output, name)
+	if c.output != "" {
+		dir = filepath.Join(c.output, name)
 	} else {
 		tmp, err := os.MkdirTemp("", "nomad-debug-")
 		if err != nil {
@@ -165,10 +141,10 @@ func (c *OperatorDebugCommand) Run(args []string) int {
 		return c.fail("Error creating %s: %v", dir, err)
 	}
 
-	dc := &debugCapture{client: client, dir: dir, verbose: verbose, ui: c.Ui.Output}
+	dc := &debugCapture{client: client, dir: dir, verbose: c.verbose, ui: c.Ui.Output}
 	dc.index = debugIndex{
 		CLIVersion: Version, Address: client.Address(), Started: started,
-		Duration: duration.String(), Interval: interval.String(), NotCollected: map[string]string{},
+		Duration: c.duration.String(), Interval: c.interval.String(), NotCollected: map[string]string{},
 	}
 	self, err := client.Agent().Self()
 	if err != nil {
@@ -186,8 +162,8 @@ func (c *OperatorDebugCommand) Run(args []string) int {
 		"Nomad CLI Version|" + Version,
 		"Region|" + orNone(dc.index.Region),
 		"Agent|" + orNone(self.Member.Name),
-		"Interval|" + interval.String(),
-		"Duration|" + duration.String(),
+		"Interval|" + c.interval.String(),
+		"Duration|" + c.duration.String(),
 	}))
 	c.Ui.Output("")
 
@@ -196,18 +172,18 @@ func (c *OperatorDebugCommand) Run(args []string) int {
 
 	c.Ui.Output("Capturing cluster data...")
 	dc.cluster()
-	dc.servers(serverIDs, self)
-	if nodeIDs != "" {
-		dc.nodes(nodeIDs, maxNodes)
+	dc.servers(c.serverIDs, self)
+	if c.nodeIDs != "" {
+		dc.nodes(c.nodeIDs, c.maxNodes)
 	}
-	dc.agent(ctx, logLevel, pprofDuration, duration)
-	dc.intervals(ctx, duration, interval, now)
+	dc.agent(ctx, c.logLevel, c.pprofDuration, c.duration)
+	dc.intervals(ctx, c.duration, c.interval, now)
 
 	idx, _ := json.MarshalIndent(dc.index, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, "index.json"), idx, 0o600); err != nil {
 		return c.fail("Error writing the index: %v", err)
 	}
-	if output != "" {
+	if c.output != "" {
 		c.Ui.Output("Created debug directory: " + dir)
 		return 0
 	}

@@ -1,12 +1,16 @@
 package command
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/nomadfork/nomad/client/statefile"
 	"github.com/nomadfork/nomad/raftutil"
 )
 
@@ -37,7 +41,7 @@ type OperatorRaftLogsCommand struct {
 }
 
 func (c *OperatorRaftLogsCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad operator raft logs [-verify] <data_dir>
 
   List the Raft log entries in a stopped server's data dir with their index,
@@ -131,7 +135,7 @@ type OperatorRaftSkipCommand struct {
 }
 
 func (c *OperatorRaftSkipCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad operator raft skip -index=<index> <data_dir>
 
   Rewrite a stopped server's Raft log with the damaged command entry at
@@ -168,7 +172,7 @@ type OperatorRaftTruncateCommand struct {
 }
 
 func (c *OperatorRaftTruncateCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad operator raft truncate -from=<index> <data_dir>
 
   Rewrite a stopped server's Raft log without the entries from <index> on,
@@ -230,4 +234,74 @@ func (m *Meta) repair(fs *flag.FlagSet, args []string, flagName string, index fu
 	}
 	m.Ui.Output("The old log is kept in " + rep.Backup)
 	return 0
+}
+
+// OperatorClientStateCommand prints what a stopped client kept in its state file.
+type OperatorClientStateCommand struct {
+	Meta
+}
+
+func (c *OperatorClientStateCommand) Help() string {
+	return localHelp(`
+Usage: nomad operator client-state [options] <path>
+
+  Print, as JSON, what a client keeps in its local state file to find its
+  tasks again after a restart: each allocation as last received from the
+  servers, and for each task the handle the client re-attaches with
+  (LocalState) and the state it reports (RemoteState). Values that hold
+  secrets (token secrets, keys, passwords) are redacted.
+
+  <path> is the agent's data_dir (the file is client/state.db under it), a
+  client state_dir, or the state.db file itself. The agent must be stopped:
+  a running agent holds the file.
+
+  This is a low-level debugging tool; its output's shape may change.
+`)
+}
+
+func (c *OperatorClientStateCommand) Synopsis() string { return "Dump the client's local state" }
+
+func (c *OperatorClientStateCommand) Run(args []string) int {
+	fs := c.FlagSet("operator client-state")
+	pos, code, ok := c.parseArgs(fs, args, "<path>")
+	if !ok {
+		return code
+	}
+	path, err := clientStatePath(pos[0])
+	if err != nil {
+		return c.fail("Error finding the client state file: %v", err)
+	}
+	dump, err := statefile.Read(path)
+	if err != nil {
+		return c.fail("Error reading the client state: %v", err)
+	}
+	// Decode to plain values so the redaction sees every nested key.
+	raw, err := json.Marshal(dump)
+	if err != nil {
+		return c.fail("Error encoding the client state: %v", err)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return c.fail("Error encoding the client state: %v", err)
+	}
+	return c.printJSON(redactSecrets(v))
+}
+
+// clientStatePath finds the state file from a data dir, a state dir or the file itself.
+func clientStatePath(p string) (string, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return p, nil
+	}
+	for _, candidate := range []string{statefile.PathInDataDir(p), filepath.Join(p, statefile.FileName)} {
+		if _, err := os.Stat(candidate); err == nil {
+			return candidate, nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+	}
+	return "", errors.New("no client state file in " + p + " (looked for client/" + statefile.FileName + " and " + statefile.FileName + ")")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -18,52 +19,37 @@ func queryOpts(stale bool) *api.QueryOptions {
 // These two commands talk to a running cluster over HTTP, unlike the offline raft commands
 // beside them.
 
-// OperatorRaftListPeersCommand lists the Raft configuration.
-type OperatorRaftListPeersCommand struct {
-	Meta
-}
-
-func (c *OperatorRaftListPeersCommand) Help() string {
-	return helpText(`
+// newOperatorRaftListPeers lists the Raft configuration.
+func newOperatorRaftListPeers(m Meta) cli.Command {
+	var stale bool
+	return &command{Meta: m, name: "operator raft list-peers", synopsis: "Display the current Raft peer configuration",
+		usage: `
 Usage: nomad operator raft list-peers [options]
 
   Display the servers of the Raft configuration of a running cluster: who
   leads and who votes. Needs a management token when ACLs are enabled.
-`, `
-List Peers Options:
-
-  -stale
-    Answer from the agent's server even if it is not the leader.
-`)
-}
-
-func (c *OperatorRaftListPeersCommand) Synopsis() string {
-	return "Display the current Raft peer configuration"
-}
-
-func (c *OperatorRaftListPeersCommand) Run(args []string) int {
-	var stale bool
-	fs := c.FlagSet("operator raft list-peers")
-	fs.BoolVar(&stale, "stale", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&stale, "-stale", "Answer from the agent's server even if it is not the leader."),
+		},
+		withClient: func(c *command, client *api.Client, _ []string) int {
+			q := client.Operator()
+			conf, err := q.RaftGetConfiguration(queryOpts(stale))
+			if err != nil {
+				return c.fail("Failed to retrieve raft configuration: %v", err)
+			}
+			rows := []string{"Node|ID|Address|State|Voter|RaftProtocol"}
+			for _, s := range conf.Servers {
+				state := "follower"
+				if s.Leader {
+					state = "leader"
+				}
+				rows = append(rows, fmt.Sprintf("%s|%s|%s|%s|%t|%s", s.Node, s.ID, s.Address, state, s.Voter, orNone(s.RaftProtocol)))
+			}
+			c.Ui.Output(formatList(rows))
+			return 0
+		},
 	}
-	q := client.Operator()
-	conf, err := q.RaftGetConfiguration(queryOpts(stale))
-	if err != nil {
-		return c.fail("Failed to retrieve raft configuration: %v", err)
-	}
-	rows := []string{"Node|ID|Address|State|Voter|RaftProtocol"}
-	for _, s := range conf.Servers {
-		state := "follower"
-		if s.Leader {
-			state = "leader"
-		}
-		rows = append(rows, fmt.Sprintf("%s|%s|%s|%s|%t|%s", s.Node, s.ID, s.Address, state, s.Voter, orNone(s.RaftProtocol)))
-	}
-	c.Ui.Output(formatList(rows))
-	return 0
 }
 
 // OperatorRaftRemovePeerCommand removes a server from the Raft configuration.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/cli"
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/raftutil"
 )
 
@@ -25,110 +27,86 @@ Usage: nomad operator snapshot <subcommand> [options] <file>
   enabled, save and restore need a management token.
 `
 
-// OperatorSnapshotSaveCommand saves a snapshot to a file.
-type OperatorSnapshotSaveCommand struct {
-	Meta
-}
-
-func (c *OperatorSnapshotSaveCommand) Help() string {
-	return helpText(`
+// newOperatorSnapshotSave saves a snapshot to a file.
+func newOperatorSnapshotSave(m Meta) cli.Command {
+	var stale bool
+	return &command{Meta: m, name: "operator snapshot save", synopsis: "Saves a snapshot of Nomad server state",
+		usage: `
 Usage: nomad operator snapshot save [options] <file>
 
   Save an atomic, point-in-time snapshot of the cluster state to <file>. The
   file is written only once the whole archive arrived and its checksums hold.
-`, `
-Snapshot Save Options:
-
-  -stale
-    Take the snapshot from the agent's server even if it is not the leader.
-`)
+`,
+		heading: "Snapshot Save",
+		options: []option{
+			boolOpt(&stale, "-stale", "Take the snapshot from the agent's server even if it is not the leader."),
+		},
+		args: []string{"<file>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			path := pos[0]
+			rc, err := client.Operator().Snapshot(queryOpts(stale))
+			if err != nil {
+				return c.fail("Failed to get snapshot file: %v", err)
+			}
+			defer rc.Close()
+			// The client checks the Digest header at EOF, so the whole body is read before the file
+			// is put in place.
+			archive, err := io.ReadAll(io.LimitReader(rc, maxSnapshotFile+1))
+			if err != nil {
+				return c.fail("Failed to read snapshot: %v", err)
+			}
+			if _, err := raftutil.ReadSnapshotArchive(bytes.NewReader(archive), maxSnapshotFile); err != nil {
+				return c.fail("Snapshot is damaged: %v", err)
+			}
+			tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+			if err != nil {
+				return c.fail("Failed to create snapshot file: %v", err)
+			}
+			defer os.Remove(tmp.Name())
+			if _, err := tmp.Write(archive); err != nil {
+				tmp.Close()
+				return c.fail("Failed to write snapshot file: %v", err)
+			}
+			if err := tmp.Sync(); err != nil {
+				tmp.Close()
+				return c.fail("Failed to write snapshot file: %v", err)
+			}
+			if err := tmp.Close(); err != nil {
+				return c.fail("Failed to write snapshot file: %v", err)
+			}
+			if err := os.Rename(tmp.Name(), path); err != nil {
+				return c.fail("Failed to move snapshot file into place: %v", err)
+			}
+			c.Ui.Output(fmt.Sprintf("State file written to %s", path))
+			return 0
+		},
+	}
 }
 
-func (c *OperatorSnapshotSaveCommand) Synopsis() string {
-	return "Saves a snapshot of Nomad server state"
-}
-
-func (c *OperatorSnapshotSaveCommand) Run(args []string) int {
-	var stale bool
-	fs := c.FlagSet("operator snapshot save")
-	fs.BoolVar(&stale, "stale", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<file>")
-	if !ok {
-		return code
-	}
-	path := pos[0]
-	rc, err := client.Operator().Snapshot(queryOpts(stale))
-	if err != nil {
-		return c.fail("Failed to get snapshot file: %v", err)
-	}
-	defer rc.Close()
-	// The client checks the Digest header at EOF, so the whole body is read before the file
-	// is put in place.
-	archive, err := io.ReadAll(io.LimitReader(rc, maxSnapshotFile+1))
-	if err != nil {
-		return c.fail("Failed to read snapshot: %v", err)
-	}
-	if _, err := raftutil.ReadSnapshotArchive(bytes.NewReader(archive), maxSnapshotFile); err != nil {
-		return c.fail("Snapshot is damaged: %v", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return c.fail("Failed to create snapshot file: %v", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(archive); err != nil {
-		tmp.Close()
-		return c.fail("Failed to write snapshot file: %v", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return c.fail("Failed to write snapshot file: %v", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return c.fail("Failed to write snapshot file: %v", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return c.fail("Failed to move snapshot file into place: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("State file written to %s", path))
-	return 0
-}
-
-// OperatorSnapshotRestoreCommand restores a snapshot file into the cluster.
-type OperatorSnapshotRestoreCommand struct {
-	Meta
-}
-
-func (c *OperatorSnapshotRestoreCommand) Help() string {
-	return helpText(`
+// newOperatorSnapshotRestore restores a snapshot file into the cluster.
+func newOperatorSnapshotRestore(m Meta) cli.Command {
+	return &command{Meta: m, name: "operator snapshot restore", synopsis: "Restore snapshot of Nomad server state",
+		usage: `
 Usage: nomad operator snapshot restore [options] <file>
 
   Restore the cluster state from a snapshot file saved with "operator
   snapshot save". Everything the cluster holds is replaced by the snapshot's
   state. This is meant for disaster recovery into a fresh cluster. The
   servers check the archive whole before they restore it.
-`, "")
-}
-
-func (c *OperatorSnapshotRestoreCommand) Synopsis() string {
-	return "Restore snapshot of Nomad server state"
-}
-
-func (c *OperatorSnapshotRestoreCommand) Run(args []string) int {
-	fs := c.FlagSet("operator snapshot restore")
-	pos, client, code, ok := c.connect(fs, args, "<file>")
-	if !ok {
-		return code
+`,
+		args: []string{"<file>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			archive, err := readSnapshotFile(pos[0])
+			if err != nil {
+				return c.fail("Error reading snapshot: %v", err)
+			}
+			if _, err := client.Operator().SnapshotRestore(bytes.NewReader(archive), nil); err != nil {
+				return c.fail("Failed to restore snapshot: %v", err)
+			}
+			c.Ui.Output("Snapshot Restored")
+			return 0
+		},
 	}
-	archive, err := readSnapshotFile(pos[0])
-	if err != nil {
-		return c.fail("Error reading snapshot: %v", err)
-	}
-	if _, err := client.Operator().SnapshotRestore(bytes.NewReader(archive), nil); err != nil {
-		return c.fail("Failed to restore snapshot: %v", err)
-	}
-	c.Ui.Output("Snapshot Restored")
-	return 0
 }
 
 func readSnapshotFile(path string) ([]byte, error) {
@@ -153,7 +131,7 @@ type OperatorSnapshotInspectCommand struct {
 }
 
 func (c *OperatorSnapshotInspectCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad operator snapshot inspect [options] <file>
 
   Display the metadata of a snapshot file (ID, size, Raft index and term,

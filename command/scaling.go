@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -20,78 +22,55 @@ Usage: nomad scaling policy <subcommand> [options] [args]
   List scaling policies and show one.
 `
 
-// ScalingPolicyListCommand lists the scaling policies of the namespace.
-type ScalingPolicyListCommand struct {
-	Meta
-}
-
-func (c *ScalingPolicyListCommand) Help() string {
-	return helpText(`
+// newScalingPolicyList lists the scaling policies of the namespace.
+func newScalingPolicyList(m Meta) cli.Command {
+	var job, policyType string
+	var verbose, asJSON bool
+	var tmpl string
+	return &command{Meta: m, name: "scaling policy list", synopsis: "List scaling policies",
+		usage: `
 Usage: nomad scaling policy list [options]
 
   List the scaling policies of the namespace, sorted by ID. Needs list-scaling-
   policies or read-job access in the namespace when ACLs are on.
-`, `
-Scaling Policy List Options:
-
-  -job=<job>
-    Only the policies of this job.
-
-  -type=<type>
-    Only the policies of this type, e.g. horizontal.
-
-  -verbose
-    Show full IDs.
-
-  -json
-    Print the API's JSON.
-
-  -t=<template>
-    Format the response with a Go template.
-`)
-}
-
-func (c *ScalingPolicyListCommand) Synopsis() string { return "List scaling policies" }
-
-func (c *ScalingPolicyListCommand) Run(args []string) int {
-	var job, policyType, tmpl string
-	var verbose, asJSON bool
-	fs := c.FlagSet("scaling policy list")
-	fs.StringVar(&job, "job", "", "")
-	fs.StringVar(&policyType, "type", "", "")
-	fs.BoolVar(&verbose, "verbose", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.StringVar(&tmpl, "t", "", "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
-	}
-	q := &api.QueryOptions{Params: map[string]string{}}
-	if job != "" {
-		q.Params["job"] = job
-	}
-	if policyType != "" {
-		q.Params["type"] = policyType
-	}
-	policies, _, err := client.Scaling().ListPolicies(q)
-	if err != nil {
-		return c.fail("Error listing scaling policies: %v", err)
-	}
-	sort.Slice(policies, func(i, j int) bool { return policies[i].ID < policies[j].ID })
-	return printTemplated(&c.Meta, policies, asJSON, tmpl, func(ps []*api.ScalingPolicyListStub) string {
-		if len(ps) == 0 {
-			return "No policies found"
-		}
-		rows := []string{"ID|Enabled|Type|Target"}
-		for _, p := range ps {
-			id := p.ID
-			if !verbose {
-				id = shortID(id)
+`,
+		heading: "Scaling Policy List",
+		options: []option{
+			flagOpt(&job, "", "-job=<job>", "Only the policies of this job."),
+			flagOpt(&policyType, "", "-type=<type>", "Only the policies of this type, e.g. horizontal."),
+			boolOpt(&verbose, "-verbose", "Show full IDs."),
+			boolOpt(&asJSON, "-json", "Print the API's JSON."),
+			flagOpt(&tmpl, "", "-t=<template>", "Format the response with a Go template."),
+		},
+		withClient: func(c *command, client *api.Client, _ []string) int {
+			q := &api.QueryOptions{Params: map[string]string{}}
+			if job != "" {
+				q.Params["job"] = job
 			}
-			rows = append(rows, fmt.Sprintf("%s|%t|%s|%s", id, p.Enabled, p.Type, formatScalingTarget(p.Target)))
-		}
-		return formatList(rows)
-	})
+			if policyType != "" {
+				q.Params["type"] = policyType
+			}
+			policies, _, err := client.Scaling().ListPolicies(q)
+			if err != nil {
+				return c.fail("Error listing scaling policies: %v", err)
+			}
+			sort.Slice(policies, func(i, j int) bool { return policies[i].ID < policies[j].ID })
+			return printTemplated(&c.Meta, policies, asJSON, tmpl, func(ps []*api.ScalingPolicyListStub) string {
+				if len(ps) == 0 {
+					return "No policies found"
+				}
+				rows := []string{"ID|Enabled|Type|Target"}
+				for _, p := range ps {
+					id := p.ID
+					if !verbose {
+						id = shortID(id)
+					}
+					rows = append(rows, fmt.Sprintf("%s|%t|%s|%s", id, p.Enabled, p.Type, formatScalingTarget(p.Target)))
+				}
+				return formatList(rows)
+			})
+		},
+	}
 }
 
 // formatScalingTarget writes a policy's target in a fixed order, the widest scope first.
@@ -122,6 +101,8 @@ func formatScalingTarget(target map[string]string) string {
 // ScalingPolicyInfoCommand shows one scaling policy.
 type ScalingPolicyInfoCommand struct {
 	Meta
+	asJSON bool
+	tmpl   string
 }
 
 func (c *ScalingPolicyInfoCommand) Help() string {
@@ -130,25 +111,20 @@ Usage: nomad scaling policy info [options] <policy>
 
   Show a scaling policy: its target, bounds and the policy document the
   autoscaler reads. <policy> is an ID or a unique prefix.
-`, `
-Scaling Policy Info Options:
+`, optionsHelp("Scaling Policy Info", c.options()))
+}
 
-  -json
-    Print the API's JSON.
-
-  -t=<template>
-    Format the response with a Go template.
-`)
+func (c *ScalingPolicyInfoCommand) options() []option {
+	return []option{
+		boolOpt(&c.asJSON, "-json", "Print the API's JSON."),
+		flagOpt(&c.tmpl, "", "-t=<template>", "Format the response with a Go template."),
+	}
 }
 
 func (c *ScalingPolicyInfoCommand) Synopsis() string { return "Display an individual scaling policy" }
 
 func (c *ScalingPolicyInfoCommand) Run(args []string) int {
-	var asJSON bool
-	var tmpl string
-	fs := c.FlagSet("scaling policy info")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.StringVar(&tmpl, "t", "", "")
+	fs := c.flagSetWith("scaling policy info", c.options())
 	pos, client, code, ok := c.connect(fs, args, "<policy>")
 	if !ok {
 		return code
@@ -161,7 +137,7 @@ func (c *ScalingPolicyInfoCommand) Run(args []string) int {
 	if err != nil {
 		return c.fail("Error reading scaling policy: %v", err)
 	}
-	return printTemplated(&c.Meta, policy, asJSON, tmpl, formatScalingPolicy)
+	return printTemplated(&c.Meta, policy, c.asJSON, c.tmpl, formatScalingPolicy)
 }
 
 // resolveScalingPolicy turns an ID or unique prefix into the exact ID. The list endpoint has
@@ -220,4 +196,104 @@ func formatScalingPolicy(p *api.ScalingPolicy) string {
 		doc = fmt.Sprint(p.Policy)
 	}
 	return out + "\n\nPolicy\n" + doc
+}
+
+// JobScalingEventsCommand lists the scaling events of a job's task groups.
+type JobScalingEventsCommand struct {
+	Meta
+}
+
+func (c *JobScalingEventsCommand) Help() string {
+	return helpText(`
+Usage: nomad job scaling-events [options] <job>
+
+  List the scaling events of a job's task groups, newest first: each count
+  change (by "nomad job scale", the API or an autoscaler) and each recorded
+  scaling error.
+`, `
+Scaling-Events Options:
+
+  -verbose
+    Also show each event's error flag, message and evaluation ID.
+
+  -json
+    Print the events as JSON, by task group.
+`)
+}
+
+func (c *JobScalingEventsCommand) Synopsis() string {
+	return "Display the most recent scaling events for a job"
+}
+
+// scalingEventRow is one event with its group, for sorting across groups.
+type scalingEventRow struct {
+	group string
+	ev    *api.ScalingEvent
+}
+
+func (c *JobScalingEventsCommand) Run(args []string) int {
+	var verbose, asJSON bool
+	fs := c.FlagSet("job scaling-events")
+	fs.BoolVar(&verbose, "verbose", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	_, client, jobID, code, ok := c.connectJob(fs, args, "<job>")
+	if !ok {
+		return code
+	}
+	status, _, err := client.Jobs().ScaleStatus(jobID, nil)
+	if err != nil {
+		return c.fail("Error reading the scaling status of job %q: %v", jobID, err)
+	}
+	if asJSON {
+		events := map[string][]api.ScalingEvent{}
+		for name, tg := range status.TaskGroups {
+			events[name] = nonNilSlice(tg.Events)
+		}
+		return c.printJSON(events)
+	}
+	var rows []scalingEventRow
+	for name, tg := range status.TaskGroups {
+		for i := range tg.Events {
+			rows = append(rows, scalingEventRow{group: name, ev: &tg.Events[i]})
+		}
+	}
+	if len(rows) == 0 {
+		c.Ui.Output("No events found")
+		return 0
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].ev.Time != rows[j].ev.Time {
+			return rows[i].ev.Time > rows[j].ev.Time
+		}
+		return rows[i].group < rows[j].group
+	})
+	head := "Task Group|Count|PrevCount|Date"
+	if verbose {
+		head += "|Error|Message|Eval ID"
+	}
+	out := []string{head}
+	for _, r := range rows {
+		count := "-"
+		if r.ev.Count != nil {
+			count = fmt.Sprint(*r.ev.Count)
+		}
+		cols := []string{r.group, count, fmt.Sprint(r.ev.PreviousCount), formatTime(time.Unix(0, int64(r.ev.Time)))}
+		if verbose {
+			evalID := "<none>"
+			if r.ev.EvalID != nil && *r.ev.EvalID != "" {
+				evalID = *r.ev.EvalID
+			}
+			cols = append(cols, fmt.Sprint(r.ev.Error), r.ev.Message, evalID)
+		}
+		out = append(out, strings.Join(cols, "|"))
+	}
+	c.Ui.Output(formatList(out))
+	return 0
+}
+
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"maps"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -18,65 +20,51 @@ Usage: nomad server <subcommand> [options] [args]
   servers to it and force failed ones out.
 `
 
-// ServerMembersCommand lists the gossip pool.
-type ServerMembersCommand struct {
-	Meta
-}
-
-func (c *ServerMembersCommand) Help() string {
-	return helpText(`
+// newServerMembers lists the gossip pool.
+func newServerMembers(m Meta) cli.Command {
+	var detailed bool
+	return &command{Meta: m, name: "server members", synopsis: "Display a list of known servers and their status",
+		usage: `
 Usage: nomad server members [options]
 
   List the servers in the gossip pool, with their status, the leader of their
   region, and their build. Gossip only says where servers are: a server is in
   the Raft quorum once the leader has verified it on its RPC port (see
   "nomad operator raft list-peers").
-`, `
-Server Members Options:
-
-  -detailed
-    Show each member's protocol versions and gossip tags.
-`)
-}
-
-func (c *ServerMembersCommand) Synopsis() string {
-	return "Display a list of known servers and their status"
-}
-
-func (c *ServerMembersCommand) Run(args []string) int {
-	var detailed bool
-	fs := c.FlagSet("server members")
-	fs.BoolVar(&detailed, "detailed", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
+`,
+		heading: "Server Members",
+		options: []option{
+			boolOpt(&detailed, "-detailed", "Show each member's protocol versions and gossip tags."),
+		},
+		withClient: func(c *command, client *api.Client, _ []string) int {
+			members, err := client.Agent().Members()
+			if err != nil {
+				return c.fail("Error querying servers: %v", err)
+			}
+			sort.Slice(members.Members, func(i, j int) bool { return members.Members[i].Name < members.Members[j].Name })
+			if detailed {
+				rows := []string{"Name|Address|Port|Status|Protocol|Tags"}
+				for _, m := range members.Members {
+					rows = append(rows, fmt.Sprintf("%s|%s|%d|%s|%d|%s", m.Name, m.Addr, m.Port, m.Status, m.ProtocolCur, formatTags(m.Tags)))
+				}
+				c.Ui.Output(formatList(rows))
+				return 0
+			}
+			// The leader is known for this agent's region only; other regions show "unknown".
+			leader, _ := client.Status().Leader()
+			rows := []string{"Name|Address|Port|Status|Leader|Raft Version|Build|Datacenter|Region"}
+			for _, m := range members.Members {
+				isLeader := "unknown"
+				if m.Tags["region"] == members.ServerRegion {
+					isLeader = fmt.Sprint(leader != "" && net.JoinHostPort(m.Tags["rpc_addr"], m.Tags["port"]) == leader)
+				}
+				rows = append(rows, fmt.Sprintf("%s|%s|%d|%s|%s|%s|%s|%s|%s", m.Name, m.Addr, m.Port, m.Status, isLeader,
+					orNone(m.Tags["raft_vsn"]), orNone(m.Tags["build"]), orNone(m.Tags["dc"]), orNone(m.Tags["region"])))
+			}
+			c.Ui.Output(formatList(rows))
+			return 0
+		},
 	}
-	members, err := client.Agent().Members()
-	if err != nil {
-		return c.fail("Error querying servers: %v", err)
-	}
-	sort.Slice(members.Members, func(i, j int) bool { return members.Members[i].Name < members.Members[j].Name })
-	if detailed {
-		rows := []string{"Name|Address|Port|Status|Protocol|Tags"}
-		for _, m := range members.Members {
-			rows = append(rows, fmt.Sprintf("%s|%s|%d|%s|%d|%s", m.Name, m.Addr, m.Port, m.Status, m.ProtocolCur, formatTags(m.Tags)))
-		}
-		c.Ui.Output(formatList(rows))
-		return 0
-	}
-	// The leader is known for this agent's region only; other regions show "unknown".
-	leader, _ := client.Status().Leader()
-	rows := []string{"Name|Address|Port|Status|Leader|Raft Version|Build|Datacenter|Region"}
-	for _, m := range members.Members {
-		isLeader := "unknown"
-		if m.Tags["region"] == members.ServerRegion {
-			isLeader = fmt.Sprint(leader != "" && net.JoinHostPort(m.Tags["rpc_addr"], m.Tags["port"]) == leader)
-		}
-		rows = append(rows, fmt.Sprintf("%s|%s|%d|%s|%s|%s|%s|%s|%s", m.Name, m.Addr, m.Port, m.Status, isLeader,
-			orNone(m.Tags["raft_vsn"]), orNone(m.Tags["build"]), orNone(m.Tags["dc"]), orNone(m.Tags["region"])))
-	}
-	c.Ui.Output(formatList(rows))
-	return 0
 }
 
 func formatTags(tags map[string]string) string {
@@ -88,43 +76,37 @@ func formatTags(tags map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// ServerJoinCommand joins the agent's gossip pool to other servers.
-type ServerJoinCommand struct {
-	Meta
-}
-
-func (c *ServerJoinCommand) Help() string {
-	return helpText(`
+// newServerJoin joins the agent's gossip pool to other servers.
+func newServerJoin(m Meta) cli.Command {
+	return &command{Meta: m, name: "server join", synopsis: "Join server nodes together",
+		usage: `
 Usage: nomad server join [options] <addr> [<addr>...]
 
   Join the agent's server to the gossip pool of the servers at the given serf
   addresses (host:port, port 4648 by default). The leader adds a joined server
   to Raft only after it authenticates on its RPC port with the cluster key or
   a certificate from the CA.
-`, "")
-}
-
-func (c *ServerJoinCommand) Synopsis() string { return "Join server nodes together" }
-
-func (c *ServerJoinCommand) Run(args []string) int {
-	fs := c.FlagSet("server join")
-	pos, code, ok := c.parse(fs, args)
-	if !ok {
-		return code
+`,
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parse(fs, args)
+			if !ok {
+				return code
+			}
+			if len(pos) == 0 {
+				return c.fail("This command takes at least one argument: <addr>")
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			n, err := client.Agent().Join(pos...)
+			if err != nil {
+				return c.fail("Error joining: %v", err)
+			}
+			c.Ui.Output(fmt.Sprintf("Joined %d servers successfully", n))
+			return 0
+		},
 	}
-	if len(pos) == 0 {
-		return c.fail("This command takes at least one argument: <addr>")
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	n, err := client.Agent().Join(pos...)
-	if err != nil {
-		return c.fail("Error joining: %v", err)
-	}
-	c.Ui.Output(fmt.Sprintf("Joined %d servers successfully", n))
-	return 0
 }
 
 // ServerForceLeaveCommand forces a failed member out of the gossip pool.

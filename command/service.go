@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -17,43 +18,30 @@ Usage: nomad service <subcommand> [options] [args]
   "nomad": clients register them while the tasks that serve them run.
 `
 
-// ServiceListCommand lists the service names of a namespace.
-type ServiceListCommand struct {
-	Meta
-}
-
-func (c *ServiceListCommand) Help() string {
-	return helpText(`
+// newServiceList lists the service names of a namespace.
+func newServiceList(m Meta) cli.Command {
+	var asJSON bool
+	return &command{Meta: m, name: "service list", synopsis: "List service registrations",
+		usage: `
 Usage: nomad service list [options]
 
   List the services registered in the namespace (-namespace; "*" lists every
   namespace the token may read), each with the tags of its instances.
-`, `
-List Options:
-
-  -json
-    Print the list as JSON.
-`)
-}
-
-func (c *ServiceListCommand) Synopsis() string { return "List service registrations" }
-
-func (c *ServiceListCommand) Run(args []string) int {
-	var asJSON bool
-	fs := c.FlagSet("service list")
-	fs.BoolVar(&asJSON, "json", false, "")
-	_, client, code, ok := c.connect(fs, args)
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&asJSON, "-json", "Print the list as JSON."),
+		},
+		withClient: func(c *command, client *api.Client, _ []string) int {
+			list, _, err := client.Services().List(nil)
+			if err != nil {
+				return c.fail("Error listing service registrations: %v", err)
+			}
+			allNS := c.Namespace() == "*"
+			return printResult(&c.Meta, list, asJSON, func(list []*api.ServiceRegistrationListStub) string {
+				return formatServiceList(list, allNS)
+			})
+		},
 	}
-	list, _, err := client.Services().List(nil)
-	if err != nil {
-		return c.fail("Error listing service registrations: %v", err)
-	}
-	allNS := c.Namespace() == "*"
-	return printResult(&c.Meta, list, asJSON, func(list []*api.ServiceRegistrationListStub) string {
-		return formatServiceList(list, allNS)
-	})
 }
 
 func formatServiceList(list []*api.ServiceRegistrationListStub, allNS bool) string {
@@ -78,54 +66,37 @@ func formatServiceList(list []*api.ServiceRegistrationListStub, allNS bool) stri
 	return formatList(rows)
 }
 
-// ServiceInfoCommand shows the instances of one service.
-type ServiceInfoCommand struct {
-	Meta
-}
-
-func (c *ServiceInfoCommand) Help() string {
-	return helpText(`
+// newServiceInfo shows the instances of one service.
+func newServiceInfo(m Meta) cli.Command {
+	var asJSON, verbose bool
+	return &command{Meta: m, name: "service info", synopsis: "Show the instances of a service",
+		usage: `
 Usage: nomad service info [options] <service name>
 
   Show the registered instances of a service in the namespace.
-`, `
-Info Options:
-
-  -json
-    Print the registrations as JSON.
-
-  -verbose
-    Show every field of each registration, with full IDs, and the latest
-    results of the service's checks, read from the client running its
-    allocation (read-job).
-`)
-}
-
-func (c *ServiceInfoCommand) Synopsis() string { return "Show the instances of a service" }
-
-func (c *ServiceInfoCommand) Run(args []string) int {
-	var asJSON, verbose bool
-	fs := c.FlagSet("service info")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.BoolVar(&verbose, "verbose", false, "")
-	pos, client, code, ok := c.connect(fs, args, "<service name>")
-	if !ok {
-		return code
+`,
+		options: []option{
+			boolOpt(&asJSON, "-json", "Print the registrations as JSON."),
+			boolOpt(&verbose, "-verbose", "Show every field of each registration, with full IDs, and the latest\nresults of the service's checks, read from the client running its\nallocation (read-job)."),
+		},
+		args: []string{"<service name>"},
+		withClient: func(c *command, client *api.Client, pos []string) int {
+			regs, _, err := client.Services().Get(pos[0], nil)
+			if err != nil {
+				return c.fail("Error listing service registrations: %v", err)
+			}
+			if len(regs) == 0 && !asJSON {
+				c.Ui.Output("No service registrations found")
+				return 0
+			}
+			return printResult(&c.Meta, regs, asJSON, func(regs []*api.ServiceRegistration) string {
+				if verbose {
+					return formatServicesVerbose(regs, func(r *api.ServiceRegistration) string { return serviceChecks(client, r) })
+				}
+				return formatServiceInstances(regs)
+			})
+		},
 	}
-	regs, _, err := client.Services().Get(pos[0], nil)
-	if err != nil {
-		return c.fail("Error listing service registrations: %v", err)
-	}
-	if len(regs) == 0 && !asJSON {
-		c.Ui.Output("No service registrations found")
-		return 0
-	}
-	return printResult(&c.Meta, regs, asJSON, func(regs []*api.ServiceRegistration) string {
-		if verbose {
-			return formatServicesVerbose(regs, func(r *api.ServiceRegistration) string { return serviceChecks(client, r) })
-		}
-		return formatServiceInstances(regs)
-	})
 }
 
 func serviceAddr(r *api.ServiceRegistration) string {

@@ -48,7 +48,7 @@ type TLSCACreateCommand struct {
 func (c *TLSCACreateCommand) Synopsis() string { return "Create a certificate authority for TLS" }
 
 func (c *TLSCACreateCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad tls ca create [options]
 
   Create a self-signed CA (ECDSA P-256) and write <domain>-agent-ca.pem and
@@ -113,7 +113,7 @@ type TLSCertCreateCommand struct {
 func (c *TLSCertCreateCommand) Synopsis() string { return "Create a server, client or CLI certificate" }
 
 func (c *TLSCertCreateCommand) Help() string {
-	return strings.TrimSpace(`
+	return localHelp(`
 Usage: nomad tls cert create -server|-client|-cli [options]
 
   Create a certificate (ECDSA P-256) signed by the CA and write
@@ -151,7 +151,7 @@ Options:
 
   -additional-ipaddress=<ip>
     Another IP address for the certificate; may be repeated.
-`)
+`, "region")
 }
 
 func (c *TLSCertCreateCommand) Run(args []string) int {

@@ -15,7 +15,8 @@ import (
 type UiCommand struct {
 	Meta
 	// open starts the browser; tests replace it.
-	open func(url string) error
+	open    func(url string) error
+	showURL bool
 }
 
 func (c *UiCommand) Help() string {
@@ -24,20 +25,19 @@ Usage: nomad ui [options] [identifier]
 
   Open the web UI in the default browser. With an identifier (a job ID, or an
   allocation or node ID or unique prefix), open that object's page.
-`, `
-UI Options:
+`, optionsHelp("UI", c.options()))
+}
 
-  -show-url
-    Print the URL instead of opening a browser.
-`)
+func (c *UiCommand) options() []option {
+	return []option{
+		boolOpt(&c.showURL, "-show-url", "Print the URL instead of opening a browser."),
+	}
 }
 
 func (c *UiCommand) Synopsis() string { return "Open the Nomad Web UI" }
 
 func (c *UiCommand) Run(args []string) int {
-	var showURL bool
-	fs := c.FlagSet("ui")
-	fs.BoolVar(&showURL, "show-url", false, "")
+	fs := c.flagSetWith("ui", c.options())
 	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <identifier>")
 	if !ok {
 		return code
@@ -63,7 +63,7 @@ func (c *UiCommand) Run(args []string) int {
 		target.RawQuery = url.Values{"namespace": {ns}}.Encode()
 	}
 	u := target.String()
-	if showURL {
+	if c.showURL {
 		c.Ui.Output(u)
 		return 0
 	}

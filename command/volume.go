@@ -1,10 +1,12 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/cli"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -27,38 +29,77 @@ var volumeUnavailable = unavailableFeature{
 	},
 }
 
-// VolumeStatusCommand lists the host volumes as the nodes report them.
-type VolumeStatusCommand struct {
-	Meta
-}
-
-func (c *VolumeStatusCommand) Help() string {
-	return helpText(`
+// newVolumeStatus lists the host volumes as the nodes report them.
+func newVolumeStatus(m Meta) cli.Command {
+	var typ, nodePrefix, pool, tmpl string
+	var asJSON bool
+	return &command{Meta: m, name: "volume status", synopsis: "Display status information about volumes",
+		usage: `
 Usage: nomad volume status [options] [<name>]
 
   List the host volumes every node offers, as the nodes report them from their
   configuration. With a name, show only the volumes of that name.
-`, `
-Status Options:
-
-  -type=<type>
-    Only "host" (the default) is built; "csi" answers that CSI is not built.
-
-  -node=<node-id>
-    Only the volumes of nodes whose ID starts with this prefix.
-
-  -node-pool=<pool>
-    Only the volumes of nodes in this node pool.
-
-  -json
-    Print the volumes as JSON.
-
-  -t=<template>
-    Format the volumes with a Go template.
-`)
+`,
+		options: []option{
+			flagOpt(&typ, "host", "-type=<type>", "Only \"host\" (the default) is built; \"csi\" answers that CSI is not built."),
+			flagOpt(&nodePrefix, "", "-node=<node-id>", "Only the volumes of nodes whose ID starts with this prefix."),
+			flagOpt(&pool, "", "-node-pool=<pool>", "Only the volumes of nodes in this node pool."),
+			boolOpt(&asJSON, "-json", "Print the volumes as JSON."),
+			flagOpt(&tmpl, "", "-t=<template>", "Format the volumes with a Go template."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <name>")
+			if !ok {
+				return code
+			}
+			switch typ {
+			case "host":
+			case "csi":
+				return c.fail("%s", volumeUnavailable.sentence)
+			default:
+				return c.fail("Invalid -type %q: one of host, csi", typ)
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			stubs, _, err := client.Nodes().List(&api.QueryOptions{Prefix: nodePrefix})
+			if err != nil {
+				return c.fail("Error listing nodes: %v", err)
+			}
+			rows := []hostVolumeRow{}
+			for _, stub := range stubs {
+				if pool != "" && stub.NodePool != pool {
+					continue
+				}
+				// The list stub leaves the volumes out; the node itself has them.
+				node, _, err := client.Nodes().Info(stub.ID, nil)
+				if err != nil {
+					return c.fail("Error reading node %s: %v", shortID(stub.ID), err)
+				}
+				for name, hv := range node.HostVolumes {
+					if hv == nil || (len(pos) == 1 && name != pos[0]) {
+						continue
+					}
+					rows = append(rows, hostVolumeRow{
+						Name: name, NodeID: node.ID, NodeName: node.Name, NodePool: node.NodePool,
+						Path: hv.Path, ReadOnly: hv.ReadOnly,
+					})
+				}
+			}
+			sort.Slice(rows, func(i, j int) bool {
+				if rows[i].Name != rows[j].Name {
+					return rows[i].Name < rows[j].Name
+				}
+				return rows[i].NodeID < rows[j].NodeID
+			})
+			if len(pos) == 1 && len(rows) == 0 {
+				return c.fail("No host volume named %q on any node", pos[0])
+			}
+			return printTemplated(&c.Meta, rows, asJSON, tmpl, formatHostVolumes)
+		},
+	}
 }
-
-func (c *VolumeStatusCommand) Synopsis() string { return "Display status information about volumes" }
 
 // hostVolumeRow is one volume on one node: the shape -json prints.
 type hostVolumeRow struct {
@@ -70,66 +111,6 @@ type hostVolumeRow struct {
 	ReadOnly bool
 }
 
-func (c *VolumeStatusCommand) Run(args []string) int {
-	var asJSON bool
-	var typ, nodePrefix, pool, tmpl string
-	fs := c.FlagSet("volume status")
-	fs.StringVar(&typ, "type", "host", "")
-	fs.StringVar(&nodePrefix, "node", "", "")
-	fs.StringVar(&pool, "node-pool", "", "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	fs.StringVar(&tmpl, "t", "", "")
-	pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <name>")
-	if !ok {
-		return code
-	}
-	switch typ {
-	case "host":
-	case "csi":
-		return c.fail("%s", volumeUnavailable.sentence)
-	default:
-		return c.fail("Invalid -type %q: one of host, csi", typ)
-	}
-	client, ok := c.client()
-	if !ok {
-		return 1
-	}
-	stubs, _, err := client.Nodes().List(&api.QueryOptions{Prefix: nodePrefix})
-	if err != nil {
-		return c.fail("Error listing nodes: %v", err)
-	}
-	rows := []hostVolumeRow{}
-	for _, stub := range stubs {
-		if pool != "" && stub.NodePool != pool {
-			continue
-		}
-		// The list stub leaves the volumes out; the node itself has them.
-		node, _, err := client.Nodes().Info(stub.ID, nil)
-		if err != nil {
-			return c.fail("Error reading node %s: %v", shortID(stub.ID), err)
-		}
-		for name, hv := range node.HostVolumes {
-			if hv == nil || (len(pos) == 1 && name != pos[0]) {
-				continue
-			}
-			rows = append(rows, hostVolumeRow{
-				Name: name, NodeID: node.ID, NodeName: node.Name, NodePool: node.NodePool,
-				Path: hv.Path, ReadOnly: hv.ReadOnly,
-			})
-		}
-	}
-	sort.Slice(rows, func(i, j int) bool {
-		if rows[i].Name != rows[j].Name {
-			return rows[i].Name < rows[j].Name
-		}
-		return rows[i].NodeID < rows[j].NodeID
-	})
-	if len(pos) == 1 && len(rows) == 0 {
-		return c.fail("No host volume named %q on any node", pos[0])
-	}
-	return printTemplated(&c.Meta, rows, asJSON, tmpl, formatHostVolumes)
-}
-
 func formatHostVolumes(rows []hostVolumeRow) string {
 	if len(rows) == 0 {
 		return "No host volumes"
@@ -139,4 +120,100 @@ func formatHostVolumes(rows []hostVolumeRow) string {
 		out = append(out, strings.Join([]string{r.Name, shortID(r.NodeID), r.NodeName, r.NodePool, r.Path, fmt.Sprint(r.ReadOnly)}, "|"))
 	}
 	return "Host Volumes\n" + formatList(out)
+}
+
+const pluginHelp = `
+Usage: nomad plugin <subcommand> [options] [args]
+
+  Inspect the storage plugins that nodes and controllers run.
+`
+
+// newPluginStatus lists CSI plugins or shows one.
+func newPluginStatus(m Meta) cli.Command {
+	var pluginType string
+	var verbose, asJSON bool
+	var tmpl string
+	return &command{Meta: m, name: "plugin status", synopsis: "Display status information about plugins",
+		usage: `
+Usage: nomad plugin status [options] [plugin]
+
+  Without a plugin, list the CSI plugins and how many of their controllers and
+  node instances are healthy. With a plugin ID or unique prefix, show that
+  plugin. This build runs no CSI plugins, so the list is empty. Needs
+  plugin:read access when ACLs are on.
+`,
+		heading: "Plugin Status",
+		options: []option{
+			flagOpt(&pluginType, "csi", "-type=csi", "The plugin type; csi is the only one."),
+			boolOpt(&verbose, "-verbose", "Show full IDs."),
+			boolOpt(&asJSON, "-json", "Print the API's JSON."),
+			flagOpt(&tmpl, "", "-t=<template>", "Format the response with a Go template."),
+		},
+		run: func(c *command, fs *flag.FlagSet, args []string) int {
+			pos, code, ok := c.parseAtMostOne(fs, args, "This command takes either no arguments or one: <plugin>")
+			if !ok {
+				return code
+			}
+			if pluginType != "csi" {
+				return c.fail("Unsupported plugin type %q: the only type is csi", pluginType)
+			}
+			client, ok := c.client()
+			if !ok {
+				return 1
+			}
+			var q *api.QueryOptions
+			if len(pos) == 1 {
+				q = &api.QueryOptions{Prefix: pos[0]}
+			}
+			plugins, _, err := client.CSIPlugins().List(q)
+			if err != nil {
+				return c.fail("Error querying CSI plugins: %v", err)
+			}
+			sort.Slice(plugins, func(i, j int) bool { return plugins[i].ID < plugins[j].ID })
+			if len(pos) == 0 {
+				return printTemplated(&c.Meta, plugins, asJSON, tmpl, func(ps []*api.CSIPluginListStub) string {
+					return "Container Storage Interface\n" + formatPluginList(ps, verbose)
+				})
+			}
+			id := pos[0]
+			switch {
+			case len(plugins) == 0:
+				return c.fail("No plugin(s) with prefix or ID %q found", id)
+			case len(plugins) > 1 && plugins[0].ID != id:
+				return c.fail("Prefix matched multiple plugins\n\n%s", formatPluginList(plugins, true))
+			}
+			plugin, _, err := client.CSIPlugins().Info(plugins[0].ID, nil)
+			if err != nil {
+				return c.fail("Error querying CSI plugin: %v", err)
+			}
+			return printTemplated(&c.Meta, plugin, asJSON, tmpl, func(p *api.CSIPlugin) string {
+				return formatKV([]string{
+					"ID|" + p.ID,
+					"Provider|" + p.Provider,
+					"Version|" + p.Version,
+					fmt.Sprintf("Controllers Healthy|%d", p.ControllersHealthy),
+					fmt.Sprintf("Controllers Expected|%d", p.ControllersExpected),
+					fmt.Sprintf("Nodes Healthy|%d", p.NodesHealthy),
+					fmt.Sprintf("Nodes Expected|%d", p.NodesExpected),
+				})
+			})
+		},
+	}
+}
+
+func formatPluginList(plugins []*api.CSIPluginListStub, verbose bool) string {
+	if len(plugins) == 0 {
+		return "No CSI plugins"
+	}
+	rows := []string{"ID|Provider|Controllers Healthy/Expected|Nodes Healthy/Expected"}
+	for _, p := range plugins {
+		id := p.ID
+		// Plugin IDs are names, not UUIDs: shortID's cut would make them ambiguous.
+		if !verbose && len(id) > 20 {
+			id = id[:20]
+		}
+		rows = append(rows, fmt.Sprintf("%s|%s|%d/%d|%d/%d", id, p.Provider,
+			p.ControllersHealthy, p.ControllersExpected, p.NodesHealthy, p.NodesExpected))
+	}
+	return formatList(rows)
 }
