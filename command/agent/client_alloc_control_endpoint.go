@@ -18,14 +18,6 @@ import (
 // the allocation, then acts on its own client or relays the request to the allocation's node
 // over the same stream hop as exec and logs (client_streams.go).
 
-func (s *HTTPServer) registerClientAllocControlRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/client/allocation/{alloc_id}/signal", methods{"PUT": s.allocSignal, "POST": s.allocSignal})
-	s.handle(mux, "/v1/client/allocation/{alloc_id}/restart", methods{"PUT": s.allocRestart, "POST": s.allocRestart})
-	s.handle(mux, "/v1/client/allocation/{alloc_id}/stats", methods{"GET": s.allocStats})
-	s.handle(mux, "/v1/client/allocation/{alloc_id}/checks", methods{"GET": s.allocChecks})
-	s.handle(mux, "/v1/client/stats", methods{"GET": s.clientStats})
-}
-
 // registerStreamedAllocControlRoutes are the same operations as a server relays them to the
 // node that runs the allocation: already authorized, nothing is asked again.
 func (s *HTTPServer) registerStreamedAllocControlRoutes(mux routeMux) {

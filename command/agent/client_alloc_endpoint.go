@@ -35,10 +35,6 @@ const (
 // able to run commands through a browser that can reach the agent.
 var execUpgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096}
 
-func (s *HTTPServer) registerClientAllocRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/client/allocation/{alloc_id}/exec", methods{"GET": s.allocExec})
-}
-
 // execRequest is one alloc exec request, parsed.
 type execRequest struct {
 	allocID   string

@@ -19,10 +19,6 @@ const (
 	monitorHeartbeat = 10 * time.Second
 )
 
-func (s *HTTPServer) registerMonitorRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/agent/monitor", methods{"GET": s.agentMonitor})
-}
-
 // agentMonitor streams this agent's log lines at log_level (default info) and above, as
 // upstream's route does: JSON stream frames whose Data is the formatted line ("{}" is a
 // heartbeat), or the lines alone with plain=true; log_json=true formats them as JSON. With
