@@ -106,23 +106,7 @@ func (t *ACLToken) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &aux); err != nil {
 		return err
 	}
-	switch v := aux.ExpirationTTL.(type) {
-	case nil:
-	case string:
-		if v == "" {
-			return nil
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return BadRequest("invalid ExpirationTTL %q: %v", v, err)
-		}
-		t.ExpirationTTL = d
-	case float64:
-		t.ExpirationTTL = time.Duration(v)
-	default:
-		return BadRequest("invalid ExpirationTTL: must be a duration string")
-	}
-	return nil
+	return decodeDuration("ExpirationTTL", aux.ExpirationTTL, &t.ExpirationTTL)
 }
 
 // ACLTokenRoleLink names a role a token holds.
