@@ -164,19 +164,7 @@ func (h *rawExecHandle) wait(files ...*os.File) {
 	// the shim's own end does.
 	res, ok := readExit(h.exitFile)
 	if !ok {
-		res = &ExitResult{}
-		var exitErr *exec.ExitError
-		switch {
-		case err == nil:
-		case errors.As(err, &exitErr):
-			if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				res.Signal = int(ws.Signal())
-			} else {
-				res.ExitCode = exitErr.ExitCode()
-			}
-		default:
-			res.Err = err
-		}
+		res = WaitResult(err)
 	}
 	close(h.done)
 	h.waitCh <- res
@@ -210,15 +198,7 @@ func (h *rawExecHandle) Kill(timeout time.Duration) error {
 		if e := syscall.Kill(-pgid, h.killSignal); e != nil && !errors.Is(e, syscall.ESRCH) {
 			err = fmt.Errorf("raw_exec: signalling task: %w", e)
 		}
-		go func() {
-			t := time.NewTimer(timeout)
-			defer t.Stop()
-			select {
-			case <-h.done:
-			case <-t.C:
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			}
-		}()
+		KillAfter(h.done, timeout, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 	})
 	return err
 }
