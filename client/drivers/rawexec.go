@@ -49,14 +49,9 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 	}
 	// The logs live in the allocation directory the task can write to: opened inside it, a
 	// link the task put in their place cannot make the agent write to a file of the host.
-	stdout, err := OpenTaskLog(cfg.AllocDir, cfg.StdoutPath)
+	stdout, stderr, err := OpenTaskLogs(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("raw_exec: opening stdout file: %w", err)
-	}
-	stderr, err := OpenTaskLog(cfg.AllocDir, cfg.StderrPath)
-	if err != nil {
-		_ = stdout.Close()
-		return nil, fmt.Errorf("raw_exec: opening stderr file: %w", err)
+		return nil, fmt.Errorf("raw_exec: %w", err)
 	}
 	// Resolved as before the shim existed: with the agent's PATH, relative to the task's
 	// directory; a command that is not there fails the start, not the task.

@@ -46,14 +46,9 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StdoutPath)
+	stdout, stderr, err := drivers.OpenTaskLogs(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("exec: opening stdout file: %w", err)
-	}
-	stderr, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StderrPath)
-	if err != nil {
-		_ = stdout.Close()
-		return nil, fmt.Errorf("exec: opening stderr file: %w", err)
+		return nil, fmt.Errorf("exec: %w", err)
 	}
 	closeLogs := func() { _ = stdout.Close(); _ = stderr.Close() }
 	cg, err := host.create(cgroupName(cfg.AllocID, cfg.TaskName), cfg.Resources)
