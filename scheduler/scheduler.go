@@ -412,7 +412,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 		g.onNode[a.NodeID]++
 		switch {
 		case g.current(a):
-			if g.roll != nil && a.DeploymentID == g.roll.dep.ID && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil) {
+			if g.awaitingHealth(a) {
 				inflight++
 			}
 		case !g.destructive(a):
@@ -463,6 +463,12 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 // current reports whether a runs the job's current version.
 func (g *group) current(a *structs.Allocation) bool {
 	return a.Job != nil && a.Job.Version == g.job.Version && a.Job.JobModifyIndex == g.job.JobModifyIndex
+}
+
+// awaitingHealth reports whether a, placed by the running rollout, has no health verdict yet: it
+// counts against the rollout's max_parallel.
+func (g *group) awaitingHealth(a *structs.Allocation) bool {
+	return g.roll != nil && a.DeploymentID == g.roll.dep.ID && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil)
 }
 
 // destructive reports whether moving a to the current version needs a restart.
@@ -561,7 +567,7 @@ func (g *group) reconcileSystem(keep []*structs.Allocation, canaries int) {
 			hadRunning = true
 			switch {
 			case g.current(a):
-				if g.roll != nil && a.DeploymentID == g.roll.dep.ID && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil) {
+				if g.awaitingHealth(a) {
 					inflight++
 				}
 			case !g.destructive(a):
