@@ -26,6 +26,19 @@ func WaitResult(err error) *ExitResult {
 	return res
 }
 
+// ExitCode is how a shell reports the end of a process (WaitResult): its exit code, or 128
+// plus the signal that ended it; any other error is returned.
+func ExitCode(err error) (int, error) {
+	res := WaitResult(err)
+	switch {
+	case res.Err != nil:
+		return 0, res.Err
+	case res.Signal != 0:
+		return 128 + res.Signal, nil
+	}
+	return res.ExitCode, nil
+}
+
 // KillAfter is the second step of a Kill: a task still running (done open) when timeout has
 // passed since its kill_signal gets kill. The goroutine ends with whichever comes first.
 func KillAfter(done <-chan struct{}, timeout time.Duration, kill func()) {
