@@ -69,11 +69,7 @@ func parseExecRequest(r *http.Request) (*execRequest, error) {
 	if len(req.command) == 0 || req.command[0] == "" {
 		return nil, structs.BadRequest("invalid command: the array is empty or names no program")
 	}
-	var err error
-	if req.tty, err = boolQuery(r, "tty"); err != nil {
-		return nil, err
-	}
-	if req.handshake, err = boolQuery(r, "ws_handshake"); err != nil {
+	if err := parseQuery(r, queryParam{"tty", &req.tty}, queryParam{"ws_handshake", &req.handshake}); err != nil {
 		return nil, err
 	}
 	return req, nil

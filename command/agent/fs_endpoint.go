@@ -45,13 +45,10 @@ func parseLogRequest(r *http.Request) (*logRequest, error) {
 	if req.logType != "stdout" && req.logType != "stderr" {
 		return nil, structs.BadRequest("invalid log type %q: the type parameter is stdout or stderr", req.logType)
 	}
+	if err := parseQuery(r, queryParam{"follow", &req.follow}, queryParam{"plain", &req.plain}); err != nil {
+		return nil, err
+	}
 	var err error
-	if req.follow, err = boolQuery(r, "follow"); err != nil {
-		return nil, err
-	}
-	if req.plain, err = boolQuery(r, "plain"); err != nil {
-		return nil, err
-	}
 	if req.fromEnd, err = originIsEnd(r); err != nil {
 		return nil, err
 	}

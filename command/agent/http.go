@@ -757,6 +757,34 @@ func parseBool(name, raw string) (bool, error) {
 	return v, nil
 }
 
+// queryParam names an optional query parameter and where parseQuery puts it: a *bool
+// (boolQuery), *int (intQuery) or *int64 (int64Query).
+type queryParam struct {
+	name string
+	into any
+}
+
+// parseQuery reads params in order; the first that does not parse is the error (a 400).
+func parseQuery(r *http.Request, params ...queryParam) error {
+	for _, p := range params {
+		var err error
+		switch v := p.into.(type) {
+		case *bool:
+			*v, err = boolQuery(r, p.name)
+		case *int:
+			*v, err = intQuery(r, p.name)
+		case *int64:
+			*v, err = int64Query(r, p.name)
+		default:
+			panic(fmt.Sprintf("parseQuery: %s into %T", p.name, p.into))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // intQuery reads an optional integer query parameter; a value that is not an int is a 400.
 func intQuery(r *http.Request, name string) (int, error) {
 	raw := r.URL.Query().Get(name)

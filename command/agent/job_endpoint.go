@@ -135,17 +135,8 @@ func (s *HTTPServer) jobRead(w http.ResponseWriter, r *http.Request) (any, error
 
 func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobDeregisterRequest{JobID: jobID(r), WriteRequest: writeRequest(r)}
-	var err error
-	if args.Purge, err = boolQuery(r, "purge"); err != nil {
-		return nil, err
-	}
-	if args.Global, err = boolQuery(r, "global"); err != nil {
-		return nil, err
-	}
-	if args.NoShutdownDelay, err = boolQuery(r, "no_shutdown_delay"); err != nil {
-		return nil, err
-	}
-	if args.EvalPriority, err = intQuery(r, "eval_priority"); err != nil {
+	if err := parseQuery(r, queryParam{"purge", &args.Purge}, queryParam{"global", &args.Global},
+		queryParam{"no_shutdown_delay", &args.NoShutdownDelay}, queryParam{"eval_priority", &args.EvalPriority}); err != nil {
 		return nil, err
 	}
 	return writeQueryIndexed(s, w, "Job.Deregister", &args, wholeReply[structs.JobDeregisterResponse])

@@ -61,12 +61,8 @@ func (s *HTTPServer) monitorLocal(w http.ResponseWriter, r *http.Request) (any, 
 			return nil, structs.BadRequest("Unknown log level: %s", raw)
 		}
 	}
-	logJSON, err := boolQuery(r, "log_json")
-	if err != nil {
-		return nil, err
-	}
-	plain, err := boolQuery(r, "plain")
-	if err != nil {
+	var logJSON, plain bool
+	if err := parseQuery(r, queryParam{"log_json", &logJSON}, queryParam{"plain", &plain}); err != nil {
 		return nil, err
 	}
 	root, ok := s.agent.logger.(hclog.InterceptLogger)

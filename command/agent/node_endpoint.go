@@ -33,12 +33,8 @@ func (s *HTTPServer) nodeSubresource(w http.ResponseWriter, r *http.Request) (an
 // nodeList lists nodes; ?os=true adds their attributes and ?resources=true their resources,
 // as upstream.
 func (s *HTTPServer) nodeList(w http.ResponseWriter, r *http.Request) (any, error) {
-	withOS, err := boolQuery(r, "os")
-	if err != nil {
-		return nil, err
-	}
-	withResources, err := boolQuery(r, "resources")
-	if err != nil {
+	var withOS, withResources bool
+	if err := parseQuery(r, queryParam{"os", &withOS}, queryParam{"resources", &withResources}); err != nil {
 		return nil, err
 	}
 	args := structs.NodeListRequest{WithOS: withOS, WithResources: withResources, QueryOptions: queryOptions(r)}
