@@ -93,12 +93,7 @@ func (r *allocRunner) taskRunners() []*taskRunner {
 }
 
 func (r *allocRunner) isDone() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
+	return isClosed(r.done)
 }
 
 // run sets up the allocation directory, runs every task until it ends and reports the end.
