@@ -154,12 +154,9 @@ func (t *ACLToken) Actor() *Actor {
 
 // Sanitized returns a copy without the SecretID.
 func (t *ACLToken) Sanitized() *ACLToken {
-	if t == nil {
-		return nil
-	}
-	c := *t
-	c.SecretID = ""
-	return &c
+	return copyWith(t, func(c *ACLToken) {
+		c.SecretID = ""
+	})
 }
 
 // ACLTokenListStub is the list form of a token; it has no SecretID field at all.

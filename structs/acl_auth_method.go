@@ -106,24 +106,21 @@ func (m *ACLAuthMethod) Stub() *ACLAuthMethodListStub {
 
 // Sanitized returns a copy whose secrets read RedactedSecret.
 func (m *ACLAuthMethod) Sanitized() *ACLAuthMethod {
-	if m == nil {
-		return nil
-	}
-	c := *m
-	if m.Config != nil {
-		cfg := *m.Config
-		if cfg.OIDCClientSecret != "" {
-			cfg.OIDCClientSecret = RedactedSecret
+	return copyWith(m, func(c *ACLAuthMethod) {
+		if m.Config != nil {
+			cfg := *m.Config
+			if cfg.OIDCClientSecret != "" {
+				cfg.OIDCClientSecret = RedactedSecret
+			}
+			if a := cfg.OIDCClientAssertion; a != nil && a.PrivateKey != nil && a.PrivateKey.PemKey != "" {
+				ac, kc := *a, *a.PrivateKey
+				kc.PemKey = RedactedSecret
+				ac.PrivateKey = &kc
+				cfg.OIDCClientAssertion = &ac
+			}
+			c.Config = &cfg
 		}
-		if a := cfg.OIDCClientAssertion; a != nil && a.PrivateKey != nil && a.PrivateKey.PemKey != "" {
-			ac, kc := *a, *a.PrivateKey
-			kc.PemKey = RedactedSecret
-			ac.PrivateKey = &kc
-			cfg.OIDCClientAssertion = &ac
-		}
-		c.Config = &cfg
-	}
-	return &c
+	})
 }
 
 // KeepSecretsOf gives m the stored secrets of existing where m sends back RedactedSecret.
