@@ -86,14 +86,10 @@ type ACLToken struct {
 // embedded one of the same name.
 func (t *ACLToken) MarshalJSON() ([]byte, error) {
 	type plain ACLToken
-	w := struct {
+	return json.Marshal(&struct {
 		ExpirationTTL string
 		*plain
-	}{plain: (*plain)(t)}
-	if t.ExpirationTTL != 0 {
-		w.ExpirationTTL = t.ExpirationTTL.String()
-	}
-	return json.Marshal(&w)
+	}{ExpirationTTL: durationString(t.ExpirationTTL), plain: (*plain)(t)})
 }
 
 // UnmarshalJSON accepts ExpirationTTL as a duration string or as nanoseconds.
