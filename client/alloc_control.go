@@ -51,15 +51,11 @@ func (c *Client) RestartTask(allocID, task string, all bool) error {
 // controlTargets are the task runners a signal or restart reaches: the named task, which
 // must be running, or every running task of the allocation.
 func (c *Client) controlTargets(allocID, task string) ([]*taskRunner, error) {
-	c.mu.Lock()
-	r := c.runners[allocID]
-	c.mu.Unlock()
+	r := c.runner(allocID)
 	if r == nil {
 		return nil, structs.NotFound(structs.ErrAllocNotFound)
 	}
-	r.mu.Lock()
-	tasks := r.tasks
-	r.mu.Unlock()
+	tasks := r.taskRunners()
 	var out []*taskRunner
 	for _, tr := range tasks {
 		if task != "" && tr.task.Name != task {

@@ -93,9 +93,7 @@ func (c *Client) execTask(allocID, task string) (*ExecTarget, *taskRunner, drive
 // localExecTask is execTask for what the client itself runs in its tasks (script checks),
 // which disable_remote_exec does not concern.
 func (c *Client) localExecTask(allocID, task string) (*ExecTarget, *taskRunner, drivers.ExecDriver, error) {
-	c.mu.Lock()
-	r := c.runners[allocID]
-	c.mu.Unlock()
+	r := c.runner(allocID)
 	if r == nil {
 		return nil, nil, nil, structs.NotFound(structs.ErrAllocNotFound)
 	}

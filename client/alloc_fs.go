@@ -183,17 +183,28 @@ func fileInfo(info os.FileInfo) *api.AllocFileInfo {
 	}
 }
 
+// openStatInAlloc opens reqPath of an allocation (openInAlloc) and describes what it opened;
+// nothing is left open when either fails.
+func (c *Client) openStatInAlloc(allocID, reqPath string) (*os.File, string, os.FileInfo, error) {
+	f, rel, err := c.openInAlloc(allocID, reqPath)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, "", nil, err
+	}
+	return f, rel, info, nil
+}
+
 // FSList lists the directory at reqPath of an allocation, sorted by name.
 func (c *Client) FSList(allocID, reqPath string) ([]*api.AllocFileInfo, error) {
-	f, _, err := c.openInAlloc(allocID, reqPath)
+	f, _, info, err := c.openStatInAlloc(allocID, reqPath)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if !info.IsDir() {
 		return nil, structs.BadRequest("path %q is a file, not a directory", reqPath)
 	}
@@ -212,15 +223,11 @@ func (c *Client) FSList(allocID, reqPath string) ([]*api.AllocFileInfo, error) {
 // FSStat describes the file or directory at reqPath of an allocation; for a regular file
 // ContentType is sniffed from its first bytes.
 func (c *Client) FSStat(allocID, reqPath string) (*api.AllocFileInfo, error) {
-	f, rel, err := c.openInAlloc(allocID, reqPath)
+	f, rel, info, err := c.openStatInAlloc(allocID, reqPath)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	out := fileInfo(info)
 	if rel == "." {
 		out.Name = "/"
@@ -235,13 +242,8 @@ func (c *Client) FSStat(allocID, reqPath string) (*api.AllocFileInfo, error) {
 
 // FSOpen opens the regular file at reqPath of an allocation for reading.
 func (c *Client) FSOpen(allocID, reqPath string) (*AllocFile, error) {
-	f, rel, err := c.openInAlloc(allocID, reqPath)
+	f, rel, info, err := c.openStatInAlloc(allocID, reqPath)
 	if err != nil {
-		return nil, err
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if !info.Mode().IsRegular() {

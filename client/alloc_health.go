@@ -129,7 +129,7 @@ func (r *allocRunner) waitHealth(wait time.Duration, stop chan struct{}, deadlin
 	return true
 }
 
-func isClosed(ch chan struct{}) bool {
+func isClosed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
 		return true

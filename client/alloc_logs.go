@@ -15,9 +15,7 @@ func LogFileName(task, logType string) string { return task + "." + logType + ".
 // TaskLive reports whether a task of an allocation this client runs may still write to its
 // logs: it is running, or waiting to start or restart.
 func (c *Client) TaskLive(allocID, task string) bool {
-	c.mu.Lock()
-	r := c.runners[allocID]
-	c.mu.Unlock()
+	r := c.runner(allocID)
 	if r == nil || r.isDone() {
 		return false
 	}
@@ -36,9 +34,7 @@ func logsDisabled(lc *api.LogConfig) bool {
 // errLogsDisabled answers a log read of a task that this client runs with its logs disabled,
 // rather than a "no log" that would suggest something went wrong.
 func (c *Client) errLogsDisabled(allocID, task string) error {
-	c.mu.Lock()
-	r := c.runners[allocID]
-	c.mu.Unlock()
+	r := c.runner(allocID)
 	if r == nil {
 		return nil
 	}

@@ -95,9 +95,7 @@ func (c *Client) WriteAllocSnapshot(allocID string, offset, limit, maxBytes int6
 	if offset < 0 || limit <= 0 {
 		return structs.BadRequest("invalid range: offset %d, limit %d", offset, limit)
 	}
-	c.mu.Lock()
-	r := c.runners[allocID]
-	c.mu.Unlock()
+	r := c.runner(allocID)
 	if r != nil && !r.isDone() {
 		return structs.NewErrCode(http.StatusConflict, "allocation %s still runs tasks: its data is taken once they have stopped", allocID)
 	}

@@ -85,13 +85,15 @@ func newAllocRunner(c *Client, alloc *structs.Allocation) *allocRunner {
 	return r
 }
 
+// taskRunners are the allocation's task runners as they are now.
+func (r *allocRunner) taskRunners() []*taskRunner {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tasks
+}
+
 func (r *allocRunner) isDone() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
+	return isClosed(r.done)
 }
 
 // run sets up the allocation directory, runs every task until it ends and reports the end.
@@ -288,9 +290,7 @@ func (r *allocRunner) shutdownDelay(task *api.Task, tg *api.TaskGroup) time.Dura
 // killAll kills every task but the poststop ones, which run once the others have ended
 // (runTasks), also after a stop or a failure.
 func (r *allocRunner) killAll(reason string) {
-	r.mu.Lock()
-	tasks := r.tasks
-	r.mu.Unlock()
+	tasks := r.taskRunners()
 	for _, tr := range tasks {
 		if tr.kind != kindPoststop {
 			tr.kill(reason)
@@ -302,9 +302,7 @@ func (r *allocRunner) killAll(reason string) {
 // killEverything kills every task, poststop ones included: the allocation is removed or the
 // agent is shutting down, and nothing runs after.
 func (r *allocRunner) killEverything(reason string) {
-	r.mu.Lock()
-	tasks := r.tasks
-	r.mu.Unlock()
+	tasks := r.taskRunners()
 	for _, tr := range tasks {
 		tr.kill(reason)
 	}
@@ -312,9 +310,7 @@ func (r *allocRunner) killEverything(reason string) {
 }
 
 func (r *allocRunner) taskPID(task string) int {
-	r.mu.Lock()
-	tasks := r.tasks
-	r.mu.Unlock()
+	tasks := r.taskRunners()
 	for _, tr := range tasks {
 		if tr.task.Name == task {
 			return tr.pid()

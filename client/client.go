@@ -298,9 +298,7 @@ func (c *Client) Registered() <-chan struct{} { return c.registered }
 // TaskPID is the process ID of a running task, 0 when there is none (tests use it to check
 // that a killed task is gone).
 func (c *Client) TaskPID(allocID, task string) int {
-	c.mu.Lock()
-	r := c.runners[allocID]
-	c.mu.Unlock()
+	r := c.runner(allocID)
 	if r == nil {
 		return 0
 	}
@@ -318,9 +316,7 @@ func (c *Client) TaskPIDs() []int {
 	c.mu.Unlock()
 	var out []int
 	for _, r := range runners {
-		r.mu.Lock()
-		tasks := r.tasks
-		r.mu.Unlock()
+		tasks := r.taskRunners()
 		for _, tr := range tasks {
 			if pid := tr.pid(); pid > 0 {
 				out = append(out, pid)
@@ -578,12 +574,17 @@ func (c *Client) Shutdown() {
 	}
 }
 
+// runner is the runner of an allocation this client runs, nil when it runs no such one.
+func (c *Client) runner(allocID string) *allocRunner {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runners[allocID]
+}
+
 // Allocation is the servers' latest view of an allocation this client runs, nil when it runs
 // no such allocation: an agent serves requests about its own allocations from it.
 func (c *Client) Allocation(allocID string) *structs.Allocation {
-	c.mu.Lock()
-	r := c.runners[allocID]
-	c.mu.Unlock()
+	r := c.runner(allocID)
 	if r == nil {
 		return nil
 	}

@@ -32,9 +32,7 @@ func (r *allocRunner) newCheckRunner() *servicecheck.Runner {
 		return r.c.execIn(ctx, tr, driver, &drivers.ExecOptions{Command: command, Stdout: out, Stderr: out})
 	}
 	restart := func(task, reason string) {
-		r.mu.Lock()
-		tasks := r.tasks
-		r.mu.Unlock()
+		tasks := r.taskRunners()
 		for _, tr := range tasks {
 			if tr.task.Name == task {
 				if err := tr.requestRestart(restartRequest{reason: reason, failure: true}); err != nil {
@@ -48,9 +46,7 @@ func (r *allocRunner) newCheckRunner() *servicecheck.Runner {
 
 // Checks are the latest results of the checks of an allocation this client runs.
 func (c *Client) Checks(allocID string) (api.AllocCheckStatuses, error) {
-	c.mu.Lock()
-	r := c.runners[allocID]
-	c.mu.Unlock()
+	r := c.runner(allocID)
 	if r == nil {
 		return nil, structs.NotFound(structs.ErrAllocNotFound)
 	}

@@ -51,15 +51,11 @@ func (s *statsCache) swap(key string, now cpuSample) (cpuSample, bool) {
 // AllocStats is the resource usage of the running tasks of an allocation this client runs:
 // the processes of each task's process group, read from /proc. The caller authorizes first.
 func (c *Client) AllocStats(allocID string) (*api.AllocResourceUsage, error) {
-	c.mu.Lock()
-	r := c.runners[allocID]
-	c.mu.Unlock()
+	r := c.runner(allocID)
 	if r == nil {
 		return nil, structs.NotFound(structs.ErrAllocNotFound)
 	}
-	r.mu.Lock()
-	tasks := r.tasks
-	r.mu.Unlock()
+	tasks := r.taskRunners()
 	now := time.Now()
 	out := &api.AllocResourceUsage{Tasks: map[string]*api.TaskResourceUsage{}, Timestamp: now.UnixNano(),
 		ResourceUsage: &api.ResourceUsage{MemoryStats: memMeasured(), CpuStats: cpuMeasured()}}

@@ -105,10 +105,5 @@ func (tr *taskRunner) reattachable(h drivers.TaskHandle) bool {
 }
 
 func (tr *taskRunner) detached() bool {
-	select {
-	case <-tr.detachCh:
-		return true
-	default:
-		return false
-	}
+	return isClosed(tr.detachCh)
 }

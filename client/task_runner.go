@@ -133,12 +133,7 @@ func (tr *taskRunner) kill(reason string) {
 }
 
 func (tr *taskRunner) killed() bool {
-	select {
-	case <-tr.killCh:
-		return true
-	default:
-		return false
-	}
+	return isClosed(tr.killCh)
 }
 
 func (tr *taskRunner) pid() int {

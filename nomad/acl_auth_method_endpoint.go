@@ -120,22 +120,16 @@ var aclListAuthMethods = read("ACL.ListAuthMethods", spec[structs.QueryOptions, 
 	Prepare:   func(req *structs.QueryOptions) error { req.AuthToken = ""; return nil },
 	Authorize: aclEnabled[structs.QueryOptions],
 	Serve: func(c *rpcCall, req *structs.QueryOptions, reply *AuthMethodListResponse) error {
-		return c.srv.blockingRPC(req, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			methods, err := store.ACLAuthMethods(ws)
-			if err != nil {
-				return 0, err
-			}
-			reply.AuthMethods, reply.NextToken, err = paginator.Page(methods, *req,
-				paginator.Order[*structs.ACLAuthMethod]{Key: func(m *structs.ACLAuthMethod) paginator.Key { return paginator.ByID(m.Name) }},
-				func(m *structs.ACLAuthMethod) bool {
-					return req.Prefix == "" || strings.HasPrefix(m.Name, req.Prefix)
-				},
-				func(m *structs.ACLAuthMethod) (*structs.ACLAuthMethodListStub, error) { return m.Stub(), nil })
-			if err != nil {
-				return 0, err
-			}
-			return store.Index("acl_auth_methods"), nil
-		})
+		return pagedList(c.srv.blockingRPC, req, &reply.QueryMeta, &reply.AuthMethods,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.ACLAuthMethod, error) {
+				return store.ACLAuthMethods(ws)
+			},
+			paginator.Order[*structs.ACLAuthMethod]{Key: func(m *structs.ACLAuthMethod) paginator.Key { return paginator.ByID(m.Name) }},
+			func(m *structs.ACLAuthMethod) bool {
+				return req.Prefix == "" || strings.HasPrefix(m.Name, req.Prefix)
+			},
+			func(m *structs.ACLAuthMethod) (*structs.ACLAuthMethodListStub, error) { return m.Stub(), nil },
+			func(store *state.StateStore) uint64 { return store.Index("acl_auth_methods") })
 	},
 })
 

@@ -99,20 +99,14 @@ type BindingRuleListResponse struct {
 var aclListBindingRules = read("ACL.ListBindingRules", spec[structs.QueryOptions, BindingRuleListResponse]{
 	Authorize: aclManagement[structs.QueryOptions]("list ACL binding rules"),
 	Serve: func(c *rpcCall, req *structs.QueryOptions, reply *BindingRuleListResponse) error {
-		return c.srv.blockingRPC(req, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			rules, err := store.ACLBindingRules(ws)
-			if err != nil {
-				return 0, err
-			}
-			reply.BindingRules, reply.NextToken, err = paginator.Page(rules, *req,
-				paginator.Order[*structs.ACLBindingRule]{Key: func(r *structs.ACLBindingRule) paginator.Key { return paginator.ByID(r.ID) }},
-				func(r *structs.ACLBindingRule) bool { return req.Prefix == "" || strings.HasPrefix(r.ID, req.Prefix) },
-				func(r *structs.ACLBindingRule) (*structs.ACLBindingRuleListStub, error) { return r.Stub(), nil })
-			if err != nil {
-				return 0, err
-			}
-			return store.Index("acl_binding_rules"), nil
-		})
+		return pagedList(c.srv.blockingRPC, req, &reply.QueryMeta, &reply.BindingRules,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.ACLBindingRule, error) {
+				return store.ACLBindingRules(ws)
+			},
+			paginator.Order[*structs.ACLBindingRule]{Key: func(r *structs.ACLBindingRule) paginator.Key { return paginator.ByID(r.ID) }},
+			func(r *structs.ACLBindingRule) bool { return req.Prefix == "" || strings.HasPrefix(r.ID, req.Prefix) },
+			func(r *structs.ACLBindingRule) (*structs.ACLBindingRuleListStub, error) { return r.Stub(), nil },
+			func(store *state.StateStore) uint64 { return store.Index("acl_binding_rules") })
 	},
 })
 

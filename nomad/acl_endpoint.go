@@ -221,20 +221,14 @@ var aclListPolicies = read("ACL.ListPolicies", spec[structs.QueryOptions, Policy
 		if err != nil {
 			return err
 		}
-		return c.srv.blockingRPC(req, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			all, err := store.ACLPolicies(ws, req.Prefix)
-			if err != nil {
-				return 0, err
-			}
-			reply.Policies, reply.NextToken, err = paginator.Page(all, *req,
-				paginator.Order[*structs.ACLPolicy]{Key: func(p *structs.ACLPolicy) paginator.Key { return paginator.ByID(p.Name) }},
-				func(p *structs.ACLPolicy) bool { return mgmt || held[p.Name] },
-				func(p *structs.ACLPolicy) (*structs.ACLPolicyListStub, error) { return p.Stub(), nil })
-			if err != nil {
-				return 0, err
-			}
-			return store.Index("acl_policy"), nil
-		})
+		return pagedList(c.srv.blockingRPC, req, &reply.QueryMeta, &reply.Policies,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.ACLPolicy, error) {
+				return store.ACLPolicies(ws, req.Prefix)
+			},
+			paginator.Order[*structs.ACLPolicy]{Key: func(p *structs.ACLPolicy) paginator.Key { return paginator.ByID(p.Name) }},
+			func(p *structs.ACLPolicy) bool { return mgmt || held[p.Name] },
+			func(p *structs.ACLPolicy) (*structs.ACLPolicyListStub, error) { return p.Stub(), nil },
+			func(store *state.StateStore) uint64 { return store.Index("acl_policy") })
 	},
 })
 

@@ -137,20 +137,14 @@ type RoleListResponse struct {
 var aclListRoles = read("ACL.ListRoles", spec[structs.QueryOptions, RoleListResponse]{
 	Authorize: aclManagement[structs.QueryOptions]("list ACL roles"),
 	Serve: func(c *rpcCall, req *structs.QueryOptions, reply *RoleListResponse) error {
-		return c.srv.blockingRPC(req, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			roles, err := store.ACLRoles(ws)
-			if err != nil {
-				return 0, err
-			}
-			reply.Roles, reply.NextToken, err = paginator.Page(roles, *req,
-				paginator.Order[*structs.ACLRole]{Key: func(r *structs.ACLRole) paginator.Key { return paginator.ByID(r.ID) }},
-				func(r *structs.ACLRole) bool { return req.Prefix == "" || strings.HasPrefix(r.ID, req.Prefix) },
-				func(r *structs.ACLRole) (*structs.ACLRole, error) { return r, nil })
-			if err != nil {
-				return 0, err
-			}
-			return store.Index("acl_roles"), nil
-		})
+		return pagedList(c.srv.blockingRPC, req, &reply.QueryMeta, &reply.Roles,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.ACLRole, error) {
+				return store.ACLRoles(ws)
+			},
+			paginator.Order[*structs.ACLRole]{Key: func(r *structs.ACLRole) paginator.Key { return paginator.ByID(r.ID) }},
+			func(r *structs.ACLRole) bool { return req.Prefix == "" || strings.HasPrefix(r.ID, req.Prefix) },
+			func(r *structs.ACLRole) (*structs.ACLRole, error) { return r, nil },
+			func(store *state.StateStore) uint64 { return store.Index("acl_roles") })
 	},
 })
 

@@ -235,22 +235,17 @@ type TokenListResponse struct {
 var aclListTokens = read("ACL.ListTokens", spec[structs.QueryOptions, TokenListResponse]{
 	Authorize: aclManagement[structs.QueryOptions]("list ACL tokens"),
 	Serve: func(c *rpcCall, req *structs.QueryOptions, reply *TokenListResponse) error {
-		return c.srv.blockingRPC(req, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			all, err := store.ACLTokens(ws, req.Prefix)
-			if err != nil {
-				return 0, err
-			}
-			// The filter sees the stub, which has no SecretID: a secret cannot be probed with it.
-			reply.Tokens, reply.NextToken, err = paginator.Page(all, *req,
-				paginator.Order[*structs.ACLToken]{Key: func(t *structs.ACLToken) paginator.Key {
-					return createIndexOrID(req.Prefix, t.CreateIndex, t.AccessorID)
-				}},
-				nil, func(t *structs.ACLToken) (*structs.ACLTokenListStub, error) { return t.Stub(), nil })
-			if err != nil {
-				return 0, err
-			}
-			return store.Index("acl_token"), nil
-		})
+		// The filter sees the stub, which has no SecretID: a secret cannot be probed with it.
+		return pagedList(c.srv.blockingRPC, req, &reply.QueryMeta, &reply.Tokens,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.ACLToken, error) {
+				return store.ACLTokens(ws, req.Prefix)
+			},
+			paginator.Order[*structs.ACLToken]{Key: func(t *structs.ACLToken) paginator.Key {
+				return createIndexOrID(req.Prefix, t.CreateIndex, t.AccessorID)
+			}},
+			nil,
+			func(t *structs.ACLToken) (*structs.ACLTokenListStub, error) { return t.Stub(), nil },
+			func(store *state.StateStore) uint64 { return store.Index("acl_token") })
 	},
 })
 

@@ -22,22 +22,16 @@ var allocList = read("Alloc.List", spec[structs.AllocListRequest, structs.AllocL
 	},
 	Serve: func(c *rpcCall, args *structs.AllocListRequest, reply *structs.AllocListResponse) error {
 		visible := allocNamespaceVisible(c, &args.QueryOptions, acl.NamespaceCapabilityReadJob)
-		return c.srv.blockingRPCZero(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			allocs, err := store.Allocs(ws, args.Namespace, args.Prefix)
-			if err != nil {
-				return 0, err
-			}
-			reply.Allocations, reply.NextToken, err = paginator.Page(allocs, args.QueryOptions,
-				paginator.Order[*structs.Allocation]{Key: func(a *structs.Allocation) paginator.Key {
-					return createIndexOrID(args.Prefix, a.CreateIndex, a.ID)
-				}},
-				func(a *structs.Allocation) bool { return visible(a.Namespace) },
-				func(a *structs.Allocation) (*structs.AllocListStub, error) { return a.Stub(), nil })
-			if err != nil {
-				return 0, err
-			}
-			return store.Index("allocs"), nil
-		})
+		return pagedList(c.srv.blockingRPCZero, &args.QueryOptions, &reply.QueryMeta, &reply.Allocations,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.Allocation, error) {
+				return store.Allocs(ws, args.Namespace, args.Prefix)
+			},
+			paginator.Order[*structs.Allocation]{Key: func(a *structs.Allocation) paginator.Key {
+				return createIndexOrID(args.Prefix, a.CreateIndex, a.ID)
+			}},
+			func(a *structs.Allocation) bool { return visible(a.Namespace) },
+			func(a *structs.Allocation) (*structs.AllocListStub, error) { return a.Stub(), nil },
+			func(store *state.StateStore) uint64 { return store.Index("allocs") })
 	},
 })
 

@@ -27,22 +27,16 @@ var deploymentList = read("Deployment.List", spec[structs.DeploymentListRequest,
 		func(req *structs.DeploymentListRequest) string { return req.Namespace }),
 	Serve: func(c *rpcCall, req *structs.DeploymentListRequest, reply *structs.DeploymentListResponse) error {
 		visible := opsVisibleNamespaces(c, req.Namespace, acl.NamespaceCapabilityReadJob)
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			all, err := store.Deployments(ws, req.Namespace, req.Prefix)
-			if err != nil {
-				return 0, err
-			}
-			reply.Deployments, reply.NextToken, err = paginator.Page(all, req.QueryOptions,
-				paginator.Order[*structs.Deployment]{Key: func(x *structs.Deployment) paginator.Key {
-					return createIndexOrID(req.Prefix, x.CreateIndex, x.ID)
-				}},
-				func(x *structs.Deployment) bool { return visible(x.Namespace) },
-				func(x *structs.Deployment) (*structs.Deployment, error) { return x, nil })
-			if err != nil {
-				return 0, err
-			}
-			return maxIndex(store, "deployment"), nil
-		})
+		return pagedList(c.srv.blockingRPC, &req.QueryOptions, &reply.QueryMeta, &reply.Deployments,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.Deployment, error) {
+				return store.Deployments(ws, req.Namespace, req.Prefix)
+			},
+			paginator.Order[*structs.Deployment]{Key: func(x *structs.Deployment) paginator.Key {
+				return createIndexOrID(req.Prefix, x.CreateIndex, x.ID)
+			}},
+			func(x *structs.Deployment) bool { return visible(x.Namespace) },
+			func(x *structs.Deployment) (*structs.Deployment, error) { return x, nil },
+			func(store *state.StateStore) uint64 { return maxIndex(store, "deployment") })
 	},
 })
 

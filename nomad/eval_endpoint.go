@@ -87,25 +87,19 @@ var evalList = read("Eval.List", spec[structs.EvalListRequest, structs.EvalListR
 	Serve: func(c *rpcCall, req *structs.EvalListRequest, reply *structs.EvalListResponse) error {
 		visible := opsVisibleNamespaces(c, req.Namespace, acl.NamespaceCapabilityReadJob)
 		// Index 0 while no evaluation was ever written, as upstream.
-		return c.srv.blockingRPCZero(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			evals, err := store.Evals(ws, req.Namespace, req.Prefix)
-			if err != nil {
-				return 0, err
-			}
-			reply.Evaluations, reply.NextToken, err = paginator.Page(evals, req.QueryOptions,
-				paginator.Order[*structs.Evaluation]{Key: func(ev *structs.Evaluation) paginator.Key {
-					return createIndexOrID(req.Prefix, ev.CreateIndex, ev.ID)
-				}},
-				func(ev *structs.Evaluation) bool {
-					return (req.JobID == "" || ev.JobID == req.JobID) &&
-						(req.Status == "" || ev.Status == req.Status) && visible(ev.Namespace)
-				},
-				func(ev *structs.Evaluation) (*structs.Evaluation, error) { return ev, nil })
-			if err != nil {
-				return 0, err
-			}
-			return store.Index("evals"), nil
-		})
+		return pagedList(c.srv.blockingRPCZero, &req.QueryOptions, &reply.QueryMeta, &reply.Evaluations,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.Evaluation, error) {
+				return store.Evals(ws, req.Namespace, req.Prefix)
+			},
+			paginator.Order[*structs.Evaluation]{Key: func(ev *structs.Evaluation) paginator.Key {
+				return createIndexOrID(req.Prefix, ev.CreateIndex, ev.ID)
+			}},
+			func(ev *structs.Evaluation) bool {
+				return (req.JobID == "" || ev.JobID == req.JobID) &&
+					(req.Status == "" || ev.Status == req.Status) && visible(ev.Namespace)
+			},
+			func(ev *structs.Evaluation) (*structs.Evaluation, error) { return ev, nil },
+			func(store *state.StateStore) uint64 { return store.Index("evals") })
 	},
 })
 

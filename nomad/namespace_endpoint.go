@@ -49,22 +49,16 @@ var namespaceList = read("Namespace.List", spec[structs.NamespaceListRequest, st
 	Caller:    callerAnyone,
 	Authorize: anyone[structs.NamespaceListRequest],
 	Serve: func(c *rpcCall, req *structs.NamespaceListRequest, reply *structs.NamespaceListResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			all, err := store.Namespaces(ws)
-			if err != nil {
-				return 0, err
-			}
-			reply.Namespaces, reply.NextToken, err = paginator.Page(all, req.QueryOptions,
-				paginator.Order[*structs.Namespace]{Key: func(ns *structs.Namespace) paginator.Key { return paginator.ByID(ns.Name) }},
-				func(ns *structs.Namespace) bool {
-					return (req.Prefix == "" || hasPrefix(ns.Name, req.Prefix)) && c.acl.AllowNamespace(ns.Name)
-				},
-				func(ns *structs.Namespace) (*structs.Namespace, error) { return ns, nil })
-			if err != nil {
-				return 0, err
-			}
-			return store.Index("namespaces"), nil
-		})
+		return pagedList(c.srv.blockingRPC, &req.QueryOptions, &reply.QueryMeta, &reply.Namespaces,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.Namespace, error) {
+				return store.Namespaces(ws)
+			},
+			paginator.Order[*structs.Namespace]{Key: func(ns *structs.Namespace) paginator.Key { return paginator.ByID(ns.Name) }},
+			func(ns *structs.Namespace) bool {
+				return (req.Prefix == "" || hasPrefix(ns.Name, req.Prefix)) && c.acl.AllowNamespace(ns.Name)
+			},
+			func(ns *structs.Namespace) (*structs.Namespace, error) { return ns, nil },
+			func(store *state.StateStore) uint64 { return store.Index("namespaces") })
 	},
 })
 

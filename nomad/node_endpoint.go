@@ -195,21 +195,16 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 var nodeList = read("Node.List", spec[structs.NodeListRequest, structs.NodeListResponse]{
 	Authorize: nodeReadRule[structs.NodeListRequest],
 	Serve: func(c *rpcCall, req *structs.NodeListRequest, reply *structs.NodeListResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			nodes, err := store.Nodes(ws, req.Prefix)
-			if err != nil {
-				return 0, err
-			}
-			reply.Nodes, reply.NextToken, err = paginator.Page(nodes, req.QueryOptions,
-				paginator.Order[*structs.Node]{Key: func(n *structs.Node) paginator.Key { return paginator.ByID(n.ID) }},
-				nil, func(n *structs.Node) (*structs.NodeListStub, error) {
-					return n.Stub(req.WithOS, req.WithResources), nil
-				})
-			if err != nil {
-				return 0, err
-			}
-			return store.Index("nodes"), nil
-		})
+		return pagedList(c.srv.blockingRPC, &req.QueryOptions, &reply.QueryMeta, &reply.Nodes,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.Node, error) {
+				return store.Nodes(ws, req.Prefix)
+			},
+			paginator.Order[*structs.Node]{Key: func(n *structs.Node) paginator.Key { return paginator.ByID(n.ID) }},
+			nil,
+			func(n *structs.Node) (*structs.NodeListStub, error) {
+				return n.Stub(req.WithOS, req.WithResources), nil
+			},
+			func(store *state.StateStore) uint64 { return store.Index("nodes") })
 	},
 })
 

@@ -48,12 +48,7 @@ var nodeUpdateDrain = write("Node.UpdateDrain", spec[structs.NodeUpdateDrainRequ
 				return err
 			}
 		}
-		index, err := c.srv.raftApply(structs.NodeUpdateDrainRequestType, args)
-		if err != nil {
-			return err
-		}
-		fillDrainReply(reply, args.Evals, index)
-		return nil
+		return applyDrainWrite(c, structs.NodeUpdateDrainRequestType, args, args.Evals, reply)
 	},
 })
 
@@ -94,12 +89,7 @@ var nodeUpdateEligibility = write("Node.UpdateEligibility", spec[structs.NodeUpd
 				return err
 			}
 		}
-		index, err := c.srv.raftApply(structs.NodeUpdateEligibilityRequestType, args)
-		if err != nil {
-			return err
-		}
-		fillDrainReply(reply, args.Evals, index)
-		return nil
+		return applyDrainWrite(c, structs.NodeUpdateEligibilityRequestType, args, args.Evals, reply)
 	},
 })
 
@@ -108,6 +98,17 @@ var nodeUpdateEligibility = write("Node.UpdateEligibility", spec[structs.NodeUpd
 // nothing.
 func (n *Node) UpdateEligibility(args *structs.NodeUpdateEligibilityRequest, reply *structs.NodeDrainUpdateResponse) error {
 	return nodeUpdateEligibility.Call(n.srv, args, reply)
+}
+
+// applyDrainWrite applies a drain or eligibility write through Raft and answers with the
+// evaluations it carried.
+func applyDrainWrite(c *rpcCall, t structs.MessageType, args any, evals []*structs.Evaluation, reply *structs.NodeDrainUpdateResponse) error {
+	index, err := c.srv.raftApply(t, args)
+	if err != nil {
+		return err
+	}
+	fillDrainReply(reply, evals, index)
+	return nil
 }
 
 func fillDrainReply(reply *structs.NodeDrainUpdateResponse, evals []*structs.Evaluation, index uint64) {

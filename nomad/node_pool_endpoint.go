@@ -123,22 +123,16 @@ var nodePoolList = read("NodePool.List", spec[structs.NodePoolListRequest, struc
 	Caller:    callerAnyone,
 	Authorize: anyone[structs.NodePoolListRequest],
 	Serve: func(c *rpcCall, req *structs.NodePoolListRequest, reply *structs.NodePoolListResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			all, err := store.NodePools(ws, req.Prefix)
-			if err != nil {
-				return 0, err
-			}
-			reply.NodePools, reply.NextToken, err = paginator.Page(all, req.QueryOptions,
-				paginator.Order[*structs.NodePool]{Key: func(p *structs.NodePool) paginator.Key { return paginator.ByID(p.Name) }},
-				func(p *structs.NodePool) bool {
-					return c.acl.AllowNodePoolOperation(p.Name, acl.NodePoolCapabilityRead)
-				},
-				func(p *structs.NodePool) (*structs.NodePool, error) { return p, nil })
-			if err != nil {
-				return 0, err
-			}
-			return max(store.Index(tableNodePoolsName), 1), nil
-		})
+		return pagedList(c.srv.blockingRPC, &req.QueryOptions, &reply.QueryMeta, &reply.NodePools,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.NodePool, error) {
+				return store.NodePools(ws, req.Prefix)
+			},
+			paginator.Order[*structs.NodePool]{Key: func(p *structs.NodePool) paginator.Key { return paginator.ByID(p.Name) }},
+			func(p *structs.NodePool) bool {
+				return c.acl.AllowNodePoolOperation(p.Name, acl.NodePoolCapabilityRead)
+			},
+			func(p *structs.NodePool) (*structs.NodePool, error) { return p, nil },
+			func(store *state.StateStore) uint64 { return max(store.Index(tableNodePoolsName), 1) })
 	},
 })
 

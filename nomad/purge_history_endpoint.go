@@ -30,28 +30,22 @@ var purgeHistoryList = read("PurgeHistory.List", spec[structs.PurgeRecordListReq
 	}),
 	Serve: func(c *rpcCall, req *structs.PurgeRecordListRequest, reply *structs.PurgeRecordListResponse) error {
 		all := req.Namespace == structs.AllNamespacesSentinel
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			records, err := store.PurgeRecords(ws)
-			if err != nil {
-				return 0, err
-			}
-			// Newest first (reverse gives oldest first), paged by create index and ID.
-			reply.Records, reply.NextToken, err = paginator.Page(records, req.QueryOptions,
-				paginator.Order[*structs.PurgeRecord]{Descending: true, Key: func(r *structs.PurgeRecord) paginator.Key {
-					return paginator.ByCreateIndexID(r.CreateIndex, r.ID)
-				}},
-				func(r *structs.PurgeRecord) bool {
-					return (all || r.Namespace == req.Namespace) &&
-						c.acl.AllowNamespaceOperation(r.Namespace, acl.NamespaceCapabilityReadJob) &&
-						(req.Prefix == "" || hasPrefix(r.JobID, req.Prefix)) &&
-						(req.Since == 0 || r.PurgeTime >= req.Since)
-				},
-				func(r *structs.PurgeRecord) (*structs.PurgeRecordStub, error) { return r.Stub(), nil })
-			if err != nil {
-				return 0, err
-			}
-			return store.Index("purge_history"), nil
-		})
+		// Newest first (reverse gives oldest first), paged by create index and ID.
+		return pagedList(c.srv.blockingRPC, &req.QueryOptions, &reply.QueryMeta, &reply.Records,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.PurgeRecord, error) {
+				return store.PurgeRecords(ws)
+			},
+			paginator.Order[*structs.PurgeRecord]{Descending: true, Key: func(r *structs.PurgeRecord) paginator.Key {
+				return paginator.ByCreateIndexID(r.CreateIndex, r.ID)
+			}},
+			func(r *structs.PurgeRecord) bool {
+				return (all || r.Namespace == req.Namespace) &&
+					c.acl.AllowNamespaceOperation(r.Namespace, acl.NamespaceCapabilityReadJob) &&
+					(req.Prefix == "" || hasPrefix(r.JobID, req.Prefix)) &&
+					(req.Since == 0 || r.PurgeTime >= req.Since)
+			},
+			func(r *structs.PurgeRecord) (*structs.PurgeRecordStub, error) { return r.Stub(), nil },
+			func(store *state.StateStore) uint64 { return store.Index("purge_history") })
 	},
 })
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
+	"github.com/nomadfork/nomad/nomad/paginator"
 	"github.com/nomadfork/nomad/state"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -11,6 +12,26 @@ import (
 // queryFn answers a read from store, adding what it read to ws, and returns the index the
 // answer reflects.
 type queryFn func(ws memdb.WatchSet, store *state.StateStore) (uint64, error)
+
+// pagedList answers a paged list read through blocking (blockingRPC or blockingRPCZero): the
+// rows read returns, paged by paginator.Page into *out and meta.NextToken, at index(store).
+func pagedList[T, S any](blocking func(*structs.QueryOptions, *structs.QueryMeta, queryFn) error,
+	opts *structs.QueryOptions, meta *structs.QueryMeta, out *[]S,
+	rows func(ws memdb.WatchSet, store *state.StateStore) ([]T, error),
+	order paginator.Order[T], visible func(T) bool, stub func(T) (S, error),
+	index func(store *state.StateStore) uint64) error {
+	return blocking(opts, meta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
+		all, err := rows(ws, store)
+		if err != nil {
+			return 0, err
+		}
+		*out, meta.NextToken, err = paginator.Page(all, *opts, order, visible, stub)
+		if err != nil {
+			return 0, err
+		}
+		return index(store), nil
+	})
+}
 
 // blockingRPC answers a read, waiting for its index to pass MinQueryIndex when asked to.
 // The index it reports is at least 1: most upstream reads floor it there, so that a caller

@@ -56,20 +56,14 @@ var scalingListPolicies = read("Scaling.ListPolicies", spec[structs.ScalingPolic
 		return nil
 	},
 	Serve: func(c *rpcCall, req *structs.ScalingPolicyListRequest, reply *structs.ScalingPolicyListResponse) error {
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			all, err := store.ScalingPolicies(ws, req.Namespace, req.Job)
-			if err != nil {
-				return 0, err
-			}
-			reply.Policies, reply.NextToken, err = paginator.Page(all, req.QueryOptions,
-				paginator.Order[*structs.ScalingPolicy]{Key: func(p *structs.ScalingPolicy) paginator.Key { return paginator.ByID(p.ID) }},
-				func(p *structs.ScalingPolicy) bool { return allowListScalingPolicies(c.acl, p.Namespace) },
-				func(p *structs.ScalingPolicy) (*structs.ScalingPolicyListStub, error) { return p.Stub(), nil })
-			if err != nil {
-				return 0, err
-			}
-			return max(store.Index(tableScalingPoliciesName), 1), nil
-		})
+		return pagedList(c.srv.blockingRPC, &req.QueryOptions, &reply.QueryMeta, &reply.Policies,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.ScalingPolicy, error) {
+				return store.ScalingPolicies(ws, req.Namespace, req.Job)
+			},
+			paginator.Order[*structs.ScalingPolicy]{Key: func(p *structs.ScalingPolicy) paginator.Key { return paginator.ByID(p.ID) }},
+			func(p *structs.ScalingPolicy) bool { return allowListScalingPolicies(c.acl, p.Namespace) },
+			func(p *structs.ScalingPolicy) (*structs.ScalingPolicyListStub, error) { return p.Stub(), nil },
+			func(store *state.StateStore) uint64 { return max(store.Index(tableScalingPoliciesName), 1) })
 	},
 })
 

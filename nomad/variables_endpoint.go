@@ -287,27 +287,21 @@ var variablesList = read("Variables.List", spec[structs.VariablesListRequest, st
 	Authorize: anyone[structs.VariablesListRequest],
 	Serve: func(c *rpcCall, req *structs.VariablesListRequest, reply *structs.VariablesListResponse) error {
 		namespace := requestNamespace("", req.Namespace)
-		return c.srv.blockingRPC(&req.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, store *state.StateStore) (uint64, error) {
-			all, err := store.Variables(ws, namespace, req.Prefix)
-			if err != nil {
-				return 0, err
-			}
-			reply.Data, reply.NextToken, err = paginator.Page(all, req.QueryOptions,
-				paginator.Order[*structs.VariableEncrypted]{Key: func(e *structs.VariableEncrypted) paginator.Key {
-					return paginator.ByNamespaceID(e.Namespace, e.Path)
-				}},
-				func(e *structs.VariableEncrypted) bool {
-					return c.acl.AllowVariableOperation(e.Namespace, e.Path, acl.VariablesCapabilityList)
-				},
-				func(e *structs.VariableEncrypted) (*structs.VariableMetadata, error) {
-					meta := e.VariableMetadata.Copy()
-					return &meta, nil
-				})
-			if err != nil {
-				return 0, err
-			}
-			return store.Index(tableVariablesName), nil
-		})
+		return pagedList(c.srv.blockingRPC, &req.QueryOptions, &reply.QueryMeta, &reply.Data,
+			func(ws memdb.WatchSet, store *state.StateStore) ([]*structs.VariableEncrypted, error) {
+				return store.Variables(ws, namespace, req.Prefix)
+			},
+			paginator.Order[*structs.VariableEncrypted]{Key: func(e *structs.VariableEncrypted) paginator.Key {
+				return paginator.ByNamespaceID(e.Namespace, e.Path)
+			}},
+			func(e *structs.VariableEncrypted) bool {
+				return c.acl.AllowVariableOperation(e.Namespace, e.Path, acl.VariablesCapabilityList)
+			},
+			func(e *structs.VariableEncrypted) (*structs.VariableMetadata, error) {
+				meta := e.VariableMetadata.Copy()
+				return &meta, nil
+			},
+			func(store *state.StateStore) uint64 { return store.Index(tableVariablesName) })
 	},
 })
 

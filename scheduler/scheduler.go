@@ -410,19 +410,13 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			continue
 		}
 		g.onNode[a.NodeID]++
-		switch {
-		case g.current(a):
-			if g.roll != nil && a.DeploymentID == g.roll.dep.ID && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil) {
-				inflight++
+		if g.keep(a, &inflight, &inplace) {
+			if g.strategy != nil {
+				destructive = append(destructive, a)
+			} else {
+				g.replaceDestructively(a)
+				missing = append(missing, a.Index())
 			}
-		case !g.destructive(a):
-			g.plan.Update = append(g.plan.Update, a)
-			inplace++
-		case g.strategy != nil:
-			destructive = append(destructive, a)
-		default:
-			g.replaceDestructively(a)
-			missing = append(missing, a.Index())
 		}
 	}
 	if g.strategy != nil {
@@ -463,6 +457,30 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 // current reports whether a runs the job's current version.
 func (g *group) current(a *structs.Allocation) bool {
 	return a.Job != nil && a.Job.Version == g.job.Version && a.Job.JobModifyIndex == g.job.JobModifyIndex
+}
+
+// keep sorts a running allocation the group keeps: on the current version (counted in
+// inflight while it awaits its health), updated in place (counted in inplace), or, reported
+// true, one that only a destructive update moves to the current version.
+func (g *group) keep(a *structs.Allocation, inflight, inplace *int) (destructive bool) {
+	switch {
+	case g.current(a):
+		if g.awaitingHealth(a) {
+			*inflight++
+		}
+	case !g.destructive(a):
+		g.plan.Update = append(g.plan.Update, a)
+		*inplace++
+	default:
+		return true
+	}
+	return false
+}
+
+// awaitingHealth reports whether a, placed by the running rollout, has no health verdict yet: it
+// counts against the rollout's max_parallel.
+func (g *group) awaitingHealth(a *structs.Allocation) bool {
+	return g.roll != nil && a.DeploymentID == g.roll.dep.ID && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil)
 }
 
 // destructive reports whether moving a to the current version needs a restart.
@@ -559,15 +577,7 @@ func (g *group) reconcileSystem(keep []*structs.Allocation, canaries int) {
 		}
 		if g.strategy != nil {
 			hadRunning = true
-			switch {
-			case g.current(a):
-				if g.roll != nil && a.DeploymentID == g.roll.dep.ID && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil) {
-					inflight++
-				}
-			case !g.destructive(a):
-				g.plan.Update = append(g.plan.Update, a)
-				inplace++
-			default:
+			if g.keep(a, &inflight, &inplace) {
 				destructive = append(destructive, a)
 			}
 			continue

@@ -266,10 +266,7 @@ func (s *StateStore) deleteJobAllocsTxn(txn *Txn, namespace, id string) error {
 			return err
 		}
 	}
-	if len(allocs) == 0 {
-		return nil
-	}
-	return txn.bumpIndex(tableAllocs)
+	return txn.bumpIndexIf(len(allocs) > 0, tableAllocs)
 }
 
 // reconcileJobsTxn derives the summary and status of every touched job from its allocations

@@ -387,15 +387,7 @@ func (s *StateStore) deleteJobDeploymentsTxn(txn *Txn, namespace, id string) err
 	if err != nil {
 		return err
 	}
-	for _, d := range ds {
-		if err := txn.Delete(tableDeployments, d); err != nil {
-			return fmt.Errorf("state: deployment delete: %w", err)
-		}
-	}
-	if len(ds) == 0 {
-		return nil
-	}
-	return txn.bumpIndex(tableDeployments)
+	return deleteRows(txn, "deployment", tableDeployments, ds)
 }
 
 // DeploymentByID reads one deployment; nil when unknown.

@@ -57,15 +57,7 @@ func (s *StateStore) deleteJobSubmissionsTxn(txn *Txn, namespace, id string, onl
 		}
 		doomed = append(doomed, sub)
 	}
-	for _, sub := range doomed {
-		if err := txn.Delete(tableJobSubmission, sub); err != nil {
-			return fmt.Errorf("state: job submission delete: %w", err)
-		}
-	}
-	if len(doomed) == 0 {
-		return nil
-	}
-	return txn.bumpIndex(tableJobSubmission)
+	return deleteRows(txn, "job submission", tableJobSubmission, doomed)
 }
 
 func containsVersion(versions []uint64, v uint64) bool {

@@ -187,10 +187,7 @@ func (s *StateStore) UpdateAllocsDesiredTransitionTxn(txn *Txn, transitions map[
 		}
 		changed = true
 	}
-	if !changed {
-		return nil
-	}
-	return txn.bumpIndex(tableAllocs)
+	return txn.bumpIndexIf(changed, tableAllocs)
 }
 
 func mergeTransition(dst *api.DesiredTransition, src *api.DesiredTransition) {

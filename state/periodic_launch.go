@@ -37,14 +37,7 @@ func (s *StateStore) UpsertPeriodicLaunchTxn(txn *Txn, launch *structs.PeriodicL
 
 // deletePeriodicLaunchTxn forgets a purged job's launches.
 func (s *StateStore) deletePeriodicLaunchTxn(txn *Txn, namespace, id string) error {
-	n, err := txn.DeleteAll(tablePeriodicLaunch, indexID, namespace, id)
-	if err != nil {
-		return fmt.Errorf("state: periodic launch delete: %w", err)
-	}
-	if n == 0 {
-		return nil
-	}
-	return txn.bumpIndex(tablePeriodicLaunch)
+	return deleteAll(txn, "periodic launch", tablePeriodicLaunch, indexID, namespace, id)
 }
 
 // PeriodicLaunchByID reads a periodic job's last launch; nil when it never launched.

@@ -38,6 +38,27 @@ func list[T any](txn *memdb.Txn, ws memdb.WatchSet, what, table, index string, a
 	return collect[T](iter), nil
 }
 
+// deleteRows deletes rows from table, bumping its index when there was one. what names the
+// rows in errors.
+func deleteRows[T any](txn *Txn, what, table string, rows []T) error {
+	for _, row := range rows {
+		if err := txn.Delete(table, row); err != nil {
+			return fmt.Errorf("state: %s delete: %w", what, err)
+		}
+	}
+	return txn.bumpIndexIf(len(rows) > 0, table)
+}
+
+// deleteAll deletes the rows of table matching index and args, bumping its index when one
+// went. what names the rows in errors.
+func deleteAll(txn *Txn, what, table, index string, args ...any) error {
+	n, err := txn.DeleteAll(table, index, args...)
+	if err != nil {
+		return fmt.Errorf("state: %s delete: %w", what, err)
+	}
+	return txn.bumpIndexIf(n > 0, table)
+}
+
 // collect drains an iterator of T rows.
 func collect[T any](iter memdb.ResultIterator) []T {
 	var out []T

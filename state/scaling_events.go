@@ -52,25 +52,10 @@ func (s *StateStore) UpsertScalingEventTxn(txn *Txn, req *structs.ScalingEventRe
 
 // deleteScalingEventsTxn removes a job's scaling events (the job is purged).
 func (s *StateStore) deleteScalingEventsTxn(txn *Txn, namespace, id string) error {
-	n, err := txn.DeleteAll(tableScalingEvents, indexID, namespace, id)
-	if err != nil {
-		return fmt.Errorf("state: scaling events delete: %w", err)
-	}
-	if n == 0 {
-		return nil
-	}
-	return txn.bumpIndex(tableScalingEvents)
+	return deleteAll(txn, "scaling events", tableScalingEvents, indexID, namespace, id)
 }
 
 // ScalingEventsByJob reads a job's scaling events; nil when it has none.
 func (s *StateStore) ScalingEventsByJob(ws memdb.WatchSet, namespace, id string) (*structs.JobScalingEvents, error) {
-	ch, raw, err := s.db.Txn(false).FirstWatch(tableScalingEvents, indexID, namespace, id)
-	if err != nil {
-		return nil, fmt.Errorf("state: scaling events lookup: %w", err)
-	}
-	ws.Add(ch)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.JobScalingEvents), nil
+	return first[*structs.JobScalingEvents](s.db.Txn(false), ws, "scaling events lookup", tableScalingEvents, indexID, namespace, id)
 }

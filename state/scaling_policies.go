@@ -50,10 +50,7 @@ func (s *StateStore) upsertJobScalingPoliciesTxn(txn *Txn, job *structs.Job) err
 		}
 		changed = true
 	}
-	if !changed {
-		return nil
-	}
-	return txn.bumpIndex(tableScalingPolicies)
+	return txn.bumpIndexIf(changed, tableScalingPolicies)
 }
 
 // deleteJobScalingPoliciesTxn deletes a purged job's policies.

@@ -42,10 +42,7 @@ func (s *StateStore) UpsertServiceRegistrationsTxn(txn *Txn, services []*structs
 		}
 		changed = true
 	}
-	if !changed {
-		return nil
-	}
-	return txn.bumpIndex(tableServiceRegistrations)
+	return txn.bumpIndexIf(changed, tableServiceRegistrations)
 }
 
 func sameRegistration(a, b *structs.ServiceRegistration) bool {
@@ -77,16 +74,7 @@ func (s *StateStore) deleteServiceRegistrationsTxn(txn *Txn, index string, args 
 	if err != nil {
 		return fmt.Errorf("state: service registration list: %w", err)
 	}
-	rows := collect[*structs.ServiceRegistration](iter)
-	for _, row := range rows {
-		if err := txn.Delete(tableServiceRegistrations, row); err != nil {
-			return fmt.Errorf("state: service registration delete: %w", err)
-		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	return txn.bumpIndex(tableServiceRegistrations)
+	return deleteRows(txn, "service registration", tableServiceRegistrations, collect[*structs.ServiceRegistration](iter))
 }
 
 func (s *StateStore) deleteAllocServiceRegistrationsTxn(txn *Txn, allocID string) error {

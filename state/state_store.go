@@ -145,6 +145,15 @@ func (t *Txn) bumpIndex(table string) error {
 	return nil
 }
 
+// bumpIndexIf bumps table's index when changed: a write that touched no row leaves it as it
+// was, so blocking queries on the table do not wake for nothing.
+func (t *Txn) bumpIndexIf(changed bool, table string) error {
+	if !changed {
+		return nil
+	}
+	return t.bumpIndex(table)
+}
+
 // Index returns the index at which table last changed.
 func (s *StateStore) Index(table string) uint64 {
 	return indexOf(s.db.Txn(false), table)

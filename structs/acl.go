@@ -86,14 +86,10 @@ type ACLToken struct {
 // embedded one of the same name.
 func (t *ACLToken) MarshalJSON() ([]byte, error) {
 	type plain ACLToken
-	w := struct {
+	return json.Marshal(&struct {
 		ExpirationTTL string
 		*plain
-	}{plain: (*plain)(t)}
-	if t.ExpirationTTL != 0 {
-		w.ExpirationTTL = t.ExpirationTTL.String()
-	}
-	return json.Marshal(&w)
+	}{ExpirationTTL: durationString(t.ExpirationTTL), plain: (*plain)(t)})
 }
 
 // UnmarshalJSON accepts ExpirationTTL as a duration string or as nanoseconds.
@@ -106,23 +102,7 @@ func (t *ACLToken) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &aux); err != nil {
 		return err
 	}
-	switch v := aux.ExpirationTTL.(type) {
-	case nil:
-	case string:
-		if v == "" {
-			return nil
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return BadRequest("invalid ExpirationTTL %q: %v", v, err)
-		}
-		t.ExpirationTTL = d
-	case float64:
-		t.ExpirationTTL = time.Duration(v)
-	default:
-		return BadRequest("invalid ExpirationTTL: must be a duration string")
-	}
-	return nil
+	return decodeDuration("ExpirationTTL", aux.ExpirationTTL, &t.ExpirationTTL)
 }
 
 // ACLTokenRoleLink names a role a token holds.
@@ -170,12 +150,9 @@ func (t *ACLToken) Actor() *Actor {
 
 // Sanitized returns a copy without the SecretID.
 func (t *ACLToken) Sanitized() *ACLToken {
-	if t == nil {
-		return nil
-	}
-	c := *t
-	c.SecretID = ""
-	return &c
+	return copyWith(t, func(c *ACLToken) {
+		c.SecretID = ""
+	})
 }
 
 // ACLTokenListStub is the list form of a token; it has no SecretID field at all.

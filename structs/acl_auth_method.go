@@ -106,24 +106,21 @@ func (m *ACLAuthMethod) Stub() *ACLAuthMethodListStub {
 
 // Sanitized returns a copy whose secrets read RedactedSecret.
 func (m *ACLAuthMethod) Sanitized() *ACLAuthMethod {
-	if m == nil {
-		return nil
-	}
-	c := *m
-	if m.Config != nil {
-		cfg := *m.Config
-		if cfg.OIDCClientSecret != "" {
-			cfg.OIDCClientSecret = RedactedSecret
+	return copyWith(m, func(c *ACLAuthMethod) {
+		if m.Config != nil {
+			cfg := *m.Config
+			if cfg.OIDCClientSecret != "" {
+				cfg.OIDCClientSecret = RedactedSecret
+			}
+			if a := cfg.OIDCClientAssertion; a != nil && a.PrivateKey != nil && a.PrivateKey.PemKey != "" {
+				ac, kc := *a, *a.PrivateKey
+				kc.PemKey = RedactedSecret
+				ac.PrivateKey = &kc
+				cfg.OIDCClientAssertion = &ac
+			}
+			c.Config = &cfg
 		}
-		if a := cfg.OIDCClientAssertion; a != nil && a.PrivateKey != nil && a.PrivateKey.PemKey != "" {
-			ac, kc := *a, *a.PrivateKey
-			kc.PemKey = RedactedSecret
-			ac.PrivateKey = &kc
-			cfg.OIDCClientAssertion = &ac
-		}
-		c.Config = &cfg
-	}
-	return &c
+	})
 }
 
 // KeepSecretsOf gives m the stored secrets of existing where m sends back RedactedSecret.
@@ -214,14 +211,10 @@ func ParsePublicKeyPEM(s string) (crypto.PublicKey, error) {
 // MarshalJSON writes MaxTokenTTL as a duration string, as the official client reads it.
 func (m *ACLAuthMethod) MarshalJSON() ([]byte, error) {
 	type plain ACLAuthMethod
-	w := struct {
+	return json.Marshal(&struct {
 		MaxTokenTTL string
 		*plain
-	}{plain: (*plain)(m)}
-	if m.MaxTokenTTL != 0 {
-		w.MaxTokenTTL = m.MaxTokenTTL.String()
-	}
-	return json.Marshal(&w)
+	}{MaxTokenTTL: durationString(m.MaxTokenTTL), plain: (*plain)(m)})
 }
 
 // UnmarshalJSON reads MaxTokenTTL as a duration string or nanoseconds.
@@ -240,21 +233,17 @@ func (m *ACLAuthMethod) UnmarshalJSON(data []byte) error {
 // MarshalJSON writes the leeways as duration strings.
 func (c *ACLAuthMethodConfig) MarshalJSON() ([]byte, error) {
 	type plain ACLAuthMethodConfig
-	w := struct {
+	return json.Marshal(&struct {
 		ExpirationLeeway string
 		NotBeforeLeeway  string
 		ClockSkewLeeway  string
 		*plain
-	}{plain: (*plain)(c)}
-	for _, f := range []struct {
-		d   time.Duration
-		out *string
-	}{{c.ExpirationLeeway, &w.ExpirationLeeway}, {c.NotBeforeLeeway, &w.NotBeforeLeeway}, {c.ClockSkewLeeway, &w.ClockSkewLeeway}} {
-		if f.d != 0 {
-			*f.out = f.d.String()
-		}
-	}
-	return json.Marshal(&w)
+	}{
+		ExpirationLeeway: durationString(c.ExpirationLeeway),
+		NotBeforeLeeway:  durationString(c.NotBeforeLeeway),
+		ClockSkewLeeway:  durationString(c.ClockSkewLeeway),
+		plain:            (*plain)(c),
+	})
 }
 
 // UnmarshalJSON reads the leeways as duration strings or nanoseconds.
@@ -276,6 +265,14 @@ func (c *ACLAuthMethodConfig) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return decodeDuration("Config.ClockSkewLeeway", aux.ClockSkewLeeway, &c.ClockSkewLeeway)
+}
+
+// durationString writes a duration as the official client reads it: "" when unset.
+func durationString(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
 }
 
 func decodeDuration(field string, v any, out *time.Duration) error {

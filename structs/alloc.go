@@ -153,12 +153,9 @@ type TaskEvent struct {
 
 // Copy returns a copy whose events slice may be appended to without touching the original.
 func (ts *TaskState) Copy() *TaskState {
-	if ts == nil {
-		return nil
-	}
-	c := *ts
-	c.Events = append([]*TaskEvent(nil), ts.Events...)
-	return &c
+	return copyWith(ts, func(c *TaskState) {
+		c.Events = append([]*TaskEvent(nil), ts.Events...)
+	})
 }
 
 // Successful reports whether the task finished without failing.
@@ -215,20 +212,17 @@ func (a *Allocation) JobVersion() uint64 {
 // Copy returns a copy whose task states may be changed without touching the original. The job
 // is shared: stored jobs are never changed in place.
 func (a *Allocation) Copy() *Allocation {
-	if a == nil {
-		return nil
-	}
-	c := *a
-	if a.TaskStates != nil {
-		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
-		for name, ts := range a.TaskStates {
-			c.TaskStates[name] = ts.Copy()
+	return copyWith(a, func(c *Allocation) {
+		if a.TaskStates != nil {
+			c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
+			for name, ts := range a.TaskStates {
+				c.TaskStates[name] = ts.Copy()
+			}
 		}
-	}
-	c.Services = maps.Clone(a.Services)
-	c.PreemptedAllocations = append([]string(nil), a.PreemptedAllocations...)
-	c.AllocStates = append([]*AllocState(nil), a.AllocStates...)
-	return &c
+		c.Services = maps.Clone(a.Services)
+		c.PreemptedAllocations = append([]string(nil), a.PreemptedAllocations...)
+		c.AllocStates = append([]*AllocState(nil), a.AllocStates...)
+	})
 }
 
 // AllocState is one server-side change of an allocation's ClientStatus. Time is fixed by the

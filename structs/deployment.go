@@ -123,19 +123,16 @@ func (d *Deployment) RequiresPromotion() bool {
 
 // Copy returns a deep copy.
 func (d *Deployment) Copy() *Deployment {
-	if d == nil {
-		return nil
-	}
-	c := *d
-	if d.TaskGroups != nil {
-		c.TaskGroups = make(map[string]*DeploymentState, len(d.TaskGroups))
-		for name, s := range d.TaskGroups {
-			sc := *s
-			sc.PlacedCanaries = append([]string(nil), s.PlacedCanaries...)
-			c.TaskGroups[name] = &sc
+	return copyWith(d, func(c *Deployment) {
+		if d.TaskGroups != nil {
+			c.TaskGroups = make(map[string]*DeploymentState, len(d.TaskGroups))
+			for name, s := range d.TaskGroups {
+				sc := *s
+				sc.PlacedCanaries = append([]string(nil), s.PlacedCanaries...)
+				c.TaskGroups[name] = &sc
+			}
 		}
-	}
-	return &c
+	})
 }
 
 // DeploymentStatusUpdate changes a deployment's status.

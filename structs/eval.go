@@ -95,11 +95,7 @@ func (e *Evaluation) TerminalStatus() bool {
 
 // Copy returns a copy safe to change at the top level.
 func (e *Evaluation) Copy() *Evaluation {
-	if e == nil {
-		return nil
-	}
-	c := *e
-	return &c
+	return copyWith(e, nil)
 }
 
 // EvalSpecificRequest reads one evaluation; IncludeRelated (?related=true) fills the

@@ -63,12 +63,9 @@ type EventSink struct {
 
 // Redacted is the sink as the API shows it: without its secret.
 func (s *EventSink) Redacted() *EventSink {
-	if s == nil {
-		return nil
-	}
-	c := *s
-	c.Secret = ""
-	return &c
+	return copyWith(s, func(c *EventSink) {
+		c.Secret = ""
+	})
 }
 
 // SameDelivery reports whether o delivers like s (same receiver, selection and key): a change

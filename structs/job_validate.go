@@ -425,11 +425,7 @@ func ValidNamespaceName(name string) bool { return validNamespaceName.MatchStrin
 // stored jobs are immutable, so code that changes a group copies that group first
 // (see CopyTaskGroups).
 func (j *Job) Copy() *Job {
-	if j == nil {
-		return nil
-	}
-	c := *j
-	return &c
+	return copyWith(j, nil)
 }
 
 // CopyTaskGroups gives the job its own slice of shallow group copies, so a group's top-level

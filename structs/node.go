@@ -76,26 +76,20 @@ type Node struct {
 
 // Copy returns a copy whose top-level fields and maps may be changed.
 func (n *Node) Copy() *Node {
-	if n == nil {
-		return nil
-	}
-	c := *n
-	c.Attributes = maps.Clone(n.Attributes)
-	c.Meta = maps.Clone(n.Meta)
-	c.Links = maps.Clone(n.Links)
-	c.Drivers = maps.Clone(n.Drivers)
-	c.Events = append([]*api.NodeEvent(nil), n.Events...)
-	return &c
+	return copyWith(n, func(c *Node) {
+		c.Attributes = maps.Clone(n.Attributes)
+		c.Meta = maps.Clone(n.Meta)
+		c.Links = maps.Clone(n.Links)
+		c.Drivers = maps.Clone(n.Drivers)
+		c.Events = append([]*api.NodeEvent(nil), n.Events...)
+	})
 }
 
 // Sanitized returns a copy without the SecretID, for anything a caller or subscriber sees.
 func (n *Node) Sanitized() *Node {
-	if n == nil {
-		return nil
-	}
-	c := *n
-	c.SecretID = ""
-	return &c
+	return copyWith(n, func(c *Node) {
+		c.SecretID = ""
+	})
 }
 
 // Schedulable reports whether new allocations may be placed on the node.

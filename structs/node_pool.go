@@ -44,20 +44,17 @@ func IsBuiltInNodePool(name string) bool { return name == NodePoolAll || name ==
 
 // Copy returns a deep copy.
 func (p *NodePool) Copy() *NodePool {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	c.Meta = maps.Clone(p.Meta)
-	if p.SchedulerConfiguration != nil {
-		sc := *p.SchedulerConfiguration
-		if sc.MemoryOversubscriptionEnabled != nil {
-			v := *sc.MemoryOversubscriptionEnabled
-			sc.MemoryOversubscriptionEnabled = &v
+	return copyWith(p, func(c *NodePool) {
+		c.Meta = maps.Clone(p.Meta)
+		if p.SchedulerConfiguration != nil {
+			sc := *p.SchedulerConfiguration
+			if sc.MemoryOversubscriptionEnabled != nil {
+				v := *sc.MemoryOversubscriptionEnabled
+				sc.MemoryOversubscriptionEnabled = &v
+			}
+			c.SchedulerConfiguration = &sc
 		}
-		c.SchedulerConfiguration = &sc
-	}
-	return &c
+	})
 }
 
 // Validate checks a pool a caller wants written. Built-in pools cannot be written.

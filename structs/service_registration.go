@@ -40,12 +40,9 @@ var ErrServiceRegistrationNotFound = errors.New("service registration not found"
 
 // Copy returns a deep copy.
 func (s *ServiceRegistration) Copy() *ServiceRegistration {
-	if s == nil {
-		return nil
-	}
-	c := *s
-	c.Tags = slices.Clone(s.Tags)
-	return &c
+	return copyWith(s, func(c *ServiceRegistration) {
+		c.Tags = slices.Clone(s.Tags)
+	})
 }
 
 // Validate checks what a client sends; the servers fill Namespace, JobID and Datacenter

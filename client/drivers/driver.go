@@ -228,3 +228,14 @@ func ConfigStrings(cfg map[string]any, key string) ([]string, error) {
 
 // ConfigInt reads an optional whole number from a task config.
 func ConfigInt(cfg map[string]any, key string) (int, error) { return configInt(cfg, key) }
+
+// UnknownKey is the first, in sorted order, of the keys of a task's config block that the
+// driver does not know (known); ok is false when it knows them all.
+func UnknownKey(raw map[string]any, known map[string]bool) (key string, ok bool) {
+	for k := range raw {
+		if !known[k] && (!ok || k < key) {
+			key, ok = k, true
+		}
+	}
+	return key, ok
+}

@@ -49,14 +49,9 @@ func (RawExec) Start(cfg *TaskConfig) (TaskHandle, error) {
 	}
 	// The logs live in the allocation directory the task can write to: opened inside it, a
 	// link the task put in their place cannot make the agent write to a file of the host.
-	stdout, err := OpenTaskLog(cfg.AllocDir, cfg.StdoutPath)
+	stdout, stderr, err := OpenTaskLogs(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("raw_exec: opening stdout file: %w", err)
-	}
-	stderr, err := OpenTaskLog(cfg.AllocDir, cfg.StderrPath)
-	if err != nil {
-		_ = stdout.Close()
-		return nil, fmt.Errorf("raw_exec: opening stderr file: %w", err)
+		return nil, fmt.Errorf("raw_exec: %w", err)
 	}
 	// Resolved as before the shim existed: with the agent's PATH, relative to the task's
 	// directory; a command that is not there fails the start, not the task.
@@ -164,19 +159,7 @@ func (h *rawExecHandle) wait(files ...*os.File) {
 	// the shim's own end does.
 	res, ok := readExit(h.exitFile)
 	if !ok {
-		res = &ExitResult{}
-		var exitErr *exec.ExitError
-		switch {
-		case err == nil:
-		case errors.As(err, &exitErr):
-			if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				res.Signal = int(ws.Signal())
-			} else {
-				res.ExitCode = exitErr.ExitCode()
-			}
-		default:
-			res.Err = err
-		}
+		res = WaitResult(err)
 	}
 	close(h.done)
 	h.waitCh <- res
@@ -210,15 +193,7 @@ func (h *rawExecHandle) Kill(timeout time.Duration) error {
 		if e := syscall.Kill(-pgid, h.killSignal); e != nil && !errors.Is(e, syscall.ESRCH) {
 			err = fmt.Errorf("raw_exec: signalling task: %w", e)
 		}
-		go func() {
-			t := time.NewTimer(timeout)
-			defer t.Stop()
-			select {
-			case <-h.done:
-			case <-t.C:
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			}
-		}()
+		KillAfter(h.done, timeout, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 	})
 	return err
 }

@@ -117,13 +117,7 @@ func RunExec(ctx context.Context, name string, cmd *exec.Cmd, opts *ExecOptions)
 	}()
 
 	waitErr := cmd.Wait()
-	wait := time.NewTimer(execOutputWait)
-	select {
-	case <-copied:
-	case <-wait.C:
-	case <-ctx.Done():
-	}
-	wait.Stop()
+	awaitOutput(ctx, copied)
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	// What the killed group had written is still read; a process that left the group and
 	// keeps the pipe open is not waited for.
@@ -139,7 +133,7 @@ func RunExec(ctx context.Context, name string, cmd *exec.Cmd, opts *ExecOptions)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	return exitCode(waitErr)
+	return ExitCode(waitErr)
 }
 
 // copyOutput copies a command's output to w; once w fails (the caller went away) the rest
@@ -153,17 +147,14 @@ func copyOutput(w io.Writer, r io.Reader) {
 	}
 }
 
-// exitCode turns the result of Wait into an exit code.
-func exitCode(err error) (int, error) {
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &exitErr):
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
-		}
-		return exitErr.ExitCode(), nil
+// awaitOutput waits, once an exec's process has ended, for the copies of its output to end
+// (copied closed), at most execOutputWait, or until ctx ends.
+func awaitOutput(ctx context.Context, copied <-chan struct{}) {
+	wait := time.NewTimer(execOutputWait)
+	defer wait.Stop()
+	select {
+	case <-copied:
+	case <-wait.C:
+	case <-ctx.Done():
 	}
-	return 0, err
 }

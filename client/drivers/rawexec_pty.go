@@ -74,13 +74,7 @@ func execTTY(ctx context.Context, name string, cmd *exec.Cmd, opts *ExecOptions)
 	}()
 
 	waitErr := cmd.Wait()
-	wait := time.NewTimer(execOutputWait)
-	select {
-	case <-copied:
-	case <-wait.C:
-	case <-ctx.Done():
-	}
-	wait.Stop()
+	awaitOutput(ctx, copied)
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	select {
 	case <-copied:
@@ -91,7 +85,7 @@ func execTTY(ctx context.Context, name string, cmd *exec.Cmd, opts *ExecOptions)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	return exitCode(waitErr)
+	return ExitCode(waitErr)
 }
 
 func winsize(s TerminalSize) *pty.Winsize {

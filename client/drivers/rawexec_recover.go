@@ -165,17 +165,11 @@ func (h *recoveredProc) Kill(timeout time.Duration) error {
 		if e := syscall.Kill(-h.pid, h.killSignal); e != nil && !errors.Is(e, syscall.ESRCH) {
 			err = fmt.Errorf("raw_exec: signalling task: %w", e)
 		}
-		go func() {
-			t := time.NewTimer(timeout)
-			defer t.Stop()
-			select {
-			case <-h.done:
-			case <-t.C:
-				if procAlive(h.pid, h.start) {
-					_ = syscall.Kill(-h.pid, syscall.SIGKILL)
-				}
+		KillAfter(h.done, timeout, func() {
+			if procAlive(h.pid, h.start) {
+				_ = syscall.Kill(-h.pid, syscall.SIGKILL)
 			}
-		}()
+		})
 	})
 	return err
 }

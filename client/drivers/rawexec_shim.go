@@ -116,19 +116,10 @@ func runShim(exitFile string, argv []string) int {
 	// runtime probes clone with a child of its own before the first start), so "the shim's
 	// child" alone could name one that is not the task.
 	writeFileWhole(exitFile+taskPIDSuffix, []byte(strconv.Itoa(cmd.Process.Pid)))
-	err := cmd.Wait()
-	e := &shimExit{}
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exitErr):
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			e.Signal = int(ws.Signal())
-		} else {
-			e.ExitCode = exitErr.ExitCode()
-		}
-	default:
-		e.ExitCode, e.Err = 127, err.Error()
+	res := WaitResult(cmd.Wait())
+	e := &shimExit{ExitCode: res.ExitCode, Signal: res.Signal}
+	if res.Err != nil {
+		e.ExitCode, e.Err = 127, res.Err.Error()
 	}
 	writeExit(exitFile, e)
 	if e.Signal != 0 {

@@ -7,20 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerACLAuthRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/acl/auth-methods", methods{"GET": s.aclAuthMethodList})
-	s.handle(mux, "/v1/acl/auth-method", methods{"PUT": s.aclAuthMethodWrite, "POST": s.aclAuthMethodWrite})
-	s.handle(mux, "/v1/acl/auth-method/{name}", methods{
-		"GET": s.aclAuthMethodRead, "PUT": s.aclAuthMethodWrite, "POST": s.aclAuthMethodWrite, "DELETE": s.aclAuthMethodDelete,
-	})
-	s.handle(mux, "/v1/acl/binding-rules", methods{"GET": s.aclBindingRuleList})
-	s.handle(mux, "/v1/acl/binding-rule", methods{"PUT": s.aclBindingRuleWrite, "POST": s.aclBindingRuleWrite})
-	s.handle(mux, "/v1/acl/binding-rule/{id}", methods{
-		"GET": s.aclBindingRuleRead, "PUT": s.aclBindingRuleWrite, "POST": s.aclBindingRuleWrite, "DELETE": s.aclBindingRuleDelete,
-	})
-	s.handle(mux, "/v1/acl/login", methods{"PUT": s.aclLogin, "POST": s.aclLogin})
-}
-
 func (s *HTTPServer) aclAuthMethodList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
 	return read(s, w, "ACL.ListAuthMethods", &args, func(reply *nomad.AuthMethodListResponse) (any, error) {

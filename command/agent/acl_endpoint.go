@@ -7,29 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerACLRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/acl/bootstrap", methods{"PUT": s.aclBootstrap, "POST": s.aclBootstrap})
-	s.handle(mux, "/v1/acl/policies", methods{"GET": s.aclPolicyList})
-	s.handle(mux, "/v1/acl/policy/self", methods{"GET": s.aclPolicySelf})
-	s.handle(mux, "/v1/acl/policy/{name}", methods{
-		"GET": s.aclPolicyRead, "PUT": s.aclPolicyWrite, "POST": s.aclPolicyWrite, "DELETE": s.aclPolicyDelete,
-	})
-	s.handle(mux, "/v1/acl/tokens", methods{"GET": s.aclTokenList})
-	s.handle(mux, "/v1/acl/token", methods{"PUT": s.aclTokenWrite, "POST": s.aclTokenWrite})
-	s.handle(mux, "/v1/acl/token/self", methods{"GET": s.aclTokenSelf})
-	s.handle(mux, "/v1/acl/token/onetime", methods{"PUT": s.aclOneTimeTokenCreate, "POST": s.aclOneTimeTokenCreate})
-	s.handle(mux, "/v1/acl/token/onetime/exchange", methods{"PUT": s.aclOneTimeTokenExchange, "POST": s.aclOneTimeTokenExchange})
-	s.handle(mux, "/v1/acl/token/{accessor}", methods{
-		"GET": s.aclTokenRead, "PUT": s.aclTokenWrite, "POST": s.aclTokenWrite, "DELETE": s.aclTokenDelete,
-	})
-	s.handle(mux, "/v1/acl/roles", methods{"GET": s.aclRoleList})
-	s.handle(mux, "/v1/acl/role", methods{"PUT": s.aclRoleWrite, "POST": s.aclRoleWrite})
-	s.handle(mux, "/v1/acl/role/name/{name}", methods{"GET": s.aclRoleReadByName})
-	s.handle(mux, "/v1/acl/role/{id}", methods{
-		"GET": s.aclRoleRead, "PUT": s.aclRoleWrite, "POST": s.aclRoleWrite, "DELETE": s.aclRoleDelete,
-	})
-}
-
 func (s *HTTPServer) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args nomad.BootstrapRequest
 	if err := decodeOptionalBody(r, &args); err != nil {

@@ -7,12 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerACLIdentityRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/acl/identity/client-introduction-token", methods{
-		"PUT": s.aclClientIntroductionToken, "POST": s.aclClientIntroductionToken,
-	})
-}
-
 // aclClientIntroductionToken signs a client introduction token (node write).
 func (s *HTTPServer) aclClientIntroductionToken(_ http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.ACLIdentityClientIntroductionTokenRequest

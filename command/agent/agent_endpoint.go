@@ -14,12 +14,6 @@ import (
 // act on this agent's own gossip pool, as upstream's do, so they call the server in process
 // rather than forwarding to the leader.
 
-func (s *HTTPServer) registerAgentRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/agent/members", methods{"GET": s.agentMembers})
-	s.handle(mux, "/v1/agent/join", methods{"PUT": s.agentJoin, "POST": s.agentJoin})
-	s.handle(mux, "/v1/agent/force-leave", methods{"PUT": s.agentForceLeave, "POST": s.agentForceLeave})
-}
-
 // member describes this agent: its gossip member, or, for a server without gossip (a dev
 // agent with Raft in memory), the member it would be.
 func (s *HTTPServer) member() *api.AgentMember {

@@ -16,11 +16,6 @@ import (
 
 // The agent's host data (what `nomad operator debug` collects) and its client's server list.
 
-func (s *HTTPServer) registerAgentHostRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/agent/host", methods{"GET": s.agentHost})
-	s.handle(mux, "/v1/agent/servers", methods{"GET": s.agentServersList, "PUT": s.agentServersSet, "POST": s.agentServersSet})
-}
-
 // hostData is api.HostData plus the uptime, which upstream's shape lacks; clients ignore the
 // extra field.
 type hostData struct {

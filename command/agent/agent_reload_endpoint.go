@@ -6,10 +6,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerAgentReloadRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/agent/reload", methods{"PUT": s.agentReload, "POST": s.agentReload})
-}
-
 // agentReload does what SIGHUP does: it reads the tls block's certificate and key files
 // again for HTTPS, the RPC port and the client's connections. It needs agent:write. A
 // failure leaves the certificates in use and is a 500 saying which file failed.

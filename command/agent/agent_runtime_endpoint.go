@@ -24,15 +24,6 @@ import (
 // CPU for as long as it runs.
 const maxProfileSeconds = 300
 
-func (s *HTTPServer) registerAgentRuntimeRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/agent/health", methods{"GET": s.agentHealth})
-	s.handle(mux, "/v1/agent/pprof/{profile}", methods{"GET": s.agentPprof})
-	s.handle(mux, "/v1/agent/schedulers", methods{"GET": s.agentSchedulers})
-	s.handle(mux, "/v1/agent/schedulers/config", methods{
-		"GET": s.agentSchedulerConfig, "PUT": s.agentSchedulerConfigWrite, "POST": s.agentSchedulerConfigWrite,
-	})
-}
-
 // agentHealth answers whether this agent's server has a leader and its client reaches the
 // servers; an unhealthy agent answers 500 with the same body, as upstream.
 func (s *HTTPServer) agentHealth(w http.ResponseWriter, _ *http.Request) (any, error) {

@@ -6,12 +6,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerAllocRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/allocations", methods{"GET": s.allocList})
-	s.handle(mux, "/v1/allocation/{id}", methods{"GET": s.allocRead})
-	s.handle(mux, "/v1/allocation/{id}/stop", methods{"PUT": s.allocStop, "POST": s.allocStop})
-}
-
 // allocStop stops an allocation so that the scheduler replaces it; ?no_shutdown_delay=true
 // skips the tasks' shutdown delay, ?reschedule=true marks it for rescheduling too.
 func (s *HTTPServer) allocStop(w http.ResponseWriter, r *http.Request) (any, error) {

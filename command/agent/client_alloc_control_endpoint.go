@@ -18,14 +18,6 @@ import (
 // the allocation, then acts on its own client or relays the request to the allocation's node
 // over the same stream hop as exec and logs (client_streams.go).
 
-func (s *HTTPServer) registerClientAllocControlRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/client/allocation/{alloc_id}/signal", methods{"PUT": s.allocSignal, "POST": s.allocSignal})
-	s.handle(mux, "/v1/client/allocation/{alloc_id}/restart", methods{"PUT": s.allocRestart, "POST": s.allocRestart})
-	s.handle(mux, "/v1/client/allocation/{alloc_id}/stats", methods{"GET": s.allocStats})
-	s.handle(mux, "/v1/client/allocation/{alloc_id}/checks", methods{"GET": s.allocChecks})
-	s.handle(mux, "/v1/client/stats", methods{"GET": s.clientStats})
-}
-
 // registerStreamedAllocControlRoutes are the same operations as a server relays them to the
 // node that runs the allocation: already authorized, nothing is asked again.
 func (s *HTTPServer) registerStreamedAllocControlRoutes(mux routeMux) {
@@ -65,6 +57,21 @@ func (s *HTTPServer) clientAlloc(r *http.Request, capability string) (*structs.A
 	return alloc, nil
 }
 
+// atAllocClient authorizes capability on the request's allocation (clientAlloc) and runs
+// local when this agent's client runs it, or relays the request, with body (nil for none), to
+// the node that does.
+func (s *HTTPServer) atAllocClient(w http.ResponseWriter, r *http.Request, capability string, body any, local func(alloc *structs.Allocation) (any, error)) (any, error) {
+	alloc, err := s.clientAlloc(r, capability)
+	var remote *remoteNodeError
+	if errors.As(err, &remote) {
+		return s.relayToNode(w, r, remote.alloc.NodeID, body)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return local(alloc)
+}
+
 func (s *HTTPServer) allocSignal(w http.ResponseWriter, r *http.Request) (any, error) {
 	var req api.AllocSignalRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -73,18 +80,12 @@ func (s *HTTPServer) allocSignal(w http.ResponseWriter, r *http.Request) (any, e
 	if req.Signal == "" {
 		return nil, structs.BadRequest("missing Signal: the signal to send, such as SIGHUP")
 	}
-	alloc, err := s.clientAlloc(r, acl.NamespaceCapabilityAllocLifecycle)
-	var remote *remoteNodeError
-	if errors.As(err, &remote) {
-		return s.relayToNode(w, r, remote.alloc.NodeID, &req)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := s.agent.Client().SignalTask(alloc.ID, req.Task, req.Signal); err != nil {
-		return nil, err
-	}
-	return struct{}{}, nil
+	return s.atAllocClient(w, r, acl.NamespaceCapabilityAllocLifecycle, &req, func(alloc *structs.Allocation) (any, error) {
+		if err := s.agent.Client().SignalTask(alloc.ID, req.Task, req.Signal); err != nil {
+			return nil, err
+		}
+		return struct{}{}, nil
+	})
 }
 
 func (s *HTTPServer) allocRestart(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -92,44 +93,26 @@ func (s *HTTPServer) allocRestart(w http.ResponseWriter, r *http.Request) (any, 
 	if err := decodeOptionalBody(r, &req); err != nil {
 		return nil, err
 	}
-	alloc, err := s.clientAlloc(r, acl.NamespaceCapabilityAllocLifecycle)
-	var remote *remoteNodeError
-	if errors.As(err, &remote) {
-		return s.relayToNode(w, r, remote.alloc.NodeID, &req)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := s.agent.Client().RestartTask(alloc.ID, req.TaskName, req.AllTasks); err != nil {
-		return nil, err
-	}
-	return struct{}{}, nil
+	return s.atAllocClient(w, r, acl.NamespaceCapabilityAllocLifecycle, &req, func(alloc *structs.Allocation) (any, error) {
+		if err := s.agent.Client().RestartTask(alloc.ID, req.TaskName, req.AllTasks); err != nil {
+			return nil, err
+		}
+		return struct{}{}, nil
+	})
 }
 
 func (s *HTTPServer) allocStats(w http.ResponseWriter, r *http.Request) (any, error) {
-	alloc, err := s.clientAlloc(r, acl.NamespaceCapabilityReadJob)
-	var remote *remoteNodeError
-	if errors.As(err, &remote) {
-		return s.relayToNode(w, r, remote.alloc.NodeID, nil)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s.agent.Client().AllocStats(alloc.ID)
+	return s.atAllocClient(w, r, acl.NamespaceCapabilityReadJob, nil, func(alloc *structs.Allocation) (any, error) {
+		return s.agent.Client().AllocStats(alloc.ID)
+	})
 }
 
 // allocChecks are the latest results of the allocation's nomad service checks, read from the
 // client that runs them (api.AllocCheckStatuses).
 func (s *HTTPServer) allocChecks(w http.ResponseWriter, r *http.Request) (any, error) {
-	alloc, err := s.clientAlloc(r, acl.NamespaceCapabilityReadJob)
-	var remote *remoteNodeError
-	if errors.As(err, &remote) {
-		return s.relayToNode(w, r, remote.alloc.NodeID, nil)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s.agent.Client().Checks(alloc.ID)
+	return s.atAllocClient(w, r, acl.NamespaceCapabilityReadJob, nil, func(alloc *structs.Allocation) (any, error) {
+		return s.agent.Client().Checks(alloc.ID)
+	})
 }
 
 // clientStats are the host statistics of this agent's node, or, with node_id, of that node

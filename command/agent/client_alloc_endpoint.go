@@ -35,10 +35,6 @@ const (
 // able to run commands through a browser that can reach the agent.
 var execUpgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096}
 
-func (s *HTTPServer) registerClientAllocRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/client/allocation/{alloc_id}/exec", methods{"GET": s.allocExec})
-}
-
 // execRequest is one alloc exec request, parsed.
 type execRequest struct {
 	allocID   string
@@ -73,11 +69,7 @@ func parseExecRequest(r *http.Request) (*execRequest, error) {
 	if len(req.command) == 0 || req.command[0] == "" {
 		return nil, structs.BadRequest("invalid command: the array is empty or names no program")
 	}
-	var err error
-	if req.tty, err = boolQuery(r, "tty"); err != nil {
-		return nil, err
-	}
-	if req.handshake, err = boolQuery(r, "ws_handshake"); err != nil {
+	if err := parseQuery(r, queryParam{"tty", &req.tty}, queryParam{"ws_handshake", &req.handshake}); err != nil {
 		return nil, err
 	}
 	return req, nil

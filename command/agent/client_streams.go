@@ -273,16 +273,8 @@ func (s *HTTPServer) streamedSnapshot(w http.ResponseWriter, r *http.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	offset, err := int64Query(r, "offset")
-	if err != nil {
-		return nil, err
-	}
-	limit, err := int64Query(r, "limit")
-	if err != nil {
-		return nil, err
-	}
-	maxBytes, err := int64Query(r, "max")
-	if err != nil {
+	var offset, limit, maxBytes int64
+	if err := parseQuery(r, queryParam{"offset", &offset}, queryParam{"limit", &limit}, queryParam{"max", &maxBytes}); err != nil {
 		return nil, err
 	}
 	// Built in memory first: an error half-way must be an error status, not a short chunk

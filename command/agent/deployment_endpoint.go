@@ -7,17 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerDeploymentRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/deployments", methods{"GET": s.deploymentList})
-	s.handle(mux, "/v1/deployment/{id}", methods{"GET": s.deploymentRead})
-	s.handle(mux, "/v1/deployment/allocations/{id}", methods{"GET": s.deploymentAllocations})
-	s.handle(mux, "/v1/deployment/fail/{id}", methods{"PUT": s.deploymentFail, "POST": s.deploymentFail})
-	s.handle(mux, "/v1/deployment/pause/{id}", methods{"PUT": s.deploymentPause, "POST": s.deploymentPause})
-	s.handle(mux, "/v1/deployment/promote/{id}", methods{"PUT": s.deploymentPromote, "POST": s.deploymentPromote})
-	s.handle(mux, "/v1/deployment/allocation-health/{id}", methods{"PUT": s.deploymentAllocHealth, "POST": s.deploymentAllocHealth})
-	s.handle(mux, "/v1/deployment/unblock/{id}", methods{"PUT": s.deploymentUnblock, "POST": s.deploymentUnblock})
-}
-
 func (s *HTTPServer) deploymentList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentListRequest{QueryOptions: queryOptions(r)}
 	return read(s, w, "Deployment.List", &args, func(reply *structs.DeploymentListResponse) (any, error) {

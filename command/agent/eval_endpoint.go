@@ -7,13 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerEvalRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/evaluations", methods{"GET": s.evalList, "DELETE": s.evalDelete})
-	s.handle(mux, "/v1/evaluations/count", methods{"GET": s.evalCount})
-	s.handle(mux, "/v1/evaluation/{id}", methods{"GET": s.evalRead})
-	s.handle(mux, "/v1/evaluation/{id}/allocations", methods{"GET": s.evalAllocations})
-}
-
 // evalDelete deletes the evaluations the body names ({"EvalIDs": [...]}), as upstream.
 func (s *HTTPServer) evalDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args nomad.EvalDeleteUserRequest

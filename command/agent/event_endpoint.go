@@ -15,10 +15,6 @@ import (
 // know it is alive.
 const defaultEventHeartbeat = 30 * time.Second
 
-func (s *HTTPServer) registerEventRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/event/stream", methods{"GET": s.eventStream})
-}
-
 // parseTopics reads repeated topic=Topic[:Key] parameters; no parameter means every topic.
 func parseTopics(values []string) (map[structs.Topic][]string, error) {
 	if len(values) > structs.EventStreamMaxTopicKeys {

@@ -6,14 +6,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// Event sinks (ours): receivers the leader POSTs selected events to, signed, at least once.
-// Every route needs a management token.
-func (s *HTTPServer) registerEventSinkRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/event/sinks", methods{"GET": s.eventSinkList})
-	s.handle(mux, "/v1/event/sink/{id}", methods{"GET": s.eventSinkRead, "PUT": s.eventSinkWrite, "POST": s.eventSinkWrite,
-		"DELETE": s.eventSinkDelete})
-}
-
 // eventSinkView is a sink as the API shows it: the secret is never part of it.
 type eventSinkView struct {
 	ID               string

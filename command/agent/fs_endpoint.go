@@ -24,15 +24,6 @@ const (
 	logFrameSize = 64 << 10
 )
 
-func (s *HTTPServer) registerFSRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/client/fs/logs/{alloc_id}", methods{"GET": s.allocLogs})
-	s.handle(mux, "/v1/client/fs/ls/{alloc_id}", methods{"GET": s.fsHandler(fsRouteList)})
-	s.handle(mux, "/v1/client/fs/stat/{alloc_id}", methods{"GET": s.fsHandler(fsRouteStat)})
-	s.handle(mux, "/v1/client/fs/cat/{alloc_id}", methods{"GET": s.fsHandler(fsRouteCat)})
-	s.handle(mux, "/v1/client/fs/readat/{alloc_id}", methods{"GET": s.fsHandler(fsRouteReadAt)})
-	s.handle(mux, "/v1/client/fs/stream/{alloc_id}", methods{"GET": s.fsHandler(fsRouteStream)})
-}
-
 // logRequest is one logs request, parsed.
 type logRequest struct {
 	allocID string
@@ -54,13 +45,10 @@ func parseLogRequest(r *http.Request) (*logRequest, error) {
 	if req.logType != "stdout" && req.logType != "stderr" {
 		return nil, structs.BadRequest("invalid log type %q: the type parameter is stdout or stderr", req.logType)
 	}
+	if err := parseQuery(r, queryParam{"follow", &req.follow}, queryParam{"plain", &req.plain}); err != nil {
+		return nil, err
+	}
 	var err error
-	if req.follow, err = boolQuery(r, "follow"); err != nil {
-		return nil, err
-	}
-	if req.plain, err = boolQuery(r, "plain"); err != nil {
-		return nil, err
-	}
 	if req.fromEnd, err = originIsEnd(r); err != nil {
 		return nil, err
 	}

@@ -7,10 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerJobDispatchRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/job/{id}/dispatch", methods{"PUT": s.jobDispatch, "POST": s.jobDispatch})
-}
-
 // jobDispatch creates a child of a parameterized job. The body is an api.JobDispatchRequest
 // (payload base64 in JSON); the idempotency token comes from the idempotency_token query
 // parameter, where the official client puts it.

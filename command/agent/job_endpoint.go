@@ -9,24 +9,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerJobRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/jobs", methods{"GET": s.jobList, "PUT": s.jobsRegister, "POST": s.jobsRegister})
-	s.handle(mux, "/v1/jobs/statuses", methods{"GET": s.jobStatuses, "POST": s.jobStatuses, "PUT": s.jobStatuses})
-	s.handle(mux, "/v1/jobs/parse", methods{"PUT": s.jobsParse, "POST": s.jobsParse})
-	s.handle(mux, "/v1/job/{id}", methods{"GET": s.jobRead, "PUT": s.jobUpdate, "POST": s.jobUpdate, "DELETE": s.jobDeregister})
-	s.handle(mux, "/v1/job/{id}/versions", methods{"GET": s.jobVersions})
-	s.handle(mux, "/v1/job/{id}/versions/{tag}/tag", methods{"PUT": s.jobTag, "POST": s.jobTag, "DELETE": s.jobTag})
-	s.handle(mux, "/v1/job/{id}/summary", methods{"GET": s.jobSummary})
-	s.handle(mux, "/v1/job/{id}/stable", methods{"PUT": s.jobStable, "POST": s.jobStable})
-	s.handle(mux, "/v1/job/{id}/revert", methods{"PUT": s.jobRevert, "POST": s.jobRevert})
-	s.handle(mux, "/v1/job/{id}/scale", methods{"GET": s.jobScaleStatus, "PUT": s.jobScale, "POST": s.jobScale})
-	s.handle(mux, "/v1/job/{id}/evaluations", methods{"GET": s.jobEvaluations})
-	s.handle(mux, "/v1/job/{id}/allocations", methods{"GET": s.jobAllocations})
-	s.handle(mux, "/v1/job/{id}/deployment", methods{"GET": s.jobDeployment})
-	s.handle(mux, "/v1/job/{id}/deployments", methods{"GET": s.jobDeployments})
-	s.handle(mux, "/v1/job/{id}/promote", methods{"PUT": s.jobPromote, "POST": s.jobPromote})
-}
-
 // jobID is the {id} path segment. ServeMux has already unescaped it (a%2Fb is "a/b"), so
 // unescaping again would corrupt IDs that contain '%'.
 func jobID(r *http.Request) string { return r.PathValue("id") }
@@ -153,17 +135,8 @@ func (s *HTTPServer) jobRead(w http.ResponseWriter, r *http.Request) (any, error
 
 func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobDeregisterRequest{JobID: jobID(r), WriteRequest: writeRequest(r)}
-	var err error
-	if args.Purge, err = boolQuery(r, "purge"); err != nil {
-		return nil, err
-	}
-	if args.Global, err = boolQuery(r, "global"); err != nil {
-		return nil, err
-	}
-	if args.NoShutdownDelay, err = boolQuery(r, "no_shutdown_delay"); err != nil {
-		return nil, err
-	}
-	if args.EvalPriority, err = intQuery(r, "eval_priority"); err != nil {
+	if err := parseQuery(r, queryParam{"purge", &args.Purge}, queryParam{"global", &args.Global},
+		queryParam{"no_shutdown_delay", &args.NoShutdownDelay}, queryParam{"eval_priority", &args.EvalPriority}); err != nil {
 		return nil, err
 	}
 	return writeQueryIndexed(s, w, "Job.Deregister", &args, wholeReply[structs.JobDeregisterResponse])

@@ -7,11 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerJobEvalRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/job/{id}/evaluate", methods{"PUT": s.jobEvaluate, "POST": s.jobEvaluate})
-	s.handle(mux, "/v1/job/{id}/periodic/force", methods{"PUT": s.jobPeriodicForce, "POST": s.jobPeriodicForce})
-}
-
 // jobEvaluate creates a new evaluation of the job; the body (optional) is a
 // JobEvaluateRequest.
 func (s *HTTPServer) jobEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {

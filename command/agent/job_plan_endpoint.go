@@ -7,11 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerJobPlanRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/job/{id}/plan", methods{"PUT": s.jobPlan, "POST": s.jobPlan})
-	s.handle(mux, "/v1/validate/job", methods{"PUT": s.jobValidate, "POST": s.jobValidate})
-}
-
 // serverJob turns a job from a request body into the stored form, as registerJob does: the
 // request's namespace and the agent's region fill what the job leaves empty, then the client
 // library's defaults. It returns the write request with the job's namespace.

@@ -6,11 +6,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerJobProtectionRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/job/{id}/protection", methods{"GET": s.jobProtectionRead, "PUT": s.jobProtectionWrite, "POST": s.jobProtectionWrite})
-	s.handle(mux, "/v1/job/{id}/purge-plan", methods{"GET": s.jobPurgePlan})
-}
-
 // jobProtectionBody is the body of PUT /v1/job/:id/protection.
 type jobProtectionBody struct {
 	Protected bool

@@ -7,10 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerJobSubmissionRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/job/{id}/submission", methods{"GET": s.jobSubmission})
-}
-
 // jobSubmission answers the source a version (?version=N, required) of the job was registered
 // from.
 func (s *HTTPServer) jobSubmission(w http.ResponseWriter, r *http.Request) (any, error) {

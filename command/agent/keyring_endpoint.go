@@ -9,15 +9,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerKeyringRoutes(mux *http.ServeMux) {
-	// No ACL, as upstream: verifiers of workload identities fetch the public keys anonymously.
-	s.handle(mux, "/.well-known/jwks.json", methods{"GET": s.jwks})
-	// Management only, as upstream.
-	s.handle(mux, "/v1/operator/keyring/keys", methods{"GET": s.keyringList})
-	s.handle(mux, "/v1/operator/keyring/rotate", methods{"PUT": s.keyringRotate, "POST": s.keyringRotate})
-	s.handle(mux, "/v1/operator/keyring/key/{id}", methods{"DELETE": s.keyringDelete})
-}
-
 // keyringList answers the root keys' metadata.
 func (s *HTTPServer) keyringList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.KeyringListRequest{QueryOptions: queryOptions(r)}

@@ -116,11 +116,6 @@ var promHandler = promhttp.HandlerFor(prometheus.DefaultGatherer, promhttp.Handl
 	ErrorHandling: promhttp.ContinueOnError,
 })
 
-func (s *HTTPServer) registerMetricsRoutes(mux *http.ServeMux) {
-	// Upstream requires no ACL for metrics: they carry names and numbers, no secrets.
-	s.handle(mux, "/v1/metrics", methods{"GET": s.metrics})
-}
-
 func (s *HTTPServer) metrics(w http.ResponseWriter, r *http.Request) (any, error) {
 	switch format := r.URL.Query().Get("format"); format {
 	case "":

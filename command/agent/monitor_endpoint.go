@@ -19,10 +19,6 @@ const (
 	monitorHeartbeat = 10 * time.Second
 )
 
-func (s *HTTPServer) registerMonitorRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/agent/monitor", methods{"GET": s.agentMonitor})
-}
-
 // agentMonitor streams this agent's log lines at log_level (default info) and above, as
 // upstream's route does: JSON stream frames whose Data is the formatted line ("{}" is a
 // heartbeat), or the lines alone with plain=true; log_json=true formats them as JSON. With
@@ -65,12 +61,8 @@ func (s *HTTPServer) monitorLocal(w http.ResponseWriter, r *http.Request) (any, 
 			return nil, structs.BadRequest("Unknown log level: %s", raw)
 		}
 	}
-	logJSON, err := boolQuery(r, "log_json")
-	if err != nil {
-		return nil, err
-	}
-	plain, err := boolQuery(r, "plain")
-	if err != nil {
+	var logJSON, plain bool
+	if err := parseQuery(r, queryParam{"log_json", &logJSON}, queryParam{"plain", &plain}); err != nil {
 		return nil, err
 	}
 	root, ok := s.agent.logger.(hclog.InterceptLogger)

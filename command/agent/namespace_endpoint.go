@@ -7,15 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerNamespaceRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/namespaces", methods{"GET": s.namespaceList})
-	// The client library creates with PUT /v1/namespace, the name only in the body.
-	s.handle(mux, "/v1/namespace", methods{"PUT": s.namespaceUpsert, "POST": s.namespaceUpsert})
-	s.handle(mux, "/v1/namespace/{name}", methods{
-		"GET": s.namespaceRead, "PUT": s.namespaceUpsert, "POST": s.namespaceUpsert, "DELETE": s.namespaceDelete,
-	})
-}
-
 var errNamespaceNotFound = &structs.CodedError{Code: http.StatusNotFound, Msg: "namespace not found", Err: structs.ErrNotFound}
 
 func (s *HTTPServer) namespaceList(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -6,18 +6,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerNodeRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/nodes", methods{"GET": s.nodeList})
-	s.handle(mux, "/v1/node/{id}", methods{"GET": s.nodeRead})
-	// One wildcard for the node's sub-resources, not /v1/node/{id}/allocations: that pattern
-	// and /v1/node/pool/{name} would both match /v1/node/pool/allocations with neither more
-	// specific, which ServeMux refuses. /v1/node/pool/{name} is more specific than this one,
-	// so pool paths reach the pool handlers (TestRoutes_ReachTheirHandlers).
-	// One pattern for every /v1/node/:id/<sub>: Go's mux refuses /v1/node/{id}/drain beside
-	// /v1/node/pool/{name} (neither is more specific), so the subresource picks the handler.
-	s.handle(mux, "/v1/node/{id}/{sub}", methods{"GET": s.nodeSubresource, "PUT": s.nodeSubresource, "POST": s.nodeSubresource})
-}
-
 // nodeSubresource serves GET /v1/node/:id/allocations; any other sub-path is unknown.
 func (s *HTTPServer) nodeSubresource(w http.ResponseWriter, r *http.Request) (any, error) {
 	var m methods
@@ -45,12 +33,8 @@ func (s *HTTPServer) nodeSubresource(w http.ResponseWriter, r *http.Request) (an
 // nodeList lists nodes; ?os=true adds their attributes and ?resources=true their resources,
 // as upstream.
 func (s *HTTPServer) nodeList(w http.ResponseWriter, r *http.Request) (any, error) {
-	withOS, err := boolQuery(r, "os")
-	if err != nil {
-		return nil, err
-	}
-	withResources, err := boolQuery(r, "resources")
-	if err != nil {
+	var withOS, withResources bool
+	if err := parseQuery(r, queryParam{"os", &withOS}, queryParam{"resources", &withResources}); err != nil {
 		return nil, err
 	}
 	args := structs.NodeListRequest{WithOS: withOS, WithResources: withResources, QueryOptions: queryOptions(r)}

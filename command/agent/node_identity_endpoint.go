@@ -12,11 +12,6 @@ import (
 // renewal with node write. Like the metadata routes, the agent answers for its own client or
 // relays to the node's (the token itself is never shown).
 
-func (s *HTTPServer) registerNodeIdentityRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/client/identity", methods{"GET": s.nodeIdentityGet})
-	s.handle(mux, "/v1/client/identity/renew", methods{"POST": s.nodeIdentityRenew, "PUT": s.nodeIdentityRenew})
-}
-
 // registerStreamedNodeIdentityRoutes serve the same, relayed by a server: already authorized.
 func (s *HTTPServer) registerStreamedNodeIdentityRoutes(mux routeMux) {
 	mux.Handle("/v1/client/identity", s.wrap(getOnly(func(_ http.ResponseWriter, _ *http.Request) (any, error) {

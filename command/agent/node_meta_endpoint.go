@@ -15,10 +15,6 @@ import (
 // client stores the change and registers its node again, so the servers' Node.Meta (and the
 // constraints that read it) follow.
 
-func (s *HTTPServer) registerNodeMetaRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/client/metadata", methods{"GET": s.nodeMetaRead, "POST": s.nodeMetaApply, "PUT": s.nodeMetaApply})
-}
-
 // registerStreamedNodeMetaRoutes serve the same, relayed by a server: already authorized.
 func (s *HTTPServer) registerStreamedNodeMetaRoutes(mux routeMux) {
 	mux.Handle("/v1/client/metadata", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {

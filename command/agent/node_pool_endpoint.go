@@ -7,15 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerNodePoolRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/node/pools", methods{"GET": s.nodePoolList, "PUT": s.nodePoolUpsert, "POST": s.nodePoolUpsert})
-	s.handle(mux, "/v1/node/pool/{name}", methods{
-		"GET": s.nodePoolRead, "PUT": s.nodePoolUpsert, "POST": s.nodePoolUpsert, "DELETE": s.nodePoolDelete,
-	})
-	s.handle(mux, "/v1/node/pool/{name}/jobs", methods{"GET": s.nodePoolJobs})
-	s.handle(mux, "/v1/node/pool/{name}/nodes", methods{"GET": s.nodePoolNodes})
-}
-
 func (s *HTTPServer) nodePoolJobs(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodePoolJobsRequest{Name: r.PathValue("name"), QueryOptions: queryOptions(r)}
 	return read(s, w, "NodePool.ListJobs", &args, func(reply *structs.JobListResponse) (any, error) {

@@ -12,16 +12,6 @@ import (
 // The operator's Raft and autopilot routes. Bodies use api's types on the wire, whose JSON
 // spells durations as strings ("200ms").
 
-func (s *HTTPServer) registerOperatorRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/operator/raft/configuration", methods{"GET": s.operatorRaftConfiguration})
-	s.handle(mux, "/v1/operator/raft/peer", methods{"DELETE": s.operatorRaftRemovePeer})
-	s.handle(mux, "/v1/operator/raft/transfer-leadership", methods{"PUT": s.operatorRaftTransferLeadership, "POST": s.operatorRaftTransferLeadership})
-	s.handle(mux, "/v1/operator/autopilot/configuration", methods{
-		"GET": s.operatorAutopilotGet, "PUT": s.operatorAutopilotSet, "POST": s.operatorAutopilotSet,
-	})
-	s.handle(mux, "/v1/operator/autopilot/health", methods{"GET": s.operatorAutopilotHealth})
-}
-
 func (s *HTTPServer) operatorRaftConfiguration(_ http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.RaftConfigurationRequest{QueryOptions: queryOptions(r)}
 	var reply structs.RaftConfigurationResponse

@@ -7,12 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerSchedulerConfigRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/operator/scheduler/configuration", methods{
-		"GET": s.schedulerConfigRead, "PUT": s.schedulerConfigWrite, "POST": s.schedulerConfigWrite,
-	})
-}
-
 func (s *HTTPServer) schedulerConfigRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := queryOptions(r)
 	return read(s, w, "Operator.SchedulerGetConfiguration", &args, func(reply *structs.SchedulerConfigurationResponse) (any, error) {

@@ -13,10 +13,6 @@ import (
 // state.bin, SHA256SUMS) with its SHA-256 in the Digest header, which the official client
 // checks as it reads; PUT restores one. Both need a management token.
 
-func (s *HTTPServer) registerOperatorSnapshotRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/operator/snapshot", methods{"GET": s.operatorSnapshotSave, "PUT": s.operatorSnapshotRestore})
-}
-
 func (s *HTTPServer) operatorSnapshotSave(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.SnapshotSaveRequest{QueryOptions: queryOptions(r)}
 	var reply structs.SnapshotSaveResponse

@@ -11,13 +11,6 @@ import (
 // maxUnixNanoTime is the latest time whose UnixNano is defined.
 var maxUnixNanoTime = time.Unix(0, math.MaxInt64)
 
-func (s *HTTPServer) registerPurgeHistoryRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/jobs/purged", methods{"GET": s.purgeRecordList})
-	s.handle(mux, "/v1/jobs/purged/{id}", methods{"GET": s.purgeRecordRead})
-	s.handle(mux, "/v1/jobs/purged/verify", methods{"GET": s.purgeChainVerify})
-	s.handle(mux, "/v1/jobs/purged/{id}/restore", methods{"PUT": s.purgeRecordRestore, "POST": s.purgeRecordRestore})
-}
-
 func (s *HTTPServer) purgeRecordList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.PurgeRecordListRequest{QueryOptions: queryOptions(r)}
 	if raw := r.URL.Query().Get("since"); raw != "" {

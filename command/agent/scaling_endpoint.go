@@ -7,11 +7,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerScalingRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/scaling/policies", methods{"GET": s.scalingPoliciesList})
-	s.handle(mux, "/v1/scaling/policy/{id}", methods{"GET": s.scalingPolicyRead})
-}
-
 var errScalingPolicyNotFound = structs.NewErrCode(http.StatusNotFound, "scaling policy not found")
 
 func (s *HTTPServer) scalingPoliciesList(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -6,11 +6,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerSearchRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/search", methods{"PUT": s.searchPrefix, "POST": s.searchPrefix})
-	s.handle(mux, "/v1/search/fuzzy", methods{"PUT": s.searchFuzzy, "POST": s.searchFuzzy})
-}
-
 // searchBody is what both searches read from the body; the query options (namespace, token)
 // come from the URL and headers as for every read.
 type searchBody struct {

@@ -6,18 +6,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// Routes of `provider = "nomad"` service registrations. The job and allocation subresources
-// are registered here, next to the rest of the service API, as their own patterns: the mux
-// picks the most specific one, so they neither shadow nor are shadowed by /v1/job/{id} and
-// /v1/allocation/{id} (routes_test.go checks).
-func (s *HTTPServer) registerServiceRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/services", methods{"GET": s.serviceList})
-	s.handle(mux, "/v1/service/{name}", methods{"GET": s.serviceRead})
-	s.handle(mux, "/v1/service/{name}/{id}", methods{"DELETE": s.serviceDelete})
-	s.handle(mux, "/v1/job/{id}/services", methods{"GET": s.jobServices})
-	s.handle(mux, "/v1/allocation/{id}/services", methods{"GET": s.allocServices})
-}
-
 func (s *HTTPServer) serviceList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ServiceRegistrationListRequest{QueryOptions: queryOptions(r)}
 	return read(s, w, "ServiceRegistration.List", &args, func(reply *structs.ServiceRegistrationListResponse) (any, error) {

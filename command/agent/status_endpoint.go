@@ -11,15 +11,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerStatusRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/status/leader", methods{"GET": s.statusLeader})
-	s.handle(mux, "/v1/status/peers", methods{"GET": s.statusPeers})
-	s.handle(mux, "/v1/agent/self", methods{"GET": s.agentSelf})
-	s.handle(mux, "/v1/regions", methods{"GET": s.regions})
-	s.handle(mux, "/v1/system/gc", methods{"PUT": s.systemGC, "POST": s.systemGC})
-	s.handle(mux, "/v1/system/reconcile/summaries", methods{"PUT": s.systemReconcileSummaries, "POST": s.systemReconcileSummaries})
-}
-
 // rpcAddr turns a Raft address into the address clients know the server by. A dev agent's
 // in-memory transport has a synthetic address ("inmem-…"); it is reported as the agent's
 // advertised RPC address, as upstream reports host:port.

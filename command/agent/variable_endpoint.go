@@ -11,13 +11,6 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-func (s *HTTPServer) registerVariableRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/vars", methods{"GET": s.variablesList})
-	s.handle(mux, "/v1/var/{path...}", methods{
-		"GET": s.variableRead, "PUT": s.variablePut, "DELETE": s.variableDelete,
-	})
-}
-
 func (s *HTTPServer) variablesList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.VariablesListRequest{QueryOptions: queryOptions(r)}
 	return read(s, w, "Variables.List", &args, func(reply *structs.VariablesListResponse) (any, error) {

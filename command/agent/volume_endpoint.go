@@ -10,16 +10,6 @@ import (
 // one out.
 var errNoCSI = structs.NewErrCode(http.StatusNotImplemented, "CSI volumes and plugins are not supported by this server")
 
-func (s *HTTPServer) registerVolumeRoutes(mux *http.ServeMux) {
-	s.handle(mux, "/v1/volumes", methods{"GET": s.volumeList})
-	s.handle(mux, "/v1/volume/{type}/{id}", methods{
-		"GET": s.volumeRead, "PUT": s.volumeWrite, "POST": s.volumeWrite, "DELETE": s.volumeWrite,
-	})
-	s.handle(mux, "/v1/volume/{type}/{id}/{action}", methods{"PUT": s.volumeWrite, "POST": s.volumeWrite, "DELETE": s.volumeWrite})
-	s.handle(mux, "/v1/plugins", methods{"GET": s.pluginList})
-	s.handle(mux, "/v1/plugin/{type}/{id}", methods{"GET": s.pluginRead})
-}
-
 func (s *HTTPServer) volumeList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.VolumeListRequest{Type: r.URL.Query().Get("type"), QueryOptions: queryOptions(r)}
 	return s.csiList(w, "Volume.List", &args)

@@ -44,24 +44,7 @@ func NewFSM(logger hclog.Logger, config state.Config, commitHook state.CommitHoo
 	}
 	f := &FSM{logger: logger, stateConfig: config, commitHook: commitHook, handlers: map[structs.MessageType]commandHandler{}}
 	f.store.Store(store)
-	f.registerJobCommands()
-	f.registerEvalCommands()
-	f.registerNamespaceCommands()
-	f.registerACLCommands()
-	f.registerACLAuthCommands()
-	f.registerPurgeHistoryCommands()
-	f.registerNodeCommands()
-	f.registerNodeLifecycleCommands()
-	f.registerAllocCommands()
-	f.registerKeyringCommands()
-	f.registerDeploymentCommands()
-	f.registerAutopilotCommands()
-	f.registerVariableCommands()
-	f.registerNodePoolCommands()
-	f.registerSchedulerConfigCommands()
-	f.registerServiceRegistrationCommands()
-	f.registerSystemCommands()
-	f.registerEventSinkCommands()
+	f.registerCommands()
 	return f, nil
 }
 

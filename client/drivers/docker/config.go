@@ -55,15 +55,8 @@ var configKeys = map[string]bool{
 
 // parseConfig reads and checks a task's config block.
 func parseConfig(raw map[string]any) (*taskConfig, error) {
-	var unknown []string
-	for k := range raw {
-		if !configKeys[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, fmt.Errorf("docker: unknown config key %q (this driver knows %s)", unknown[0], strings.Join(knownKeys(), ", "))
+	if k, ok := drivers.UnknownKey(raw, configKeys); ok {
+		return nil, fmt.Errorf("docker: unknown config key %q (this driver knows %s)", k, strings.Join(knownKeys(), ", "))
 	}
 	c := &taskConfig{}
 	var err error

@@ -185,14 +185,9 @@ func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
 		}
 	}()
 	// Open the log files first: a task whose logs cannot be written does not start.
-	stdout, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StdoutPath)
+	stdout, stderr, err := drivers.OpenTaskLogs(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("docker: opening stdout file: %w", err)
-	}
-	stderr, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StderrPath)
-	if err != nil {
-		_ = stdout.Close()
-		return nil, fmt.Errorf("docker: opening stderr file: %w", err)
+		return nil, fmt.Errorf("docker: %w", err)
 	}
 	closeLogs := func() { _ = stdout.Close(); _ = stderr.Close() }
 

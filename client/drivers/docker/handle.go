@@ -118,17 +118,11 @@ func (h *handle) Kill(timeout time.Duration) error {
 		if e := h.d.cli.ContainerKill(ctx, h.id, sig); e != nil && !strings.Contains(e.Error(), "is not running") {
 			err = fmt.Errorf("docker: signalling container with %s: %w", sig, e)
 		}
-		go func() {
-			t := time.NewTimer(timeout)
-			defer t.Stop()
-			select {
-			case <-h.done:
-			case <-t.C:
-				kctx, kcancel := context.WithTimeout(context.Background(), apiTimeout)
-				defer kcancel()
-				_ = h.d.cli.ContainerKill(kctx, h.id, "SIGKILL")
-			}
-		}()
+		drivers.KillAfter(h.done, timeout, func() {
+			kctx, kcancel := context.WithTimeout(context.Background(), apiTimeout)
+			defer kcancel()
+			_ = h.d.cli.ContainerKill(kctx, h.id, "SIGKILL")
+		})
 	})
 	return err
 }

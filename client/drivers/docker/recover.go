@@ -33,14 +33,9 @@ func (d *Driver) Recover(cfg *drivers.TaskConfig, st *drivers.HandleState) (driv
 		return nil, fmt.Errorf("docker: inspecting container: %w", err)
 	}
 	since := lastWrite(cfg.StdoutPath, cfg.StderrPath)
-	stdout, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StdoutPath)
+	stdout, stderr, err := drivers.OpenTaskLogs(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("docker: opening stdout file: %w", err)
-	}
-	stderr, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StderrPath)
-	if err != nil {
-		_ = stdout.Close()
-		return nil, fmt.Errorf("docker: opening stderr file: %w", err)
+		return nil, fmt.Errorf("docker: %w", err)
 	}
 	opts := container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true}
 	if !since.IsZero() {

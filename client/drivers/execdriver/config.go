@@ -5,7 +5,6 @@ import (
 	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/nomadfork/nomad/client/drivers"
@@ -64,15 +63,8 @@ type taskConfig struct {
 var configKeys = map[string]bool{"command": true, "args": true, "pids_limit": true, "cap_add": true, "cap_drop": true}
 
 func parseConfig(raw map[string]any) (*taskConfig, error) {
-	var unknown []string
-	for k := range raw {
-		if !configKeys[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, fmt.Errorf("exec: unknown config key %q (this driver knows args, cap_add, cap_drop, command, pids_limit)", unknown[0])
+	if k, ok := drivers.UnknownKey(raw, configKeys); ok {
+		return nil, fmt.Errorf("exec: unknown config key %q (this driver knows args, cap_add, cap_drop, command, pids_limit)", k)
 	}
 	c := &taskConfig{}
 	var err error

@@ -114,7 +114,7 @@ func (h *Handle) State() TaskState { return h.state }
 // waitShim waits for the shim this run started, then reports the task's end.
 func (h *Handle) waitShim(onExit func()) {
 	err := h.shim.Wait()
-	h.finish(onExit, waitResult(err))
+	h.finish(onExit, drivers.WaitResult(err))
 }
 
 // watchShim polls a re-attached shim until it ends (the agent is not its parent: no wait
@@ -170,15 +170,7 @@ func (h *Handle) Kill(timeout time.Duration) error {
 		if e := h.signalShim(h.killSignal); e != nil {
 			err = fmt.Errorf("exec: signalling task: %w", e)
 		}
-		go func() {
-			t := time.NewTimer(timeout)
-			defer t.Stop()
-			select {
-			case <-h.done:
-			case <-t.C:
-				h.cg.kill()
-			}
-		}()
+		drivers.KillAfter(h.done, timeout, h.cg.kill)
 	})
 	return err
 }
@@ -216,22 +208,4 @@ func processStartTicks(pid int) (uint64, error) {
 		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
 	return strconv.ParseUint(fields[19], 10, 64)
-}
-
-// waitResult turns what exec.Cmd.Wait returned into an exit result.
-func waitResult(err error) *drivers.ExitResult {
-	res := &drivers.ExitResult{}
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exitErr):
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Signal = int(ws.Signal())
-		} else {
-			res.ExitCode = exitErr.ExitCode()
-		}
-	default:
-		res.Err = err
-	}
-	return res
 }

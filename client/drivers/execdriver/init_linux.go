@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/nomadfork/nomad/client/drivers"
 	"golang.org/x/sys/unix"
 )
 
@@ -455,18 +456,7 @@ func joinTask(c *initConfig) (int, error) {
 			_ = cmd.Process.Signal(s)
 		}
 	}()
-	err = cmd.Wait()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &exitErr):
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
-		}
-		return exitErr.ExitCode(), nil
-	}
-	return 0, err
+	return drivers.ExitCode(cmd.Wait())
 }
 
 // handOverTerminal makes the command the terminal's foreground process group, when the

@@ -13,19 +13,7 @@ func (d *Driver) Recover(cfg *drivers.TaskConfig, st *drivers.HandleState) (driv
 	if st == nil || st.PID <= 0 || st.ExitFile == "" || len(st.Cgroups) == 0 {
 		return nil, drivers.ErrTaskNotFound
 	}
-	host, err := d.host()
-	if err != nil {
-		return nil, err
-	}
-	c, err := parseConfig(cfg.Config)
-	if err != nil {
-		return nil, err
-	}
-	sig, err := parseSignal(cfg.KillSignal)
-	if err != nil {
-		return nil, err
-	}
-	ic, err := d.initConfig(cfg, c)
+	host, _, sig, ic, err := d.prepare(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func runShim() {
 			_ = cmd.Process.Signal(s)
 		}
 	}()
-	res := waitResult(cmd.Wait())
+	res := drivers.WaitResult(cmd.Wait())
 	// A task that survived the OOM kill of one of its processes and exited 0 succeeded.
 	if !res.Successful() && cg.oomKills() > 0 {
 		res.OOMKilled = true

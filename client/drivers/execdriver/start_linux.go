@@ -42,30 +42,13 @@ const selfExe = "/proc/self/exe"
 // cgroup and sent its configuration, builds the chroot, drops to the task's user and
 // executes the command. Start returns once the command runs, or with why it could not.
 func (d *Driver) Start(cfg *drivers.TaskConfig) (drivers.TaskHandle, error) {
-	host, err := d.host()
+	host, c, sig, ic, err := d.prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c, err := parseConfig(cfg.Config)
+	stdout, stderr, err := drivers.OpenTaskLogs(cfg)
 	if err != nil {
-		return nil, err
-	}
-	sig, err := parseSignal(cfg.KillSignal)
-	if err != nil {
-		return nil, err
-	}
-	ic, err := d.initConfig(cfg, c)
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StdoutPath)
-	if err != nil {
-		return nil, fmt.Errorf("exec: opening stdout file: %w", err)
-	}
-	stderr, err := drivers.OpenTaskLog(cfg.AllocDir, cfg.StderrPath)
-	if err != nil {
-		_ = stdout.Close()
-		return nil, fmt.Errorf("exec: opening stderr file: %w", err)
+		return nil, fmt.Errorf("exec: %w", err)
 	}
 	closeLogs := func() { _ = stdout.Close(); _ = stderr.Close() }
 	cg, err := host.create(cgroupName(cfg.AllocID, cfg.TaskName), cfg.Resources)
@@ -234,6 +217,28 @@ func startInit(cg *taskCgroup, ic *initConfig, stdout, stderr *os.File) (*exec.C
 		return abort(fmt.Errorf("exec: %s", msg))
 	}
 	return cmd, nil
+}
+
+// prepare reads what Start and Recover both need of a task: the host's cgroups, its driver
+// configuration, its kill signal and its init's configuration.
+func (d *Driver) prepare(cfg *drivers.TaskConfig) (*cgroupHost, *taskConfig, syscall.Signal, *initConfig, error) {
+	host, err := d.host()
+	if err != nil {
+		return nil, nil, 0, nil, err
+	}
+	c, err := parseConfig(cfg.Config)
+	if err != nil {
+		return nil, nil, 0, nil, err
+	}
+	sig, err := parseSignal(cfg.KillSignal)
+	if err != nil {
+		return nil, nil, 0, nil, err
+	}
+	ic, err := d.initConfig(cfg, c)
+	if err != nil {
+		return nil, nil, 0, nil, err
+	}
+	return host, c, sig, ic, nil
 }
 
 // initConfig builds the init's configuration: the chroot's mounts, the task's user and its
