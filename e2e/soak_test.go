@@ -284,6 +284,8 @@ name      = %q
 data_dir  = %q
 bind_addr = %q
 log_level = "INFO"
+# The profiles under /debug/pprof/ are how a slope the report flags is traced to its cause.
+enable_debug = true
 ports {
   http = %d
   rpc  = %d

@@ -97,6 +97,85 @@ func (s *Server) runJobGC(force bool, forcedBy *structs.Actor) (int, error) {
 	return removed, flush()
 }
 
+// evalGCBatch bounds the evaluations removed by one Raft entry, well under maxEvalDelete.
+const evalGCBatch = 1024
+
+// evalGCEligible reports whether the GC may remove eval at t. job is the evaluation's job
+// (nil once purged or collected) and allocs are the allocations the evaluation placed. Only a
+// finished evaluation qualifies, once it has been finished for threshold (any time, when
+// forced), and only when every allocation it placed is finished too: the evaluation explains
+// them. A batch job's evaluations stay with the job, as its allocations do (the job GC
+// removes them together): they are the record of what ran.
+func evalGCEligible(eval *structs.Evaluation, job *structs.Job, allocs []*structs.Allocation, threshold time.Duration, t time.Time, force bool) bool {
+	if !eval.TerminalStatus() {
+		return false
+	}
+	if job != nil && (job.Type == structs.JobTypeBatch || job.Type == structs.JobTypeSysBatch) {
+		return false
+	}
+	for _, a := range allocs {
+		if !a.TerminalStatus() {
+			return false
+		}
+	}
+	if force {
+		return true
+	}
+	finished := eval.ModifyTime
+	if finished == 0 {
+		finished = eval.CreateTime
+	}
+	return t.Sub(time.Unix(0, finished)) >= threshold
+}
+
+// runEvalGC removes eligible evaluations through Raft in batches. Without it every
+// evaluation ever made stays in the state (and in every snapshot), long after its job was
+// purged: the servers' memory grows with the number of job changes.
+func (s *Server) runEvalGC(force bool) (int, error) {
+	store := s.State()
+	evals, err := store.Evals(nil, structs.AllNamespacesSentinel, "")
+	if err != nil {
+		return 0, err
+	}
+	t := time.Now()
+	var batch []string
+	removed := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		_, err := s.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: batch})
+		if err == nil {
+			removed += len(batch)
+		}
+		batch = nil
+		return err
+	}
+	for _, eval := range evals {
+		if !eval.TerminalStatus() {
+			continue
+		}
+		job, err := store.JobByID(nil, eval.Namespace, eval.JobID)
+		if err != nil {
+			return removed, err
+		}
+		allocs, err := store.AllocsByEval(nil, eval.ID)
+		if err != nil {
+			return removed, err
+		}
+		if !evalGCEligible(eval, job, allocs, s.config.EvalGCThreshold, t, force) {
+			continue
+		}
+		batch = append(batch, eval.ID)
+		if len(batch) == evalGCBatch {
+			if err := flush(); err != nil {
+				return removed, err
+			}
+		}
+	}
+	return removed, flush()
+}
+
 // nodeGCBatch bounds the nodes removed by one Raft entry.
 const nodeGCBatch = 64
 
@@ -162,8 +241,9 @@ type System struct {
 	srv *Server
 }
 
-// systemGarbageCollect forces a job GC and a node GC now, ignoring their thresholds but
-// keeping tagged and scaled-to-zero jobs and nodes that are not down. Management only; the
+// systemGarbageCollect forces a job GC, a node GC and an evaluation GC now, ignoring their
+// thresholds but keeping tagged and scaled-to-zero jobs, nodes that are not down, and
+// evaluations whose allocations still run. Management only; the
 // forcing token is named in the purge records and events.
 var systemGarbageCollect = write("System.GarbageCollect", spec[structs.WriteRequest, structs.GenericResponse]{
 	Authorize: management[structs.WriteRequest]("force garbage collection"),
@@ -172,6 +252,9 @@ var systemGarbageCollect = write("System.GarbageCollect", spec[structs.WriteRequ
 			return err
 		}
 		if _, err := c.srv.runNodeGC(true); err != nil {
+			return err
+		}
+		if _, err := c.srv.runEvalGC(true); err != nil {
 			return err
 		}
 		reply.Index = c.srv.State().LatestIndex()

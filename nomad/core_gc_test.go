@@ -3,6 +3,7 @@ package nomad
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +131,86 @@ func TestNodeGC_RemovesDownNodes(t *testing.T) {
 		must.NoError(t, err)
 		must.Eq(t, want, node != nil, must.Sprintf("node %s", id))
 	}
+}
+
+func TestEvalGCEligible(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	eval := func(status string, ago time.Duration) *structs.Evaluation {
+		return &structs.Evaluation{ID: "e1", Status: status, ModifyTime: now.Add(-ago).UnixNano()}
+	}
+	service := mock.JobWithID("web")
+	batch := mock.JobWithID("report")
+	batch.Type = structs.JobTypeBatch
+	done := &structs.Allocation{DesiredStatus: structs.AllocDesiredStatusStop, ClientStatus: structs.AllocClientStatusComplete}
+	running := &structs.Allocation{DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusRunning}
+	cases := []struct {
+		name   string
+		eval   *structs.Evaluation
+		job    *structs.Job
+		allocs []*structs.Allocation
+		force  bool
+		want   bool
+	}{
+		{name: "purged job's finished eval past the threshold", eval: eval(structs.EvalStatusComplete, 2*time.Hour), want: true},
+		{name: "service job's finished eval past the threshold", eval: eval(structs.EvalStatusFailed, 2*time.Hour), job: service, allocs: []*structs.Allocation{done}, want: true},
+		{name: "finished within the threshold", eval: eval(structs.EvalStatusComplete, time.Minute)},
+		{name: "forced ignores the threshold", eval: eval(structs.EvalStatusCancelled, time.Minute), force: true, want: true},
+		{name: "pending eval is kept", eval: eval(structs.EvalStatusPending, 2*time.Hour), force: true},
+		{name: "blocked eval is kept", eval: eval(structs.EvalStatusBlocked, 2*time.Hour), force: true},
+		{name: "an allocation it placed still runs", eval: eval(structs.EvalStatusComplete, 2*time.Hour), job: service, allocs: []*structs.Allocation{running}, force: true},
+		{name: "batch job's evals stay with the job", eval: eval(structs.EvalStatusComplete, 2*time.Hour), job: batch, force: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.Eq(t, tc.want, evalGCEligible(tc.eval, tc.job, tc.allocs, time.Hour, now, tc.force))
+		})
+	}
+}
+
+// The soak's churn: jobs registered and purged over and over. Each cycle leaves finished
+// evaluations behind; the scheduled GC must bring the count back to zero, or the state (and
+// the servers' memory) grows with every job ever run. The threshold keeps recent ones.
+func TestEvalGC_CollectsPurgedJobsEvaluations(t *testing.T) {
+	// A scheduler finishes the deregistrations' evaluations, as on a real server.
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1; c.EvalGCThreshold = time.Hour })
+	const cycles = 20
+	for i := 0; i < cycles; i++ {
+		id := fmt.Sprintf("churn-%d", i)
+		registerJob(t, srv, "", mock.JobWithID(id))
+		var dr structs.JobDeregisterResponse
+		must.NoError(t, srv.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: id, Purge: true,
+			WriteRequest: structs.WriteRequest{Namespace: "default"}}, &dr))
+	}
+	finished := func() int {
+		evals, err := srv.State().Evals(nil, structs.AllNamespacesSentinel, "")
+		must.NoError(t, err)
+		n := 0
+		for _, e := range evals {
+			if e.TerminalStatus() {
+				n++
+			}
+		}
+		must.Eq(t, len(evals), n, must.Sprint("every evaluation of a purged job ends"))
+		return n
+	}
+	waitFor(t, 10*time.Second, func() bool {
+		evals, err := srv.State().Evals(nil, structs.AllNamespacesSentinel, "")
+		must.NoError(t, err)
+		for _, e := range evals {
+			if !e.TerminalStatus() {
+				return false
+			}
+		}
+		return true
+	})
+	must.GreaterEq(t, cycles, finished())
+
+	// Within the threshold: kept.
+	srv.collectGarbage()
+	must.GreaterEq(t, cycles, finished())
+
+	// Past it: all gone, through Raft (every server's state drops them).
+	srv.config.EvalGCThreshold = time.Nanosecond
+	srv.collectGarbage()
+	must.Zero(t, finished())
 }

@@ -135,6 +135,11 @@ func (s *Server) collectGarbage() {
 	} else if n > 0 {
 		s.logger.Info("node GC removed down nodes", "count", n)
 	}
+	if n, err := s.runEvalGC(false); err != nil {
+		s.logger.Error("evaluation GC failed", "error", err)
+	} else if n > 0 {
+		s.logger.Debug("evaluation GC removed evaluations", "count", n)
+	}
 }
 
 func (s *Server) reapExpired() {
