@@ -485,7 +485,8 @@ func (s *Server) raftApplyResponse(t structs.MessageType, msg any) (uint64, any,
 			return 0, nil, err
 		}
 	}
-	future := s.raft.Apply(buf, raftApplyTimeout)
+	// The stamp travels with the entry to every FSM, which refuses an entry newer than it.
+	future := s.raft.ApplyLog(raft.Log{Data: buf, Extensions: structs.EntryExtensions()}, raftApplyTimeout)
 	if err := future.Error(); err != nil {
 		return 0, nil, raftApplyError(err)
 	}

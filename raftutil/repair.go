@@ -1,6 +1,7 @@
 package raftutil
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/nomadfork/nomad/structs"
 )
 
 // raftStableKeys are the keys hashicorp/raft keeps in its stable store: the term and vote must
@@ -49,6 +51,9 @@ func (o *Offline) Skip(index uint64, now time.Time) (*Repair, error) {
 	st := o.CheckEntry(index)
 	if st.Err == nil {
 		return nil, fmt.Errorf("entry %d is intact; skipping it would lose a write", index)
+	}
+	if errors.Is(st.Err, structs.ErrEntryNewerSchema) {
+		return nil, fmt.Errorf("entry %d is not damaged but written by a newer release; skipping it would lose a write: %w", index, st.Err)
 	}
 	if st.LogType == raft.LogConfiguration {
 		return nil, fmt.Errorf("entry %d is a configuration entry: it cannot be skipped; truncate the log from it instead", index)

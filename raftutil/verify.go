@@ -57,6 +57,11 @@ func checkEntry(r logReader, index, prevTerm uint64) Status {
 	case l.Type == raft.LogConfiguration:
 		st.Err = checkConfiguration(l.Data)
 	case l.Type == raft.LogCommand && len(l.Data) > 0:
+		// Checked first: a newer release's entry may not decode here, and it is not damage.
+		if _, err := structs.EntrySchemaVersion(l.Extensions); err != nil {
+			st.Err = err
+			return st
+		}
 		e, err := structs.CheckEntry(l.Data)
 		st.MsgType, st.Checksum, st.Legacy, st.Err = e.Type.String(), e.Checksum, !e.Checksummed, err
 		if errors.Is(err, structs.ErrEntryChecksum) || errors.Is(err, structs.ErrEntryMalformed) {
@@ -113,6 +118,10 @@ func VerifyLog(walDir string, segs []types.SegmentInfo, logs raft.LogStore, stab
 	var prevTerm uint64
 	for i := first; i <= last; i++ {
 		st := checkEntry(logs, i, prevTerm)
+		if errors.Is(st.Err, structs.ErrEntryNewerSchema) {
+			// Not Damage: repairing would throw away a write the cluster committed.
+			return fmt.Errorf("raft log entry at index %d in %s: %w", i, fileFor(walDir, segs, i), st.Err)
+		}
 		if st.Err != nil {
 			return &Damage{File: fileFor(walDir, segs, i), Index: i, Reason: st.Err.Error()}
 		}

@@ -21,15 +21,18 @@ type migration struct {
 	// Row rewrites, in place, the generic form (msgpack decoded into map[string]any) of one
 	// row of table.
 	Row func(table string, row map[string]any) error
+	// Entry rewrites, in place, the generic form of the request of one log entry of message
+	// type t. Nil is the identity, as for Row.
+	Entry func(t structs.MessageType, req map[string]any) error
 }
 
 // migrations[v] migrates from schema version v to v+1; there is one for every version below
 // structs.SchemaVersion (TestPersistedSchema checks it). Appending a migration is the other
 // half of bumping the version.
 //
-// Log entries written before a bump are not migrated yet: until one is needed, a bump must
-// also give the log entry framing a schema field (structs.EncodeEntry) so the FSM can tell
-// which entries to migrate.
+// Log entries carry the version they were written at (structs.EntrySchemaVersion; those
+// written before the stamp are version 1) and the FSM passes an older one through the
+// Entry steps of the path (MigrateEntry).
 var migrations = []migration{
 	legacySchemaVersion: {Why: "the schema record was added; the rows are those of version 1"},
 }
@@ -78,4 +81,42 @@ func (m *rowMigrator) decode(dec *codec.Decoder, table string, row any) error {
 		return err
 	}
 	return structs.Decode(buf.Bytes(), row)
+}
+
+// MigrateEntry rewrites the msgpack request of a log entry of message type t, written at
+// schema version from, into this binary's version.
+func MigrateEntry(from int, t structs.MessageType, payload []byte) ([]byte, error) {
+	return migrateEntry(from, structs.SchemaVersion, migrations, t, payload)
+}
+
+func migrateEntry(from, current int, all []migration, t structs.MessageType, payload []byte) ([]byte, error) {
+	if from > current {
+		return nil, fmt.Errorf("the entry has schema version %d, newer than this binary's %d", from, current)
+	}
+	if from < 1 || len(all) < current {
+		return nil, fmt.Errorf("no migration from schema version %d to %d", from, current)
+	}
+	var steps []migration
+	for _, step := range all[from:current] {
+		if step.Entry != nil {
+			steps = append(steps, step)
+		}
+	}
+	if len(steps) == 0 {
+		return payload, nil
+	}
+	var generic map[string]any
+	if err := structs.Decode(payload, &generic); err != nil {
+		return nil, err
+	}
+	for _, step := range steps {
+		if err := step.Entry(t, generic); err != nil {
+			return nil, fmt.Errorf("migration (%s): %w", step.Why, err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := codec.NewEncoder(&buf, structs.MsgpackHandle).Encode(generic); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

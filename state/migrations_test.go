@@ -90,3 +90,36 @@ func TestRestore_MigratesOlderRows(t *testing.T) {
 		must.ErrorContains(t, err, "no migration from schema version 1 to 3")
 	})
 }
+
+func TestMigrateEntry(t *testing.T) {
+	payload := encodeStream(t, &structs.VarApplyStateRequest{Op: "set"})
+	// Nothing to rewrite at this version: the entry is passed on unchanged.
+	got, err := MigrateEntry(1, structs.VarApplyStateRequestType, payload)
+	must.NoError(t, err)
+	must.Eq(t, payload, got)
+
+	path := []migration{
+		{Why: "snapshot schema record"},
+		{Why: "rows only", Row: func(string, map[string]any) error { return nil }},
+		{Why: "Op renamed", Entry: func(mt structs.MessageType, req map[string]any) error {
+			if mt == structs.VarApplyStateRequestType {
+				req["Op"] = "cas"
+			}
+			return nil
+		}},
+	}
+	got, err = migrateEntry(1, 3, path, structs.VarApplyStateRequestType, payload)
+	must.NoError(t, err)
+	var req structs.VarApplyStateRequest
+	must.NoError(t, structs.Decode(got, &req))
+	must.Eq(t, "cas", string(req.Op))
+	// From the last step's version on, the step is not run again.
+	got, err = migrateEntry(3, 3, path, structs.VarApplyStateRequestType, payload)
+	must.NoError(t, err)
+	must.Eq(t, payload, got)
+
+	_, err = migrateEntry(4, 3, path, structs.VarApplyStateRequestType, payload)
+	must.ErrorContains(t, err, "newer than this binary's 3")
+	_, err = migrateEntry(1, 4, path, structs.VarApplyStateRequestType, payload)
+	must.ErrorContains(t, err, "no migration from schema version 1 to 4")
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"reflect"
 	"strings"
 
@@ -38,7 +39,8 @@ var MsgpackHandle = func() *codec.MsgpackHandle {
 // decoder would misread (a field removed or renamed, a kind changed) bumps it and adds a
 // migration from the previous version (state/migrations.go). TestPersistedSchema compares
 // the schema with the one recorded for this version and fails on such a change without a
-// bump. Log entries carry no schema version of their own yet (see state/migrations.go).
+// bump. Every log entry carries the version it was written at in its raft.Log Extensions
+// (EntryExtensions), so a server refuses an entry a newer release wrote.
 const SchemaVersion = 1
 
 // SnapshotSchemaTable is the table name of a snapshot stream's first record, which carries
@@ -93,6 +95,61 @@ func EncodeEntry(t MessageType, msg any) ([]byte, error) {
 	out := buf.Bytes()
 	binary.BigEndian.PutUint32(out[2:entryHeaderSize], crc32.Checksum(out[entryHeaderSize:], castagnoli))
 	return out, nil
+}
+
+// entryExtFormat opens the Extensions of a stamped raft.Log; a uvarint schema version
+// follows. Raft hands Extensions to every FSM unread, next to Data, so the stamp reaches a
+// follower exactly as the leader wrote it, without changing the Data format older releases
+// read.
+const entryExtFormat byte = 1
+
+// legacyEntrySchema is the schema version of an entry without a stamp: one written before
+// entries were stamped, all at version 1.
+const legacyEntrySchema = 1
+
+// ErrEntryNewerSchema is an entry written by a newer release than this binary: applying it
+// could misread it, and skipping it would diverge from the servers that apply it.
+var ErrEntryNewerSchema = errors.New("log entry written by a newer release")
+
+// EntryExtensions is the raft.Log Extensions every new entry is written with: its schema
+// version.
+func EntryExtensions() []byte {
+	return entryExtensions(SchemaVersion)
+}
+
+// EntryExtensionsAt stamps an entry with any schema version: what a newer release writes,
+// for tests.
+func EntryExtensionsAt(schema int) []byte {
+	return entryExtensions(schema)
+}
+
+func entryExtensions(schema int) []byte {
+	return binary.AppendUvarint([]byte{entryExtFormat}, uint64(schema))
+}
+
+// EntrySchemaVersion reads the schema version of an entry from its raft.Log Extensions: the
+// legacy version for none, and ErrEntryNewerSchema for a version above SchemaVersion or a
+// stamp format this binary does not know (only a newer release writes one).
+func EntrySchemaVersion(ext []byte) (int, error) {
+	return entrySchemaVersion(ext, SchemaVersion)
+}
+
+func entrySchemaVersion(ext []byte, current int) (int, error) {
+	if len(ext) == 0 {
+		return legacyEntrySchema, nil
+	}
+	upgrade := fmt.Sprintf("this server's schema version is %d; upgrade this server to the release the other servers run", current)
+	if ext[0] != entryExtFormat {
+		return 0, fmt.Errorf("%w: unknown schema stamp format %d; %s", ErrEntryNewerSchema, ext[0], upgrade)
+	}
+	v, n := binary.Uvarint(ext[1:])
+	if n <= 0 || v == 0 || v > math.MaxInt32 {
+		return 0, fmt.Errorf("%w: malformed schema stamp %x", ErrEntryMalformed, ext)
+	}
+	if int(v) > current {
+		return 0, fmt.Errorf("%w: it has schema version %d; %s", ErrEntryNewerSchema, v, upgrade)
+	}
+	return int(v), nil
 }
 
 // Entry is a parsed log entry: its message type and msgpack payload.

@@ -84,3 +84,31 @@ func TestCheckEntry_Refusals(t *testing.T) {
 		})
 	}
 }
+
+func TestEntrySchemaVersion(t *testing.T) {
+	v, err := EntrySchemaVersion(nil)
+	must.NoError(t, err)
+	must.Eq(t, 1, v, must.Sprint("an entry without a stamp was written at version 1"))
+
+	v, err = EntrySchemaVersion(EntryExtensions())
+	must.NoError(t, err)
+	must.Eq(t, SchemaVersion, v)
+
+	// A binary a version ahead reads what an older one stamped.
+	v, err = entrySchemaVersion(entryExtensions(SchemaVersion), SchemaVersion+1)
+	must.NoError(t, err)
+	must.Eq(t, SchemaVersion, v)
+
+	for name, ext := range map[string][]byte{
+		"newer version":        EntryExtensionsAt(SchemaVersion + 1),
+		"unknown stamp format": {entryExtFormat + 1, 1},
+	} {
+		_, err := EntrySchemaVersion(ext)
+		must.ErrorIs(t, err, ErrEntryNewerSchema, must.Sprint(name))
+		must.StrContains(t, err.Error(), "upgrade this server", must.Sprint(name))
+	}
+	for _, ext := range [][]byte{{entryExtFormat}, {entryExtFormat, 0}, {entryExtFormat, 0x80}} {
+		_, err := EntrySchemaVersion(ext)
+		must.ErrorIs(t, err, ErrEntryMalformed, must.Sprintf("%x", ext))
+	}
+}

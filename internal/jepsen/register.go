@@ -54,6 +54,9 @@ type RegisterInput struct {
 type RegisterOutput struct {
 	Outcome Outcome `json:"outcome"`
 	Value   string  `json:"value,omitempty"`
+	// Index is the ModifyIndex a read saw (0 when the variable does not exist); only the
+	// stale-read check (CheckStale) uses it.
+	Index uint64 `json:"index,omitempty"`
 }
 
 // Op is one recorded operation: who did it, through which server, when (nanoseconds since

@@ -117,6 +117,15 @@ func (f *FSM) Apply(log *raft.Log) any {
 	// The server verifies the whole log before Raft starts, so a failure here is damage that
 	// happened while running, or an entry a leader should have refused. Skipping it would let
 	// this server's state diverge from the others', so it stops the server instead.
+	// An entry of a newer schema reaches an older server during a rolling upgrade, when a
+	// newer leader replicates to it. Its encoding may mean something else to this binary, and
+	// skipping it would diverge, so the server stops here; once upgraded it applies the entry.
+	schema, err := structs.EntrySchemaVersion(log.Extensions)
+	if err != nil {
+		msg := fmt.Sprintf("fsm: refusing the log entry at index %d: %v", log.Index, err)
+		f.logger.Error(msg)
+		panic(msg)
+	}
 	entry, err := structs.ParseEntry(log.Data)
 	if err != nil {
 		panic(fmt.Sprintf("fsm: corrupt log entry at index %d: %v", log.Index, err))
@@ -127,7 +136,13 @@ func (f *FSM) Apply(log *raft.Log) any {
 		// it would diverge from the other servers.
 		panic(fmt.Sprintf("fsm: no handler for message type %d at index %d", entry.Type, log.Index))
 	}
-	return h(entry.Payload, log.Index)
+	payload := entry.Payload
+	if schema < structs.SchemaVersion {
+		if payload, err = state.MigrateEntry(schema, entry.Type, payload); err != nil {
+			panic(fmt.Sprintf("fsm: migrating the %s entry at index %d from schema version %d: %v", entry.Type, log.Index, schema, err))
+		}
+	}
+	return h(payload, log.Index)
 }
 
 // decode reads an entry body or panics: an entry that does not decode is log corruption, and

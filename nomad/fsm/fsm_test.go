@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -152,4 +153,43 @@ func TestFSM_AnswersReachTheCaller(t *testing.T) {
 	err, ok := resp.(error)
 	must.True(t, ok, must.Sprintf("response %#v", resp))
 	must.Eq(t, 400, structs.ErrorCode(err))
+}
+
+// A server of an older release receives, during a rolling upgrade, entries a newer leader
+// wrote. It must not apply what it may misread, nor skip it (its state would diverge): it
+// stops, saying to upgrade it.
+func TestFSM_RefusesEntryOfNewerSchema(t *testing.T) {
+	f := testFSM(t)
+	buf, err := structs.EncodeEntry(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mock.JobWithID("newer")})
+	must.NoError(t, err)
+	func() {
+		defer func() {
+			r := recover()
+			must.NotNil(t, r, must.Sprint("the FSM applied an entry of a newer schema"))
+			msg := r.(string)
+			must.StrContains(t, msg, "index 42")
+			must.StrContains(t, msg, "written by a newer release")
+			must.StrContains(t, msg, "schema version 2")
+			must.StrContains(t, msg, "upgrade this server")
+		}()
+		f.Apply(&raft.Log{Index: 42, Type: raft.LogCommand, Data: buf, Extensions: structs.EntryExtensionsAt(structs.SchemaVersion + 1)})
+	}()
+	got, err := f.State().JobByID(nil, "default", "newer")
+	must.NoError(t, err)
+	must.Nil(t, got)
+}
+
+// Entries written before the stamp (every data dir of release 0.1.0 and older) and stamped
+// ones of this version apply alike.
+func TestFSM_AppliesStampedAndUnstampedEntries(t *testing.T) {
+	f := testFSM(t)
+	for i, ext := range [][]byte{nil, structs.EntryExtensions(), structs.EntryExtensionsAt(structs.SchemaVersion)} {
+		id := fmt.Sprintf("job-%d", i)
+		buf, err := structs.EncodeEntry(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: mock.JobWithID(id)})
+		must.NoError(t, err)
+		must.Nil(t, f.Apply(&raft.Log{Index: uint64(10 + i), Type: raft.LogCommand, Data: buf, Extensions: ext}))
+		got, err := f.State().JobByID(nil, "default", id)
+		must.NoError(t, err)
+		must.NotNil(t, got, must.Sprintf("entry with extensions %x not applied", ext))
+	}
 }
