@@ -145,7 +145,8 @@ func soakPercentile(ds []time.Duration, p float64) time.Duration {
 // soakMetric is how one resource is judged: a lifetime fails when the fitted line climbs
 // faster than the larger of floor and share×median per hour, by more than minRise over the
 // window (a short window's slope extrapolates a heap still settling), the climb is clear
-// (r² ≥ soakMinR2) rather than noise, and both halves of the window climb (not one step). The floors are well above what a steady
+// (r² ≥ soakMinR2) rather than noise, and three quarters of the window climb (not a step or
+// two). The floors are well above what a steady
 // process drifts (a Raft log growing until its next snapshot, a heap settling) and well below
 // a leak of one goroutine, descriptor or few KiB per call of the churn (thousands an hour).
 type soakMetric struct {
@@ -180,13 +181,19 @@ func soakJudge(m soakMetric, xsHours, ys []float64, span, minWindow time.Duratio
 	if !tr.judged || tr.slope <= tr.bound || tr.r2 < soakMinR2 || tr.slope*span.Hours() <= m.minRise {
 		return tr
 	}
-	// A leak climbs all along; one step (a leadership change moving work to this server,
-	// subscribers reconnecting to it after a kill) lifts the whole line's slope too, but
-	// leaves one half of the window flat.
-	h := len(xsHours) / 2
-	first, _ := soakFit(xsHours[:h], ys[:h])
-	second, _ := soakFit(xsHours[h:], ys[h:])
-	tr.leaking = first > tr.bound/2 && second > tr.bound/2
+	// A leak climbs all along; a step (a leadership change starting the leader's duties on
+	// this server, the clients' connections moving to it after a kill) lifts the whole
+	// line's slope too, but only in the quarter of the window it falls in. Two such steps
+	// (clients arriving, then leadership) leave two quarters flat; a leak climbs in at least
+	// three.
+	climbing := 0
+	for q := 0; q < 4; q++ {
+		lo, hi := q*len(xsHours)/4, (q+1)*len(xsHours)/4
+		if slope, _ := soakFit(xsHours[lo:hi], ys[lo:hi]); slope > tr.bound/2 {
+			climbing++
+		}
+	}
+	tr.leaking = climbing >= 3
 	return tr
 }
 
@@ -476,6 +483,21 @@ func TestSoakJudge(t *testing.T) {
 			}
 			return 180 + noise(i)
 		}, span: 30 * time.Minute},
+		{name: "two steps: the clients' connections arrive, then leadership", metric: goroutines, f: func(i int) float64 {
+			switch {
+			case i > 3*n/5:
+				return 75 + noise(i)/3
+			case i > n/5:
+				return 53 + noise(i)/3
+			}
+			return 44 + noise(i)/3
+		}, span: 30 * time.Minute},
+		{name: "a leak with a step on top", metric: goroutines, f: func(i int) float64 {
+			if i > n/2 {
+				return 210 + float64(i)*8 + noise(i)
+			}
+			return 180 + float64(i)*8 + noise(i)
+		}, span: 30 * time.Minute, leaking: true},
 		{name: "the same climb over a lifetime too short", metric: goroutines, f: func(i int) float64 { return 180 + float64(i)*8 }, span: time.Minute},
 		{name: "RSS settling by 10 MiB", metric: rss, f: func(i int) float64 { return 90 + 10*(1-math.Exp(-float64(i)/20)) + noise(i)/4 }, span: 30 * time.Minute},
 		{name: "RSS settling by 10 MiB in a short window", metric: rss, f: func(i int) float64 { return 90 + 300*minutes(i) + noise(i)/8 }, span: 2 * time.Minute, minWindow: time.Minute},
