@@ -37,6 +37,8 @@ func answer(resp *http.Response, err error) (jepsen.Outcome, []byte, string) {
 	switch {
 	case resp.StatusCode == 200:
 		return jepsen.OK, text, ""
+	case resp.StatusCode == http.StatusInsufficientStorage:
+		return jepsen.Refused, text, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		return jepsen.Fail, text, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	}

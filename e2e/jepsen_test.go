@@ -304,9 +304,8 @@ func lifeCounts(history []jepsen.LifeOp) lifeCount {
 	return c
 }
 
-// fullDiskAnswers counts the writes refused for a full disk. A 507 is taken as an unknown
-// outcome, like any 5xx: taken as "did not happen", one run's history was not linearizable
-// (see README, "Proving it"), which is open.
+// fullDiskAnswers counts the writes refused for a full disk. A 507 is jepsen.Refused: refused
+// before Raft, so it did not happen, and the checker holds the servers to it.
 func fullDiskAnswers(history []jepsen.Op) int {
 	n := 0
 	for _, op := range history {
@@ -730,6 +729,8 @@ func (jc *jepsenCluster) cas(h *labHost, key string, index uint64, value string)
 	switch {
 	case resp.StatusCode == 200:
 		return jepsen.OK, ""
+	case resp.StatusCode == http.StatusInsufficientStorage:
+		return jepsen.Refused, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		return jepsen.Fail, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	}
@@ -808,6 +809,8 @@ func (jc *jepsenCluster) register(h *labHost, id string) (jepsen.Outcome, string
 	switch {
 	case resp.StatusCode == 200:
 		return jepsen.OK, ""
+	case resp.StatusCode == http.StatusInsufficientStorage:
+		return jepsen.Refused, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		return jepsen.Fail, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	}
