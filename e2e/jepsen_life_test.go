@@ -27,7 +27,7 @@ type lifeObject struct {
 	acked, removing bool
 }
 
-// answer turns a write's HTTP answer into an outcome, as cas does (refusedBeforeLog).
+// answer turns a write's HTTP answer into an outcome, as cas does.
 func answer(resp *http.Response, err error) (jepsen.Outcome, []byte, string) {
 	if err != nil {
 		return jepsen.Unknown, nil, err.Error()
@@ -37,7 +37,9 @@ func answer(resp *http.Response, err error) (jepsen.Outcome, []byte, string) {
 	switch {
 	case resp.StatusCode == 200:
 		return jepsen.OK, text, ""
-	case refusedBeforeLog(resp.StatusCode, text):
+	case refusedUnchecked(resp.StatusCode, text):
+		return jepsen.Refused, text, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		return jepsen.Fail, text, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	}
 	return jepsen.Unknown, text, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))

@@ -324,9 +324,8 @@ func lifeCounts(history []jepsen.LifeOp) lifeCount {
 	return c
 }
 
-// fullDiskAnswers counts the writes refused for a full disk. A 507 is taken as an unknown
-// outcome, like any 5xx: taken as "did not happen", one run's history was not linearizable
-// (see README, "Proving it"), which is open.
+// fullDiskAnswers counts the writes refused for a full disk. A 507 is jepsen.Refused: refused
+// before Raft, so it did not happen, and the checker holds the servers to it.
 func fullDiskAnswers(history []jepsen.Op) int {
 	n := 0
 	for _, op := range history {
@@ -748,17 +747,17 @@ func (jc *jepsenCluster) read(h *labHost, key string) (value string, index uint6
 	return "", 0, false, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body)))
 }
 
-// refusedBeforeLog reports whether an answer says the write never reached the Raft log: a
-// 4xx, or a leader still applying the log it was elected with (it refuses every call before
-// judging the token, so the write was not made).
-func refusedBeforeLog(status int, body []byte) bool {
-	return status >= 400 && status < 500 ||
-		status == 500 && strings.HasPrefix(string(body), "Not ready to serve consistent reads")
+// refusedUnchecked reports whether an answer refuses a write before anything was checked or
+// written: a full disk (507) or a leader still applying the log it was elected with. Such a
+// write did not happen and says nothing about the value (jepsen.Refused), unlike a 4xx.
+func refusedUnchecked(status int, body []byte) bool {
+	return status == http.StatusInsufficientStorage ||
+		status == http.StatusInternalServerError && strings.HasPrefix(string(body), "Not ready to serve consistent reads")
 }
 
 // cas writes value to jepsen/<key> if its ModifyIndex is still index (0: it must not exist).
-// Only a 409 (the check refused it), another 4xx or a not-ready leader's refusal is a write
-// that did not happen (refusedBeforeLog); a timeout,
+// Only a 409 (the check refused it), another 4xx, or a refusal before any check
+// (refusedUnchecked) is a write that did not happen; a timeout,
 // a broken connection, a 500 "write outcome unknown" and any other 5xx may have happened
 // (a follower that forwarded the write cannot know whether the leader applied it).
 func (jc *jepsenCluster) cas(h *labHost, key string, index uint64, value string) (jepsen.Outcome, string) {
@@ -776,7 +775,9 @@ func (jc *jepsenCluster) cas(h *labHost, key string, index uint64, value string)
 	switch {
 	case resp.StatusCode == 200:
 		return jepsen.OK, ""
-	case refusedBeforeLog(resp.StatusCode, text):
+	case refusedUnchecked(resp.StatusCode, text):
+		return jepsen.Refused, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		return jepsen.Fail, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	}
 	return jepsen.Unknown, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
@@ -854,7 +855,9 @@ func (jc *jepsenCluster) register(h *labHost, id string) (jepsen.Outcome, string
 	switch {
 	case resp.StatusCode == 200:
 		return jepsen.OK, ""
-	case refusedBeforeLog(resp.StatusCode, text):
+	case refusedUnchecked(resp.StatusCode, text):
+		return jepsen.Refused, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		return jepsen.Fail, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))
 	}
 	return jepsen.Unknown, fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(text)))

@@ -363,7 +363,7 @@ func (s *Server) setupRaft() error {
 			Timeout: 10 * time.Second,
 			Logger:  s.logger.Named("raft-net"),
 		})
-		s.transport, s.raftAddr = trans, trans.LocalAddr()
+		s.transport, s.raftAddr = unpipelinedTransport{trans}, trans.LocalAddr()
 	}
 
 	existing, err := raft.HasExistingState(logs, stable, snaps)

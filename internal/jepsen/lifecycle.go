@@ -130,7 +130,7 @@ var PurgeModel = lifecycleModel("job", "purge record")
 func LifeOperations(history []LifeOp) []porcupine.Operation {
 	ops := make([]porcupine.Operation, 0, len(history))
 	for _, h := range history {
-		if h.Outcome == Fail || (h.Outcome != OK && (h.Kind == ReadObject || h.Kind == ReadRecord)) {
+		if h.Outcome == Fail || h.Outcome == Refused || (h.Outcome != OK && (h.Kind == ReadObject || h.Kind == ReadRecord)) {
 			continue
 		}
 		ret := h.Return

@@ -63,6 +63,9 @@ func TestLifecycle_Histories(t *testing.T) {
 		{"a refused create that shows up", []LifeOp{
 			life(0, "a", Create, Fail, 0, 1), seen(1, "a", ReadObject, true, 2, 3),
 		}, false},
+		{"a create refused for a full disk that shows up", []LifeOp{
+			life(0, "a", Create, Refused, 0, 1), seen(1, "a", ReadObject, true, 2, 3),
+		}, false},
 		{"an unknown remove: still there, then gone for good", []LifeOp{
 			life(0, "a", Create, OK, 0, 1), life(0, "a", Remove, Unknown, 2, 3),
 			seen(1, "a", ReadObject, true, 4, 5), seen(1, "a", ReadObject, false, 6, 7), seen(1, "a", ReadRecord, true, 8, 9),

@@ -37,6 +37,11 @@ const (
 	OK Outcome = "ok"
 	// Fail: the write was refused by its check (409): it did not happen.
 	Fail Outcome = "fail"
+	// Refused: the server refused the write before storing it (507, a full disk): it did not
+	// happen, and unlike Fail it says nothing about the value, since no check was made. Taken
+	// as a Fail, a refused write whose check would have passed was a false "the value had
+	// changed", which made correct histories fail (seed 1796529656834985789).
+	Refused Outcome = "refused"
 	// Unknown: the write timed out, lost its connection or answered "write outcome unknown":
 	// it may have happened, at any moment after its call, or never.
 	Unknown Outcome = "unknown"
@@ -129,12 +134,13 @@ var RegisterModel = porcupine.Model{
 }
 
 // Operations turns the recorded history into porcupine's. A read that did not answer tells
-// nothing and a refused write did nothing, so both are left out; an unknown write keeps its
+// nothing and a write refused before it was stored did nothing, so both are left out; a write
+// refused by its check stays (it says the value had changed); an unknown write keeps its
 // call and gets an open end, so it may take effect at any later moment or never.
 func Operations(history []Op) []porcupine.Operation {
 	ops := make([]porcupine.Operation, 0, len(history))
 	for _, h := range history {
-		if h.Output.Outcome != OK && h.Input.Kind == Read {
+		if (h.Output.Outcome != OK && h.Input.Kind == Read) || h.Output.Outcome == Refused {
 			continue
 		}
 		ret := h.Return

@@ -47,6 +47,15 @@ func TestRegister_Histories(t *testing.T) {
 		{"a refused write is not seen", []Op{
 			cas(0, "k", "", "a", OK, 0, 1), cas(1, "k", "x", "b", Fail, 2, 3), rd(1, "k", "b", 4, 5),
 		}, false},
+		{"a write refused for a full disk says nothing about the value", []Op{
+			cas(0, "k", "", "a", OK, 0, 1), cas(1, "k", "a", "b", Refused, 2, 3), cas(2, "k", "a", "c", OK, 4, 5), rd(1, "k", "c", 6, 7),
+		}, true},
+		{"a write refused for a full disk is not seen", []Op{
+			cas(0, "k", "", "a", OK, 0, 1), cas(1, "k", "a", "b", Refused, 2, 3), rd(1, "k", "b", 4, 5),
+		}, false},
+		{"a write refused for a full disk did not happen later either", []Op{
+			cas(0, "k", "", "a", OK, 0, 1), cas(1, "k", "a", "b", Refused, 2, 3), rd(1, "k", "a", 4, 5), rd(1, "k", "b", 6, 7),
+		}, false},
 		{"an unknown write that happened later", []Op{
 			cas(0, "k", "", "a", OK, 0, 1), cas(1, "k", "a", "b", Unknown, 2, 3), rd(2, "k", "a", 10, 11), rd(2, "k", "b", 12, 13),
 		}, true},

@@ -95,7 +95,7 @@ func SetOperations(history []SetOp) []porcupine.Operation {
 	}
 	ops := make([]porcupine.Operation, 0, len(history))
 	for _, h := range history {
-		if h.Outcome == Fail || (!h.Add && h.Outcome != OK) {
+		if h.Outcome == Fail || h.Outcome == Refused || (!h.Add && h.Outcome != OK) {
 			continue
 		}
 		ret := h.Return

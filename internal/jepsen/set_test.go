@@ -39,6 +39,9 @@ func TestSet_Histories(t *testing.T) {
 		{"a refused add that shows up", []SetOp{
 			add(0, "a", Fail, 0, 1), list(1, []string{"a"}, 2, 3),
 		}, false},
+		{"an add refused for a full disk that shows up", []SetOp{
+			add(0, "a", Refused, 0, 1), list(1, []string{"a"}, 2, 3),
+		}, false},
 		{"an unknown add seen late", []SetOp{
 			add(0, "a", Unknown, 0, 1), list(1, nil, 2, 3), list(1, []string{"a"}, 4, 5),
 		}, true},

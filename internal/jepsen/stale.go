@@ -53,7 +53,7 @@ func CheckStale(history []Op, starts map[string][]int64) error {
 			switch {
 			case !ok:
 				report("%s read %q through %s at %d: no write of that value", key, v, op.Server, op.Call)
-			case w.Output.Outcome == Fail:
+			case w.Output.Outcome == Fail || w.Output.Outcome == Refused:
 				report("%s read %q through %s at %d: the write of it was refused (%s)", key, v, op.Server, op.Call, w.Err)
 			case w.Call > op.Return:
 				report("%s read %q through %s at %d: written only at %d", key, v, op.Server, op.Call, w.Call)

@@ -29,6 +29,9 @@ func TestCheckStale(t *testing.T) {
 		{"a refused write's value", []Op{
 			cas(1, "k", "x", "r", Fail, 4, 5), srd("s1", "k", "r", 30, 6, 7),
 		}, nil, "the write of it was refused"},
+		{"a value whose write a full disk refused", []Op{
+			cas(1, "k", "x", "r", Refused, 4, 5), srd("s1", "k", "r", 30, 6, 7),
+		}, nil, "the write of it was refused"},
 		{"one server going back in time", []Op{
 			srd("s1", "k", "b", 20, 4, 5), srd("s1", "k", "a", 10, 6, 7),
 		}, nil, "k through s1 went back: index 20"},
