@@ -138,16 +138,19 @@ func entrySchemaVersion(ext []byte, current int) (int, error) {
 	if len(ext) == 0 {
 		return legacyEntrySchema, nil
 	}
-	upgrade := fmt.Sprintf("this server's schema version is %d; upgrade this server to the release the other servers run", current)
+	// Built only on a refusal: every entry the FSM applies passes through here.
+	upgrade := func() string {
+		return fmt.Sprintf("this server's schema version is %d; upgrade this server to the release the other servers run", current)
+	}
 	if ext[0] != entryExtFormat {
-		return 0, fmt.Errorf("%w: unknown schema stamp format %d; %s", ErrEntryNewerSchema, ext[0], upgrade)
+		return 0, fmt.Errorf("%w: unknown schema stamp format %d; %s", ErrEntryNewerSchema, ext[0], upgrade())
 	}
 	v, n := binary.Uvarint(ext[1:])
 	if n <= 0 || v == 0 || v > math.MaxInt32 {
 		return 0, fmt.Errorf("%w: malformed schema stamp %x", ErrEntryMalformed, ext)
 	}
 	if int(v) > current {
-		return 0, fmt.Errorf("%w: it has schema version %d; %s", ErrEntryNewerSchema, v, upgrade)
+		return 0, fmt.Errorf("%w: it has schema version %d; %s", ErrEntryNewerSchema, v, upgrade())
 	}
 	return int(v), nil
 }
