@@ -108,31 +108,36 @@ func BenchmarkRegisterWithSubscribers(b *testing.B) {
 func BenchmarkRegisterPurgeConcurrent(b *testing.B) {
 	for _, workers := range []int{1, 8} {
 		b.Run(fmt.Sprintf("clients=%d", workers), func(b *testing.B) {
-			srv := benchServer(b)
-			b.ReportAllocs()
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			per := b.N/workers + 1
-			for w := 0; w < workers; w++ {
-				wg.Add(1)
-				go func(w int) {
-					defer wg.Done()
-					for i := 0; i < per; i++ {
-						id := fmt.Sprintf("job-%d-%d", w, i)
-						registerJobB(b, srv, mock.JobWithID(id))
-						var reply structs.JobDeregisterResponse
-						if err := srv.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: id, Purge: true,
-							WriteRequest: structs.WriteRequest{Namespace: "default"}}, &reply); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}(w)
-			}
-			wg.Wait()
-			b.ReportMetric(float64(per*workers*2)/b.Elapsed().Seconds(), "writes/s")
+			registerPurgeFrom(b, benchServer(b), workers)
 		})
 	}
+}
+
+// registerPurgeFrom registers and purges b.N jobs (or a few more) through srv's endpoints
+// from workers concurrent callers, and reports the writes per second.
+func registerPurgeFrom(b *testing.B, srv *Server, workers int) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	per := b.N/workers + 1
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				id := fmt.Sprintf("job-%d-%d", w, i)
+				registerJobB(b, srv, mock.JobWithID(id))
+				var reply structs.JobDeregisterResponse
+				if err := srv.Endpoints.Job.Deregister(&structs.JobDeregisterRequest{JobID: id, Purge: true,
+					WriteRequest: structs.WriteRequest{Namespace: "default"}}, &reply); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	b.ReportMetric(float64(per*workers*2)/b.Elapsed().Seconds(), "writes/s")
 }
 
 func registerJobB(b *testing.B, srv *Server, job *structs.Job) uint64 {
@@ -151,4 +156,24 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkReplicatedWrites registers and purges jobs through the leader of a 3-server
+// cluster (raft-wal on disk), from 1 and 8 concurrent callers: every write is stored by a
+// majority before it is applied. pipelined=true measures Raft's pipelined replication, which
+// the servers turn off (hashicorp/raft issue 612, see unpipelinedTransport).
+func BenchmarkReplicatedWrites(b *testing.B) {
+	for _, pipelined := range []bool{false, true} {
+		for _, workers := range []int{1, 8} {
+			b.Run(fmt.Sprintf("pipelined=%v/clients=%d", pipelined, workers), func(b *testing.B) {
+				servers := testCluster(b, 3, func(c *Config) {
+					c.DataDir = b.TempDir()
+					c.EventBufferSize = 100
+					c.raftPipelining = pipelined
+				})
+				leader := leaderOf(servers)
+				registerPurgeFrom(b, leader, workers)
+			})
+		}
+	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/shoenig/test/must"
 )
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must.NoError(t, err)
@@ -29,7 +29,7 @@ const testClusterKey = "5NEn9gQSVj1t0aRft5oiXlqXUMOLtueEDpybZxbiFt4="
 
 // testCluster starts n servers that find each other through gossip (retry_join names every
 // serf address) and bootstrap with bootstrap_expect = n.
-func testCluster(t *testing.T, n int, cbs ...func(*Config)) []*Server {
+func testCluster(t testing.TB, n int, cbs ...func(*Config)) []*Server {
 	t.Helper()
 	addrs := make([]string, n)
 	serfAddrs := make([]string, n)

@@ -120,6 +120,9 @@ type Config struct {
 	RaftTrailingLogs      uint64
 	// FastRaft shortens Raft timeouts; for dev agents and tests on one machine.
 	FastRaft bool
+	// raftPipelining turns Raft's pipelined replication back on (see unpipelinedTransport).
+	// Only BenchmarkReplicatedWrites sets it, to measure what turning it off costs.
+	raftPipelining bool
 
 	Logger hclog.Logger
 }

@@ -285,7 +285,7 @@ func TestACL_ExpiredTokenRefusedThenReaped(t *testing.T) {
 	must.ErrorIs(t, err, stream.ErrSubscriptionClosed)
 }
 
-func waitFor(t *testing.T, limit time.Duration, cond func() bool) {
+func waitFor(t testing.TB, limit time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !cond() {

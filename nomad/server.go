@@ -363,7 +363,10 @@ func (s *Server) setupRaft() error {
 			Timeout: 10 * time.Second,
 			Logger:  s.logger.Named("raft-net"),
 		})
-		s.transport, s.raftAddr = unpipelinedTransport{trans}, trans.LocalAddr()
+		s.transport, s.raftAddr = raft.Transport(unpipelinedTransport{trans}), trans.LocalAddr()
+		if s.config.raftPipelining {
+			s.transport = trans
+		}
 	}
 
 	existing, err := raft.HasExistingState(logs, stable, snaps)
