@@ -37,7 +37,8 @@ const (
 	OK Outcome = "ok"
 	// Fail: the write was refused by its check (409): it did not happen.
 	Fail Outcome = "fail"
-	// Refused: the server refused the write before storing it (507, a full disk): it did not
+	// Refused: the server refused the write before storing it (507, a full disk; or 500 "Not
+	// ready to serve consistent reads", a new leader still catching up): it did not
 	// happen, and unlike Fail it says nothing about the value, since no check was made. Taken
 	// as a Fail, a refused write whose check would have passed was a false "the value had
 	// changed", which made correct histories fail (seed 1796529656834985789).
