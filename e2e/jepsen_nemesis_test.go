@@ -23,11 +23,14 @@ type nemesis struct {
 	// How often a kill of "kill-mid-snapshot" and "install-snapshot" landed inside the
 	// snapshot (or only just after it: the line that says it completed came first).
 	midSnapshot, afterSnapshot, midInstall, afterInstall int
+	// held is how many packets the packet-delay faults held back.
+	held uint64
 }
 
 var nemesisKinds = []string{
 	"kill-leader", "kill-random", "pause-leader", "pause-random", "isolate-leader", "majority-minority",
 	"disk-full-leader", "disk-full-random", "kill-mid-snapshot", "install-snapshot",
+	"packet-loss", "packet-delay",
 }
 
 func (n *nemesis) summary() string {
@@ -35,8 +38,8 @@ func (n *nemesis) summary() string {
 	for _, k := range nemesisKinds {
 		parts = append(parts, fmt.Sprintf("%s ×%d", k, n.count[k]))
 	}
-	return fmt.Sprintf("%s; kills: %d while a snapshot was being taken (%d more just after one), %d while a received snapshot was being installed (%d more just after); snapshots installed from a leader over the run: %d",
-		strings.Join(parts, ", "), n.midSnapshot, n.afterSnapshot, n.midInstall, n.afterInstall, n.jc.countLogs(logInstallCompleted))
+	return fmt.Sprintf("%s; kills: %d while a snapshot was being taken (%d more just after one), %d while a received snapshot was being installed (%d more just after); snapshots installed from a leader over the run: %d; packets held back by delays: %d",
+		strings.Join(parts, ", "), n.midSnapshot, n.afterSnapshot, n.midInstall, n.afterInstall, n.jc.countLogs(logInstallCompleted), n.held)
 }
 
 // target is the leader when asked and one is known, else a random server.
@@ -161,13 +164,23 @@ func (n *nemesis) run(ctx context.Context) {
 				n.jc.t.Errorf("nemesis: %v", err)
 			}
 			desc = fmt.Sprintf("partition %s | %s", hostNames(minority), hostNames(majority))
-			heal = func() {
-				for _, s := range n.jc.servers {
-					if err := iptablesIn(s, "-F"); err != nil {
-						n.jc.t.Errorf("nemesis: %v", err)
-					}
-				}
+			heal = n.healNetwork
+		case "packet-loss":
+			share := 0.1 + 0.3*n.rng.Float64()
+			if err := n.jc.dropShare(share); err != nil {
+				n.jc.t.Errorf("nemesis: %v", err)
 			}
+			desc = fmt.Sprintf("%.0f%% of packets between servers lost", 100*share)
+			heal = n.healNetwork
+		case "packet-delay":
+			// Up to 200 ms each way: around the servers' heartbeat timeouts, so leaders are
+			// lost and elections are slow, but a quorum can still be heard.
+			delay := time.Duration(20+n.rng.Intn(180)) * time.Millisecond
+			if err := n.jc.slowDown(delay, delay/2, n.rng.Int63()); err != nil {
+				n.jc.t.Errorf("nemesis: %v", err)
+			}
+			desc = fmt.Sprintf("packets between servers delayed %v (+ up to %v)", delay, delay/2)
+			heal = n.healNetwork
 		}
 		n.count[kind]++
 		n.jc.t.Logf("nemesis: %s", desc)
@@ -175,6 +188,14 @@ func (n *nemesis) run(ctx context.Context) {
 		heal()
 		n.rec.fault(desc, start, n.rec.now())
 	}
+}
+
+func (n *nemesis) healNetwork() {
+	held, err := n.jc.healNetwork()
+	if err != nil {
+		n.jc.t.Errorf("nemesis: %v", err)
+	}
+	n.held += held
 }
 
 func hostNames(hs []*labHost) string {

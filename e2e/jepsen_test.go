@@ -24,6 +24,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/nomadfork/nomad/internal/jepsen"
+	"github.com/nomadfork/nomad/internal/netfault"
 	"github.com/shoenig/test/must"
 )
 
@@ -434,6 +435,8 @@ type jepsenCluster struct {
 	// server process was started (the stale-read check compares reads within one process).
 	clock  func() int64
 	starts map[string][]int64
+	// delayers hold back the servers' packets during a packet-delay fault, by host name.
+	delayers map[string]*netfault.Delayer
 }
 
 func newJepsenCluster(t *testing.T, n int) *jepsenCluster {
@@ -443,7 +446,7 @@ func newJepsenCluster(t *testing.T, n int) *jepsenCluster {
 	jc := &jepsenCluster{
 		t: t, lab: lab, bin: binary(t), configs: map[string]string{}, logs: map[string]*os.File{},
 		procs: map[string]*exec.Cmd{}, paused: map[string]bool{},
-		dataDirs: map[string]string{}, fillers: map[string]string{},
+		dataDirs: map[string]string{}, fillers: map[string]string{}, delayers: map[string]*netfault.Delayer{},
 	}
 	// Every request has a deadline: a paused or cut-off server must not hold a client
 	// forever, and a write that runs out of time has an unknown outcome.
@@ -655,10 +658,10 @@ func (jc *jepsenCluster) partition(a, b []*labHost) error {
 // healAll ends every fault: the network whole, the disks freed, every process running and
 // resumed.
 func (jc *jepsenCluster) healAll() {
+	if _, err := jc.healNetwork(); err != nil {
+		jc.t.Errorf("heal: %v", err)
+	}
 	for _, h := range jc.servers {
-		if err := iptablesIn(h, "-F"); err != nil {
-			jc.t.Errorf("heal: %v", err)
-		}
 		if err := jc.freeDisk(h); err != nil {
 			jc.t.Errorf("heal: %v", err)
 		}
