@@ -240,7 +240,11 @@ func (s *Server) runAllocGC(force bool) (int, error) {
 			return removed, err
 		}
 		replaced := scheduler.ReplacedAllocs(allocs)
-		for _, a := range allocs {
+		// Oldest first: a failed allocation goes in the same entry as its replacement or an
+		// earlier one, never after it. Were the replacement gone first, nothing would name
+		// the failed one as replaced, and a scheduler run in between would replace it again.
+		for i := len(allocs) - 1; i >= 0; i-- {
+			a := allocs[i]
 			if !allocGCEligible(a, job, replaced, s.config.EvalGCThreshold, t, force) {
 				continue
 			}

@@ -69,13 +69,10 @@ func rescheduleFor(job *structs.Job, tg *api.TaskGroup, a *structs.Allocation, n
 
 // ReplacedAllocs names the allocations among allocs (one job's) that a later allocation
 // already replaced after a failure: each replacement's reschedule tracker names the ones
-// before it, and an allocation whose NextAllocation is set says so itself.
+// before it.
 func ReplacedAllocs(allocs []*structs.Allocation) map[string]bool {
 	replaced := map[string]bool{}
 	for _, a := range allocs {
-		if a.NextAllocation != "" {
-			replaced[a.ID] = true
-		}
 		if a.RescheduleTracker == nil {
 			continue
 		}
@@ -99,13 +96,14 @@ func awaitsReplacement(job *structs.Job, a *structs.Allocation, replaced map[str
 
 // MayReschedule reports whether a scheduler run at now could still place a replacement for
 // allocation a of job (nil once purged), by the rules the reconcile applies: a failed
-// allocation of a job that is not stopped, whose group still exists, not replaced yet, and
+// allocation of a job that is not stopped, whose group still exists, not replaced yet (nor
+// linked to its replacement by NextAllocation, as upstream's state records it), and
 // whose group's reschedule policy has attempts left (waiting for its delay counts), or which
 // is of an older version (replaced at once). replaced is ReplacedAllocs of the job's
 // allocations. The GC keeps such an allocation: its replacement takes over its reschedule
 // tracker, and without it the scheduler would place a fresh one with no history, at once.
 func MayReschedule(job *structs.Job, a *structs.Allocation, replaced map[string]bool, now time.Time) bool {
-	if job == nil || job.Stop || !awaitsReplacement(job, a, replaced) {
+	if job == nil || job.Stop || a.NextAllocation != "" || !awaitsReplacement(job, a, replaced) {
 		return false
 	}
 	tg := job.LookupTaskGroup(a.TaskGroup)
