@@ -186,12 +186,16 @@ const allocGCBatch = 1024
 // replace: its replacement takes over its reschedule history (replaced is
 // scheduler.ReplacedAllocs of the job's allocations). A batch job's allocations stay with the
 // job, as its evaluations do: they are the record of what ran, and the job GC removes them
-// together.
-func allocGCEligible(a *structs.Allocation, job *structs.Job, replaced map[string]bool, threshold time.Duration, t time.Time, force bool) bool {
+// together. One of a deployment still in progress (activeDeployments holds the job's) stays
+// too: the deployment's placed and unhealthy counts are recounted from its allocations.
+func allocGCEligible(a *structs.Allocation, job *structs.Job, replaced, activeDeployments map[string]bool, threshold time.Duration, t time.Time, force bool) bool {
 	if !a.ClientTerminalStatus() {
 		return false
 	}
 	if job != nil && (job.Type == structs.JobTypeBatch || job.Type == structs.JobTypeSysBatch) {
+		return false
+	}
+	if a.DeploymentID != "" && activeDeployments[a.DeploymentID] {
 		return false
 	}
 	if !force {
@@ -240,12 +244,22 @@ func (s *Server) runAllocGC(force bool) (int, error) {
 			return removed, err
 		}
 		replaced := scheduler.ReplacedAllocs(allocs)
+		deployments, err := store.DeploymentsByJob(nil, job.Namespace, job.ID)
+		if err != nil {
+			return removed, err
+		}
+		active := map[string]bool{}
+		for _, d := range deployments {
+			if d.Active() {
+				active[d.ID] = true
+			}
+		}
 		// Oldest first: a failed allocation goes in the same entry as its replacement or an
 		// earlier one, never after it. Were the replacement gone first, nothing would name
 		// the failed one as replaced, and a scheduler run in between would replace it again.
 		for i := len(allocs) - 1; i >= 0; i-- {
 			a := allocs[i]
-			if !allocGCEligible(a, job, replaced, s.config.EvalGCThreshold, t, force) {
+			if !allocGCEligible(a, job, replaced, active, s.config.EvalGCThreshold, t, force) {
 				continue
 			}
 			batch = append(batch, a.ID)

@@ -252,6 +252,7 @@ func TestAllocGCEligible(t *testing.T) {
 		alloc    *structs.Allocation
 		job      *structs.Job
 		replaced map[string]bool
+		active   map[string]bool
 		force    bool
 		want     bool
 	}{
@@ -281,12 +282,16 @@ func TestAllocGCEligible(t *testing.T) {
 		{name: "failed of a system job is collected: it is never rescheduled", alloc: alloc(system, structs.AllocClientStatusFailed, 2*time.Hour), job: system, want: true},
 		{name: "failed of a group that is gone is collected", job: service, want: true,
 			alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour, func(a *structs.Allocation) { a.TaskGroup = "old" })},
+		{name: "of a deployment in progress is kept", job: service, force: true, active: map[string]bool{"d1": true},
+			alloc: alloc(service, structs.AllocClientStatusComplete, 2*time.Hour, func(a *structs.Allocation) { a.DeploymentID = "d1" })},
+		{name: "of a finished deployment is collected", job: service, want: true, active: map[string]bool{"d2": true},
+			alloc: alloc(service, structs.AllocClientStatusComplete, 2*time.Hour, func(a *structs.Allocation) { a.DeploymentID = "d1" })},
 		{name: "batch job's allocations stay with the job", alloc: alloc(batch, structs.AllocClientStatusComplete, 2*time.Hour), job: batch, force: true},
 		{name: "sysbatch job's allocations stay with the job", alloc: alloc(sysbatch, structs.AllocClientStatusComplete, 2*time.Hour), job: sysbatch, force: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			must.Eq(t, tc.want, allocGCEligible(tc.alloc, tc.job, tc.replaced, time.Hour, now, tc.force))
+			must.Eq(t, tc.want, allocGCEligible(tc.alloc, tc.job, tc.replaced, tc.active, time.Hour, now, tc.force))
 		})
 	}
 }
