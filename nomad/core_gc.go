@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-uuid"
+	"github.com/nomadfork/nomad/scheduler"
 	"github.com/nomadfork/nomad/structs"
 )
 
@@ -176,6 +177,102 @@ func (s *Server) runEvalGC(force bool) (int, error) {
 	return removed, flush()
 }
 
+// allocGCBatch bounds the allocations removed by one Raft entry.
+const allocGCBatch = 1024
+
+// allocGCEligible reports whether the GC may remove allocation a of job (nil once purged) at
+// t, while the job lives on. Only an allocation its client has finished qualifies, once it has
+// been finished for threshold (any time, when forced), and not one the scheduler may still
+// replace: its replacement takes over its reschedule history (replaced is
+// scheduler.ReplacedAllocs of the job's allocations). A batch job's allocations stay with the
+// job, as its evaluations do: they are the record of what ran, and the job GC removes them
+// together. One of a deployment still in progress (activeDeployments holds the job's) stays
+// too: the deployment's placed and unhealthy counts are recounted from its allocations.
+func allocGCEligible(a *structs.Allocation, job *structs.Job, replaced, activeDeployments map[string]bool, threshold time.Duration, t time.Time, force bool) bool {
+	if !a.ClientTerminalStatus() {
+		return false
+	}
+	if job != nil && (job.Type == structs.JobTypeBatch || job.Type == structs.JobTypeSysBatch) {
+		return false
+	}
+	if a.DeploymentID != "" && activeDeployments[a.DeploymentID] {
+		return false
+	}
+	if !force {
+		finished := a.ModifyTime
+		if finished == 0 {
+			finished = a.CreateTime
+		}
+		if t.Sub(time.Unix(0, finished)) < threshold {
+			return false
+		}
+	}
+	return !scheduler.MayReschedule(job, a, replaced, t)
+}
+
+// runAllocGC removes eligible allocations through Raft in batches. Without it a job that runs
+// for months keeps every allocation it ever had (each new version and each rescheduled failure
+// leaves some behind) in the state, in every snapshot and in its allocation list. It shares
+// the evaluation GC's threshold, as upstream's evaluation GC collects them.
+func (s *Server) runAllocGC(force bool) (int, error) {
+	// One view for every decision: a job and its allocations as of one index.
+	store := s.State().PointInTime()
+	jobs, err := store.Jobs(nil, structs.AllNamespacesSentinel, "")
+	if err != nil {
+		return 0, err
+	}
+	t := time.Now()
+	var batch []string
+	removed := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		_, err := s.raftApply(structs.AllocDeleteRequestType, &structs.AllocDeleteRequest{Allocs: batch})
+		if err == nil {
+			removed += len(batch)
+		}
+		batch = nil
+		return err
+	}
+	for _, job := range jobs {
+		if job.Type == structs.JobTypeBatch || job.Type == structs.JobTypeSysBatch {
+			continue
+		}
+		allocs, err := store.AllocsByJob(nil, job.Namespace, job.ID)
+		if err != nil {
+			return removed, err
+		}
+		replaced := scheduler.ReplacedAllocs(allocs)
+		deployments, err := store.DeploymentsByJob(nil, job.Namespace, job.ID)
+		if err != nil {
+			return removed, err
+		}
+		active := map[string]bool{}
+		for _, d := range deployments {
+			if d.Active() {
+				active[d.ID] = true
+			}
+		}
+		// Oldest first: a failed allocation goes in the same entry as its replacement or an
+		// earlier one, never after it. Were the replacement gone first, nothing would name
+		// the failed one as replaced, and a scheduler run in between would replace it again.
+		for i := len(allocs) - 1; i >= 0; i-- {
+			a := allocs[i]
+			if !allocGCEligible(a, job, replaced, active, s.config.EvalGCThreshold, t, force) {
+				continue
+			}
+			batch = append(batch, a.ID)
+			if len(batch) == allocGCBatch {
+				if err := flush(); err != nil {
+					return removed, err
+				}
+			}
+		}
+	}
+	return removed, flush()
+}
+
 // nodeGCBatch bounds the nodes removed by one Raft entry.
 const nodeGCBatch = 64
 
@@ -241,9 +338,10 @@ type System struct {
 	srv *Server
 }
 
-// systemGarbageCollect forces a job GC, a node GC and an evaluation GC now, ignoring their
-// thresholds but keeping tagged and scaled-to-zero jobs, nodes that are not down, and
-// evaluations whose allocations still run. Management only; the
+// systemGarbageCollect forces a job GC, a node GC, an evaluation GC and an allocation GC now,
+// ignoring their thresholds but keeping tagged and scaled-to-zero jobs, nodes that are not
+// down, evaluations whose allocations still run, and allocations that still run or may still
+// be rescheduled. Management only; the
 // forcing token is named in the purge records and events.
 var systemGarbageCollect = write("System.GarbageCollect", spec[structs.WriteRequest, structs.GenericResponse]{
 	Authorize: management[structs.WriteRequest]("force garbage collection"),
@@ -255,6 +353,9 @@ var systemGarbageCollect = write("System.GarbageCollect", spec[structs.WriteRequ
 			return err
 		}
 		if _, err := c.srv.runEvalGC(true); err != nil {
+			return err
+		}
+		if _, err := c.srv.runAllocGC(true); err != nil {
 			return err
 		}
 		reply.Index = c.srv.State().LatestIndex()
@@ -270,7 +371,7 @@ var systemReconcileSummaries = write("System.ReconcileSummaries", spec[structs.R
 	Message:   structs.ReconcileJobSummariesRequestType,
 })
 
-// GarbageCollect forces a job GC and a node GC now.
+// GarbageCollect forces the job, node, evaluation and allocation GCs now.
 func (sys *System) GarbageCollect(args *structs.WriteRequest, reply *structs.GenericResponse) error {
 	return systemGarbageCollect.Call(sys.srv, args, reply)
 }

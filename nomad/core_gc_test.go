@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/mock"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
@@ -213,4 +214,187 @@ func TestEvalGC_CollectsPurgedJobsEvaluations(t *testing.T) {
 	srv.config.EvalGCThreshold = time.Nanosecond
 	srv.collectGarbage()
 	must.Zero(t, finished())
+}
+
+func TestAllocGCEligible(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	// service: at most 2 reschedules an hour, 5s apart; unlimited: the service default.
+	service := mock.JobWithID("web")
+	service.TaskGroups[0].ReschedulePolicy = &api.ReschedulePolicy{Attempts: new(2), Interval: new(time.Hour),
+		Delay: new(5 * time.Second), DelayFunction: new("constant"), Unlimited: new(false)}
+	unlimited := mock.JobWithID("api")
+	stopped := service.Copy()
+	stopped.Stop = true
+	batch := mock.BatchJob("report")
+	sysbatch := mock.BatchJob("sweep")
+	sysbatch.Type = structs.JobTypeSysBatch
+	system := mock.SystemJob("agent")
+	older := service.Copy()
+	older.Version++
+
+	alloc := func(job *structs.Job, status string, ago time.Duration, edit ...func(*structs.Allocation)) *structs.Allocation {
+		a := &structs.Allocation{ID: "a1", JobID: job.ID, Job: job, TaskGroup: "web",
+			DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: status, ModifyTime: now.Add(-ago).UnixNano()}
+		for _, e := range edit {
+			e(a)
+		}
+		return a
+	}
+	// Two reschedules within the interval use up service's attempts.
+	exhausted := func(a *structs.Allocation) {
+		a.RescheduleTracker = &api.RescheduleTracker{Events: []*api.RescheduleEvent{
+			{RescheduleTime: now.Add(-30 * time.Minute).UnixNano(), PrevAllocID: "p1"},
+			{RescheduleTime: now.Add(-20 * time.Minute).UnixNano(), PrevAllocID: "p2"},
+		}}
+	}
+	cases := []struct {
+		name     string
+		alloc    *structs.Allocation
+		job      *structs.Job
+		replaced map[string]bool
+		active   map[string]bool
+		force    bool
+		want     bool
+	}{
+		{name: "complete past the threshold", alloc: alloc(service, structs.AllocClientStatusComplete, 2*time.Hour), job: service, want: true},
+		{name: "lost past the threshold", alloc: alloc(service, structs.AllocClientStatusLost, 2*time.Hour), job: service, want: true},
+		{name: "complete within the threshold", alloc: alloc(service, structs.AllocClientStatusComplete, time.Minute), job: service},
+		{name: "forced ignores the threshold", alloc: alloc(service, structs.AllocClientStatusComplete, time.Minute), job: service, force: true, want: true},
+		{name: "running is kept", alloc: alloc(service, structs.AllocClientStatusRunning, 2*time.Hour), job: service, force: true},
+		{name: "pending is kept", alloc: alloc(service, structs.AllocClientStatusPending, 2*time.Hour), job: service, force: true},
+		{name: "unknown is kept", alloc: alloc(service, structs.AllocClientStatusUnknown, 2*time.Hour), job: service, force: true},
+		{name: "stopped but still running on its client is kept", job: service, force: true,
+			alloc: alloc(service, structs.AllocClientStatusRunning, 2*time.Hour, func(a *structs.Allocation) { a.DesiredStatus = structs.AllocDesiredStatusStop })},
+		{name: "failed with reschedule attempts left is kept", alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour), job: service, force: true},
+		{name: "failed waiting for its reschedule delay is kept", alloc: alloc(unlimited, structs.AllocClientStatusFailed, time.Second), job: unlimited, force: true},
+		{name: "failed of an older version is kept: it is replaced at once", alloc: alloc(older, structs.AllocClientStatusFailed, 2*time.Hour), job: service, force: true},
+		{name: "failed and replaced (NextAllocation) is collected", job: service, want: true,
+			alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour, func(a *structs.Allocation) { a.NextAllocation = "a2" })},
+		{name: "failed and replaced (named by its replacement) is collected", alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour),
+			job: service, replaced: map[string]bool{"a1": true}, want: true},
+		{name: "failed and replaced but within the threshold", alloc: alloc(service, structs.AllocClientStatusFailed, time.Minute),
+			job: service, replaced: map[string]bool{"a1": true}},
+		{name: "failed with its attempts used up is collected", alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour, exhausted), job: service, want: true},
+		{name: "failed and stopped by the servers is collected", job: service, want: true,
+			alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour, func(a *structs.Allocation) { a.DesiredStatus = structs.AllocDesiredStatusStop })},
+		{name: "failed of a stopped job is collected", alloc: alloc(stopped, structs.AllocClientStatusFailed, 2*time.Hour), job: stopped, want: true},
+		{name: "failed of a purged job is collected", alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour), want: true},
+		{name: "failed of a system job is collected: it is never rescheduled", alloc: alloc(system, structs.AllocClientStatusFailed, 2*time.Hour), job: system, want: true},
+		{name: "failed of a group that is gone is collected", job: service, want: true,
+			alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour, func(a *structs.Allocation) { a.TaskGroup = "old" })},
+		{name: "of a deployment in progress is kept", job: service, force: true, active: map[string]bool{"d1": true},
+			alloc: alloc(service, structs.AllocClientStatusComplete, 2*time.Hour, func(a *structs.Allocation) { a.DeploymentID = "d1" })},
+		{name: "of a finished deployment is collected", job: service, want: true, active: map[string]bool{"d2": true},
+			alloc: alloc(service, structs.AllocClientStatusComplete, 2*time.Hour, func(a *structs.Allocation) { a.DeploymentID = "d1" })},
+		{name: "batch job's allocations stay with the job", alloc: alloc(batch, structs.AllocClientStatusComplete, 2*time.Hour), job: batch, force: true},
+		{name: "sysbatch job's allocations stay with the job", alloc: alloc(sysbatch, structs.AllocClientStatusComplete, 2*time.Hour), job: sysbatch, force: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.Eq(t, tc.want, allocGCEligible(tc.alloc, tc.job, tc.replaced, tc.active, time.Hour, now, tc.force))
+		})
+	}
+}
+
+// reportAllocs sends node n1's report of how allocations stand, as its client would.
+func reportAllocs(t *testing.T, srv *Server, status string, allocs ...*structs.Allocation) {
+	t.Helper()
+	if len(allocs) == 0 {
+		return
+	}
+	update := make([]*structs.Allocation, 0, len(allocs))
+	for _, a := range allocs {
+		update = append(update, &structs.Allocation{ID: a.ID, ClientStatus: status})
+	}
+	var reply structs.GenericResponse
+	must.NoError(t, srv.Endpoints.Alloc.UpdateFromClient(&structs.AllocUpdateRequest{NodeID: "n1", Alloc: update,
+		WriteRequest: structs.WriteRequest{AuthToken: "secret-n1"}}, &reply))
+}
+
+func jobSummaryOf(t *testing.T, srv *Server, id string) map[string]structs.TaskGroupSummary {
+	t.Helper()
+	var reply structs.JobSummaryResponse
+	must.NoError(t, srv.Endpoints.Job.Summary(&structs.JobSpecificRequest{JobID: id,
+		QueryOptions: structs.QueryOptions{Namespace: structs.DefaultNamespace}}, &reply))
+	must.NotNil(t, reply.JobSummary)
+	return reply.JobSummary.Summary
+}
+
+// A service job that lives on and is updated leaves the allocations of its earlier versions
+// behind. The scheduled GC keeps them for the threshold; a forced GC removes every finished
+// one through Raft and keeps the one that runs and a failed one its reschedule policy will
+// still replace, and the job's summary counts what ran all the same.
+func TestAllocGC_CollectsFinishedAllocationsOfLiveJobs(t *testing.T) {
+	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1; c.EvalGCThreshold = time.Hour })
+	registerNode(t, srv, testNode("n1"), "")
+	defer keepAlive(srv, "n1")()
+
+	const versions = 4
+	for v := 0; v < versions; v++ {
+		job := mock.JobWithID("web")
+		job.TaskGroups[0].Tasks[0].Env = map[string]string{"REV": fmt.Sprint(v)} // a destructive update
+		registerJob(t, srv, "", job)
+		waitFor(t, 10*time.Second, func() bool {
+			live := liveAllocs(t, srv, "web")
+			return len(live) == 1 && live[0].JobVersion() == uint64(v)
+		})
+		// The client finishes what the new version stopped and starts the new one.
+		all, err := srv.State().AllocsByJob(nil, structs.DefaultNamespace, "web")
+		must.NoError(t, err)
+		var stopped []*structs.Allocation
+		for _, a := range all {
+			if a.DesiredStatus == structs.AllocDesiredStatusStop && !a.ClientTerminalStatus() {
+				stopped = append(stopped, a)
+			}
+		}
+		reportAllocs(t, srv, structs.AllocClientStatusComplete, stopped...)
+		reportAllocs(t, srv, structs.AllocClientStatusRunning, liveAllocs(t, srv, "web")...)
+	}
+	running := liveAllocs(t, srv, "web")[0]
+
+	// A failed allocation its reschedule policy replaces only in an hour.
+	api1 := mock.JobWithID("api")
+	api1.TaskGroups[0].ReschedulePolicy = &api.ReschedulePolicy{Attempts: new(3), Interval: new(24 * time.Hour),
+		Delay: new(time.Hour), DelayFunction: new("constant"), MaxDelay: new(time.Duration(0)), Unlimited: new(false)}
+	registerJob(t, srv, "", api1)
+	waitFor(t, 10*time.Second, func() bool { return len(liveAllocs(t, srv, "api")) == 1 })
+	failed := liveAllocs(t, srv, "api")[0]
+	reportAllocs(t, srv, structs.AllocClientStatusFailed, failed)
+	waitFor(t, 10*time.Second, func() bool {
+		evals, err := srv.State().EvalsByJob(nil, structs.DefaultNamespace, "api")
+		must.NoError(t, err)
+		for _, e := range evals {
+			if e.TriggeredBy == structs.EvalTriggerAllocFailure && e.TerminalStatus() {
+				return true
+			}
+		}
+		return false
+	})
+
+	all, err := srv.State().AllocsByJob(nil, structs.DefaultNamespace, "web")
+	must.NoError(t, err)
+	must.Len(t, versions, all)
+	webSummary := jobSummaryOf(t, srv, "web")
+	must.Eq(t, structs.TaskGroupSummary{Complete: versions - 1, Running: 1}, webSummary["web"])
+	apiSummary := jobSummaryOf(t, srv, "api")
+	must.Eq(t, 1, apiSummary["web"].Failed)
+
+	// Within the threshold: kept.
+	srv.collectGarbage()
+	all, err = srv.State().AllocsByJob(nil, structs.DefaultNamespace, "web")
+	must.NoError(t, err)
+	must.Len(t, versions, all)
+
+	// Forced: the finished ones go, on every server's state (through Raft).
+	var reply structs.GenericResponse
+	must.NoError(t, srv.Endpoints.System.GarbageCollect(&structs.WriteRequest{}, &reply))
+	all, err = srv.State().AllocsByJob(nil, structs.DefaultNamespace, "web")
+	must.NoError(t, err)
+	must.Len(t, 1, all)
+	must.Eq(t, running.ID, all[0].ID)
+	kept, err := srv.State().AllocByID(nil, failed.ID)
+	must.NoError(t, err)
+	must.NotNil(t, kept, must.Sprint("a failed allocation awaiting its reschedule stays"))
+	must.Eq(t, webSummary, jobSummaryOf(t, srv, "web"))
+	must.Eq(t, apiSummary, jobSummaryOf(t, srv, "api"))
 }

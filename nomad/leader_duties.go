@@ -140,6 +140,11 @@ func (s *Server) collectGarbage() {
 	} else if n > 0 {
 		s.logger.Debug("evaluation GC removed evaluations", "count", n)
 	}
+	if n, err := s.runAllocGC(false); err != nil {
+		s.logger.Error("allocation GC failed", "error", err)
+	} else if n > 0 {
+		s.logger.Debug("allocation GC removed allocations", "count", n)
+	}
 }
 
 func (s *Server) reapExpired() {

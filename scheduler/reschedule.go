@@ -28,15 +28,20 @@ const (
 	rescheduleLater
 )
 
-// reschedule decides for a failed allocation of the group at now. The failure time is the
-// allocation's ModifyTime (its client's report, timed by the leader), so the decision is a
-// function of the state.
+// reschedule decides for a failed allocation of the group at now; see rescheduleFor.
 func (g *group) reschedule(a *structs.Allocation, now time.Time) (rescheduleVerdict, time.Time) {
-	p := g.tg.ReschedulePolicy
+	return rescheduleFor(g.job, g.tg, a, now)
+}
+
+// rescheduleFor decides for a failed allocation of group tg of job at now. The failure time
+// is the allocation's ModifyTime (its client's report, timed by the leader), so the decision
+// is a function of the state.
+func rescheduleFor(job *structs.Job, tg *api.TaskGroup, a *structs.Allocation, now time.Time) (rescheduleVerdict, time.Time) {
+	p := tg.ReschedulePolicy
 	if p == nil {
 		// A group stored without one (not canonicalized) gets its job type's default, as
 		// the official client would have given it.
-		p = api.NewDefaultReschedulePolicy(g.job.Type)
+		p = api.NewDefaultReschedulePolicy(job.Type)
 	}
 	var events []*api.RescheduleEvent
 	if a.RescheduleTracker != nil {
@@ -60,6 +65,56 @@ func (g *group) reschedule(a *structs.Allocation, now time.Time) (rescheduleVerd
 		return rescheduleNow, time.Time{}
 	}
 	return rescheduleLater, at
+}
+
+// ReplacedAllocs names the allocations among allocs (one job's) that a later allocation
+// already replaced after a failure: each replacement's reschedule tracker names the ones
+// before it.
+func ReplacedAllocs(allocs []*structs.Allocation) map[string]bool {
+	replaced := map[string]bool{}
+	for _, a := range allocs {
+		if a.RescheduleTracker == nil {
+			continue
+		}
+		for _, e := range a.RescheduleTracker.Events {
+			if e != nil {
+				replaced[e.PrevAllocID] = true
+			}
+		}
+	}
+	return replaced
+}
+
+// awaitsReplacement reports whether a is a failed allocation the reconcile hands to its
+// group's reschedule policy: a service or batch job's, still wanted running, not replaced
+// yet (replaced is ReplacedAllocs of the job's allocations).
+func awaitsReplacement(job *structs.Job, a *structs.Allocation, replaced map[string]bool) bool {
+	system := job.Type == structs.JobTypeSystem || job.Type == structs.JobTypeSysBatch
+	return a.ClientStatus == structs.AllocClientStatusFailed && !system && !replaced[a.ID] &&
+		a.DesiredStatus == structs.AllocDesiredStatusRun
+}
+
+// MayReschedule reports whether a scheduler run at now could still place a replacement for
+// allocation a of job (nil once purged), by the rules the reconcile applies: a failed
+// allocation of a job that is not stopped, whose group still exists, not replaced yet (nor
+// linked to its replacement by NextAllocation, as upstream's state records it), and
+// whose group's reschedule policy has attempts left (waiting for its delay counts), or which
+// is of an older version (replaced at once). replaced is ReplacedAllocs of the job's
+// allocations. The GC keeps such an allocation: its replacement takes over its reschedule
+// tracker, and without it the scheduler would place a fresh one with no history, at once.
+func MayReschedule(job *structs.Job, a *structs.Allocation, replaced map[string]bool, now time.Time) bool {
+	if job == nil || job.Stop || a.NextAllocation != "" || !awaitsReplacement(job, a, replaced) {
+		return false
+	}
+	tg := job.LookupTaskGroup(a.TaskGroup)
+	if tg == nil {
+		return false // its group is gone: the reconcile stops it
+	}
+	if !isCurrent(job, a) {
+		return true
+	}
+	verdict, _ := rescheduleFor(job, tg, a, now)
+	return verdict != rescheduleNever
 }
 
 // rescheduleDelay is the wait before the next attempt after the attempts in events: the

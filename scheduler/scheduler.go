@@ -266,16 +266,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 	g.onNode = map[string]int{}
 	var keep []*structs.Allocation // running, or a finished batch allocation
 	canaries, liveCanaries := 0, 0 // canaries of the current deployment: placed, still running
-	g.replaced = map[string]bool{}
-	for _, a := range allocs {
-		if a.RescheduleTracker != nil {
-			for _, e := range a.RescheduleTracker.Events {
-				if e != nil {
-					g.replaced[e.PrevAllocID] = true
-				}
-			}
-		}
-	}
+	g.replaced = ReplacedAllocs(allocs)
 	// An allocation back from a disconnect and its replacement: the group's reconcile
 	// strategy stops one of them.
 	losers := g.reconnectLosers(allocs)
@@ -326,7 +317,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			// Its node is down: stop it, so that the client kills it should the node return,
 			// and let a replacement take its place.
 			g.st.stop(a, ReasonLost)
-		case a.ClientStatus == structs.AllocClientStatusFailed && !g.system() && !g.replaced[a.ID] && a.DesiredStatus == structs.AllocDesiredStatusRun:
+		case awaitsReplacement(g.job, a, g.replaced):
 			// A failed allocation is replaced as its group's reschedule policy says: once
 			// its delay has passed, away from the node it failed on if another will do, or
 			// never once the attempts are used up (it then keeps its name, failed).
@@ -455,8 +446,11 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 }
 
 // current reports whether a runs the job's current version.
-func (g *group) current(a *structs.Allocation) bool {
-	return a.Job != nil && a.Job.Version == g.job.Version && a.Job.JobModifyIndex == g.job.JobModifyIndex
+func (g *group) current(a *structs.Allocation) bool { return isCurrent(g.job, a) }
+
+// isCurrent reports whether a runs job's current version.
+func isCurrent(job *structs.Job, a *structs.Allocation) bool {
+	return a.Job != nil && a.Job.Version == job.Version && a.Job.JobModifyIndex == job.JobModifyIndex
 }
 
 // keep sorts a running allocation the group keeps: on the current version (counted in

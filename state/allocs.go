@@ -289,8 +289,9 @@ func (s *StateStore) reconcileJobsTxn(txn *Txn, touched jobSet, queued map[struc
 	return nil
 }
 
-// reconcileJobSummaryTxn recounts a job's allocations by group and client status. Queued is
-// kept unless queued gives new values.
+// reconcileJobSummaryTxn recounts a job's allocations by group and client status, on top of
+// its tally of allocations the GC collected (DeleteAllocsTxn). Queued is kept unless queued
+// gives new values.
 func (s *StateStore) reconcileJobSummaryTxn(txn *Txn, namespace, id string, queued map[string]int) error {
 	raw, err := txn.First(tableJobSummary, indexID, namespace, id)
 	if err != nil {
@@ -308,6 +309,19 @@ func (s *StateStore) reconcileJobSummaryTxn(txn *Txn, namespace, id string, queu
 			q = queued[name]
 		}
 		next.Summary[name] = structs.TaskGroupSummary{Queued: q}
+	}
+	// The allocations the GC collected still count: the summary keeps what ran.
+	collected, err := jobCollectedAllocsTxn(txn, namespace, id)
+	if err != nil {
+		return err
+	}
+	if collected != nil {
+		for name, c := range collected.Groups {
+			if tgs, ok := next.Summary[name]; ok {
+				tgs.Complete, tgs.Failed, tgs.Lost = c.Complete, c.Failed, c.Lost
+				next.Summary[name] = tgs
+			}
+		}
 	}
 	allocs, err := allocsByJobTxn(txn.Txn, nil, namespace, id)
 	if err != nil {

@@ -15,7 +15,9 @@
 //   - Events: events.go and jobs_events.go derive the published events from a transaction's
 //     changes and its request metadata (TxnMeta), at commit.
 //   - Derived rows: job summaries and job statuses are recomputed in the transaction that
-//     changes what they derive from (allocs.go, job_summary_reconcile.go).
+//     changes what they derive from (allocs.go, job_summary_reconcile.go); a summary adds the
+//     job's tally of allocations the GC collected (allocs_gc.go) to what the allocations
+//     still in the state count.
 //
 // It may import structs only from this module: never the server, the scheduler or command/.
 //

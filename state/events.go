@@ -17,23 +17,25 @@ var eventConverters = map[string]eventConverter{
 	tableJobVersion:    jobVersionEvents,
 	tableJobProtection: jobProtectionEvents,
 	tableJobSummary:    nil, // derived counts; the Job and Allocation events carry the cause
-	tableJobSubmission: nil, // a job's source, read on demand; the Job event marks the change
-	tableScalingEvents: nil, // read through the scale status; the Job event marks a count change
-	tableEvals:         evalEvents,
-	tableNamespaces:    namespaceEvents,
-	tableACLPolicies:   aclPolicyEvents,
-	tableACLTokens:     aclTokenEvents,
-	tableACLRoles:      aclRoleEvents,
-	tablePurgeHistory:  purgeRecordEvents,
-	tablePurgeChain:    nil, // the chain's bookkeeping; the PurgeRecord events carry the records
-	tableAllocs:        allocEvents,
-	tableNodes:         nodeEvents,
-	tableDeployments:   deploymentEvents,
-	tableRootKeys:      nil, // rows hold private key material: never published
-	tableOneTimeTokens: nil, // rows are secrets: never published
-	tableAutopilot:     nil, // operator configuration: upstream publishes no events for it
-	tableVariables:     variableEvents,
-	tableNodePools:     nodePoolEvents,
+	// An input of those counts: the allocations it tallies published how they ended.
+	tableJobCollectedAllocs: nil,
+	tableJobSubmission:      nil, // a job's source, read on demand; the Job event marks the change
+	tableScalingEvents:      nil, // read through the scale status; the Job event marks a count change
+	tableEvals:              evalEvents,
+	tableNamespaces:         namespaceEvents,
+	tableACLPolicies:        aclPolicyEvents,
+	tableACLTokens:          aclTokenEvents,
+	tableACLRoles:           aclRoleEvents,
+	tablePurgeHistory:       purgeRecordEvents,
+	tablePurgeChain:         nil, // the chain's bookkeeping; the PurgeRecord events carry the records
+	tableAllocs:             allocEvents,
+	tableNodes:              nodeEvents,
+	tableDeployments:        deploymentEvents,
+	tableRootKeys:           nil, // rows hold private key material: never published
+	tableOneTimeTokens:      nil, // rows are secrets: never published
+	tableAutopilot:          nil, // operator configuration: upstream publishes no events for it
+	tableVariables:          variableEvents,
+	tableNodePools:          nodePoolEvents,
 	// Derived from a job's scaling blocks in the job's own write: the job event carries them.
 	tableScalingPolicies: nil,
 	tableSchedulerConfig: nil, // settings, read from their endpoint (as upstream: no events)

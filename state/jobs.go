@@ -136,6 +136,13 @@ func (s *StateStore) jobStatusTxn(txn *Txn, job *structs.Job) (string, string, e
 	if len(allocs) > 0 || len(evals) > 0 {
 		return structs.JobStatusDead, "", nil
 	}
+	// Everything it ran was collected (allocations, then their evaluations): it ran, so it
+	// is dead, not pending.
+	if collected, err := jobCollectedAllocsTxn(txn, job.Namespace, job.ID); err != nil {
+		return "", "", err
+	} else if collected != nil {
+		return structs.JobStatusDead, "", nil
+	}
 	return structs.JobStatusPending, "", nil
 }
 
@@ -265,6 +272,9 @@ func (s *StateStore) DeleteJobTxn(txn *Txn, namespace, id string) error {
 	}
 	if _, err := txn.DeleteAll(tableJobSummary, indexID, namespace, id); err != nil {
 		return fmt.Errorf("state: job summary delete: %w", err)
+	}
+	if err := deleteJobCollectedAllocsTxn(txn, namespace, id); err != nil {
+		return err
 	}
 	if err := s.deleteJobAllocsTxn(txn, namespace, id); err != nil {
 		return err

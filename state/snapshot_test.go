@@ -115,6 +115,11 @@ func snapshotFixture(t *testing.T) *StateStore {
 		return s.UpdateEventSinkProgressTxn(txn, &structs.EventSinkProgressRequest{ID: "alerts", LatestIndex: 50,
 			LastError: "receiver answered 503", LastErrorTime: 52})
 	})
+	// A finished allocation the GC collected leaves its job's tally.
+	scaledJob := currentJob(t, s, "scaled")
+	applyPlan(t, s, 53, &structs.ApplyPlanResultsRequest{Job: scaledJob, AllocsPlaced: []*structs.Allocation{mockAlloc("alloc-gc", scaledJob, "node-1", 0)}})
+	applyClientUpdate(t, s, 54, clientStatus("alloc-gc", structs.AllocClientStatusFailed))
+	must.NoError(t, s.ApplyAllocDelete(55, &structs.AllocDeleteRequest{Allocs: []string{"alloc-gc"}}))
 	return s
 }
 

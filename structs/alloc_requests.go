@@ -126,3 +126,11 @@ type AllocMigrateDataResponse struct {
 	EOF  bool
 	QueryMeta
 }
+
+// AllocDeleteRequest removes finished allocations of jobs that live on (the allocation GC, run
+// with the evaluation GC). A type of its own rather than a field of EvalDeleteRequest: a server
+// of an older release stops at an entry it cannot apply instead of applying half of it.
+type AllocDeleteRequest struct {
+	Allocs []string
+	WriteRequest
+}

@@ -234,6 +234,28 @@ type JobChildrenSummary struct {
 	Dead    int64
 }
 
+// JobCollectedAllocs tallies, by group and client status, the finished allocations of a job
+// that the allocation GC removed while the job lives on. The summary is recounted from the
+// allocations the state holds; the tally is added back, so the Complete, Failed and Lost
+// counts keep what ran, as upstream's do. It is a row of its own, not a field of JobSummary:
+// the summary keeps the shape the API serves, and the tally goes with the job when the job
+// is purged or collected.
+type JobCollectedAllocs struct {
+	Namespace   string
+	JobID       string
+	Groups      map[string]CollectedAllocCounts
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// CollectedAllocCounts counts one group's collected allocations: only finished ones are
+// ever collected.
+type CollectedAllocCounts struct {
+	Complete int
+	Failed   int
+	Lost     int
+}
+
 // TaskGroupSummary counts one group's allocations.
 type TaskGroupSummary struct {
 	Queued   int

@@ -57,6 +57,7 @@ const (
 	EventSinkUpsertRequestType              MessageType = 48
 	EventSinkDeleteRequestType              MessageType = 49
 	EventSinkProgressRequestType            MessageType = 50
+	AllocDeleteRequestType                  MessageType = 51
 )
 
 // MessageTypeInfo describes one Raft message type: its name for logs, the event Type its
@@ -144,6 +145,9 @@ var MessageTypes = map[MessageType]MessageTypeInfo{
 	EventSinkUpsertRequestType:   {Name: "EventSinkUpsert", New: newRequest[EventSinkUpsertRequest]},
 	EventSinkDeleteRequestType:   {Name: "EventSinkDelete", New: newRequest[EventSinkDeleteRequest]},
 	EventSinkProgressRequestType: {Name: "EventSinkProgress", New: newRequest[EventSinkProgressRequest]},
+	// No events, as upstream's evaluation GC, which collects allocations too: each allocation
+	// already published how it ended, and a deleted row is not an update of it.
+	AllocDeleteRequestType: {Name: "AllocDelete", New: newRequest[AllocDeleteRequest]},
 }
 
 func (t MessageType) String() string {

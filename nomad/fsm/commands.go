@@ -126,6 +126,7 @@ func (f *FSM) registerCommands() {
 		return s.ApplyPlanResultsTxn(txn, req)
 	})
 	handleApply(f, structs.AllocClientUpdateRequestType, (*state.StateStore).ApplyAllocClientUpdate)
+	handleApply(f, structs.AllocDeleteRequestType, (*state.StateStore).ApplyAllocDelete)
 
 	// Keyring
 	handle(f, structs.KeyringUpsertRootKeyRequestType, func(s *state.StateStore, txn *state.Txn, req *structs.KeyringUpsertRootKeyRequest) error {
