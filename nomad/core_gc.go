@@ -8,6 +8,41 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
+// gcBatcher sends what a GC pass collects through Raft, at most size items an entry, so
+// that no entry grows with the state; applied counts the items of the entries applied.
+type gcBatcher[T any] struct {
+	size    int
+	send    func([]T) error
+	batch   []T
+	applied int
+}
+
+func (b *gcBatcher[T]) add(item T) error {
+	b.batch = append(b.batch, item)
+	if len(b.batch) < b.size {
+		return nil
+	}
+	return b.flush()
+}
+
+// done sends what is left and answers how many items were applied in all.
+func (b *gcBatcher[T]) done() (int, error) {
+	err := b.flush()
+	return b.applied, err
+}
+
+func (b *gcBatcher[T]) flush() error {
+	if len(b.batch) == 0 {
+		return nil
+	}
+	err := b.send(b.batch)
+	if err == nil {
+		b.applied += len(b.batch)
+	}
+	b.batch = nil
+	return err
+}
+
 // jobGCBatch bounds the jobs removed by one Raft entry.
 const jobGCBatch = 64
 
@@ -53,49 +88,39 @@ func (s *Server) runJobGC(force bool, forcedBy *structs.Actor) (int, error) {
 		return 0, err
 	}
 	t := time.Now()
-	var batch []*structs.JobBatchDeregisterItem
-	removed := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	b := gcBatcher[*structs.JobBatchDeregisterItem]{size: jobGCBatch, send: func(batch []*structs.JobBatchDeregisterItem) error {
 		_, err := s.raftApply(structs.JobBatchDeregisterRequestType, &structs.JobBatchDeregisterRequest{
 			Jobs: batch, PurgeTime: t.UnixNano(), Actor: structs.ActorJobGC, ForcedBy: forcedBy,
 		})
-		removed += len(batch)
-		batch = nil
 		return err
-	}
+	}}
 	for _, job := range jobs {
 		versions, err := store.JobVersionsByID(nil, job.Namespace, job.ID)
 		if err != nil {
-			return removed, err
+			return b.applied, err
 		}
 		allocs, err := store.AllocsByJob(nil, job.Namespace, job.ID)
 		if err != nil {
-			return removed, err
+			return b.applied, err
 		}
 		if !jobGCEligible(job, versions, allocs, s.config.JobGCThreshold, t, force) {
 			continue
 		}
 		// A protected job is never collected, forced or not.
 		if p, err := store.JobProtected(job.Namespace, job.ID); err != nil {
-			return removed, err
+			return b.applied, err
 		} else if p != nil {
 			continue
 		}
 		id, err := uuid.GenerateUUID()
 		if err != nil {
-			return removed, err
+			return b.applied, err
 		}
-		batch = append(batch, &structs.JobBatchDeregisterItem{Namespace: job.Namespace, JobID: job.ID, PurgeRecordID: id})
-		if len(batch) == jobGCBatch {
-			if err := flush(); err != nil {
-				return removed, err
-			}
+		if err := b.add(&structs.JobBatchDeregisterItem{Namespace: job.Namespace, JobID: job.ID, PurgeRecordID: id}); err != nil {
+			return b.applied, err
 		}
 	}
-	return removed, flush()
+	return b.done()
 }
 
 // evalGCBatch bounds the evaluations removed by one Raft entry, well under maxEvalDelete.
@@ -139,42 +164,30 @@ func (s *Server) runEvalGC(force bool) (int, error) {
 		return 0, err
 	}
 	t := time.Now()
-	var batch []string
-	removed := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	b := gcBatcher[string]{size: evalGCBatch, send: func(batch []string) error {
 		_, err := s.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: batch})
-		if err == nil {
-			removed += len(batch)
-		}
-		batch = nil
 		return err
-	}
+	}}
 	for _, eval := range evals {
 		if !eval.TerminalStatus() {
 			continue
 		}
 		job, err := store.JobByID(nil, eval.Namespace, eval.JobID)
 		if err != nil {
-			return removed, err
+			return b.applied, err
 		}
 		allocs, err := store.AllocsByEval(nil, eval.ID)
 		if err != nil {
-			return removed, err
+			return b.applied, err
 		}
 		if !evalGCEligible(eval, job, allocs, s.config.EvalGCThreshold, t, force) {
 			continue
 		}
-		batch = append(batch, eval.ID)
-		if len(batch) == evalGCBatch {
-			if err := flush(); err != nil {
-				return removed, err
-			}
+		if err := b.add(eval.ID); err != nil {
+			return b.applied, err
 		}
 	}
-	return removed, flush()
+	return b.done()
 }
 
 // allocGCBatch bounds the allocations removed by one Raft entry.
@@ -222,31 +235,22 @@ func (s *Server) runAllocGC(force bool) (int, error) {
 		return 0, err
 	}
 	t := time.Now()
-	var batch []string
-	removed := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	b := gcBatcher[string]{size: allocGCBatch, send: func(batch []string) error {
 		_, err := s.raftApply(structs.AllocDeleteRequestType, &structs.AllocDeleteRequest{Allocs: batch})
-		if err == nil {
-			removed += len(batch)
-		}
-		batch = nil
 		return err
-	}
+	}}
 	for _, job := range jobs {
 		if job.Type == structs.JobTypeBatch || job.Type == structs.JobTypeSysBatch {
 			continue
 		}
 		allocs, err := store.AllocsByJob(nil, job.Namespace, job.ID)
 		if err != nil {
-			return removed, err
+			return b.applied, err
 		}
 		replaced := scheduler.ReplacedAllocs(allocs)
 		deployments, err := store.DeploymentsByJob(nil, job.Namespace, job.ID)
 		if err != nil {
-			return removed, err
+			return b.applied, err
 		}
 		active := map[string]bool{}
 		for _, d := range deployments {
@@ -262,15 +266,12 @@ func (s *Server) runAllocGC(force bool) (int, error) {
 			if !allocGCEligible(a, job, replaced, active, s.config.EvalGCThreshold, t, force) {
 				continue
 			}
-			batch = append(batch, a.ID)
-			if len(batch) == allocGCBatch {
-				if err := flush(); err != nil {
-					return removed, err
-				}
+			if err := b.add(a.ID); err != nil {
+				return b.applied, err
 			}
 		}
 	}
-	return removed, flush()
+	return b.done()
 }
 
 // nodeGCBatch bounds the nodes removed by one Raft entry.
@@ -299,38 +300,28 @@ func (s *Server) runNodeGC(force bool) (int, error) {
 		return 0, err
 	}
 	t := time.Now()
-	var batch []string
-	removed := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	b := gcBatcher[string]{size: nodeGCBatch, send: func(batch []string) error {
 		_, err := s.raftApply(structs.NodeDeregisterRequestType, &structs.NodeDeregisterRequest{NodeIDs: batch, UpdatedAt: t.UnixNano()})
 		if err == nil {
-			removed += len(batch)
 			for _, id := range batch {
 				s.clearHeartbeat(id)
 			}
 		}
-		batch = nil
 		return err
-	}
+	}}
 	for _, n := range nodes {
 		allocs, err := store.AllocsByNode(nil, n.ID)
 		if err != nil {
-			return removed, err
+			return b.applied, err
 		}
 		if !nodeGCEligible(n, allocs, s.config.NodeGCThreshold, t, force) {
 			continue
 		}
-		batch = append(batch, n.ID)
-		if len(batch) == nodeGCBatch {
-			if err := flush(); err != nil {
-				return removed, err
-			}
+		if err := b.add(n.ID); err != nil {
+			return b.applied, err
 		}
 	}
-	return removed, flush()
+	return b.done()
 }
 
 // System is the endpoint of cluster-wide operations.
