@@ -4,61 +4,28 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 )
 
-// debugServer starts a server agent named name that joins join over gossip (nil: it
-// bootstraps alone), with an intercepting logger so that its monitor route works.
-func debugServer(t *testing.T, name string, join []string, cb func(*Config)) *gossipAgent {
-	t.Helper()
-	cfg := DevConfig()
-	cfg.Name = name
-	cfg.LogLevel = "WARN"
-	cfg.Client.Enabled = false
-	cfg.Server.NumSchedulers = 0
-	cfg.Ports.HTTP = freePort(t)
-	cfg.Ports.RPC = freePort(t)
-	cfg.Ports.Serf = freePort(t)
-	cfg.Server.EncryptKey = gossipTestKey
-	serfAddr := fmt.Sprintf("127.0.0.1:%d", cfg.Ports.Serf)
-	cfg.Server.BootstrapExpect = 0
-	if join == nil {
-		cfg.Server.BootstrapExpect = 1
-		join = []string{serfAddr}
-	}
-	cfg.Server.RetryJoin = join
-	cfg.Server.RetryInterval = 100 * time.Millisecond
-	if cb != nil {
-		cb(cfg)
-	}
-	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: name, Level: hclog.Warn, Output: testLogWriter{t}})
-	a, err := NewAgent(cfg, logger)
-	must.NoError(t, err)
-	t.Cleanup(a.Shutdown)
-	return &gossipAgent{Agent: a, serfAddr: serfAddr}
-}
-
-// debugPair starts two servers: the first leads, the second has joined its gossip pool and
-// its Raft configuration as a voter.
+// debugPair starts two servers (harness names server-0 and server-1, here alpha and beta):
+// alpha leads, beta has joined its gossip pool and Raft configuration.
 func debugPair(t *testing.T, first, second func(*Config)) (*gossipAgent, *gossipAgent) {
 	t.Helper()
-	a := debugServer(t, "alpha", nil, first)
-	waitFor(t, 10*time.Second, a.Server().LeaderReady)
-	b := debugServer(t, "beta", []string{a.serfAddr}, second)
-	waitFor(t, 15*time.Second, func() bool {
-		peers, err := a.Server().Peers()
-		return err == nil && len(peers) == 2 && len(b.Server().Serf().Members()) == 2
+	servers := StartHarnessServers(t, 2, func(i int, c *Config) {
+		if i == 0 {
+			first(c)
+		} else {
+			second(c)
+		}
 	})
-	return a, b
+	return &gossipAgent{Agent: servers[0].Agent}, &gossipAgent{Agent: servers[1].Agent}
 }
 
 // getAs sends GET path to agent a with token.
@@ -108,26 +75,26 @@ func TestAgentDebug_ServerIDForwardedWithACLs(t *testing.T) {
 	alphaID, betaID := alpha.Server().Config().NodeID, beta.Server().Config().NodeID
 
 	t.Run("host", func(t *testing.T) {
-		must.Eq(t, betaID, hostAgentID(t, getAs(t, alpha, "/v1/agent/host?server_id=beta.global", reader)))
+		must.Eq(t, betaID, hostAgentID(t, getAs(t, alpha, "/v1/agent/host?server_id=server-1.global", reader)))
 		must.Eq(t, betaID, hostAgentID(t, getAs(t, alpha, "/v1/agent/host?server_id="+betaID, reader)))
 		must.Eq(t, alphaID, hostAgentID(t, getAs(t, beta, "/v1/agent/host?server_id=leader", reader)))
-		must.Eq(t, alphaID, hostAgentID(t, getAs(t, alpha, "/v1/agent/host?server_id=alpha.global", reader)))
-		res := getAs(t, alpha, "/v1/agent/host?server_id=beta.global", "")
+		must.Eq(t, alphaID, hostAgentID(t, getAs(t, alpha, "/v1/agent/host?server_id=server-0.global", reader)))
+		res := getAs(t, alpha, "/v1/agent/host?server_id=server-1.global", "")
 		must.Eq(t, http.StatusForbidden, res.status)
 	})
 
 	t.Run("pprof", func(t *testing.T) {
-		res := getAs(t, alpha, "/v1/agent/pprof/goroutine?debug=1&server_id=beta.global", writer)
+		res := getAs(t, alpha, "/v1/agent/pprof/goroutine?debug=1&server_id=server-1.global", writer)
 		must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
 		must.StrContains(t, res.body, "goroutine profile:")
 		res = getAs(t, beta, "/v1/agent/pprof/heap?server_id=leader", writer)
 		must.Eq(t, http.StatusOK, res.status, must.Sprint(res.body))
 		must.NotEq(t, "", res.body)
-		res = getAs(t, alpha, "/v1/agent/pprof/heap?server_id=beta.global", reader)
+		res = getAs(t, alpha, "/v1/agent/pprof/heap?server_id=server-1.global", reader)
 		must.Eq(t, http.StatusForbidden, res.status)
 		must.StrHasPrefix(t, "Permission denied", res.body)
 		// Bounds are checked before anything is sent on.
-		res = getAs(t, alpha, "/v1/agent/pprof/profile?seconds=100000&server_id=beta.global", writer)
+		res = getAs(t, alpha, "/v1/agent/pprof/profile?seconds=100000&server_id=server-1.global", writer)
 		must.Eq(t, http.StatusBadRequest, res.status)
 		must.StrContains(t, res.body, "invalid seconds")
 	})
@@ -141,7 +108,7 @@ func TestAgentDebug_ServerIDForwardedWithACLs(t *testing.T) {
 	})
 
 	t.Run("the target checks the token itself", func(t *testing.T) {
-		target, err := alpha.Server().LookupServer("beta.global")
+		target, err := alpha.Server().LookupServer("server-1.global")
 		must.NoError(t, err)
 		must.False(t, target.Self)
 		direct := func(path, token string) httpResult {
@@ -172,7 +139,7 @@ func TestAgentDebug_ServerIDForwardedWithACLs(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-			"http://"+alpha.HTTPAddr()+"/v1/agent/monitor?plain=true&log_level=warn&server_id=beta.global", nil)
+			"http://"+alpha.HTTPAddr()+"/v1/agent/monitor?plain=true&log_level=warn&server_id=server-1.global", nil)
 		must.NoError(t, err)
 		req.Header.Set("X-Nomad-Token", reader)
 		resp, err := http.DefaultClient.Do(req)
@@ -221,13 +188,13 @@ func TestAgentDebug_ServerIDForwardedWithACLs(t *testing.T) {
 // enable_debug gives no host data or profile, even asked through one started with it.
 func TestAgentDebug_ForwardedKeepsTargetsEnableDebug(t *testing.T) {
 	alpha, beta := debugPair(t, func(c *Config) { c.EnableDebug = true }, func(c *Config) { c.EnableDebug = false })
-	for _, path := range []string{"/v1/agent/host?server_id=beta.global", "/v1/agent/pprof/heap?server_id=beta.global"} {
+	for _, path := range []string{"/v1/agent/host?server_id=server-1.global", "/v1/agent/pprof/heap?server_id=server-1.global"} {
 		res := getAs(t, alpha, path, "")
 		must.Eq(t, http.StatusForbidden, res.status, must.Sprint(path))
 		must.StrContains(t, res.body, "enable_debug")
 	}
 	// beta asks alpha, which has it.
-	must.Eq(t, alpha.Server().Config().NodeID, hostAgentID(t, getAs(t, beta, "/v1/agent/host?server_id=alpha.global", "")))
+	must.Eq(t, alpha.Server().Config().NodeID, hostAgentID(t, getAs(t, beta, "/v1/agent/host?server_id=server-0.global", "")))
 	res := getAs(t, beta, "/v1/agent/pprof/heap?server_id=leader", "")
 	must.Eq(t, http.StatusForbidden, res.status, must.Sprint("beta refuses before sending on: its own rule"))
 }
