@@ -33,7 +33,7 @@ type agentStreamRequest struct {
 
 // ServerTarget is one server a debug request names, as LookupServer resolved it.
 type ServerTarget struct {
-	// Name is the server's gossip name (name.region), "" for a server that runs no gossip.
+	// Name is the server's gossip name (name.region), or its ID when gossip does not list it.
 	Name string
 	// ID is the server's node ID, which its agent answers as AgentID.
 	ID string
@@ -74,7 +74,8 @@ func (s *Server) LookupServer(id string) (ServerTarget, error) {
 				return ServerTarget{Name: m.Name, ID: m.ID, Addr: string(addr)}, nil
 			}
 		}
-		return ServerTarget{ID: string(leaderID), Addr: string(addr)}, nil
+		// Not yet in this server's gossip view: named by its ID.
+		return ServerTarget{Name: string(leaderID), ID: string(leaderID), Addr: string(addr)}, nil
 	}
 	if id == "" {
 		return ServerTarget{}, unknownServer(id)
