@@ -23,7 +23,8 @@ import (
 // ID the client names for an allocation route), and sends a request it rebuilt itself to the
 // node over the same path a server agent uses (DialNode). The client never reaches another
 // node's stream server directly: that server trusts whoever reaches it, so only a server,
-// after deciding, may.
+// after deciding, may. An agent debug route naming a server (server_id) goes to that server's
+// agent instead (DialServerAgent), with the caller's token, which that agent checks again.
 
 const (
 	// forwardHeaderTimeout bounds reading the relayed request after the preamble.
