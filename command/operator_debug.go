@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,11 +46,12 @@ Usage: nomad operator debug [options]
   (secrets redacted), members, regions, namespaces, node pools, the Raft
   and autopilot state, the scheduler configuration, and every -interval
   until -duration has passed a snapshot of the jobs, allocations,
-  evaluations, deployments, nodes and metrics. The addressed agent's host
-  data, log lines and pprof profiles are included when it serves them
-  (profiles need enable_debug, or agent:write with ACLs). Nodes named with
-  -node-id are read in full. The archive is nomad-debug-<time>.tar.gz in
-  the current directory, or a directory under -output.
+  evaluations, deployments, nodes and metrics. The host data, log lines and
+  pprof profiles of the addressed agent, of the servers named with
+  -server-id and of the nodes named with -node-id are included when each
+  serves them (profiles need enable_debug, or agent:write with ACLs; the
+  agent whose data it is decides). The archive is nomad-debug-<time>.tar.gz
+  in the current directory, or a directory under -output.
 
   The archive's contents should still be reviewed before sharing.
 `, optionsHelp("Debug", c.options()))
@@ -62,7 +64,7 @@ func (c *OperatorDebugCommand) options() []option {
 		flagOpt(&c.output, "", "-output=<path>", "Write the capture as a directory under this path instead of an archive\nin the current directory."),
 		flagOpt(&c.nodeIDs, "", "-node-id=<ids>", "Comma-separated node IDs (or prefixes) to read in full, or \"all\"."),
 		flagOpt(&c.maxNodes, 10, "-max-nodes=<n>", "At most this many nodes with -node-id=all. The default is 10."),
-		flagOpt(&c.serverIDs, "", "-server-id=<ids>", "Comma-separated server names, \"leader\" or \"all\": which servers the\ncapture is about. Only the addressed agent's own host data, logs and\nprofiles can be collected; other servers are listed in the archive's\nindex as not collected."),
+		flagOpt(&c.serverIDs, "", "-server-id=<ids>", "Comma-separated server names, \"leader\" or \"all\": the servers whose host\ndata, logs and profiles are collected (through the addressed agent)."),
 		flagOpt(&c.logLevel, "TRACE", "-log-level=<level>", "Level of the agent log lines captured. The default is TRACE."),
 		flagOpt(&c.pprofDuration, time.Second, "-pprof-duration=<duration>", "Length of the CPU profile. The default is 1s."),
 		boolOpt(&c.verbose, "-verbose", "Print each path that could not be collected and why."),
@@ -78,8 +80,8 @@ type debugCapture struct {
 	index   debugIndex
 	verbose bool
 	ui      func(string)
-	// pending follows the agent's log; intervals runs it alongside and waits for it.
-	pending func()
+	// pending follow agents' logs; intervals runs them alongside and waits for them.
+	pending []func()
 	// mu guards index.NotCollected, which the log follower and the snapshots both add to.
 	mu sync.Mutex
 }
@@ -176,7 +178,15 @@ func (c *OperatorDebugCommand) Run(args []string) int {
 	if c.nodeIDs != "" {
 		dc.nodes(c.nodeIDs, c.maxNodes)
 	}
-	dc.agent(ctx, c.logLevel, c.pprofDuration, c.duration)
+	dc.agent(ctx, debugTarget{dir: "agent"}, c.logLevel, c.pprofDuration, c.duration)
+	for _, name := range dc.index.ServerIDs {
+		if name != self.Member.Name {
+			dc.agent(ctx, debugTarget{dir: filepath.Join("server", name), serverID: name}, c.logLevel, c.pprofDuration, c.duration)
+		}
+	}
+	for _, id := range dc.index.NodeIDs {
+		dc.agent(ctx, debugTarget{dir: filepath.Join("client", id), nodeID: id}, c.logLevel, c.pprofDuration, c.duration)
+	}
 	dc.intervals(ctx, c.duration, c.interval, now)
 
 	idx, _ := json.MarshalIndent(dc.index, "", "  ")
@@ -213,8 +223,8 @@ func (d *debugCapture) cluster() {
 	}
 }
 
-// servers records which servers the capture was asked about. Only the addressed agent
-// serves its own host data, logs and profiles, so the others are named as not collected.
+// servers records which servers the capture was asked about; their agents' data is asked
+// through the addressed agent, which sends each request on with server_id.
 func (d *debugCapture) servers(ids string, self *api.AgentSelf) {
 	if ids == "" {
 		return
@@ -230,13 +240,10 @@ func (d *debugCapture) servers(ids string, self *api.AgentSelf) {
 		for _, m := range members.Members {
 			addr := fmt.Sprintf("%s:%s", m.Addr, m.Tags["port"])
 			match := want == "all" || want == m.Name || (want == "leader" && addr == leader)
-			if !match {
+			if !match || slices.Contains(d.index.ServerIDs, m.Name) {
 				continue
 			}
 			d.index.ServerIDs = append(d.index.ServerIDs, m.Name)
-			if m.Name != self.Member.Name {
-				d.index.NotCollected["server/"+m.Name] = "host data, logs and profiles are served only by the agent itself: run the command with -address of that server"
-			}
 		}
 	}
 }
@@ -263,56 +270,80 @@ func (d *debugCapture) nodes(ids string, maxNodes int) {
 	}
 }
 
-// agent captures the addressed agent's host data, profiles and, for the capture's
-// duration, its log lines (in the background while the intervals run).
-func (d *debugCapture) agent(ctx context.Context, logLevel string, cpu, duration time.Duration) {
-	d.capture("/v1/agent/host", filepath.Join("agent", "host.json"), nil)
+// debugTarget is the agent whose data is captured, and where in the archive: the addressed
+// agent, a server by name (server_id) or a node's client (node_id).
+type debugTarget struct {
+	dir              string
+	serverID, nodeID string
+}
+
+// params are the query parameters that send a request on to the target.
+func (t debugTarget) params() map[string]string {
+	switch {
+	case t.serverID != "":
+		return map[string]string{"server_id": t.serverID}
+	case t.nodeID != "":
+		return map[string]string{"node_id": t.nodeID}
+	}
+	return nil
+}
+
+// agent captures an agent's host data, profiles and, for the capture's duration, its log
+// lines (in the background while the intervals run).
+func (d *debugCapture) agent(ctx context.Context, t debugTarget, logLevel string, cpu, duration time.Duration) {
+	d.capture("/v1/agent/host", filepath.Join(t.dir, "host.json"), &api.QueryOptions{Params: t.params()})
+	lookup := func(name string, debug int) func() ([]byte, error) {
+		return func() ([]byte, error) {
+			return d.client.Agent().Lookup(name, api.PprofOptions{Debug: debug, ServerID: t.serverID, NodeID: t.nodeID}, nil)
+		}
+	}
 	profiles := []struct {
 		file string
 		get  func() ([]byte, error)
 	}{
-		{"heap.prof", func() ([]byte, error) { return d.client.Agent().Lookup("heap", api.PprofOptions{}, nil) }},
-		{"goroutine.prof", func() ([]byte, error) { return d.client.Agent().Lookup("goroutine", api.PprofOptions{}, nil) }},
-		{"goroutine-debug1.txt", func() ([]byte, error) {
-			return d.client.Agent().Lookup("goroutine", api.PprofOptions{Debug: 1}, nil)
-		}},
-		{"goroutine-debug2.txt", func() ([]byte, error) {
-			return d.client.Agent().Lookup("goroutine", api.PprofOptions{Debug: 2}, nil)
-		}},
+		{"heap.prof", lookup("heap", 0)},
+		{"goroutine.prof", lookup("goroutine", 0)},
+		{"goroutine-debug1.txt", lookup("goroutine", 1)},
+		{"goroutine-debug2.txt", lookup("goroutine", 2)},
 	}
 	if cpu > 0 {
 		profiles = append(profiles, struct {
 			file string
 			get  func() ([]byte, error)
 		}{"profile.prof", func() ([]byte, error) {
-			return d.client.Agent().CPUProfile(api.PprofOptions{Seconds: int(cpu / time.Second)}, nil)
+			return d.client.Agent().CPUProfile(api.PprofOptions{Seconds: int(cpu / time.Second), ServerID: t.serverID, NodeID: t.nodeID}, nil)
 		}})
 	}
 	for _, p := range profiles {
 		b, err := p.get()
 		if err != nil {
-			d.skip("agent/pprof/"+p.file, err)
+			d.skip(filepath.Join(t.dir, "pprof", p.file), err)
 			continue
 		}
-		d.write(filepath.Join("agent", "pprof", p.file), b)
+		d.write(filepath.Join(t.dir, "pprof", p.file), b)
 	}
 	if duration > 0 {
-		d.logs(ctx, logLevel, duration)
+		d.logs(ctx, t, logLevel, duration)
 	}
 }
 
-// logs starts following the agent's log for duration; the lines are written when it ends.
-func (d *debugCapture) logs(ctx context.Context, level string, duration time.Duration) {
+// logs starts following an agent's log for duration; the lines are written when it ends.
+func (d *debugCapture) logs(ctx context.Context, t debugTarget, level string, duration time.Duration) {
 	lctx, cancel := context.WithTimeout(ctx, duration)
-	frames, errs := d.client.Agent().Monitor(lctx.Done(), &api.QueryOptions{Params: map[string]string{"log_level": level}})
-	d.pending = func() {
+	params := map[string]string{"log_level": level}
+	for k, v := range t.params() {
+		params[k] = v
+	}
+	frames, errs := d.client.Agent().Monitor(lctx.Done(), &api.QueryOptions{Params: params})
+	file := filepath.Join(t.dir, "monitor.log")
+	d.pending = append(d.pending, func() {
 		defer cancel()
 		var buf strings.Builder
 		for {
 			select {
 			case f, ok := <-frames:
 				if !ok {
-					d.write(filepath.Join("agent", "monitor.log"), []byte(buf.String()))
+					d.write(file, []byte(buf.String()))
 					return
 				}
 				if f != nil {
@@ -320,30 +351,36 @@ func (d *debugCapture) logs(ctx context.Context, level string, duration time.Dur
 				}
 			case err := <-errs:
 				if err != nil && lctx.Err() == nil {
-					d.skip("/v1/agent/monitor", err)
+					d.skip(file, err)
 				}
-				d.write(filepath.Join("agent", "monitor.log"), []byte(buf.String()))
+				d.write(file, []byte(buf.String()))
 				return
 			case <-lctx.Done():
-				d.write(filepath.Join("agent", "monitor.log"), []byte(buf.String()))
+				d.write(file, []byte(buf.String()))
 				return
 			}
 		}
-	}
+	})
 }
 
 // intervals snapshots the cluster's state every interval until duration has passed (at
 // least once), following the agent's log meanwhile.
 func (d *debugCapture) intervals(ctx context.Context, duration, interval time.Duration, now func() time.Time) {
+	// Each log follower ends by its own deadline (the capture's duration) or at an
+	// interrupt; done closes once all have written their file.
 	done := make(chan struct{})
-	if d.pending != nil {
+	var followers sync.WaitGroup
+	for _, follow := range d.pending {
+		followers.Add(1)
 		go func() {
-			defer close(done)
-			d.pending()
+			defer followers.Done()
+			follow()
 		}()
-	} else {
-		close(done)
 	}
+	go func() {
+		followers.Wait()
+		close(done)
+	}()
 	start := now()
 	all := &api.QueryOptions{Namespace: api.AllNamespacesNamespace}
 	for i := 0; ; i++ {

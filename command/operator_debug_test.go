@@ -120,6 +120,42 @@ func TestOperatorDebug_Archive(t *testing.T) {
 	must.StrContains(t, errOut, "Error querying the agent")
 }
 
+// TestOperatorDebug_ServersThroughOneAgent: with -server-id=all the addressed server's data
+// lands under agent/ and every other server's under server/<name>/, fetched through the
+// addressed agent; the host data there is the other server's own.
+func TestOperatorDebug_ServersThroughOneAgent(t *testing.T) {
+	servers := agenttest.NewServers(t, 2, nil)
+	outDir := t.TempDir()
+	ui := cli.NewMockUi()
+	cmd := &OperatorDebugCommand{Meta: Meta{Ui: ui}}
+	code := cmd.Run([]string{"-address=" + servers[0].URL(), "-duration=1s", "-interval=1s", "-pprof-duration=0s",
+		"-server-id=all", "-output=" + outDir})
+	must.Zero(t, code, must.Sprint(ui.ErrorWriter.String()))
+	entries, err := os.ReadDir(outDir)
+	must.NoError(t, err)
+	must.SliceLen(t, 1, entries)
+	capture := filepath.Join(outDir, entries[0].Name())
+	for _, want := range []string{"agent/host.json", "agent/pprof/heap.prof", "agent/monitor.log",
+		"server/server-1.global/host.json", "server/server-1.global/pprof/heap.prof",
+		"server/server-1.global/pprof/goroutine-debug1.txt", "server/server-1.global/monitor.log"} {
+		_, err := os.Stat(filepath.Join(capture, want))
+		must.NoError(t, err, must.Sprint(want))
+	}
+	_, err = os.Stat(filepath.Join(capture, "server", "server-0.global"))
+	must.True(t, os.IsNotExist(err), must.Sprint("the addressed server is captured once, under agent/"))
+	var host api.HostDataResponse
+	b, err := os.ReadFile(filepath.Join(capture, "server/server-1.global/host.json"))
+	must.NoError(t, err)
+	must.NoError(t, json.Unmarshal(b, &host))
+	must.Eq(t, servers[1].Server().Config().NodeID, host.AgentID)
+	var index debugIndex
+	b, err = os.ReadFile(filepath.Join(capture, "index.json"))
+	must.NoError(t, err)
+	must.NoError(t, json.Unmarshal(b, &index))
+	must.SliceContainsAll(t, []string{"server-0.global", "server-1.global"}, index.ServerIDs)
+	must.MapEmpty(t, index.NotCollected)
+}
+
 // Keys that name secrets are redacted wherever they are; empty values and other keys stay.
 func TestRedactSecrets(t *testing.T) {
 	var v any

@@ -23,7 +23,8 @@ import (
 // ID the client names for an allocation route), and sends a request it rebuilt itself to the
 // node over the same path a server agent uses (DialNode). The client never reaches another
 // node's stream server directly: that server trusts whoever reaches it, so only a server,
-// after deciding, may.
+// after deciding, may. An agent debug route naming a server (server_id) goes to that server's
+// agent instead (DialServerAgent), with the caller's token, which that agent checks again.
 
 const (
 	// forwardHeaderTimeout bounds reading the relayed request after the preamble.
@@ -48,7 +49,17 @@ type forwardRoute struct {
 	ByNode bool
 	// Upgrade: a WebSocket session (exec) whose frames flow both ways after the answer.
 	Upgrade bool
+	// ByServer: with server_id (and no node_id) the target is that server's agent, which
+	// checks the caller's token again (an agent debug route).
+	ByServer bool
+	// Idle overrides forwardIdleTimeout for an answer that may be silent for longer (a CPU
+	// profile answers only when its seconds are over).
+	Idle time.Duration
 }
+
+// profileIdleTimeout covers the longest profile an agent runs (command/agent's
+// maxProfileSeconds, 300) and the time to send it.
+const profileIdleTimeout = 330 * time.Second
 
 // clientForwardRoutes is the allow-list: the streamed routes of a node's stream server that
 // the HTTP API relays to another node (command/agent's TestClientForwardRoutesMatchStreamedRoutes
@@ -67,8 +78,9 @@ var clientForwardRoutes = []forwardRoute{
 	{Pattern: "/v1/client/allocation/{alloc_id}/stats", Methods: []string{"GET"}, Check: structs.ACLCheckNamespaceCapability, Capability: acl.NamespaceCapabilityReadJob},
 	{Pattern: "/v1/client/allocation/{alloc_id}/checks", Methods: []string{"GET"}, Check: structs.ACLCheckNamespaceCapability, Capability: acl.NamespaceCapabilityReadJob},
 	{Pattern: "/v1/client/stats", Methods: []string{"GET"}, Check: structs.ACLCheckNodeRead, ByNode: true},
-	{Pattern: "/v1/agent/host", Methods: []string{"GET"}, Check: structs.ACLCheckAgentRead, ByNode: true},
-	{Pattern: "/v1/agent/monitor", Methods: []string{"GET"}, Check: structs.ACLCheckAgentRead, ByNode: true},
+	{Pattern: "/v1/agent/host", Methods: []string{"GET"}, Check: structs.ACLCheckAgentRead, ByNode: true, ByServer: true},
+	{Pattern: "/v1/agent/monitor", Methods: []string{"GET"}, Check: structs.ACLCheckAgentRead, ByNode: true, ByServer: true},
+	{Pattern: "/v1/agent/pprof/{profile}", Methods: []string{"GET"}, Check: structs.ACLCheckAgentWrite, ByNode: true, ByServer: true, Idle: profileIdleTimeout},
 }
 
 // ClientForwardPatterns are the patterns of the allow-list.
@@ -101,6 +113,8 @@ func matchForwardRoute(path string) (*forwardRoute, string, bool) {
 			switch {
 			case w == "{alloc_id}" && segs[j] != "":
 				allocID = segs[j]
+			case strings.HasPrefix(w, "{") && segs[j] != "":
+				// Another wildcard (a profile's name): any one segment.
 			case w != segs[j]:
 				ok = false
 			}
@@ -137,19 +151,27 @@ func (cs *clientSession) serveForward(stream net.Conn, r *bufio.Reader, limit *i
 		writeForwardError(stream, structs.BadRequest("the relayed request's body is unreadable or larger than %d bytes", maxForwardBody))
 		return
 	}
-	rt, nodeID, err := s.decideForward(req, args.AuthToken)
+	rt, target, err := s.decideForward(req, args.AuthToken)
 	if err != nil {
 		writeForwardError(stream, err)
 		return
 	}
-	node, err := s.DialNode(nodeID)
+	var node net.Conn
+	token := ""
+	if target.server != nil {
+		// A server's agent checks the caller's token itself: it travels with the request.
+		node, err = s.DialServerAgent(*target.server)
+		token = args.AuthToken
+	} else {
+		node, err = s.DialNode(target.nodeID)
+	}
 	if err != nil {
 		writeForwardError(stream, err)
 		return
 	}
 	defer node.Close()
-	if err := writeNodeRequest(node, req, reqBody, rt.Upgrade); err != nil {
-		writeForwardError(stream, structs.NewErrCode(http.StatusBadGateway, "reaching the client of node %s: %v", nodeID, err))
+	if err := writeNodeRequest(node, req, reqBody, rt.Upgrade, token); err != nil {
+		writeForwardError(stream, structs.NewErrCode(http.StatusBadGateway, "reaching %s: %v", target, err))
 		return
 	}
 	_ = stream.SetReadDeadline(time.Time{})
@@ -169,23 +191,58 @@ func (cs *clientSession) serveForward(stream net.Conn, r *bufio.Reader, limit *i
 		_, _ = io.Copy(io.Discard, r)
 		node.Close()
 	}()
-	_, _ = io.Copy(stream, idleReader{node})
+	idle := forwardIdleTimeout
+	if rt.Idle > 0 {
+		idle = rt.Idle
+	}
+	_, _ = io.Copy(stream, idleReader{node, idle})
 	stream.Close()
 	node.Close()
 	<-done
 }
 
-// idleReader fails a read that waits longer than forwardIdleTimeout.
-type idleReader struct{ c net.Conn }
+// idleReader fails a read that waits longer than idle.
+type idleReader struct {
+	c    net.Conn
+	idle time.Duration
+}
 
 func (i idleReader) Read(p []byte) (int, error) {
-	_ = i.c.SetReadDeadline(time.Now().Add(forwardIdleTimeout))
+	_ = i.c.SetReadDeadline(time.Now().Add(i.idle))
 	return i.c.Read(p)
 }
 
+// forwardTarget is where a relayed request goes: a node's client, or a server's agent.
+type forwardTarget struct {
+	nodeID string
+	server *ServerTarget
+}
+
+func (t forwardTarget) String() string {
+	if t.server != nil {
+		return "the agent of server " + t.server.Name
+	}
+	return "the client of node " + t.nodeID
+}
+
 // decideForward checks the caller's token for the request's route, as the server agent's
-// HTTP handler does, and names the node to send it to.
-func (s *Server) decideForward(req *http.Request, token string) (*forwardRoute, string, error) {
+// HTTP handler does, and names the node (or, for an agent debug route with server_id, the
+// server) to send it to.
+func (s *Server) decideForward(req *http.Request, token string) (*forwardRoute, forwardTarget, error) {
+	rt, nodeID, err := s.decideForwardNode(req, token)
+	if err != nil || nodeID != "" {
+		return rt, forwardTarget{nodeID: nodeID}, err
+	}
+	target, err := s.LookupServer(req.URL.Query().Get("server_id"))
+	if err != nil {
+		return nil, forwardTarget{}, err
+	}
+	return rt, forwardTarget{server: &target}, nil
+}
+
+// decideForwardNode is decideForward's decision; "" with no error names a server target (a
+// ByServer route with server_id and no node_id).
+func (s *Server) decideForwardNode(req *http.Request, token string) (*forwardRoute, string, error) {
 	rt, allocID, ok := matchForwardRoute(req.URL.Path)
 	if !ok {
 		return nil, "", structs.BadRequest("%s is not relayed to another node's client: send the request to a server agent", req.URL.Path)
@@ -209,6 +266,9 @@ func (s *Server) decideForward(req *http.Request, token string) (*forwardRoute, 
 			return nil, "", err
 		}
 		nodeID := q.Get("node_id")
+		if nodeID == "" && rt.ByServer && q.Get("server_id") != "" {
+			return rt, "", nil
+		}
 		if nodeID == "" {
 			return nil, "", structs.BadRequest("missing node_id: the node whose client answers")
 		}
@@ -261,9 +321,10 @@ func allocTaskDriver(alloc *structs.Allocation, task string) string {
 }
 
 // writeNodeRequest writes a request rebuilt from the relayed one: its method, path, query and
-// body, the WebSocket handshake headers for exec, and nothing else the client sent (no
-// token: the node serves what a server sends it).
-func writeNodeRequest(node net.Conn, in *http.Request, body []byte, upgrade bool) error {
+// body, the WebSocket handshake headers for exec, and nothing else the client sent. token is
+// set only for a server's agent, which checks it again; a node gets none (it serves what a
+// server sends it).
+func writeNodeRequest(node net.Conn, in *http.Request, body []byte, upgrade bool, token string) error {
 	out, err := http.NewRequest(in.Method, (&urlOf{in}).String(), bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -279,6 +340,9 @@ func writeNodeRequest(node net.Conn, in *http.Request, body []byte, upgrade bool
 		if ct := in.Header.Get("Content-Type"); ct != "" {
 			out.Header.Set("Content-Type", ct)
 		}
+	}
+	if token != "" {
+		out.Header.Set("X-Nomad-Token", token)
 	}
 	_ = node.SetWriteDeadline(time.Now().Add(forwardHeaderTimeout))
 	defer func() { _ = node.SetWriteDeadline(time.Time{}) }()

@@ -14,8 +14,9 @@
 //     connections (cluster key or TLS), caps them per address and splits one port between
 //     Raft, server RPC and client agents; rpc_tls.go loads its TLS from the server's config;
 //     rpc_server.go dispatches calls; rpc_client_conn.go and
-//     client_session.go carry the client agents' connections and streams; rpc.go serves
-//     blocking reads.
+//     client_session.go carry the client agents' connections and streams; agent_stream.go
+//     carries a server agent's debug routes (host data, profiles, monitor) to another server;
+//     rpc.go serves blocking reads.
 //   - Endpoints: endpoint.go declares the endpoint table and its read and write pipelines
 //     (forward, resolve the token, authorise, validate, apply); *_endpoint.go hold the
 //     services, with helpers beside them (job_*.go, node_*.go, variables_*.go, ...).

@@ -44,8 +44,12 @@ func (s *Server) serveRPC(conn net.Conn) {
 		if err := dec.Decode(&req); err != nil {
 			return
 		}
-		if req.Method == relayMethod {
+		switch req.Method {
+		case relayMethod:
 			s.serveRelay(conn, r, &req)
+			return
+		case agentStreamMethod:
+			s.serveAgentStream(conn, r, &req)
 			return
 		}
 		resp := s.dispatchRPC(&req)

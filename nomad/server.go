@@ -95,6 +95,9 @@ type Server struct {
 	// client of this server's own agent.
 	clientSessions *clientSessionTable
 	localDialer    *localNodeDialer
+	// agentDial reaches this server's agent's debug routes for agent streams
+	// (agent_stream.go); nil until the agent serves them.
+	agentDial atomic.Pointer[func() (net.Conn, error)]
 
 	// Endpoints are the RPC methods, called in-process by the HTTP agent.
 	Endpoints *Endpoints

@@ -42,6 +42,8 @@ var (
 	// calls that depend on it instead of answering from it or holding them. The text is
 	// upstream's, which clients recognise.
 	ErrNotReady = errors.New("Not ready to serve consistent reads")
+	// ErrUnknownServer: a server_id names no server of the region. The text is upstream's.
+	ErrUnknownServer = errors.New("unknown Nomad server")
 )
 
 // CodedError carries an HTTP status across the RPC boundary. Its message is what the client
@@ -152,6 +154,7 @@ var errorKinds = []struct {
 	{"disk-full", ErrDiskFull},
 	{"write-outcome-unknown", ErrWriteOutcomeUnknown},
 	{"not-ready", ErrNotReady},
+	{"unknown-server", ErrUnknownServer},
 }
 
 // ErrorKind is the wire name of the first sentinel err matches, "" for none.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -42,7 +43,13 @@ type Agent struct {
 	rpcServers *client.RPCServers
 	// streamSrv serves what servers send to the client over streams (exec, logs).
 	streamSrv *http.Server
-	streamWG  sync.WaitGroup
+	// monitors counts the /v1/agent/monitor streams this agent serves; each ends when its
+	// caller (or the agent stream carrying it) goes away.
+	monitors atomic.Int64
+	// agentStreamSrv serves the debug routes other servers reach this server agent's data
+	// through (agent_debug_forward.go); its goroutine is in streamWG too.
+	agentStreamSrv *http.Server
+	streamWG       sync.WaitGroup
 	// tempAllocDir is the allocation directory of a client without a data dir; shutdown
 	// removes it.
 	tempAllocDir string
@@ -159,6 +166,9 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	a.http.conns = limited.Limiter
 	a.http.httpSrv.ConnState = limited.ConnState
 	go a.http.serve()
+	if a.server != nil {
+		a.serveAgentStreams()
+	}
 	if clientEnabled {
 		if err := a.startClient(); err != nil {
 			a.Shutdown()
@@ -336,9 +346,11 @@ func (a *Agent) Shutdown() {
 		a.cancel()
 		ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 		a.http.shutdown(ctx)
-		if a.streamSrv != nil {
-			if err := a.streamSrv.Shutdown(ctx); err != nil {
-				_ = a.streamSrv.Close()
+		for _, srv := range []*http.Server{a.streamSrv, a.agentStreamSrv} {
+			if srv != nil {
+				if err := srv.Shutdown(ctx); err != nil {
+					_ = srv.Close()
+				}
 			}
 		}
 		cancel()

@@ -2,6 +2,9 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -145,4 +148,82 @@ type harnessLogWriter struct{ t nomad.HarnessT }
 func (w harnessLogWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// StartHarnessServers starts n server agents (named server-0 … server-n-1) on 127.0.0.1 that
+// find each other through gossip with a cluster key: the first bootstraps alone and leads,
+// the others join it. It returns once every server is in the first's Raft configuration and
+// its gossip pool. cb may change each configuration (i is its index) before it starts.
+func StartHarnessServers(t nomad.HarnessT, n int, cb func(i int, cfg *Config)) []*HarnessAgent {
+	t.Helper()
+	var out []*HarnessAgent
+	var firstSerf string
+	for i := 0; i < n; i++ {
+		cfg := DevConfig()
+		cfg.Name = fmt.Sprintf("server-%d", i)
+		cfg.BindAddr = "127.0.0.1"
+		cfg.LogLevel = "WARN"
+		cfg.Client.Enabled = false
+		cfg.Server.NumSchedulers = 0
+		cfg.Ports.HTTP = 0
+		cfg.Ports.RPC = harnessFreePort(t)
+		cfg.Ports.Serf = harnessFreePort(t)
+		cfg.Server.EncryptKey = harnessClusterKey
+		serf := net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Ports.Serf))
+		cfg.Server.BootstrapExpect = 0
+		if i == 0 {
+			// A dev agent with a join address puts Raft on TCP and runs gossip; the first
+			// joins itself.
+			cfg.Server.BootstrapExpect = 1
+			firstSerf = serf
+		}
+		cfg.Server.RetryJoin = []string{firstSerf}
+		cfg.Server.RetryInterval = 100 * time.Millisecond
+		if cb != nil {
+			cb(i, cfg)
+		}
+		logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: cfg.Name, Level: hclog.LevelFromString(cfg.LogLevel), Output: harnessLogWriter{t}})
+		a, err := NewAgent(cfg, logger)
+		if err != nil {
+			t.Fatalf("starting test server %d: %v", i, err)
+		}
+		t.Cleanup(a.Shutdown)
+		out = append(out, &HarnessAgent{t: t, Agent: a})
+		if i == 0 {
+			harnessWait(t, "the first test server to lead", a.Server().LeaderReady)
+		}
+	}
+	first := out[0].Server()
+	harnessWait(t, "every test server to join", func() bool {
+		peers, err := first.Peers()
+		return err == nil && len(peers) == n && len(first.Serf().Members()) == n
+	})
+	return out
+}
+
+// harnessClusterKey is the cluster key (server.encrypt) of test servers.
+const harnessClusterKey = "5NEn9gQSVj1t0aRft5oiXlqXUMOLtueEDpybZxbiFt4="
+
+// harnessFreePort is a loopback TCP port free at the time of the call.
+func harnessFreePort(t nomad.HarnessT) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// harnessWait polls cond until it holds, failing the test after 15 seconds.
+func harnessWait(t nomad.HarnessT, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s", what)
+		}
+		<-tick.C
+	}
 }

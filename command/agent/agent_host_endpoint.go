@@ -28,44 +28,34 @@ type hostDataResponse struct {
 	HostData *hostData `json:",omitempty"`
 }
 
-// agentHost answers this agent's host data. With ACLs it needs agent read; without ACLs,
-// as upstream, only an agent started with enable_debug answers it, since the data names
-// the host's files, network and environment (the agent whose host it is decides). node_id
-// naming another node is relayed to that node's client (through a server from a client-only
-// agent); server_id naming another server is refused: the data is collected where the
-// request lands.
+// agentHost answers the host data of the agent the request names: this one by default,
+// another node's client with node_id (relayed through the server holding its connection),
+// another server with server_id (its name, node ID or "leader"; see agent_debug_forward.go).
+// With ACLs it needs agent read, checked here and again by the agent whose data it is;
+// without ACLs, as upstream, only an agent started with enable_debug answers it, since the
+// data names the host's files, network and environment (the agent whose host it is decides).
 func (s *HTTPServer) agentHost(w http.ResponseWriter, r *http.Request) (any, error) {
-	opts := queryOptions(r)
-	if err := s.authorize(opts.AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
 		return nil, err
 	}
-	q := r.URL.Query()
-	nodeID := ""
-	if c := s.agent.Client(); c != nil {
-		nodeID = c.NodeID()
+	node, err := s.otherNode(r)
+	if err != nil {
+		return nil, err
 	}
-	if v := q.Get("node_id"); v != "" && v != nodeID {
-		node, err := s.nodeByID(opts, v)
-		if err != nil {
+	if node != nil {
+		return s.proxyToNode(w, r, node.ID)
+	}
+	if id := r.URL.Query().Get("server_id"); id != "" {
+		if forwarded, err := s.forwardToServer(w, r, id, nodeHeaderWait); forwarded {
 			return nil, err
 		}
-		if node == nil {
-			return nil, structs.NotFound(structs.ErrNodeNotFound)
-		}
-		return s.proxyToNode(w, r, node.ID)
 	}
 	if err := s.hostDataAllowed(); err != nil {
 		return nil, err
 	}
-	agentID := nodeID
-	if s.srv != nil {
+	agentID := s.ownNodeID()
+	if s.srv != nil && r.URL.Query().Get("node_id") == "" {
 		agentID = s.srv.Config().NodeID
-	}
-	if v := q.Get("server_id"); v != "" && v != agentID && v != s.agent.config.Name && v != s.agent.config.Name+"."+s.agent.config.Region {
-		return nil, structs.BadRequest("server_id %q: host data is only served by the agent asked; send the request to that server", v)
-	}
-	if q.Get("node_id") != "" {
-		agentID = nodeID
 	}
 	return &hostDataResponse{AgentID: agentID, HostData: s.collectHostData()}, nil
 }
@@ -89,6 +79,18 @@ func (s *HTTPServer) streamedHost(_ http.ResponseWriter, _ *http.Request) (any, 
 		return nil, err
 	}
 	return &hostDataResponse{AgentID: c.NodeID(), HostData: s.collectHostData()}, nil
+}
+
+// servedHost answers this server agent's host data over an agent stream, after checking the
+// caller's token (and enable_debug) as its own HTTP API would.
+func (s *HTTPServer) servedHost(_ http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
+		return nil, err
+	}
+	if err := s.hostDataAllowed(); err != nil {
+		return nil, err
+	}
+	return &hostDataResponse{AgentID: s.srv.Config().NodeID, HostData: s.collectHostData()}, nil
 }
 
 func (s *HTTPServer) collectHostData() *hostData {

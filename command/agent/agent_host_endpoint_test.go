@@ -12,8 +12,8 @@ import (
 )
 
 // TestAgentHost answers the host's data in api.HostData's shape with credentials in the
-// environment redacted, and refuses another agent's data and a debug-less unauthenticated
-// agent.
+// environment redacted, and refuses an unknown server or node and a debug-less
+// unauthenticated agent (another agent's data: agent_debug_forward_test.go).
 func TestAgentHost(t *testing.T) {
 	t.Setenv("CLIOPS_TEST_TOKEN", "s3cr3t-value-1")
 	t.Setenv("CLIOPS_DB_PASSWORD", "s3cr3t-value-2")
@@ -44,7 +44,7 @@ func TestAgentHost(t *testing.T) {
 		status int
 		body   string
 	}{
-		{name: "another server", path: "/v1/agent/host?server_id=elsewhere", status: 400, body: `server_id "elsewhere"`},
+		{name: "an unknown server", path: "/v1/agent/host?server_id=elsewhere", status: 500, body: "unknown Nomad server elsewhere"},
 		{name: "an unknown node", path: "/v1/agent/host?node_id=elsewhere", status: 404, body: "not found"},
 	}
 	for _, tc := range cases {

@@ -17,8 +17,9 @@ import (
 	"github.com/nomadfork/nomad/structs"
 )
 
-// The agent's runtime routes: health, profiles of this process, and the scheduling worker's
-// configuration. They concern this agent, so they are answered here and never forwarded.
+// The agent's runtime routes: health, profiles, and the scheduling worker's configuration.
+// Health and the workers concern this agent and are answered here; a profile may name another
+// agent (server_id, node_id), to which it is sent on.
 
 // maxProfileSeconds bounds a CPU profile or trace: each holds a request and costs the agent
 // CPU for as long as it runs.
@@ -65,64 +66,135 @@ func (s *HTTPServer) agentHealth(w http.ResponseWriter, _ *http.Request) (any, e
 	return out, nil
 }
 
-// agentPprof serves a profile of this agent. Profiles expose memory contents, so they take
-// agent write (or management) with ACLs on, and enable_debug with ACLs off, as upstream.
-// Another agent is not reached from here: a server_id or node_id naming one is refused.
-func (s *HTTPServer) agentPprof(w http.ResponseWriter, r *http.Request) (any, error) {
+// pprofParams are a profile request's validated parameters.
+type pprofParams struct {
+	name               string
+	seconds, debug, gc int
+}
+
+// parsePprof validates a profile request before it runs here or is sent on.
+func parsePprof(r *http.Request) (pprofParams, error) {
+	q := r.URL.Query()
+	p := pprofParams{name: r.PathValue("profile")}
+	var err error
+	if p.seconds, err = intParam(q.Get("seconds"), 1, maxProfileSeconds, "seconds"); err != nil {
+		return p, err
+	}
+	if p.debug, err = intParam(q.Get("debug"), 0, 2, "debug"); err != nil {
+		return p, err
+	}
+	if p.gc, err = intParam(q.Get("gc"), 0, 1, "gc"); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// headerWait is how long the agent that runs the profile may take to begin its answer: a CPU
+// profile or trace answers once its seconds are over.
+func (p pprofParams) headerWait() time.Duration {
+	if p.name == "profile" || p.name == "trace" {
+		return time.Duration(p.seconds)*time.Second + nodeHeaderWait
+	}
+	return nodeHeaderWait
+}
+
+// pprofAllowed: profiles expose memory contents, so they take agent write (or management)
+// with ACLs on, and enable_debug with ACLs off, as upstream.
+func (s *HTTPServer) pprofAllowed(r *http.Request) error {
 	if s.agent.config.ACL == nil || !s.agent.config.ACL.Enabled {
 		if !s.agent.config.EnableDebug {
-			return nil, structs.PermissionDenied("agent profiles need enable_debug when ACLs are disabled")
+			return structs.PermissionDenied("agent profiles need enable_debug when ACLs are disabled")
 		}
-	} else if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentWrite}); err != nil {
+		return nil
+	}
+	return s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentWrite})
+}
+
+// agentPprof serves a profile of the agent the request names: this one by default, another
+// node's client with node_id, another server with server_id (agent_debug_forward.go). The
+// rule of pprofAllowed is checked here and again by the agent that runs the profile.
+func (s *HTTPServer) agentPprof(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.pprofAllowed(r); err != nil {
 		return nil, err
 	}
-	q := r.URL.Query()
-	if id := q.Get("server_id"); id != "" && id != s.agent.config.Name+"."+s.agent.config.Region && id != "leader" {
-		return nil, structs.NewErrCode(http.StatusInternalServerError, "unknown Nomad server %s", id)
+	p, err := parsePprof(r)
+	if err != nil {
+		return nil, err
 	}
-	if id := q.Get("node_id"); id != "" {
-		if c := s.agent.Client(); c == nil || c.NodeID() != id {
-			return nil, structs.BadRequest("profiles of another agent's client are not served here: ask that node's agent")
+	node, err := s.otherNode(r)
+	if err != nil {
+		return nil, err
+	}
+	if node != nil {
+		return s.proxyToNodeWait(w, r, node.ID, p.headerWait())
+	}
+	if id := r.URL.Query().Get("server_id"); id != "" {
+		if forwarded, err := s.forwardToServer(w, r, id, p.headerWait()); forwarded {
+			return nil, err
 		}
 	}
-	seconds, err := intParam(q.Get("seconds"), 1, maxProfileSeconds, "seconds")
+	return s.pprofHere(w, r, p)
+}
+
+// servedPprof runs a profile of this server agent asked over an agent stream, after checking
+// the caller's token (or enable_debug) as its own HTTP API would.
+func (s *HTTPServer) servedPprof(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.pprofAllowed(r); err != nil {
+		return nil, err
+	}
+	p, err := parsePprof(r)
 	if err != nil {
 		return nil, err
 	}
-	debug, err := intParam(q.Get("debug"), 0, 2, "debug")
+	return s.pprofHere(w, r, p)
+}
+
+// streamedPprof runs a profile of this node's agent for a server that relays a node_id
+// request: the server decided on the caller's token; this agent still refuses without
+// enable_debug when its own ACLs are off, as it would refuse the request sent to it.
+func (s *HTTPServer) streamedPprof(w http.ResponseWriter, r *http.Request) (any, error) {
+	if s.agent.Client() == nil {
+		return nil, structs.NotFound(structs.ErrNodeNotFound)
+	}
+	if (s.agent.config.ACL == nil || !s.agent.config.ACL.Enabled) && !s.agent.config.EnableDebug {
+		return nil, structs.PermissionDenied("agent profiles need enable_debug when ACLs are disabled")
+	}
+	p, err := parsePprof(r)
 	if err != nil {
 		return nil, err
 	}
-	gc, err := intParam(q.Get("gc"), 0, 1, "gc")
-	if err != nil {
-		return nil, err
-	}
+	return s.pprofHere(w, r, p)
+}
+
+// pprofHere runs the profile in this process. The profile is held until it is complete, so
+// that an error is answered as one; its size is that of one Go profile of this process.
+func (s *HTTPServer) pprofHere(w http.ResponseWriter, r *http.Request, p pprofParams) (any, error) {
 	var buf bytes.Buffer
-	switch name := r.PathValue("profile"); name {
+	switch p.name {
 	case "cmdline":
 		buf.WriteString(strings.Join(os.Args, "\x00"))
 	case "profile":
 		if err := pprof.StartCPUProfile(&buf); err != nil {
 			return nil, structs.NewErrCode(http.StatusInternalServerError, "CPU profile: %v", err)
 		}
-		sleepOrDone(r, time.Duration(seconds)*time.Second)
+		sleepOrDone(r, time.Duration(p.seconds)*time.Second)
 		pprof.StopCPUProfile()
 	case "trace":
 		if err := trace.Start(&buf); err != nil {
 			return nil, structs.NewErrCode(http.StatusInternalServerError, "trace: %v", err)
 		}
-		sleepOrDone(r, time.Duration(seconds)*time.Second)
+		sleepOrDone(r, time.Duration(p.seconds)*time.Second)
 		trace.Stop()
 	default:
-		p := pprof.Lookup(name)
-		if p == nil {
-			return nil, structs.NewErrCode(http.StatusNotFound, "Unknown profile: %s", name)
+		prof := pprof.Lookup(p.name)
+		if prof == nil {
+			return nil, structs.NewErrCode(http.StatusNotFound, "Unknown profile: %s", p.name)
 		}
-		if name == "heap" && gc > 0 {
+		if p.name == "heap" && p.gc > 0 {
 			runtime.GC()
 		}
-		if err := p.WriteTo(&buf, debug); err != nil {
-			return nil, structs.NewErrCode(http.StatusInternalServerError, "profile %s: %v", name, err)
+		if err := prof.WriteTo(&buf, p.debug); err != nil {
+			return nil, structs.NewErrCode(http.StatusInternalServerError, "profile %s: %v", p.name, err)
 		}
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")

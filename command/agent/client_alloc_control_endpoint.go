@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/acl"
@@ -151,7 +152,7 @@ func (s *HTTPServer) relayToNode(w http.ResponseWriter, r *http.Request, nodeID 
 		}
 		in = bytes.NewReader(raw)
 	}
-	resp, err := s.sendToNode(r, nodeID, r.Method, in)
+	resp, err := s.sendToNode(r, nodeID, r.Method, in, nodeHeaderWait)
 	if err != nil {
 		return nil, err
 	}
@@ -179,12 +180,12 @@ func (s *HTTPServer) allocClient() (*client.Client, error) {
 // sendToNode sends r's path and query, with method and body, over a stream to the client of
 // nodeID. A coded error (the node refused) passes as it is; failing to reach the node is a
 // 502.
-func (s *HTTPServer) sendToNode(r *http.Request, nodeID, method string, body io.Reader) (*http.Response, error) {
+func (s *HTTPServer) sendToNode(r *http.Request, nodeID, method string, body io.Reader, headerWait time.Duration) (*http.Response, error) {
 	out, err := http.NewRequestWithContext(r.Context(), method, nodeURL("http", r), body)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.nodeTransport(nodeID, r).RoundTrip(out)
+	resp, err := s.nodeTransport(nodeID, r, headerWait).RoundTrip(out)
 	if err != nil {
 		var coded *structs.CodedError
 		if errors.As(err, &coded) {

@@ -71,6 +71,7 @@ func (s *HTTPServer) registerStreamRoutes(mux routeMux) {
 	s.registerStreamedNodeIdentityRoutes(mux)
 	mux.Handle("/v1/agent/monitor", s.wrap(getOnly(s.streamedMonitor)))
 	mux.Handle("/v1/agent/host", s.wrap(getOnly(s.streamedHost)))
+	mux.Handle("/v1/agent/pprof/{profile}", s.wrap(getOnly(s.streamedPprof)))
 	mux.Handle("/", s.wrap(func(_ http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, structs.NewErrCode(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
 	}))
@@ -126,15 +127,19 @@ func (s *HTTPServer) streamedExec(w http.ResponseWriter, r *http.Request) (any, 
 	return nil, nil
 }
 
-// nodeTransport sends r's request over a stream to the client of nodeID.
-func (s *HTTPServer) nodeTransport(nodeID string, r *http.Request) *http.Transport {
+// nodeHeaderWait bounds how long a relayed request waits for the node's answer to begin.
+const nodeHeaderWait = 30 * time.Second
+
+// nodeTransport sends r's request over a stream to the client of nodeID; the answer must
+// begin within headerWait (longer for a profile, which answers when it is done).
+func (s *HTTPServer) nodeTransport(nodeID string, r *http.Request, headerWait time.Duration) *http.Transport {
 	token := queryOptions(r).AuthToken
 	return &http.Transport{
 		DialContext: func(context.Context, string, string) (net.Conn, error) {
 			return s.dialNode(nodeID, r.URL.Path, token)
 		},
 		DisableKeepAlives:     true,
-		ResponseHeaderTimeout: 30 * time.Second,
+		ResponseHeaderTimeout: headerWait,
 	}
 }
 
@@ -151,10 +156,22 @@ func nodeURL(scheme string, r *http.Request, drop ...string) string {
 // proxyToNode relays the GET r (already authorized) to the client of nodeID and streams its
 // answer back as it comes.
 func (s *HTTPServer) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID string) (any, error) {
-	resp, err := s.sendToNode(r, nodeID, http.MethodGet, nil)
+	return s.proxyToNodeWait(w, r, nodeID, nodeHeaderWait)
+}
+
+// proxyToNodeWait is proxyToNode for an answer that may take up to headerWait to begin.
+func (s *HTTPServer) proxyToNodeWait(w http.ResponseWriter, r *http.Request, nodeID string, headerWait time.Duration) (any, error) {
+	resp, err := s.sendToNode(r, nodeID, http.MethodGet, nil, headerWait)
 	if err != nil {
 		return nil, err
 	}
+	return relayAnswer(w, resp)
+}
+
+// relayAnswer passes an answer relayed from another agent on as it comes: its status, type
+// and body, flushed chunk by chunk, so nothing is held here whatever its length. It returns
+// when the answer ends or the caller goes away (which closes the relayed request).
+func relayAnswer(w http.ResponseWriter, resp *http.Response) (any, error) {
 	defer resp.Body.Close()
 	for _, k := range []string{"Content-Type"} {
 		if v := resp.Header.Get(k); v != "" {
@@ -164,6 +181,11 @@ func (s *HTTPServer) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID 
 	w.Header().Del("Content-Encoding")
 	w.WriteHeader(resp.StatusCode)
 	flusher, _ := w.(http.Flusher)
+	// The status goes out at once: a quiet stream (a monitor with nothing logged yet) would
+	// otherwise leave its caller waiting for the answer to begin.
+	if flusher != nil {
+		flusher.Flush()
+	}
 	buf := make([]byte, logFrameSize)
 	for {
 		n, err := resp.Body.Read(buf)

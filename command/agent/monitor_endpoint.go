@@ -22,25 +22,23 @@ const (
 // agentMonitor streams this agent's log lines at log_level (default info) and above, as
 // upstream's route does: JSON stream frames whose Data is the formatted line ("{}" is a
 // heartbeat), or the lines alone with plain=true; log_json=true formats them as JSON. With
-// node_id naming another node, the lines come from that node's client agent. agent read is
-// needed.
+// node_id naming another node, the lines come from that node's client agent; with server_id
+// naming another server, from that server's agent (which checks the token again). agent read
+// is needed.
 func (s *HTTPServer) agentMonitor(w http.ResponseWriter, r *http.Request) (any, error) {
-	opts := queryOptions(r)
-	if err := s.authorize(opts.AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
 		return nil, err
 	}
-	q := r.URL.Query()
-	if nodeID := q.Get("node_id"); nodeID != "" {
-		c := s.agent.Client()
-		if c == nil || c.NodeID() != nodeID {
-			node, err := s.nodeByID(opts, nodeID)
-			if err != nil {
-				return nil, err
-			}
-			if node == nil {
-				return nil, structs.NotFound(structs.ErrNodeNotFound)
-			}
-			return s.proxyToNode(w, r, nodeID)
+	node, err := s.otherNode(r)
+	if err != nil {
+		return nil, err
+	}
+	if node != nil {
+		return s.proxyToNode(w, r, node.ID)
+	}
+	if id := r.URL.Query().Get("server_id"); id != "" {
+		if forwarded, err := s.forwardToServer(w, r, id, nodeHeaderWait); forwarded {
+			return nil, err
 		}
 	}
 	return s.monitorLocal(w, r)
@@ -48,6 +46,15 @@ func (s *HTTPServer) agentMonitor(w http.ResponseWriter, r *http.Request) (any, 
 
 // streamedMonitor serves a monitor a server sent over a stream (it authorized the caller).
 func (s *HTTPServer) streamedMonitor(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.monitorLocal(w, r)
+}
+
+// servedMonitor streams this server agent's log lines over an agent stream, after checking the
+// caller's token as its own HTTP API would. It ends when the stream closes (the caller left).
+func (s *HTTPServer) servedMonitor(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
+		return nil, err
+	}
 	return s.monitorLocal(w, r)
 }
 
@@ -78,6 +85,8 @@ func (s *HTTPServer) monitorLocal(w http.ResponseWriter, r *http.Request) (any, 
 	})
 	root.RegisterSink(sink)
 	defer root.DeregisterSink(sink)
+	s.agent.monitors.Add(1)
+	defer s.agent.monitors.Add(-1)
 
 	h := w.Header()
 	h.Del("Content-Encoding")

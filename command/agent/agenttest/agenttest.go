@@ -40,3 +40,10 @@ func NewACLAgent(t testing.TB, cb func(*agent.Config)) (*Agent, string) {
 func KillTasksAtCleanup(t testing.TB, a *agent.Agent) {
 	agent.KillHarnessTasksAtCleanup(t, a)
 }
+
+// NewServers starts n server agents (server-0 …) that joined each other over gossip and Raft;
+// the first leads. cb may change each configuration (i is its index) first.
+func NewServers(t testing.TB, n int, cb func(i int, cfg *agent.Config)) []*Agent {
+	t.Helper()
+	return agent.StartHarnessServers(t, n, cb)
+}
