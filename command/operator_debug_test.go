@@ -153,7 +153,7 @@ func TestOperatorDebug_ServersThroughOneAgent(t *testing.T) {
 	must.NoError(t, err)
 	must.NoError(t, json.Unmarshal(b, &index))
 	must.SliceContainsAll(t, []string{"server-0.global", "server-1.global"}, index.ServerIDs)
-	must.MapEmpty(t, index.NotCollected)
+	must.MapEmpty(t, index.NotCollected, must.Sprint(index.NotCollected))
 }
 
 // Keys that name secrets are redacted wherever they are; empty values and other keys stay.
