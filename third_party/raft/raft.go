@@ -1965,6 +1965,13 @@ func (r *Raft) installSnapshot(rpc RPC, req *InstallSnapshotRequest) {
 	if mlogs, ok := r.logs.(MonotonicLogStore); ok && mlogs.IsMonotonic() {
 		if err := r.removeOldLogs(); err != nil {
 			r.logger.Error("failed to reset logs", "error", err)
+		} else {
+			// nomadfork patch (see PATCHES.md): the store is empty now, so the last log
+			// entry is the snapshot's. Left at the old last entry, a follower whose log
+			// ran past the snapshot would claim entries it no longer holds: it refuses
+			// the leader's next append at the snapshot's index, or accepts one that
+			// matches its old last entry and then cannot find the entries it must apply.
+			r.setLastLog(req.LastLogIndex, req.LastLogTerm)
 		}
 	} else if err := r.compactLogs(req.LastLogIndex); err != nil {
 		r.logger.Error("failed to compact logs", "error", err)
