@@ -350,3 +350,26 @@ func TestCompute_SystemReplacementNamesItsPredecessor(t *testing.T) {
 	}
 	must.Eq(t, map[string]string{"n1": "alloc-0-n1", "n3": ""}, prev)
 }
+
+// An allocation stopped through the API (marked to migrate, its node still eligible) of a
+// sticky group is placed again on its node when it fits there, naming the stopped one so that
+// the client hands its alloc/data over; a draining node takes none.
+func TestCompute_StickyDiskStoppedAllocationStays(t *testing.T) {
+	running := structs.AllocClientStatusRunning
+	v0 := testJob(structs.JobTypeService, 1, "raw_exec")
+	v0.TaskGroups[0].EphemeralDisk = &api.EphemeralDisk{Sticky: ptr(true)}
+	old := alloc(v0, 0, "n2", running)
+	old.DesiredTransition.Migrate = ptr(true)
+	nodes := []*structs.Node{node("n1", "dc1", "raw_exec"), node("n2", "dc1", "raw_exec")}
+	// n2 is the busier node, so ranking alone prefers n1.
+	p := Compute(Input{Job: v0, Nodes: nodes, Allocs: []*structs.Allocation{old}, NodeLoad: map[string]int{"n2": 3}})
+	must.Len(t, 1, p.Place)
+	must.Eq(t, "n2", p.Place[0].NodeID)
+	must.Eq(t, old.ID, p.Place[0].PreviousAllocation)
+
+	nodes[1].Drain, nodes[1].SchedulingEligibility = true, structs.NodeSchedulingIneligible
+	p = Compute(Input{Job: v0, Nodes: nodes, Allocs: []*structs.Allocation{old}, NodeLoad: map[string]int{"n2": 3}})
+	must.Len(t, 1, p.Place)
+	must.Eq(t, "n1", p.Place[0].NodeID)
+	must.Eq(t, old.ID, p.Place[0].PreviousAllocation)
+}
