@@ -76,7 +76,7 @@ func (c *AllocStatusCommand) Run(args []string) int {
 // resources (with usage when known) and recent events; short leaves out all but the states.
 func formatAllocStatus(a *api.Allocation, short, stats bool, usage *api.AllocResourceUsage, now time.Time) string {
 	var b strings.Builder
-	b.WriteString(formatKV([]string{
+	kv := []string{
 		"ID|" + a.ID,
 		"Eval ID|" + shortID(a.EvalID),
 		"Name|" + a.Name,
@@ -91,7 +91,14 @@ func formatAllocStatus(a *api.Allocation, short, stats bool, usage *api.AllocRes
 		"Desired Description|" + orNone(a.DesiredDescription),
 		"Created|" + formatAgo(time.Unix(0, a.CreateTime), now),
 		"Modified|" + formatAgo(time.Unix(0, a.ModifyTime), now),
-	}))
+	}
+	// Set once the servers placed an allocation in this one's stead (rescheduled after a
+	// failure, migrated, updated destructively, replaced while its node was away), as
+	// upstream prints it.
+	if a.NextAllocation != "" {
+		kv = append(kv, "Replacement Alloc ID|"+shortID(a.NextAllocation))
+	}
+	b.WriteString(formatKV(kv))
 	if addrs := formatAllocAddresses(a); addrs != "" && !short {
 		b.WriteString("\n\nAllocation Addresses:\n" + addrs)
 	}

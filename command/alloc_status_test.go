@@ -61,6 +61,23 @@ func TestAllocStatus(t *testing.T) {
 			must.Eq(t, tc.want, ui.OutputWriter.String())
 		})
 	}
+	t.Run("replaced", func(t *testing.T) {
+		// A failed allocation the servers rescheduled names its replacement, short as the
+		// other IDs, and the header's column widens for the longer key.
+		replaced := strings.Replace(alloc, `"ClientStatus":"running"`,
+			`"NextAllocation":"9d2f61c0-5a0e-31b4-86a1-0c1f3a7e2b44","ClientStatus":"running"`, 1)
+		fa := newFakeAgent(t, map[string]route{
+			"GET /v1/allocations":               jsonBody(`[{"ID":"` + execAllocID + `"}]`),
+			"GET /v1/allocation/" + execAllocID: jsonBody(replaced),
+		})
+		ui := cli.NewMockUi()
+		cmd := &AllocStatusCommand{Meta: Meta{Ui: ui}, now: func() time.Time { return now }}
+		code := cmd.Run([]string{"-address=" + fa.srv.URL, "-short", "5a7c"})
+		must.Eq(t, 0, code, must.Sprint(ui.ErrorWriter.String()))
+		out := ui.OutputWriter.String()
+		must.StrContains(t, out, "Modified             = 1m30s ago\nReplacement Alloc ID = 9d2f61c0\n\n")
+		must.StrContains(t, out, "ID                   = "+execAllocID+"\n")
+	})
 	t.Run("json", func(t *testing.T) {
 		fa := newFakeAgent(t, map[string]route{
 			"GET /v1/allocations":               jsonBody(`[{"ID":"` + execAllocID + `"}]`),

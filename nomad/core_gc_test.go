@@ -268,7 +268,11 @@ func TestAllocGCEligible(t *testing.T) {
 		{name: "failed with reschedule attempts left is kept", alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour), job: service, force: true},
 		{name: "failed waiting for its reschedule delay is kept", alloc: alloc(unlimited, structs.AllocClientStatusFailed, time.Second), job: unlimited, force: true},
 		{name: "failed of an older version is kept: it is replaced at once", alloc: alloc(older, structs.AllocClientStatusFailed, 2*time.Hour), job: service, force: true},
-		{name: "failed and replaced (NextAllocation) is collected", job: service, want: true,
+		// A reconnected original keeps the link to the replacement it beat; once failed, the
+		// scheduler replaces it all the same (only a replacement's tracker counts).
+		{name: "failed, linked (NextAllocation) to no replacement of its failure, is kept", job: service, force: true,
+			alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour, func(a *structs.Allocation) { a.NextAllocation = "a2" })},
+		{name: "failed, linked to the replacement of its failure, is collected", job: service, want: true, replaced: map[string]bool{"a1": true},
 			alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour, func(a *structs.Allocation) { a.NextAllocation = "a2" })},
 		{name: "failed and replaced (named by its replacement) is collected", alloc: alloc(service, structs.AllocClientStatusFailed, 2*time.Hour),
 			job: service, replaced: map[string]bool{"a1": true}, want: true},

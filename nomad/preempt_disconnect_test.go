@@ -221,6 +221,8 @@ func TestWorker_DisconnectReplaceThenReconnect(t *testing.T) {
 	kept := allocByID(t, srv, orig.ID)
 	must.Eq(t, structs.AllocDesiredStatusRun, kept.DesiredStatus)
 	must.Eq(t, structs.AllocClientStatusRunning, kept.ClientStatus)
+	// It still names the replacement placed while it was away, as upstream's state keeps it.
+	must.Eq(t, repl.ID, kept.NextAllocation)
 	must.Len(t, 1, liveAllocs(t, srv, "web"))
 }
 

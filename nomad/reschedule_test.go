@@ -13,7 +13,8 @@ import (
 // TestReschedule_FailedAllocationAfterItsDelay: a client's failure report makes an
 // alloc-failure evaluation at once; the scheduler leaves the failed allocation in place for
 // its delay and the worker writes one delayed follow-up evaluation, which is processed only
-// once due and places a replacement that names the failed allocation.
+// once due and places a replacement that names the failed allocation, and that the failed
+// allocation names back.
 func TestReschedule_FailedAllocationAfterItsDelay(t *testing.T) {
 	srv := testServer(t, func(c *Config) { c.NumSchedulers = 1 })
 	registerNode(t, srv, testNode("n1"), "")
@@ -58,6 +59,14 @@ func TestReschedule_FailedAllocationAfterItsDelay(t *testing.T) {
 	must.Eq(t, failed.Name, repl.Name)
 	must.Len(t, 1, repl.RescheduleTracker.Events)
 	must.Eq(t, failed.ID, repl.RescheduleTracker.Events[0].PrevAllocID)
+	// The failed allocation names its replacement, written by the same plan entry, as the
+	// Alloc endpoint (and so `alloc status` and the UI) reads it.
+	var got structs.SingleAllocResponse
+	must.NoError(t, srv.Endpoints.Alloc.GetAlloc(&structs.AllocSpecificRequest{AllocID: failed.ID}, &got))
+	must.NotNil(t, got.Alloc)
+	must.Eq(t, repl.ID, got.Alloc.NextAllocation)
+	must.Eq(t, repl.CreateIndex, got.Alloc.ModifyIndex)
+	must.Eq(t, structs.AllocClientStatusFailed, got.Alloc.ClientStatus)
 	// The follow-up was processed once due, and no other was written for the same failure.
 	evals, err := srv.State().EvalsByJob(nil, "default", "web")
 	must.NoError(t, err)

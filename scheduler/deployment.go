@@ -198,6 +198,7 @@ func (g *group) rollOutSystem(destructive []*structs.Allocation, feasible map[st
 	replace := func(a *structs.Allocation, canary bool) {
 		g.replaceDestructively(a)
 		g.placeOnTagged(feasible[a.NodeID], canary)
+		delete(g.destroyed, a.Index()) // as in reconcileSystem: only a's node's placement names a
 	}
 	if g.dstate == nil {
 		for _, a := range destructive {

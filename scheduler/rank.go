@@ -358,7 +358,7 @@ func (g *group) placeOrCount(idx, left int) bool {
 		g.queue(left, copyMetric(g.metric))
 		return false
 	}
-	if prev := g.destroyed[idx]; prev != nil {
+	if prev := g.destroyed[idx]; prev != nil && g.keepsDisk() {
 		// A sticky disk stays where its data is, when the node still takes the group.
 		for _, c := range g.cands {
 			if c.node.ID != prev.NodeID {

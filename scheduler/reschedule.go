@@ -96,14 +96,19 @@ func awaitsReplacement(job *structs.Job, a *structs.Allocation, replaced map[str
 
 // MayReschedule reports whether a scheduler run at now could still place a replacement for
 // allocation a of job (nil once purged), by the rules the reconcile applies: a failed
-// allocation of a job that is not stopped, whose group still exists, not replaced yet (nor
-// linked to its replacement by NextAllocation, as upstream's state records it), and
+// allocation of a job that is not stopped, whose group still exists, not replaced yet, and
 // whose group's reschedule policy has attempts left (waiting for its delay counts), or which
 // is of an older version (replaced at once). replaced is ReplacedAllocs of the job's
 // allocations. The GC keeps such an allocation: its replacement takes over its reschedule
 // tracker, and without it the scheduler would place a fresh one with no history, at once.
+//
+// NextAllocation is not read, as the reconcile does not read it: it can name a replacement
+// that was stopped since (an original that won a reconnect keeps the link to the replacement
+// it beat), and the reconcile still replaces such an allocation when it fails. A failure's
+// replacement is in replaced (its tracker names the failed one) as long as it exists, and the
+// GC removes the failed one no later than it.
 func MayReschedule(job *structs.Job, a *structs.Allocation, replaced map[string]bool, now time.Time) bool {
-	if job == nil || job.Stop || a.NextAllocation != "" || !awaitsReplacement(job, a, replaced) {
+	if job == nil || job.Stop || !awaitsReplacement(job, a, replaced) {
 		return false
 	}
 	tg := job.LookupTaskGroup(a.TaskGroup)

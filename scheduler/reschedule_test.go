@@ -61,3 +61,33 @@ func TestCompute_BatchReschedule(t *testing.T) {
 	must.Eq(t, "second", p.Place[0].PreviousAllocation)
 	must.Len(t, 2, p.Place[0].RescheduleTracker.Events)
 }
+
+// TestMayReschedule_AgreesWithCompute: the GC keeps a failed allocation exactly when a
+// scheduler run would still replace it. One that won a reconnect against its replacement (which
+// the state linked as its NextAllocation, then stopped) and failed later is rescheduled: the
+// stale link must not let the GC collect it first, or its replacement would start with no
+// reschedule history.
+func TestMayReschedule_AgreesWithCompute(t *testing.T) {
+	job := testJob(structs.JobTypeService, 1, "raw_exec")
+	nodes := []*structs.Node{node("n1", "dc1", "raw_exec"), node("n2", "dc1", "raw_exec")}
+	orig := alloc(job, 0, "n1", structs.AllocClientStatusFailed)
+	orig.NextAllocation = "repl"
+	repl := alloc(job, 0, "n2", structs.AllocClientStatusComplete)
+	repl.ID, repl.PreviousAllocation = "repl", orig.ID
+	repl.DesiredStatus, repl.DesiredDescription = structs.AllocDesiredStatusStop, ReasonReconnectOriginal
+	allocs := []*structs.Allocation{orig, repl}
+
+	p := Compute(Input{Job: job, Nodes: nodes, Allocs: allocs, Now: afterRescheduleDelay})
+	must.Len(t, 1, p.Place)
+	must.Eq(t, orig.ID, p.Place[0].PreviousAllocation)
+	must.True(t, MayReschedule(job, orig, ReplacedAllocs(allocs), afterRescheduleDelay))
+
+	// Once that replacement is placed (its tracker names orig), neither replaces it again.
+	next := p.Place[0]
+	next.ID = "next"
+	orig.NextAllocation = next.ID
+	allocs = append(allocs, next)
+	p = Compute(Input{Job: job, Nodes: nodes, Allocs: allocs, Now: afterRescheduleDelay})
+	must.SliceEmpty(t, p.Place)
+	must.False(t, MayReschedule(job, orig, ReplacedAllocs(allocs), afterRescheduleDelay))
+}

@@ -244,10 +244,12 @@ type group struct {
 	// replaces while their node is disconnected: the replacement names them as its previous
 	// allocation, so that the reconcile strategy finds the pair should they come back.
 	disconnected map[int]*structs.Allocation
-	// destroyed are the allocations a destructive update of this plan replaces, by name
-	// index: with a sticky or migrating ephemeral disk the replacement goes to the same node
-	// when it fits there and names them as its previous allocation, so that the client hands
-	// their alloc/data over.
+	// destroyed are the allocations this plan stops for a replacement, by name index (a
+	// destructive update, or a migration off a draining node): the replacement names them as
+	// its previous allocation, as upstream, so that the state links them back
+	// (NextAllocation) and a client whose group has a sticky or migrating ephemeral disk hands
+	// their alloc/data over; with such a disk, an updated one's replacement also goes to the
+	// same node when it fits there.
 	destroyed map[int]*structs.Allocation
 }
 
@@ -397,6 +399,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			// The drainer wants it off its node: stopped, and its replacement (same name)
 			// placed on a schedulable node in this same plan.
 			g.st.stop(a, ReasonMigrating)
+			g.replacing(a)
 			missing = append(missing, a.Index())
 			continue
 		}
@@ -511,16 +514,20 @@ func (g *group) updateOrReplace(a *structs.Allocation) bool {
 }
 
 // replaceDestructively stops a for a replacement of the job's current version, which the
-// caller places, and remembers it for a sticky disk's placement.
+// caller places, and remembers it for that placement.
 func (g *group) replaceDestructively(a *structs.Allocation) {
 	g.st.stop(a, ReasonReplaced)
 	g.onNode[a.NodeID]--
-	if g.keepsDisk() {
-		if g.destroyed == nil {
-			g.destroyed = map[int]*structs.Allocation{}
-		}
-		g.destroyed[a.Index()] = a
+	g.replacing(a)
+}
+
+// replacing remembers a, stopped by this plan, as the allocation the placement of its name
+// index replaces (destroyed).
+func (g *group) replacing(a *structs.Allocation) {
+	if g.destroyed == nil {
+		g.destroyed = map[int]*structs.Allocation{}
 	}
+	g.destroyed[a.Index()] = a
 }
 
 // keepsDisk reports whether the group's ephemeral disk follows its allocations across
@@ -587,6 +594,9 @@ func (g *group) reconcileSystem(keep []*structs.Allocation, canaries int) {
 		}
 		if !g.updateOrReplace(a) {
 			g.placeOn(feasible[a.NodeID])
+			// A system group's names share one index: one not placed on a's node must not
+			// name a as the previous allocation of a placement on another.
+			delete(g.destroyed, a.Index())
 		}
 	}
 	if g.strategy != nil {

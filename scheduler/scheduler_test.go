@@ -236,6 +236,9 @@ func TestCompute(t *testing.T) {
 				Stop:   []string{"web[0]@n1: " + ReasonMigrating},
 				Queued: map[string]int{"web": 0},
 			},
+			check: func(t *testing.T, p *Plan) {
+				must.Eq(t, "alloc-0-n1", p.Place[0].PreviousAllocation, must.Sprint("a migration names what it moves"))
+			},
 		},
 		{
 			name: "failed service allocation is replaced",
@@ -299,9 +302,9 @@ func TestCompute_Deterministic(t *testing.T) {
 }
 
 // A group with a sticky (or migrating) ephemeral disk replaces an allocation on a
-// destructive update on the same node when it fits there, naming it as the previous
-// allocation so that the client hands its alloc/data over; without, the replacement goes
-// where ranking puts it and names nothing.
+// destructive update on the same node when it fits there, so that the client hands its
+// alloc/data over; without, the replacement goes where ranking puts it. Either way it names
+// the allocation it replaces as its previous one, as upstream (the state links that one back).
 func TestCompute_StickyDiskStaysOnItsNode(t *testing.T) {
 	running := structs.AllocClientStatusRunning
 	nodes := []*structs.Node{node("n1", "dc1", "raw_exec"), node("n2", "dc1", "raw_exec")}
@@ -309,10 +312,9 @@ func TestCompute_StickyDiskStaysOnItsNode(t *testing.T) {
 		name     string
 		disk     *api.EphemeralDisk
 		wantNode string
-		wantPrev bool
 	}{
-		{name: "sticky", disk: &api.EphemeralDisk{Sticky: ptr(true)}, wantNode: "n2", wantPrev: true},
-		{name: "migrate", disk: &api.EphemeralDisk{Migrate: ptr(true)}, wantNode: "n2", wantPrev: true},
+		{name: "sticky", disk: &api.EphemeralDisk{Sticky: ptr(true)}, wantNode: "n2"},
+		{name: "migrate", disk: &api.EphemeralDisk{Migrate: ptr(true)}, wantNode: "n2"},
 		{name: "neither", disk: &api.EphemeralDisk{}, wantNode: "n1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -324,11 +326,50 @@ func TestCompute_StickyDiskStaysOnItsNode(t *testing.T) {
 			p := Compute(Input{Job: v1, Nodes: nodes, Allocs: []*structs.Allocation{old}, NodeLoad: map[string]int{"n2": 3}})
 			must.Len(t, 1, p.Place)
 			must.Eq(t, tc.wantNode, p.Place[0].NodeID)
-			if tc.wantPrev {
-				must.Eq(t, old.ID, p.Place[0].PreviousAllocation)
-			} else {
-				must.Eq(t, "", p.Place[0].PreviousAllocation)
-			}
+			must.Eq(t, old.ID, p.Place[0].PreviousAllocation)
 		})
 	}
+}
+
+// A system job's update names, on each node, the allocation its replacement there replaces;
+// a node new to the job gets one that names nothing, also when the replacement on another
+// node did not fit (its names all share index 0, so that one's predecessor must not carry
+// over).
+func TestCompute_SystemReplacementNamesItsPredecessor(t *testing.T) {
+	running := structs.AllocClientStatusRunning
+	v0 := testJob(structs.JobTypeSystem, 1, "raw_exec")
+	v0.TaskGroups[0].Tasks[0].Resources = &api.Resources{CPU: new(100), MemoryMB: new(64)}
+	v1 := nextVersion(v0, 1, true)
+	v1.TaskGroups[0].Tasks[0].Resources = &api.Resources{CPU: new(1500), MemoryMB: new(64)}
+	// n1 takes v1; n2 is too small for it; n3 is new to the job.
+	nodes := []*structs.Node{resNode("n1", 4000, 4096), resNode("n2", 1000, 4096), resNode("n3", 4000, 4096)}
+	p := Compute(Input{Job: v1, Nodes: nodes, Allocs: []*structs.Allocation{alloc(v0, 0, "n1", running), alloc(v0, 0, "n2", running)}})
+	prev := map[string]string{}
+	for _, a := range p.Place {
+		prev[a.NodeID] = a.PreviousAllocation
+	}
+	must.Eq(t, map[string]string{"n1": "alloc-0-n1", "n3": ""}, prev)
+}
+
+// An allocation stopped through the API (marked to migrate, its node still eligible) of a
+// sticky group is placed again on its node when it fits there, naming the stopped one so that
+// the client hands its alloc/data over; a draining node takes none.
+func TestCompute_StickyDiskStoppedAllocationStays(t *testing.T) {
+	running := structs.AllocClientStatusRunning
+	v0 := testJob(structs.JobTypeService, 1, "raw_exec")
+	v0.TaskGroups[0].EphemeralDisk = &api.EphemeralDisk{Sticky: ptr(true)}
+	old := alloc(v0, 0, "n2", running)
+	old.DesiredTransition.Migrate = ptr(true)
+	nodes := []*structs.Node{node("n1", "dc1", "raw_exec"), node("n2", "dc1", "raw_exec")}
+	// n2 is the busier node, so ranking alone prefers n1.
+	p := Compute(Input{Job: v0, Nodes: nodes, Allocs: []*structs.Allocation{old}, NodeLoad: map[string]int{"n2": 3}})
+	must.Len(t, 1, p.Place)
+	must.Eq(t, "n2", p.Place[0].NodeID)
+	must.Eq(t, old.ID, p.Place[0].PreviousAllocation)
+
+	nodes[1].Drain, nodes[1].SchedulingEligibility = true, structs.NodeSchedulingIneligible
+	p = Compute(Input{Job: v0, Nodes: nodes, Allocs: []*structs.Allocation{old}, NodeLoad: map[string]int{"n2": 3}})
+	must.Len(t, 1, p.Place)
+	must.Eq(t, "n1", p.Place[0].NodeID)
+	must.Eq(t, old.ID, p.Place[0].PreviousAllocation)
 }

@@ -52,6 +52,9 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 				if err := txn.Insert(tableAllocs, alloc); err != nil {
 					return fmt.Errorf("state: alloc insert: %w", err)
 				}
+				if err := s.linkReplacementTxn(txn, alloc, req.UpdatedAt); err != nil {
+					return err
+				}
 				changed = true
 			}
 			for _, id := range req.AllocsUpdated {
@@ -127,6 +130,40 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 		return err
 	}
 	return s.reconcileJobsTxn(txn, touched, queued)
+}
+
+// linkReplacementTxn records on the allocation that placed replaces (its PreviousAllocation)
+// that placed is its replacement, in the same write, as upstream's state does: `alloc status`
+// shows it as the replacement, and the GC's MayReschedule reads it. An unknown previous
+// allocation (collected since the plan was computed) or one of another job is left alone.
+//
+// The latest replacement wins over one recorded earlier: an allocation is only replaced again
+// when the earlier replacement is gone or stopped (a reconnected original that won against its
+// replacement and was then disconnected again), and NextAllocation names the one that stands
+// in for it now. Placements are applied in the entry's order, so every server records the same
+// one.
+//
+// Only ModifyIndex and ModifyTime move: AllocModifyIndex is what a client compares to take a
+// new version of an allocation it runs, and nothing it runs changed.
+func (s *StateStore) linkReplacementTxn(txn *Txn, placed *structs.Allocation, updatedAt int64) error {
+	if placed.PreviousAllocation == "" || placed.PreviousAllocation == placed.ID {
+		return nil
+	}
+	prev, err := allocByIDTxn(txn.Txn, nil, placed.PreviousAllocation)
+	if err != nil {
+		return err
+	}
+	if prev == nil || prev.Namespace != placed.Namespace || prev.JobID != placed.JobID || prev.NextAllocation == placed.ID {
+		return nil
+	}
+	// A stored row is shared with every reader of older snapshots: change a copy.
+	updated := prev.Copy()
+	updated.NextAllocation = placed.ID
+	updated.ModifyIndex, updated.ModifyTime = txn.Index, updatedAt
+	if err := txn.Insert(tableAllocs, updated); err != nil {
+		return fmt.Errorf("state: alloc replacement link: %w", err)
+	}
+	return nil
 }
 
 // UpdateAllocsFromClientTxn applies what node's client reports: ClientStatus,

@@ -59,3 +59,29 @@ func TestSecurity_AllocReadDeniedNamesAllocNamespace(t *testing.T) {
 	res = doHTTP(t, ta, http.MethodGet, "/v1/allocation/"+alloc.ID+"?namespace=other", nil, http.Header{"X-Nomad-Token": {root}})
 	must.Eq(t, http.StatusOK, res.status)
 }
+
+// An allocation the servers replaced names its replacement in the API's JSON, as the official
+// client reads it (NextAllocation), once the plan entry that placed the replacement applied.
+func TestAllocRead_NamesReplacement(t *testing.T) {
+	ta := NewTestAgent(t, nil)
+	c := ta.Client("")
+	_, _, err := c.Jobs().Register(testJob("web"), nil)
+	must.NoError(t, err)
+	job, err := ta.Server().State().JobByID(nil, "default", "web")
+	must.NoError(t, err)
+	prev := &structs.Allocation{ID: "0b6a3f1e-2c44-4d5e-8f90-1a2b3c4d5e01", Name: "web.web[0]", TaskGroup: "web"}
+	nomadtest.PlaceAllocs(t, ta.Server(), job, prev)
+	got, _, err := c.Allocations().Info(prev.ID, nil)
+	must.NoError(t, err)
+	must.Eq(t, "", got.NextAllocation)
+
+	next := &structs.Allocation{ID: "0b6a3f1e-2c44-4d5e-8f90-1a2b3c4d5e02", Name: "web.web[0]", TaskGroup: "web", PreviousAllocation: prev.ID}
+	nomadtest.PlaceAllocs(t, ta.Server(), job, next)
+	got, _, err = c.Allocations().Info(prev.ID, nil)
+	must.NoError(t, err)
+	must.Eq(t, next.ID, got.NextAllocation)
+	replacement, _, err := c.Allocations().Info(next.ID, nil)
+	must.NoError(t, err)
+	must.Eq(t, prev.ID, replacement.PreviousAllocation)
+	must.Eq(t, replacement.CreateIndex, got.ModifyIndex)
+}
