@@ -103,9 +103,10 @@ func TestDiskFull_FullLeaderHandsOverAndRecovers(t *testing.T) {
 		waitFor(t, 20*time.Second, func() bool {
 			return full.raft.State() == raft.Follower && full.Leader() != "" && full.LastContact() < time.Second
 		})
-		// The recovered server can lead again: hand leadership to it.
-		l := leaderOf(servers)
-		must.NotNil(t, l)
+		// The recovered server can lead again: hand leadership to it (once a leader is ready:
+		// the full server rejoining may have set off an election).
+		var l *Server
+		waitFor(t, 20*time.Second, func() bool { l = leaderOf(servers); return l != nil })
 		must.NoError(t, l.raft.LeadershipTransferToServer(raft.ServerID(full.config.NodeID), raft.ServerAddress(full.config.RaftBindAddr)).Error())
 		waitFor(t, 20*time.Second, func() bool { return full.IsLeader() })
 		writeToLeader(t, servers, fmt.Sprintf("after-%d", round))
