@@ -53,6 +53,26 @@ func (s *HTTPServer) registerAgentStreamRoutes(mux routeMux) {
 	}))
 }
 
+// toNamedAgent sends r on to the agent its node_id (another node's client) or server_id
+// (another server) names; sent reports whether it did (or refused), in which case the answer
+// is out, or written, or err says why. The caller has checked the token already.
+func (s *HTTPServer) toNamedAgent(w http.ResponseWriter, r *http.Request) (sent bool, out any, err error) {
+	node, err := s.otherNode(r)
+	if err != nil {
+		return true, nil, err
+	}
+	if node != nil {
+		out, err := s.proxyToNode(w, r, node.ID)
+		return true, out, err
+	}
+	if id := r.URL.Query().Get("server_id"); id != "" {
+		if forwarded, err := s.forwardToServer(w, r, id, nodeHeaderWait); forwarded {
+			return true, nil, err
+		}
+	}
+	return false, nil, nil
+}
+
 // forwardToServer sends r to the agent of the server id names, unless that is this agent's own
 // server; forwarded reports whether it did (or refused), in which case the answer is written
 // or err says why. headerWait bounds how long the target may take to begin its answer.
@@ -87,10 +107,16 @@ func (s *HTTPServer) proxyToServer(w http.ResponseWriter, r *http.Request, targe
 	if token := queryOptions(r).AuthToken; token != "" {
 		out.Header.Set("X-Nomad-Token", token)
 	}
+	return relayOver(w, out, headerWait, func() (net.Conn, error) { return s.srv.DialServerAgent(target) },
+		"reaching the agent of server "+target.Name)
+}
+
+// relayOver sends the request out over one connection from dial and streams its answer to w.
+// An error dial coded (an unknown server, a refused token) is answered as it is; any other
+// failure to reach the far end is a 502 saying what was being reached.
+func relayOver(w http.ResponseWriter, out *http.Request, headerWait time.Duration, dial func() (net.Conn, error), reaching string) (any, error) {
 	tr := &http.Transport{
-		DialContext: func(context.Context, string, string) (net.Conn, error) {
-			return s.srv.DialServerAgent(target)
-		},
+		DialContext:           func(context.Context, string, string) (net.Conn, error) { return dial() },
 		DisableKeepAlives:     true,
 		ResponseHeaderTimeout: headerWait,
 	}
@@ -100,7 +126,7 @@ func (s *HTTPServer) proxyToServer(w http.ResponseWriter, r *http.Request, targe
 		if errors.As(err, &coded) {
 			return nil, coded
 		}
-		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the agent of server %s: %v", target.Name, err)
+		return nil, structs.NewErrCode(http.StatusBadGateway, "%s: %v", reaching, err)
 	}
 	return relayAnswer(w, resp)
 }
@@ -114,22 +140,7 @@ func (s *HTTPServer) proxyThroughServer(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return nil, err
 	}
-	tr := &http.Transport{
-		DialContext: func(context.Context, string, string) (net.Conn, error) {
-			return s.agent.rpcServers.Forward(token)
-		},
-		DisableKeepAlives:     true,
-		ResponseHeaderTimeout: headerWait,
-	}
-	resp, err := tr.RoundTrip(out)
-	if err != nil {
-		var coded *structs.CodedError
-		if errors.As(err, &coded) {
-			return nil, coded
-		}
-		return nil, structs.NewErrCode(http.StatusBadGateway, "reaching the servers: %v", err)
-	}
-	return relayAnswer(w, resp)
+	return relayOver(w, out, headerWait, func() (net.Conn, error) { return s.agent.rpcServers.Forward(token) }, "reaching the servers")
 }
 
 // agentStreamURL is r's path and query for the target agent, without the ids that chose it:

@@ -38,17 +38,8 @@ func (s *HTTPServer) agentHost(w http.ResponseWriter, r *http.Request) (any, err
 	if err := s.authorize(queryOptions(r).AuthToken, structs.ACLAuthorizeRequest{Check: structs.ACLCheckAgentRead}); err != nil {
 		return nil, err
 	}
-	node, err := s.otherNode(r)
-	if err != nil {
-		return nil, err
-	}
-	if node != nil {
-		return s.proxyToNode(w, r, node.ID)
-	}
-	if id := r.URL.Query().Get("server_id"); id != "" {
-		if forwarded, err := s.forwardToServer(w, r, id, nodeHeaderWait); forwarded {
-			return nil, err
-		}
+	if sent, out, err := s.toNamedAgent(w, r); sent {
+		return out, err
 	}
 	if err := s.hostDataAllowed(); err != nil {
 		return nil, err
