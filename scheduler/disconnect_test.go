@@ -75,7 +75,7 @@ func TestDisconnect_Unknown(t *testing.T) {
 			allocs: func(j *structs.Job) []*structs.Allocation {
 				return []*structs.Allocation{unknownAlloc(j, 0, "n1", 11*time.Minute), alloc(j, 1, "n2", running)}
 			},
-			now: disconnectNow, wantPlace: []string{"web[0]@n3"}, wantLost: []string{"alloc-0-n1"},
+			now: disconnectNow, wantPlace: []string{"web[0]@n3"}, wantPrev: "alloc-0-n1", wantLost: []string{"alloc-0-n1"},
 		},
 		{
 			name: "lost with a replacement already running", job: disconnectJob(structs.JobTypeService, 10*time.Minute, nil, ""),
@@ -100,7 +100,7 @@ func TestDisconnect_Unknown(t *testing.T) {
 			allocs: func(j *structs.Job) []*structs.Allocation {
 				return []*structs.Allocation{unknownAlloc(j, 0, "n1", time.Minute), alloc(j, 1, "n2", running)}
 			},
-			now: disconnectNow, wantPlace: []string{"web[0]@n3"}, wantLost: []string{"alloc-0-n1"},
+			now: disconnectNow, wantPlace: []string{"web[0]@n3"}, wantPrev: "alloc-0-n1", wantLost: []string{"alloc-0-n1"},
 		},
 		{
 			name: "job plan (no time) treats it as within lost_after", job: disconnectJob(structs.JobTypeService, 10*time.Minute, new(false), ""),

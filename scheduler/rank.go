@@ -498,6 +498,9 @@ func (g *group) place(idx int, a *attempt) {
 		delete(g.destroyed, idx)
 	}
 	if prev := g.disconnected[idx]; prev != nil {
+		// An unknown original wins over a lost allocation of its index (its replacement,
+		// lost in turn): should the original reconnect, the reconcile strategy pairs it with
+		// the replacement that runs now by this name (reconnectLosers).
 		g.plan.Place[len(g.plan.Place)-1].PreviousAllocation = prev.ID
 		delete(g.disconnected, idx)
 	}

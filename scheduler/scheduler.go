@@ -245,11 +245,11 @@ type group struct {
 	// allocation, so that the reconcile strategy finds the pair should they come back.
 	disconnected map[int]*structs.Allocation
 	// destroyed are the allocations this plan stops for a replacement, by name index (a
-	// destructive update, or a migration off a draining node): the replacement names them as
-	// its previous allocation, as upstream, so that the state links them back
-	// (NextAllocation) and a client whose group has a sticky or migrating ephemeral disk hands
-	// their alloc/data over; with such a disk, an updated one's replacement also goes to the
-	// same node when it fits there.
+	// destructive update, a migration off a draining node, or a lost allocation, see
+	// replacingLost): the replacement names them as its previous allocation, as upstream, so
+	// that the state links them back (NextAllocation) and a client whose group has a sticky or
+	// migrating ephemeral disk hands their alloc/data over; with such a disk, an updated one's
+	// replacement also goes to the same node when it fits there.
 	destroyed map[int]*structs.Allocation
 }
 
@@ -286,6 +286,7 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			switch {
 			case g.judgeUnknown(a) == unknownLost:
 				g.st.lose(a)
+				g.replacingLost(a)
 			case replace && !g.system():
 				if g.disconnected == nil {
 					g.disconnected = map[int]*structs.Allocation{}
@@ -317,8 +318,9 @@ func (g *group) reconcile(allocs []*structs.Allocation) {
 			continue
 		case a.ClientStatus == structs.AllocClientStatusLost:
 			// Its node is down: stop it, so that the client kills it should the node return,
-			// and let a replacement take its place.
+			// and let a replacement take its place (naming it).
 			g.st.stop(a, ReasonLost)
+			g.replacingLost(a)
 		case awaitsReplacement(g.job, a, g.replaced):
 			// A failed allocation is replaced as its group's reschedule policy says: once
 			// its delay has passed, away from the node it failed on if another will do, or
@@ -528,6 +530,27 @@ func (g *group) replacing(a *structs.Allocation) {
 		g.destroyed = map[int]*structs.Allocation{}
 	}
 	g.destroyed[a.Index()] = a
+}
+
+// replacingLost remembers a lost allocation (its node down, or disconnected past lost_after),
+// stopped by this plan, as the one the placement of its name index replaces, as upstream names
+// it: the state links it to its replacement (NextAllocation), so that `alloc status` of the
+// lost one shows what took over. The replacement is not a reschedule of a failure: it carries
+// no reschedule tracker (see place), so a node going down never uses up the group's attempts.
+//
+// A system job's lost allocation is replaced by nothing elsewhere (its node is not feasible),
+// and the group's names share one index: remembering it would make a placement on a node new
+// to the job name it, so it is not. Of two lost allocations of one index, the later one of a
+// chain (a replacement that was lost in turn) is the one named, whatever the order they come
+// in.
+func (g *group) replacingLost(a *structs.Allocation) {
+	if g.system() {
+		return
+	}
+	if prev := g.destroyed[a.Index()]; prev != nil && prev.PreviousAllocation == a.ID {
+		return
+	}
+	g.replacing(a)
 }
 
 // keepsDisk reports whether the group's ephemeral disk follows its allocations across
