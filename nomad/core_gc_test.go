@@ -258,6 +258,16 @@ func TestAllocGCEligible(t *testing.T) {
 	}{
 		{name: "complete past the threshold", alloc: alloc(service, structs.AllocClientStatusComplete, 2*time.Hour), job: service, want: true},
 		{name: "lost past the threshold", alloc: alloc(service, structs.AllocClientStatusLost, 2*time.Hour), job: service, want: true},
+		// A lost allocation's replacement names it (NextAllocation) but is no reschedule of a
+		// failure: nothing of its history is waited for.
+		{name: "lost and replaced, stopped, past the threshold is collected", job: service, want: true,
+			alloc: alloc(service, structs.AllocClientStatusLost, 2*time.Hour, func(a *structs.Allocation) {
+				a.DesiredStatus, a.NextAllocation = structs.AllocDesiredStatusStop, "a2"
+			})},
+		{name: "lost and replaced within the threshold is kept", job: service,
+			alloc: alloc(service, structs.AllocClientStatusLost, time.Minute, func(a *structs.Allocation) {
+				a.DesiredStatus, a.NextAllocation = structs.AllocDesiredStatusStop, "a2"
+			})},
 		{name: "complete within the threshold", alloc: alloc(service, structs.AllocClientStatusComplete, time.Minute), job: service},
 		{name: "forced ignores the threshold", alloc: alloc(service, structs.AllocClientStatusComplete, time.Minute), job: service, force: true, want: true},
 		{name: "running is kept", alloc: alloc(service, structs.AllocClientStatusRunning, 2*time.Hour), job: service, force: true},

@@ -227,7 +227,8 @@ func TestWorker_DisconnectReplaceThenReconnect(t *testing.T) {
 }
 
 // TestWorker_DisconnectLostAfterPasses: without replace, the unknown allocation keeps its
-// place until lost_after passes; then the follow-up evaluation makes it lost and replaces it.
+// place until lost_after passes; then the follow-up evaluation makes it lost and replaces it,
+// the replacement naming it and it naming the replacement back (NextAllocation).
 func TestWorker_DisconnectLostAfterPasses(t *testing.T) {
 	job := mock.Job()
 	job.TaskGroups[0].Disconnect = &api.DisconnectStrategy{LostAfter: new(time.Second), Replace: new(false)}
@@ -248,6 +249,10 @@ func TestWorker_DisconnectLostAfterPasses(t *testing.T) {
 		live := liveAllocs(t, srv, "web")
 		return len(live) == 1 && live[0].NodeID == other
 	})
+	repl := liveAllocs(t, srv, "web")[0]
+	must.Eq(t, orig.ID, repl.PreviousAllocation)
+	must.Nil(t, repl.RescheduleTracker)
+	must.Eq(t, repl.ID, allocByID(t, srv, orig.ID).NextAllocation)
 }
 
 // TestJobRegister_BadDisconnectRefused: a bad disconnect block is a 400 naming the field.

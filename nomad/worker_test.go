@@ -101,7 +101,10 @@ func TestWorker_NoNodesQueuesThenPlaces(t *testing.T) {
 }
 
 // TestWorker_LostNodeAllocationsAreReplaced: a node that stops heartbeating is marked down,
-// its allocation becomes lost and is replaced on the node that still heartbeats.
+// its allocation becomes lost and is replaced on the node that still heartbeats. The
+// replacement names the lost one (PreviousAllocation), which names it back (NextAllocation,
+// written by the same plan entry and read through the Alloc endpoint, so `alloc status` shows
+// it), as upstream; it is no reschedule of a failure, so it carries no reschedule tracker.
 func TestWorker_LostNodeAllocationsAreReplaced(t *testing.T) {
 	srv := testServer(t, func(c *Config) {
 		c.NumSchedulers = 1
@@ -139,6 +142,20 @@ func TestWorker_LostNodeAllocationsAreReplaced(t *testing.T) {
 	must.Len(t, 1, lost)
 	must.Eq(t, "n2", lost[0].NodeID)
 	must.Eq(t, structs.AllocDesiredStatusStop, lost[0].DesiredStatus)
+	var repl *structs.Allocation
+	for _, a := range liveAllocs(t, srv, "web") {
+		if a.PreviousAllocation == lost[0].ID {
+			repl = a
+		}
+	}
+	must.NotNil(t, repl, must.Sprint("a live allocation names the lost one"))
+	must.Eq(t, lost[0].Name, repl.Name)
+	must.Nil(t, repl.RescheduleTracker)
+	var got structs.SingleAllocResponse
+	must.NoError(t, srv.Endpoints.Alloc.GetAlloc(&structs.AllocSpecificRequest{AllocID: lost[0].ID}, &got))
+	must.NotNil(t, got.Alloc)
+	must.Eq(t, repl.ID, got.Alloc.NextAllocation)
+	must.Eq(t, structs.AllocClientStatusLost, got.Alloc.ClientStatus)
 	n1, err := srv.State().NodeByID(nil, "n1")
 	must.NoError(t, err)
 	must.Eq(t, structs.NodeStatusReady, n1.Status)

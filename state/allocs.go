@@ -134,7 +134,9 @@ func (s *StateStore) ApplyPlanResultsTxn(txn *Txn, req *structs.ApplyPlanResults
 
 // linkReplacementTxn records on the allocation that placed replaces (its PreviousAllocation)
 // that placed is its replacement, in the same write, as upstream's state does: `alloc status`
-// shows it as the replacement, and the GC's MayReschedule reads it. An unknown previous
+// shows it as the replacement (of a failure, a destructive update, a migration, a disconnect
+// or a lost allocation). Neither the scheduler nor the GC decides by it (they read the
+// replacements' reschedule trackers, see scheduler.MayReschedule). An unknown previous
 // allocation (collected since the plan was computed) or one of another job is left alone.
 //
 // The latest replacement wins over one recorded earlier: an allocation is only replaced again

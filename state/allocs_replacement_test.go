@@ -2,7 +2,9 @@ package state
 
 import (
 	"testing"
+	"time"
 
+	"github.com/hashicorp/nomad/api"
 	"github.com/nomadfork/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -147,4 +149,48 @@ func TestStateStore_ReplacementLinkEvents(t *testing.T) {
 	must.Eq(t, structs.AllocDesiredStatusStop, allocs["old"].DesiredStatus)
 	must.Nil(t, allocs["old"].Job)
 	must.Eq(t, "old", allocs["new"].PreviousAllocation)
+}
+
+// TestStateStore_LostAllocationLinksItsReplacement: the entry that stops a lost allocation
+// (its node down) or makes an unknown one lost (its node disconnected past lost_after) and
+// places its replacement links the two: the lost one keeps NextAllocation through its own
+// stop or loss in the same write, and its client status stays lost.
+func TestStateStore_LostAllocationLinksItsReplacement(t *testing.T) {
+	s := testStateStore(t)
+	for i, id := range []string{"down", "gone", "n2"} {
+		mustApply(t, s, structs.NodeRegisterRequestType, uint64(5+i), nil, func(txn *Txn) error { return s.UpsertNodeTxn(txn, mockNode(id)) })
+	}
+	web := mockJob("web")
+	web.TaskGroups[0].Disconnect = &api.DisconnectStrategy{LostAfter: ptrOf(time.Hour)}
+	upsertJob(t, s, 10, web)
+	web = currentJob(t, s, "web")
+	applyPlan(t, s, 11, &structs.ApplyPlanResultsRequest{Job: web, AllocsPlaced: []*structs.Allocation{
+		mockAlloc("on-down", web, "down", 0), mockAlloc("on-gone", web, "gone", 1),
+	}})
+	mustApply(t, s, structs.NodeUpdateStatusRequestType, 12, nil, func(txn *Txn) error {
+		return s.UpdateNodeStatusTxn(txn, "down", structs.NodeStatusDown, 42_000_000_000)
+	})
+	mustApply(t, s, structs.NodeUpdateStatusRequestType, 13, nil, func(txn *Txn) error {
+		return s.UpdateNodeStatusTxn(txn, "gone", structs.NodeStatusDisconnected, 42_000_000_000)
+	})
+	must.Eq(t, structs.AllocClientStatusLost, mustAlloc(t, s, "on-down").ClientStatus)
+	must.Eq(t, structs.AllocClientStatusUnknown, mustAlloc(t, s, "on-gone").ClientStatus)
+
+	r0 := mockAlloc("r0", web, "n2", 0)
+	r0.PreviousAllocation = "on-down"
+	r1 := mockAlloc("r1", web, "n2", 1)
+	r1.PreviousAllocation = "on-gone"
+	applyPlan(t, s, 20, &structs.ApplyPlanResultsRequest{Job: web, UpdatedAt: 77,
+		AllocsPlaced:  []*structs.Allocation{r0, r1},
+		AllocsStopped: []*structs.AllocStopUpdate{{AllocID: "on-down", DesiredDescription: "alloc lost: its node is down"}},
+		AllocsLost:    []*structs.AllocStopUpdate{{AllocID: "on-gone", DesiredDescription: "alloc lost: past lost_after"}},
+	})
+	for id, repl := range map[string]string{"on-down": "r0", "on-gone": "r1"} {
+		a := mustAlloc(t, s, id)
+		must.Eq(t, repl, a.NextAllocation, must.Sprintf("alloc %s", id))
+		must.Eq(t, structs.AllocClientStatusLost, a.ClientStatus, must.Sprintf("alloc %s", id))
+		must.Eq(t, structs.AllocDesiredStatusStop, a.DesiredStatus, must.Sprintf("alloc %s", id))
+		must.Eq(t, uint64(20), a.ModifyIndex)
+	}
+	must.Eq(t, structs.TaskGroupSummary{Lost: 2, Starting: 2}, summaryOf(t, s, "web"))
 }
