@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/nomadfork/nomad/nomad"
 	"github.com/nomadfork/nomad/structs"
 )
@@ -27,19 +26,8 @@ func (a *Agent) serveAgentStreams() {
 	ln := newPipeListener(a.ctx)
 	s := &HTTPServer{agent: a, srv: a.server, rpc: serverRPC{srv: a.server}, logger: a.logger.Named("agent-streams"), mux: http.NewServeMux()}
 	s.registerAgentStreamRoutes(s.mux)
-	srv := &http.Server{
-		Handler:           s.mux,
-		ReadHeaderTimeout: streamRequestTimeout,
-		BaseContext:       func(net.Listener) context.Context { return a.ctx },
-		ErrorLog:          s.logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
-	}
-	a.agentStreamSrv = srv
+	a.agentStreamSrv = a.serveStreams(s, ln)
 	a.server.ServeAgentStreams(ln.dial)
-	a.streamWG.Add(1)
-	go func() {
-		defer a.streamWG.Done()
-		_ = srv.Serve(ln)
-	}()
 }
 
 // registerAgentStreamRoutes are the routes an agent stream reaches: the debug routes, each

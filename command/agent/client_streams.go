@@ -38,18 +38,24 @@ const streamRequestTimeout = 10 * time.Second
 func (a *Agent) serveClientStreams(ln net.Listener) {
 	s := &HTTPServer{agent: a, srv: a.server, logger: a.logger.Named("client-streams"), mux: http.NewServeMux()}
 	s.registerStreamRoutes(s.mux)
+	a.streamSrv = a.serveStreams(s, ln)
+}
+
+// serveStreams serves s's routes to the requests that arrive over streams from ln, until the
+// agent shuts down (Shutdown closes the server returned; streamWG waits for it).
+func (a *Agent) serveStreams(s *HTTPServer, ln net.Listener) *http.Server {
 	srv := &http.Server{
 		Handler:           s.mux,
 		ReadHeaderTimeout: streamRequestTimeout,
 		BaseContext:       func(net.Listener) context.Context { return a.ctx },
 		ErrorLog:          s.logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
-	a.streamSrv = srv
 	a.streamWG.Add(1)
 	go func() {
 		defer a.streamWG.Done()
 		_ = srv.Serve(ln)
 	}()
+	return srv
 }
 
 // routeMux is where routes are registered: the stream server's mux, or a test's list.
