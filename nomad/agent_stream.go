@@ -149,14 +149,5 @@ func (s *Server) serveAgentStream(conn net.Conn, r *bufio.Reader, req *rpcReques
 		return
 	}
 	stream, err := s.dialOwnAgent()
-	if err != nil {
-		_ = enc.Encode(errorResponse(err))
-		return
-	}
-	defer stream.Close()
-	if err := enc.Encode(&rpcResponse{}); err != nil {
-		return
-	}
-	_ = conn.SetDeadline(time.Time{})
-	splice(conn, r, stream)
+	answerAndSplice(conn, r, enc, stream, err)
 }

@@ -159,8 +159,14 @@ func (s *Server) serveRelay(conn net.Conn, r *bufio.Reader, req *rpcRequest) {
 	if !ok {
 		err = errNoNodePath(args.NodeID)
 	}
+	answerAndSplice(conn, r, enc, stream, err)
+}
+
+// answerAndSplice answers a stream request on conn: err if the far end could not be reached,
+// else success, after which conn (read through r) and stream are spliced until either ends.
+func answerAndSplice(conn net.Conn, r io.Reader, enc *codec.Encoder, stream net.Conn, err error) {
 	if err != nil {
-		_ = enc.Encode(&rpcResponse{Code: structs.ErrorCode(err), Error: err.Error()})
+		_ = enc.Encode(errorResponse(err))
 		return
 	}
 	defer stream.Close()
