@@ -36,12 +36,7 @@ func getAs(t *testing.T, a *gossipAgent, path, token string) httpResult {
 	if token != "" {
 		req.Header.Set("X-Nomad-Token", token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	must.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	must.NoError(t, err)
-	return httpResult{status: resp.StatusCode, header: resp.Header, body: string(raw)}
+	return sendHTTP(t, http.DefaultClient, req)
 }
 
 func hostAgentID(t *testing.T, res httpResult) string {

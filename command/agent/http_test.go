@@ -43,7 +43,15 @@ func doHTTP(t *testing.T, ta *TestAgent, method, path string, body io.Reader, he
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	resp, err := ta.Client("").Raw().Do(req)
+	return sendHTTP(t, ta.Client("").Raw(), req)
+}
+
+// sendHTTP sends req through c and reads the whole answer.
+func sendHTTP(t *testing.T, c interface {
+	Do(*http.Request) (*http.Response, error)
+}, req *http.Request) httpResult {
+	t.Helper()
+	resp, err := c.Do(req)
 	must.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
